@@ -1,0 +1,263 @@
+//! The instance generator: solvable MAPF-FrozenLake instances with their CBS-optimal plans, a
+//! hole density close to `hole_ratio`, and exactly `round(wait_ratio · count)` instances that
+//! need a wait.
+//!
+//! `needs_wait` is defined exactly: the optimal sum of costs over plans with no wait before an
+//! agent's final arrival is larger than the optimal sum of costs over all plans (or no wait-free
+//! plan exists). It is decided by a second, wait-free CBS bounded by the optimum.
+//!
+//! Each instance slot `i` draws candidates from its own counter-based stream
+//! `(seed, W, H, k, i, attempt)` and keeps the first one whose `needs_wait` is the flag the slot
+//! asks for, so the output depends only on the configuration, never on threads or machines.
+
+use rayon::prelude::*;
+use thiserror::Error;
+
+use crate::grid::{Cell, Grid, UNREACHABLE};
+use crate::instance::{Agent, Instance};
+use crate::rng::Rng;
+use crate::solver::{solve, Solution, SolveError, SolverConfig};
+
+/// What to generate.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GeneratorConfig {
+    pub width: u32,
+    pub height: u32,
+    /// Agents per instance.
+    pub agents: usize,
+    /// Share of cells that are holes (rounded to a whole number of holes per map).
+    pub hole_ratio: f64,
+    /// Share of instances whose optimal plans need a wait.
+    pub wait_ratio: f64,
+    pub count: usize,
+    pub seed: u64,
+    /// Candidates tried per instance before giving up.
+    pub max_attempts: u32,
+    /// High-level node limit for each solve; candidates over it are skipped.
+    pub max_nodes: u64,
+}
+
+impl GeneratorConfig {
+    /// A square map with the default limits.
+    #[must_use]
+    pub fn square(
+        size: u32,
+        agents: usize,
+        hole_ratio: f64,
+        wait_ratio: f64,
+        count: usize,
+        seed: u64,
+    ) -> Self {
+        Self {
+            width: size,
+            height: size,
+            agents,
+            hole_ratio,
+            wait_ratio,
+            count,
+            seed,
+            max_attempts: 2_000,
+            max_nodes: 5_000,
+        }
+    }
+
+    /// Number of holes per map.
+    #[must_use]
+    pub fn holes(&self) -> u32 {
+        (self.hole_ratio * f64::from(self.width * self.height)).round() as u32
+    }
+
+    /// Number of instances that need a wait.
+    #[must_use]
+    pub fn wait_count(&self) -> usize {
+        (self.wait_ratio * self.count as f64).round() as usize
+    }
+
+    fn setting(&self) -> String {
+        format!(
+            "{} agents on {}x{}, hole_ratio {}, wait_ratio {}",
+            self.agents, self.width, self.height, self.hole_ratio, self.wait_ratio
+        )
+    }
+
+    fn validate(&self) -> Result<(), GenerateError> {
+        let bad = |m: String| Err(GenerateError::Config(m));
+        if self.width == 0 || self.height == 0 || self.width > 256 || self.height > 256 {
+            return bad(format!(
+                "map size {}x{} is outside 1..=256",
+                self.width, self.height
+            ));
+        }
+        if self.agents == 0 {
+            return bad("at least one agent is needed".into());
+        }
+        if !(0.0..1.0).contains(&self.hole_ratio) {
+            return bad(format!("hole_ratio {} is outside [0, 1)", self.hole_ratio));
+        }
+        if !(0.0..=1.0).contains(&self.wait_ratio) {
+            return bad(format!("wait_ratio {} is outside [0, 1]", self.wait_ratio));
+        }
+        let free = self.width * self.height - self.holes();
+        if (self.agents * 2) as u32 > free {
+            return bad(format!(
+                "{} agents need {} distinct free cells; a {}x{} map with {} holes has {free}",
+                self.agents,
+                self.agents * 2,
+                self.width,
+                self.height,
+                self.holes()
+            ));
+        }
+        if self.agents == 1 && self.wait_count() > 0 {
+            return bad(
+                "a single agent never needs to wait: use wait_ratio 0 with one agent".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Why a batch could not be generated.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum GenerateError {
+    /// The configuration is out of range.
+    #[error("invalid generator setting: {0}")]
+    Config(String),
+    /// No candidate with the requested `needs_wait` flag was found in time.
+    #[error("could not reach the requested wait ratio for {setting}: no instance with needs_wait = {needs_wait} in {attempts} attempts (instance {slot}); lower wait_ratio or hole_ratio, or use a larger map")]
+    Unreachable {
+        setting: String,
+        needs_wait: bool,
+        attempts: u32,
+        slot: usize,
+    },
+}
+
+/// Decides `needs_wait` for an instance given one of its optimal plans. Returns the flag and, when
+/// a wait-free optimal plan exists, that plan.
+///
+/// # Errors
+/// The wait-free search hit the node limit.
+pub fn needs_wait(
+    instance: &Instance,
+    optimal: &Solution,
+    max_nodes: u64,
+) -> Result<(bool, Option<Solution>), SolveError> {
+    if !optimal.has_wait_before_arrival() {
+        return Ok((false, Some(optimal.clone())));
+    }
+    let config = SolverConfig {
+        max_nodes,
+        time_limit: None,
+        allow_waits: false,
+        soc_bound: Some(optimal.soc),
+    };
+    match solve(instance, &config) {
+        Ok(s) => Ok((false, Some(s))),
+        Err(SolveError::Exhausted { .. } | SolveError::Unreachable { .. }) => Ok((true, None)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Draws one candidate map with its agents: exactly `holes` holes, 2k distinct free cells for
+/// starts and goals, every goal reachable from its start. `None` if the draw is disconnected.
+fn draw(cfg: &GeneratorConfig, rng: &mut Rng) -> Option<Instance> {
+    let mut grid = Grid::new(cfg.width, cfg.height);
+    let n = grid.cells();
+    let mut cells: Vec<Cell> = (0..n).collect();
+    // Partial Fisher-Yates: the first `holes` cells become holes, the next 2k starts and goals.
+    let picks = cfg.holes() as usize + 2 * cfg.agents;
+    for i in 0..picks {
+        let j = i + rng.below(n - i as u32) as usize;
+        cells.swap(i, j);
+    }
+    for &c in &cells[..cfg.holes() as usize] {
+        grid.set_hole(c, true);
+    }
+    let ends = &cells[cfg.holes() as usize..picks];
+    let mut agents = Vec::with_capacity(cfg.agents);
+    for a in 0..cfg.agents {
+        let (s, g) = (ends[2 * a], ends[2 * a + 1]);
+        if grid.distances_from(g)[s as usize] == UNREACHABLE {
+            return None;
+        }
+        agents.push(Agent {
+            start: grid.pos(s),
+            goal: grid.pos(g),
+        });
+    }
+    Instance::new(grid, agents).ok()
+}
+
+/// Generates one instance for slot `slot`, wanting the given `needs_wait` flag.
+fn generate_slot(
+    cfg: &GeneratorConfig,
+    slot: usize,
+    want_wait: bool,
+) -> Result<Instance, GenerateError> {
+    let solver = SolverConfig {
+        max_nodes: cfg.max_nodes,
+        ..SolverConfig::default()
+    };
+    for attempt in 0..cfg.max_attempts {
+        let mut rng = Rng::from_counters(&[
+            cfg.seed,
+            u64::from(cfg.width),
+            u64::from(cfg.height),
+            cfg.agents as u64,
+            slot as u64,
+            u64::from(attempt),
+        ]);
+        let Some(mut inst) = draw(cfg, &mut rng) else {
+            continue;
+        };
+        let Ok(solution) = solve(&inst, &solver) else {
+            continue;
+        };
+        // A plan with no waits settles the flag without a second search.
+        if want_wait && !solution.has_wait_before_arrival() {
+            continue;
+        }
+        let Ok((flag, wait_free)) = needs_wait(&inst, &solution, cfg.max_nodes) else {
+            continue;
+        };
+        if flag != want_wait {
+            continue;
+        }
+        let stored = wait_free.as_ref().unwrap_or(&solution);
+        inst.optimal = Some(stored.to_optimal_plan(&inst.grid));
+        inst.needs_wait = Some(flag);
+        inst.id = Some(format!(
+            "{}ag_{}x{}_hr{}_wr{}_{slot:03}",
+            cfg.agents, cfg.width, cfg.height, cfg.hole_ratio, cfg.wait_ratio
+        ));
+        return Ok(inst);
+    }
+    Err(GenerateError::Unreachable {
+        setting: cfg.setting(),
+        needs_wait: want_wait,
+        attempts: cfg.max_attempts,
+        slot,
+    })
+}
+
+/// Which slots must need a wait: exactly `wait_count` of them, spread by a seeded shuffle.
+fn slot_flags(cfg: &GeneratorConfig) -> Vec<bool> {
+    let mut flags: Vec<bool> = (0..cfg.count).map(|i| i < cfg.wait_count()).collect();
+    Rng::from_counters(&[cfg.seed, 0x5107, cfg.count as u64]).shuffle(&mut flags);
+    flags
+}
+
+/// Generates `count` instances (in parallel; the output does not depend on the thread count).
+///
+/// # Errors
+/// An out-of-range configuration, or a wait ratio that could not be reached.
+pub fn generate(cfg: &GeneratorConfig) -> Result<Vec<Instance>, GenerateError> {
+    cfg.validate()?;
+    slot_flags(cfg)
+        .into_par_iter()
+        .enumerate()
+        .map(|(slot, want)| generate_slot(cfg, slot, want))
+        .collect()
+}

@@ -1,0 +1,34 @@
+//! # floe-core
+//!
+//! The rules of MAPF-FrozenLake, implemented once: grids of frozen cells and holes, agents with
+//! distinct starts and goals, the five moves, conflicts, costs ([`rules`]); an exactly optimal
+//! conflict-based search solver ([`solver`]); a plan verifier that names the first failure
+//! ([`verify`]); the paper's text forms ([`text`]); a deterministic instance generator and the
+//! benchmark suite ([`generator`], [`suite`]); and the file formats ([`instance`], [`plan`],
+//! [`movingai`]).
+//!
+//! Everything else in floe (the batched engine, the plugins, the trainer, the CLI) builds on the
+//! definitions here, so a rule changes in one place only.
+
+pub mod error;
+pub mod generator;
+pub mod grid;
+pub mod instance;
+pub mod moves;
+pub mod movingai;
+pub mod plan;
+pub mod rng;
+pub mod rules;
+pub mod solver;
+pub mod suite;
+pub mod text;
+pub mod verify;
+
+pub use error::{InstanceError, PlanError};
+pub use generator::{generate, GenerateError, GeneratorConfig};
+pub use grid::{Cell, Grid, Pos};
+pub use instance::{Agent, Instance, OptimalPlan};
+pub use moves::Move;
+pub use plan::Plan;
+pub use solver::{solve, Solution, SolveError, SolverConfig};
+pub use verify::{verify, Failure, FailureKind, Verdict};

@@ -1,0 +1,161 @@
+//! The optimal solver: conflict-based search (CBS) over space-time A*, optimal for the sum of
+//! costs.
+//!
+//! Improvements over plain CBS, each of which keeps the search exactly optimal:
+//! - conflicts are classified with multi-valued decision diagrams (MDDs) and **cardinal**
+//!   conflicts are split first, then semi-cardinal, then the rest ([`mdd`]);
+//! - the high level is ordered by `g + h` where `h` is the **CG heuristic**: the minimum vertex
+//!   cover of the graph of cardinal conflicts, an admissible lower bound on the extra cost;
+//! - **bypass**: when splitting a non-cardinal conflict yields a child with the same cost and
+//!   fewer conflicts, the child's path replaces the parent's instead of branching;
+//! - the low level breaks ties between equally short paths by the fewest conflicts with the
+//!   other agents' current paths (a conflict-avoidance table).
+//!
+//! The same search, with waits forbidden before an agent's arrival and a sum-of-costs bound,
+//! decides the generator's `needs_wait` flag ([`SolverConfig::allow_waits`]).
+
+mod cbs;
+mod constraints;
+mod low_level;
+mod mdd;
+
+use std::time::Duration;
+
+use thiserror::Error;
+
+use crate::grid::{Cell, Grid};
+use crate::instance::{Instance, OptimalPlan};
+use crate::moves::{moves_to_string, Move};
+
+/// Limits and options of a solve.
+#[derive(Debug, Clone)]
+pub struct SolverConfig {
+    /// Most high-level (constraint-tree) nodes to expand before giving up.
+    pub max_nodes: u64,
+    /// Wall-clock limit; `None` for none. A time limit makes results machine-dependent, so the
+    /// generator uses only the node limit.
+    pub time_limit: Option<Duration>,
+    /// Whether agents may wait before their final arrival. `false` searches only wait-free
+    /// plans (moving away and back is still allowed; staying on the goal after arrival is not a
+    /// wait).
+    pub allow_waits: bool,
+    /// Only look for plans whose sum of costs is at most this; `None` for no bound.
+    pub soc_bound: Option<u32>,
+}
+
+impl Default for SolverConfig {
+    fn default() -> Self {
+        Self {
+            max_nodes: 200_000,
+            time_limit: None,
+            allow_waits: true,
+            soc_bound: None,
+        }
+    }
+}
+
+/// Why no plan came back.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SolveError {
+    /// Holes cut an agent off from its goal, so no plan exists.
+    #[error("unsolvable: agent {agent} cannot reach its goal {goal} from {start}")]
+    Unreachable {
+        agent: usize,
+        start: crate::Pos,
+        goal: crate::Pos,
+    },
+    /// The search space was exhausted: no plan exists (within the bound, if one was set).
+    #[error("unsolvable: no plan exists{}", bound.map(|b| format!(" with sum of costs at most {b}")).unwrap_or_default())]
+    Exhausted { bound: Option<u32> },
+    /// The node limit was reached before a plan was found.
+    #[error("gave up after expanding {limit} search nodes (raise the node limit)")]
+    NodeLimit { limit: u64 },
+    /// The time limit was reached before a plan was found.
+    #[error("gave up after {millis} ms (raise the time limit)")]
+    TimeLimit { millis: u64 },
+}
+
+/// Counters from one search.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SolveStats {
+    /// High-level nodes expanded.
+    pub expanded: u64,
+    /// High-level nodes generated.
+    pub generated: u64,
+    /// Bypasses taken.
+    pub bypasses: u64,
+    /// Low-level searches run.
+    pub low_level_searches: u64,
+}
+
+/// An optimal plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Solution {
+    /// Per agent, its cells at times 0..=cost (it stays on its goal afterwards).
+    pub paths: Vec<Vec<Cell>>,
+    /// Sum of costs.
+    pub soc: u32,
+    /// Largest agent cost.
+    pub makespan: u32,
+    /// Search counters.
+    pub stats: SolveStats,
+}
+
+impl Solution {
+    /// Per-agent moves (the path's length minus one moves each).
+    #[must_use]
+    pub fn moves(&self, grid: &Grid) -> Vec<Vec<Move>> {
+        self.paths
+            .iter()
+            .map(|p| {
+                p.windows(2)
+                    .map(|w| {
+                        let (a, b) = (grid.pos(w[0]), grid.pos(w[1]));
+                        Move::between(
+                            (i64::from(a.row), i64::from(a.col)),
+                            (i64::from(b.row), i64::from(b.col)),
+                        )
+                        .expect("solver paths move one cell at a time")
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Per-agent move strings such as `"RRDW"`.
+    #[must_use]
+    pub fn move_strings(&self, grid: &Grid) -> Vec<String> {
+        self.moves(grid)
+            .iter()
+            .map(|m| moves_to_string(m))
+            .collect()
+    }
+
+    /// The ground-truth record stored in generated instances.
+    #[must_use]
+    pub fn to_optimal_plan(&self, grid: &Grid) -> OptimalPlan {
+        OptimalPlan {
+            soc: self.soc,
+            makespan: self.makespan,
+            moves: self.move_strings(grid),
+        }
+    }
+
+    /// Whether some agent waits before its final arrival.
+    #[must_use]
+    pub fn has_wait_before_arrival(&self) -> bool {
+        self.paths
+            .iter()
+            .any(|p| p.windows(2).any(|w| w[0] == w[1]))
+    }
+}
+
+/// Finds a plan of minimum sum of costs.
+///
+/// # Errors
+/// [`SolveError`]: unreachable goals, an exhausted search (no plan, or none within
+/// [`SolverConfig::soc_bound`]), or a node or time limit.
+pub fn solve(instance: &Instance, config: &SolverConfig) -> Result<Solution, SolveError> {
+    cbs::Cbs::new(instance, config)?.run()
+}

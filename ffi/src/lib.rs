@@ -1,0 +1,3 @@
+//! The C interface to floe (`libfloe`). Placeholder until the FFI lands.
+
+pub use floe_core as core;

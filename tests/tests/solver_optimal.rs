@@ -1,0 +1,149 @@
+//! The CBS solver against the independent joint-state search: same optimal sum of costs, same
+//! verdict on solvability, and the same answer to "is there a wait-free optimal plan".
+
+use floe_core::generator::{generate, GeneratorConfig};
+use floe_core::rng::Rng;
+use floe_core::solver::{solve, SolveError, SolverConfig};
+use floe_core::verify::verify_with_optimum;
+use floe_core::{Agent, Grid, Instance, Plan};
+use floe_tests::joint::{joint_optimal_soc, JointResult};
+use proptest::prelude::*;
+
+/// A random small instance: holes with probability ~1/5, k agents with distinct starts and goals
+/// on frozen cells (goals need not be reachable: unsolvable instances are part of the test).
+fn random_instance(w: u32, h: u32, k: usize, seed: u64) -> Option<Instance> {
+    let mut rng = Rng::from_counters(&[seed, 0x7e57]);
+    let mut grid = Grid::new(w, h);
+    for c in 0..grid.cells() {
+        if rng.below(5) == 0 {
+            grid.set_hole(c, true);
+        }
+    }
+    let mut free: Vec<u32> = (0..grid.cells()).filter(|&c| !grid.is_hole(c)).collect();
+    if free.len() < k {
+        return None;
+    }
+    rng.shuffle(&mut free);
+    let mut goals = free.clone();
+    rng.shuffle(&mut goals);
+    let agents = (0..k)
+        .map(|i| Agent {
+            start: grid.pos(free[i]),
+            goal: grid.pos(goals[i]),
+        })
+        .collect();
+    Instance::new(grid, agents).ok()
+}
+
+fn check_against_joint(inst: &Instance) -> Result<(), TestCaseError> {
+    let reference = joint_optimal_soc(inst, true, 3_000_000);
+    let config = SolverConfig {
+        max_nodes: 5_000,
+        ..SolverConfig::default()
+    };
+    match reference {
+        JointResult::Limit => {}
+        JointResult::Unsolvable => {
+            let got = solve(inst, &config);
+            prop_assert!(
+                got.is_err(),
+                "joint search says unsolvable, CBS found {:?}",
+                got.map(|s| s.soc)
+            );
+        }
+        JointResult::Optimal(opt) => {
+            let sol = solve(
+                inst,
+                &SolverConfig {
+                    max_nodes: 200_000,
+                    ..SolverConfig::default()
+                },
+            )
+            .map_err(|e| TestCaseError::fail(format!("CBS failed on a solvable instance: {e}")))?;
+            prop_assert_eq!(sol.soc, opt);
+            let plan =
+                Plan::from_move_strings(&sol.move_strings(&inst.grid)).expect("solver moves parse");
+            let verdict = verify_with_optimum(inst, &plan, Some(opt));
+            prop_assert!(verdict.valid && verdict.optimal, "{verdict:?}");
+            prop_assert_eq!(verdict.soc, Some(opt));
+            prop_assert_eq!(verdict.makespan, Some(sol.makespan));
+
+            // Wait-free plans of the same cost exist exactly when the joint search finds one.
+            let wait_free = joint_optimal_soc(inst, false, 3_000_000);
+            if wait_free != JointResult::Limit {
+                let bounded = SolverConfig {
+                    max_nodes: 200_000,
+                    time_limit: None,
+                    allow_waits: false,
+                    soc_bound: Some(opt),
+                };
+                let got = solve(inst, &bounded);
+                match (wait_free, got) {
+                    (JointResult::Optimal(x), Ok(s)) if x == opt => {
+                        prop_assert_eq!(s.soc, opt);
+                        prop_assert!(!s.has_wait_before_arrival());
+                    }
+                    (JointResult::Optimal(x), Err(SolveError::Exhausted { .. })) if x > opt => {}
+                    (JointResult::Unsolvable, Err(SolveError::Exhausted { .. })) => {}
+                    (w, g) => prop_assert!(
+                        false,
+                        "wait-free: joint {w:?}, CBS {:?} (opt {opt})",
+                        g.map(|s| s.soc)
+                    ),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn cbs_is_optimal_on_small_random_instances(w in 2u32..=5, h in 2u32..=5, k in 1usize..=3, seed in any::<u64>()) {
+        if let Some(inst) = random_instance(w, h, k, seed) {
+            check_against_joint(&inst)?;
+        }
+    }
+}
+
+#[test]
+fn cbs_is_optimal_with_four_agents_on_6x6() {
+    let mut compared = 0;
+    for wait_ratio in [0.0, 1.0] {
+        let cfg = GeneratorConfig::square(6, 4, 0.1, wait_ratio, 6, 11);
+        for inst in generate(&cfg).expect("generates") {
+            let opt = inst
+                .optimal
+                .as_ref()
+                .expect("generated instances carry their optimum")
+                .soc;
+            let reference = joint_optimal_soc(&inst, true, 20_000_000);
+            assert_eq!(reference, JointResult::Optimal(opt), "{}", inst.to_json());
+            let wait_free = joint_optimal_soc(&inst, false, 20_000_000);
+            let needs_wait = inst.needs_wait.expect("flag set");
+            assert_eq!(
+                needs_wait,
+                wait_free != JointResult::Optimal(opt),
+                "{}",
+                inst.to_json()
+            );
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 12);
+}
+
+#[test]
+fn random_four_agent_6x6_instances_match_the_joint_search() {
+    let mut compared = 0;
+    for seed in 0..40 {
+        let Some(inst) = random_instance(6, 6, 4, seed) else {
+            continue;
+        };
+        check_against_joint(&inst).expect("agrees");
+        compared += 1;
+    }
+    assert!(compared >= 30, "only {compared} instances drawn");
+}
