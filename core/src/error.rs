@@ -14,51 +14,25 @@ pub enum InstanceError {
     EmptyGrid,
     /// Grid rows differ in length.
     #[error("grid row {row} has {len} cells, expected {expected}")]
-    RaggedGrid {
-        row: usize,
-        len: usize,
-        expected: usize,
-    },
+    RaggedGrid { row: usize, len: usize, expected: usize },
     /// A grid character other than `F` or `H`.
     #[error("grid row {row}, column {col}: unexpected character {ch:?} (expected 'F' or 'H')")]
     BadCell { row: usize, col: usize, ch: char },
     /// The grid is larger than floe supports.
     #[error("grid of {width}x{height} is too large (at most {max} cells per side)")]
-    GridTooLarge {
-        width: usize,
-        height: usize,
-        max: usize,
-    },
+    GridTooLarge { width: usize, height: usize, max: usize },
     /// An instance with no agents.
     #[error("the instance has no agents")]
     NoAgents,
     /// A start or goal outside the grid.
     #[error("agent {agent}: {what} ({row}, {col}) is outside the {width}x{height} grid")]
-    OutOfGrid {
-        agent: usize,
-        what: &'static str,
-        row: i64,
-        col: i64,
-        width: u32,
-        height: u32,
-    },
+    OutOfGrid { agent: usize, what: &'static str, row: i64, col: i64, width: u32, height: u32 },
     /// A start or goal on a hole.
     #[error("agent {agent}: {what} ({row}, {col}) is a hole")]
-    OnHole {
-        agent: usize,
-        what: &'static str,
-        row: u32,
-        col: u32,
-    },
+    OnHole { agent: usize, what: &'static str, row: u32, col: u32 },
     /// Two agents share a start or a goal.
     #[error("agents {first} and {second} share the {what} ({row}, {col})")]
-    Duplicate {
-        first: usize,
-        second: usize,
-        what: &'static str,
-        row: u32,
-        col: u32,
-    },
+    Duplicate { first: usize, second: usize, what: &'static str, row: u32, col: u32 },
     /// The stored optimal plan does not fit the instance.
     #[error("the stored optimal plan is inconsistent: {0}")]
     BadOptimal(String),
@@ -74,11 +48,7 @@ pub enum PlanError {
     Json(String),
     /// A move letter other than U, D, L, R, W.
     #[error("agent {agent}, move {index}: unknown move letter {ch:?} (expected U, D, L, R or W)")]
-    UnknownMove {
-        agent: usize,
-        index: usize,
-        ch: char,
-    },
+    UnknownMove { agent: usize, index: usize, ch: char },
     /// A coordinate path with no positions.
     #[error("agent {agent}: the path is empty (it must start with the agent's start cell)")]
     EmptyPath { agent: usize },

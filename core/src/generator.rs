@@ -83,10 +83,7 @@ impl GeneratorConfig {
     fn validate(&self) -> Result<(), GenerateError> {
         let bad = |m: String| Err(GenerateError::Config(m));
         if self.width == 0 || self.height == 0 || self.width > 256 || self.height > 256 {
-            return bad(format!(
-                "map size {}x{} is outside 1..=256",
-                self.width, self.height
-            ));
+            return bad(format!("map size {}x{} is outside 1..=256", self.width, self.height));
         }
         if self.agents == 0 {
             return bad("at least one agent is needed".into());
@@ -109,9 +106,7 @@ impl GeneratorConfig {
             ));
         }
         if self.agents == 1 && self.wait_count() > 0 {
-            return bad(
-                "a single agent never needs to wait: use wait_ratio 0 with one agent".into(),
-            );
+            return bad("a single agent never needs to wait: use wait_ratio 0 with one agent".into());
         }
         Ok(())
     }
@@ -126,12 +121,7 @@ pub enum GenerateError {
     Config(String),
     /// No candidate with the requested `needs_wait` flag was found in time.
     #[error("could not reach the requested wait ratio for {setting}: no instance with needs_wait = {needs_wait} in {attempts} attempts (instance {slot}); lower wait_ratio or hole_ratio, or use a larger map")]
-    Unreachable {
-        setting: String,
-        needs_wait: bool,
-        attempts: u32,
-        slot: usize,
-    },
+    Unreachable { setting: String, needs_wait: bool, attempts: u32, slot: usize },
 }
 
 /// Decides `needs_wait` for an instance given one of its optimal plans. Returns the flag and, when
@@ -147,12 +137,8 @@ pub fn needs_wait(
     if !optimal.has_wait_before_arrival() {
         return Ok((false, Some(optimal.clone())));
     }
-    let config = SolverConfig {
-        max_nodes,
-        time_limit: None,
-        allow_waits: false,
-        soc_bound: Some(optimal.soc),
-    };
+    let config =
+        SolverConfig { max_nodes, time_limit: None, allow_waits: false, soc_bound: Some(optimal.soc) };
     match solve(instance, &config) {
         Ok(s) => Ok((false, Some(s))),
         Err(SolveError::Exhausted { .. } | SolveError::Unreachable { .. }) => Ok((true, None)),
@@ -182,24 +168,14 @@ fn draw(cfg: &GeneratorConfig, rng: &mut Rng) -> Option<Instance> {
         if grid.distances_from(g)[s as usize] == UNREACHABLE {
             return None;
         }
-        agents.push(Agent {
-            start: grid.pos(s),
-            goal: grid.pos(g),
-        });
+        agents.push(Agent { start: grid.pos(s), goal: grid.pos(g) });
     }
     Instance::new(grid, agents).ok()
 }
 
 /// Generates one instance for slot `slot`, wanting the given `needs_wait` flag.
-fn generate_slot(
-    cfg: &GeneratorConfig,
-    slot: usize,
-    want_wait: bool,
-) -> Result<Instance, GenerateError> {
-    let solver = SolverConfig {
-        max_nodes: cfg.max_nodes,
-        ..SolverConfig::default()
-    };
+fn generate_slot(cfg: &GeneratorConfig, slot: usize, want_wait: bool) -> Result<Instance, GenerateError> {
+    let solver = SolverConfig { max_nodes: cfg.max_nodes, ..SolverConfig::default() };
     for attempt in 0..cfg.max_attempts {
         let mut rng = Rng::from_counters(&[
             cfg.seed,
@@ -255,9 +231,5 @@ fn slot_flags(cfg: &GeneratorConfig) -> Vec<bool> {
 /// An out-of-range configuration, or a wait ratio that could not be reached.
 pub fn generate(cfg: &GeneratorConfig) -> Result<Vec<Instance>, GenerateError> {
     cfg.validate()?;
-    slot_flags(cfg)
-        .into_par_iter()
-        .enumerate()
-        .map(|(slot, want)| generate_slot(cfg, slot, want))
-        .collect()
+    slot_flags(cfg).into_par_iter().enumerate().map(|(slot, want)| generate_slot(cfg, slot, want)).collect()
 }

@@ -65,15 +65,9 @@ impl Grid {
     /// If a side is zero or larger than [`MAX_SIDE`].
     #[must_use]
     pub fn new(width: u32, height: u32) -> Self {
-        assert!(
-            width > 0 && height > 0 && width as usize <= MAX_SIDE && height as usize <= MAX_SIDE
-        );
+        assert!(width > 0 && height > 0 && width as usize <= MAX_SIDE && height as usize <= MAX_SIDE);
         let cells = (width * height) as usize;
-        Self {
-            width,
-            height,
-            holes: vec![0; cells.div_ceil(64)],
-        }
+        Self { width, height, holes: vec![0; cells.div_ceil(64)] }
     }
 
     /// Parses rows of `F`/`H` (top to bottom).
@@ -87,22 +81,14 @@ impl Grid {
             return Err(InstanceError::EmptyGrid);
         }
         if width > MAX_SIDE || height > MAX_SIDE {
-            return Err(InstanceError::GridTooLarge {
-                width,
-                height,
-                max: MAX_SIDE,
-            });
+            return Err(InstanceError::GridTooLarge { width, height, max: MAX_SIDE });
         }
         let mut grid = Grid::new(width as u32, height as u32);
         for (row, line) in rows.iter().enumerate() {
             let line = line.as_ref();
             let len = line.chars().count();
             if len != width {
-                return Err(InstanceError::RaggedGrid {
-                    row,
-                    len,
-                    expected: width,
-                });
+                return Err(InstanceError::RaggedGrid { row, len, expected: width });
             }
             for (col, ch) in line.chars().enumerate() {
                 match ch {
@@ -121,13 +107,7 @@ impl Grid {
         (0..self.height)
             .map(|r| {
                 (0..self.width)
-                    .map(|c| {
-                        if self.is_hole(self.cell(Pos::new(r, c))) {
-                            'H'
-                        } else {
-                            'F'
-                        }
-                    })
+                    .map(|c| if self.is_hole(self.cell(Pos::new(r, c))) { 'H' } else { 'F' })
                     .collect()
             })
             .collect()
@@ -199,17 +179,14 @@ impl Grid {
         let p = self.pos(c);
         let (dr, dc) = m.delta();
         let (r, col) = (i64::from(p.row) + dr, i64::from(p.col) + dc);
-        self.in_bounds(r, col)
-            .then(|| r as u32 * self.width + col as u32)
+        self.in_bounds(r, col).then(|| r as u32 * self.width + col as u32)
     }
 
     /// The frozen cells reachable from `c` in one step, waiting included, in action-code order.
     pub fn successors(&self, c: Cell) -> impl Iterator<Item = (Move, Cell)> + '_ {
-        Move::ALL.into_iter().filter_map(move |m| {
-            self.step(c, m)
-                .filter(|&n| !self.is_hole(n))
-                .map(|n| (m, n))
-        })
+        Move::ALL
+            .into_iter()
+            .filter_map(move |m| self.step(c, m).filter(|&n| !self.is_hole(n)).map(|n| (m, n)))
     }
 
     /// Breadth-first distances (in moves) from `source` to every cell over frozen cells;
@@ -246,21 +223,10 @@ mod tests {
         assert_eq!((g.width(), g.height(), g.hole_count()), (3, 2, 2));
         assert_eq!(g.to_rows(), vec!["FFH", "HFF"]);
         assert!(g.is_hole(g.cell(Pos::new(1, 0))));
-        assert_eq!(
-            Grid::from_rows(&["FF", "FX"]),
-            Err(InstanceError::BadCell {
-                row: 1,
-                col: 1,
-                ch: 'X'
-            })
-        );
+        assert_eq!(Grid::from_rows(&["FF", "FX"]), Err(InstanceError::BadCell { row: 1, col: 1, ch: 'X' }));
         assert_eq!(
             Grid::from_rows(&["FF", "F"]),
-            Err(InstanceError::RaggedGrid {
-                row: 1,
-                len: 1,
-                expected: 2
-            })
+            Err(InstanceError::RaggedGrid { row: 1, len: 1, expected: 2 })
         );
         assert_eq!(Grid::from_rows::<&str>(&[]), Err(InstanceError::EmptyGrid));
     }

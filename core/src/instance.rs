@@ -68,13 +68,7 @@ impl Instance {
     /// # Errors
     /// Any broken rule: see [`InstanceError`].
     pub fn new(grid: Grid, agents: Vec<Agent>) -> Result<Self, InstanceError> {
-        let inst = Self {
-            id: None,
-            grid,
-            agents,
-            optimal: None,
-            needs_wait: None,
-        };
+        let inst = Self { id: None, grid, agents, optimal: None, needs_wait: None };
         inst.validate()?;
         Ok(inst)
     }
@@ -103,12 +97,7 @@ impl Instance {
                     });
                 }
                 if self.grid.is_hole(self.grid.cell(p)) {
-                    return Err(InstanceError::OnHole {
-                        agent: i,
-                        what,
-                        row: p.row,
-                        col: p.col,
-                    });
+                    return Err(InstanceError::OnHole { agent: i, what, row: p.row, col: p.col });
                 }
             }
             for (j, b) in self.agents[..i].iter().enumerate() {
@@ -153,10 +142,7 @@ impl Instance {
     /// Start cells in agent order.
     #[must_use]
     pub fn start_cells(&self) -> Vec<Cell> {
-        self.agents
-            .iter()
-            .map(|a| self.grid.cell(a.start))
-            .collect()
+        self.agents.iter().map(|a| self.grid.cell(a.start)).collect()
     }
 
     /// Goal cells in agent order.
@@ -170,8 +156,7 @@ impl Instance {
     /// # Errors
     /// Malformed JSON or a broken rule.
     pub fn from_json(text: &str) -> Result<Self, InstanceError> {
-        let raw: RawInstance =
-            serde_json::from_str(text).map_err(|e| InstanceError::Json(e.to_string()))?;
+        let raw: RawInstance = serde_json::from_str(text).map_err(|e| InstanceError::Json(e.to_string()))?;
         Self::from_raw(raw)
     }
 
@@ -194,28 +179,12 @@ impl Instance {
                 if grid.in_bounds(row, col) {
                     Ok(Pos::new(row as u32, col as u32))
                 } else {
-                    Err(InstanceError::OutOfGrid {
-                        agent: i,
-                        what,
-                        row,
-                        col,
-                        width: w,
-                        height: h,
-                    })
+                    Err(InstanceError::OutOfGrid { agent: i, what, row, col, width: w, height: h })
                 }
             };
-            agents.push(Agent {
-                start: conv("start", a.start)?,
-                goal: conv("goal", a.goal)?,
-            });
+            agents.push(Agent { start: conv("start", a.start)?, goal: conv("goal", a.goal)? });
         }
-        let inst = Self {
-            id: raw.id,
-            grid,
-            agents,
-            optimal: raw.optimal,
-            needs_wait: raw.needs_wait,
-        };
+        let inst = Self { id: raw.id, grid, agents, optimal: raw.optimal, needs_wait: raw.needs_wait };
         inst.validate()?;
         Ok(inst)
     }
@@ -265,9 +234,7 @@ pub fn parse_instances(text: &str) -> Result<Vec<Instance>, (usize, InstanceErro
     }
     // A single pretty-printed object spans several lines: try the whole text first.
     if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
-        return Instance::from_value(value)
-            .map(|i| vec![i])
-            .map_err(|e| (1, e));
+        return Instance::from_value(value).map(|i| vec![i]).map_err(|e| (1, e));
     }
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -302,37 +269,18 @@ mod tests {
         let bad = |s: &str| Instance::from_json(s).expect_err("must fail");
         assert!(matches!(
             bad(&TWO.replace("[2, 2]", "[3, 2]")),
-            InstanceError::OutOfGrid {
-                agent: 0,
-                what: "goal",
-                ..
-            }
+            InstanceError::OutOfGrid { agent: 0, what: "goal", .. }
         ));
         assert!(matches!(
             bad(&TWO.replace("[2, 0]", "[0, 0]")),
-            InstanceError::Duplicate {
-                first: 0,
-                second: 1,
-                what: "start",
-                ..
-            }
+            InstanceError::Duplicate { first: 0, second: 1, what: "start", .. }
         ));
         assert!(matches!(
             bad(&TWO.replace("[2, 2]", "[1, 1]")),
-            InstanceError::OnHole {
-                agent: 0,
-                what: "goal",
-                ..
-            }
+            InstanceError::OnHole { agent: 0, what: "goal", .. }
         ));
-        assert!(matches!(
-            bad(&TWO.replace("[0, 0]", "[-1, 0]")),
-            InstanceError::OutOfGrid { row: -1, .. }
-        ));
-        assert!(matches!(
-            bad(&TWO.replace("FHF", "FXF")),
-            InstanceError::BadCell { ch: 'X', .. }
-        ));
+        assert!(matches!(bad(&TWO.replace("[0, 0]", "[-1, 0]")), InstanceError::OutOfGrid { row: -1, .. }));
+        assert!(matches!(bad(&TWO.replace("FHF", "FXF")), InstanceError::BadCell { ch: 'X', .. }));
         assert!(matches!(bad("{\"grid\": "), InstanceError::Json(_)));
         let err = parse_instances(&format!("{TWO}\n{{oops\n")).expect_err("line 2 is bad");
         assert_eq!(err.0, 2);

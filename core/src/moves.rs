@@ -89,10 +89,7 @@ impl Move {
 /// Parses a move string such as `"RRDW"`; the error carries the index and character of the first
 /// unknown letter.
 pub fn parse_moves(s: &str) -> Result<Vec<Move>, (usize, char)> {
-    s.chars()
-        .enumerate()
-        .map(|(i, ch)| Move::from_letter(ch).ok_or((i, ch)))
-        .collect()
+    s.chars().enumerate().map(|(i, ch)| Move::from_letter(ch).ok_or((i, ch))).collect()
 }
 
 /// Writes moves as a string of letters.
@@ -112,10 +109,7 @@ mod tests {
             assert_eq!(Move::from_code(code as u8), Some(m));
             assert_eq!(m as u8, code as u8);
         }
-        assert_eq!(
-            parse_moves("RRDW").map(|v| moves_to_string(&v)),
-            Ok("RRDW".into())
-        );
+        assert_eq!(parse_moves("RRDW").map(|v| moves_to_string(&v)), Ok("RRDW".into()));
         assert_eq!(parse_moves("RxD"), Err((1, 'x')));
         assert_eq!(Move::between((1, 1), (1, 3)), None);
         assert_eq!(Move::between((1, 1), (0, 1)), Some(Move::Up));

@@ -21,16 +21,10 @@ pub fn parse_map(text: &str) -> Result<Grid, String> {
         match (parts.next(), parts.next()) {
             (Some("type"), _) => {}
             (Some("height"), Some(v)) => {
-                height = Some(
-                    v.parse::<usize>()
-                        .map_err(|e| format!("bad height {v:?}: {e}"))?,
-                )
+                height = Some(v.parse::<usize>().map_err(|e| format!("bad height {v:?}: {e}"))?)
             }
             (Some("width"), Some(v)) => {
-                width = Some(
-                    v.parse::<usize>()
-                        .map_err(|e| format!("bad width {v:?}: {e}"))?,
-                )
+                width = Some(v.parse::<usize>().map_err(|e| format!("bad width {v:?}: {e}"))?)
             }
             (Some("map"), None) => break,
             (None, _) => {}
@@ -43,28 +37,13 @@ pub fn parse_map(text: &str) -> Result<Grid, String> {
     };
     let rows: Vec<String> = lines
         .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            l.trim_end_matches('\r')
-                .chars()
-                .map(|c| if c == '.' { 'F' } else { 'H' })
-                .collect()
-        })
+        .map(|l| l.trim_end_matches('\r').chars().map(|c| if c == '.' { 'F' } else { 'H' }).collect())
         .collect();
     if rows.len() != height {
-        return Err(format!(
-            "the header says {height} rows, the map has {}",
-            rows.len()
-        ));
+        return Err(format!("the header says {height} rows, the map has {}", rows.len()));
     }
-    if let Some((i, r)) = rows
-        .iter()
-        .enumerate()
-        .find(|(_, r)| r.chars().count() != width)
-    {
-        return Err(format!(
-            "map row {i} has {} cells, the header says {width}",
-            r.chars().count()
-        ));
+    if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| r.chars().count() != width) {
+        return Err(format!("map row {i} has {} cells, the header says {width}", r.chars().count()));
     }
     Grid::from_rows(&rows).map_err(|e| e.to_string())
 }
@@ -85,20 +64,11 @@ pub fn parse_scenario(grid: Grid, text: &str, agents: usize) -> Result<Instance,
         }
         let f: Vec<&str> = line.split_whitespace().collect();
         if f.len() < 8 {
-            return Err(format!(
-                "scenario line {}: expected 9 fields, found {}",
-                n + 1,
-                f.len()
-            ));
+            return Err(format!("scenario line {}: expected 9 fields, found {}", n + 1, f.len()));
         }
         let num = |i: usize| -> Result<u32, String> {
             f[i].parse::<u32>().map_err(|_| {
-                format!(
-                    "scenario line {}: field {} ({:?}) is not a whole number",
-                    n + 1,
-                    i + 1,
-                    f[i]
-                )
+                format!("scenario line {}: field {} ({:?}) is not a whole number", n + 1, i + 1, f[i])
             })
         };
         let (w, h) = (num(2)?, num(3)?);
@@ -110,16 +80,10 @@ pub fn parse_scenario(grid: Grid, text: &str, agents: usize) -> Result<Instance,
                 grid.height()
             ));
         }
-        out.push(Agent {
-            start: Pos::new(num(5)?, num(4)?),
-            goal: Pos::new(num(7)?, num(6)?),
-        });
+        out.push(Agent { start: Pos::new(num(5)?, num(4)?), goal: Pos::new(num(7)?, num(6)?) });
     }
     if out.len() < agents {
-        return Err(format!(
-            "the scenario has {} agents, {agents} were asked for",
-            out.len()
-        ));
+        return Err(format!("the scenario has {} agents, {agents} were asked for", out.len()));
     }
     Instance::new(grid, out).map_err(|e: InstanceError| e.to_string())
 }
@@ -134,13 +98,7 @@ mod tests {
         assert_eq!(grid.to_rows(), vec!["FFH", "HFF"]);
         let scen = "version 1\n0\tm.map\t3\t2\t0\t0\t2\t1\t3.0\n0\tm.map\t3\t2\t1\t0\t1\t1\t1\n";
         let inst = parse_scenario(grid.clone(), scen, 2).expect("valid scenario");
-        assert_eq!(
-            inst.agents[0],
-            Agent {
-                start: Pos::new(0, 0),
-                goal: Pos::new(1, 2)
-            }
-        );
+        assert_eq!(inst.agents[0], Agent { start: Pos::new(0, 0), goal: Pos::new(1, 2) });
         assert!(parse_scenario(grid.clone(), scen, 3).is_err());
         assert!(parse_map("height 2\nwidth 3\nmap\n...\n").is_err());
     }

@@ -44,11 +44,7 @@ impl Plan {
             .iter()
             .enumerate()
             .map(|(agent, s)| {
-                parse_moves(s.as_ref()).map_err(|(index, ch)| PlanError::UnknownMove {
-                    agent,
-                    index,
-                    ch,
-                })
+                parse_moves(s.as_ref()).map_err(|(index, ch)| PlanError::UnknownMove { agent, index, ch })
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Plan::Moves)
@@ -59,19 +55,14 @@ impl Plan {
     /// # Errors
     /// Malformed JSON, neither or both of `moves` and `paths`, unknown move letters, empty paths.
     pub fn from_json(text: &str) -> Result<Self, PlanError> {
-        let raw: RawPlan =
-            serde_json::from_str(text).map_err(|e| PlanError::Json(e.to_string()))?;
+        let raw: RawPlan = serde_json::from_str(text).map_err(|e| PlanError::Json(e.to_string()))?;
         match (raw.moves, raw.paths) {
             (Some(m), None) => Self::from_move_strings(&m),
             (None, Some(p)) => {
                 if let Some(agent) = p.iter().position(Vec::is_empty) {
                     return Err(PlanError::EmptyPath { agent });
                 }
-                Ok(Plan::Paths(
-                    p.into_iter()
-                        .map(|v| v.into_iter().map(|[r, c]| (r, c)).collect())
-                        .collect(),
-                ))
+                Ok(Plan::Paths(p.into_iter().map(|v| v.into_iter().map(|[r, c]| (r, c)).collect()).collect()))
             }
             _ => Err(PlanError::Shape),
         }
@@ -100,28 +91,15 @@ mod tests {
     #[test]
     fn json_forms_parse_and_errors_are_named() {
         let p = Plan::from_json(r#"{"moves": ["RRDW", ""]}"#).expect("valid");
-        assert_eq!(
-            p,
-            Plan::Moves(vec![
-                vec![Move::Right, Move::Right, Move::Down, Move::Wait],
-                vec![]
-            ])
-        );
+        assert_eq!(p, Plan::Moves(vec![vec![Move::Right, Move::Right, Move::Down, Move::Wait], vec![]]));
         assert_eq!(Plan::from_json(&p.to_json()), Ok(p));
         let q = Plan::from_json(r#"{"paths": [[[0, 0], [0, 1]], [[2, -1]]]}"#).expect("valid");
         assert_eq!(q, Plan::Paths(vec![vec![(0, 0), (0, 1)], vec![(2, -1)]]));
         assert_eq!(
             Plan::from_json(r#"{"moves": ["RX"]}"#),
-            Err(PlanError::UnknownMove {
-                agent: 0,
-                index: 1,
-                ch: 'X'
-            })
+            Err(PlanError::UnknownMove { agent: 0, index: 1, ch: 'X' })
         );
-        assert_eq!(
-            Plan::from_json(r#"{"paths": [[]]}"#),
-            Err(PlanError::EmptyPath { agent: 0 })
-        );
+        assert_eq!(Plan::from_json(r#"{"paths": [[]]}"#), Err(PlanError::EmptyPath { agent: 0 }));
         assert_eq!(Plan::from_json("{}"), Err(PlanError::Shape));
         assert!(matches!(Plan::from_json("{"), Err(PlanError::Json(_))));
     }

@@ -52,20 +52,9 @@ pub fn soc_and_makespan(paths: &[Vec<Cell>], goals: &[Cell]) -> Option<(u32, u32
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Conflict {
     /// Both on `cell` at time `t`.
-    Vertex {
-        a: usize,
-        b: usize,
-        cell: Cell,
-        t: u32,
-    },
+    Vertex { a: usize, b: usize, cell: Cell, t: u32 },
     /// `a` moves `from → to` and `b` moves `to → from` between `t − 1` and `t`.
-    Edge {
-        a: usize,
-        b: usize,
-        from: Cell,
-        to: Cell,
-        t: u32,
-    },
+    Edge { a: usize, b: usize, from: Cell, to: Cell, t: u32 },
 }
 
 impl Conflict {
@@ -90,32 +79,24 @@ impl Conflict {
 /// (they happen during the step into `t`), then vertex conflicts, each by agent pair `(a, b)`
 /// in lexicographic order.
 pub fn conflicts_at(paths: &[impl AsRef<[Cell]>], t: u32, out: &mut Vec<Conflict>) {
-    let k = paths.len();
     if t > 0 {
-        for a in 0..k {
-            let (pa, pa1) = (at(paths[a].as_ref(), t - 1), at(paths[a].as_ref(), t));
-            if pa == pa1 {
+        for (a, pa) in paths.iter().enumerate() {
+            let (from, to) = (at(pa.as_ref(), t - 1), at(pa.as_ref(), t));
+            if from == to {
                 continue;
             }
-            for b in a + 1..k {
-                let (pb, pb1) = (at(paths[b].as_ref(), t - 1), at(paths[b].as_ref(), t));
-                if pa == pb1 && pa1 == pb {
-                    out.push(Conflict::Edge {
-                        a,
-                        b,
-                        from: pa,
-                        to: pa1,
-                        t,
-                    });
+            for (b, pb) in paths.iter().enumerate().skip(a + 1) {
+                if at(pb.as_ref(), t - 1) == to && at(pb.as_ref(), t) == from {
+                    out.push(Conflict::Edge { a, b, from, to, t });
                 }
             }
         }
     }
-    for a in 0..k {
-        let ca = at(paths[a].as_ref(), t);
-        for b in a + 1..k {
-            if ca == at(paths[b].as_ref(), t) {
-                out.push(Conflict::Vertex { a, b, cell: ca, t });
+    for (a, pa) in paths.iter().enumerate() {
+        let cell = at(pa.as_ref(), t);
+        for (b, pb) in paths.iter().enumerate().skip(a + 1) {
+            if at(pb.as_ref(), t) == cell {
+                out.push(Conflict::Vertex { a, b, cell, t });
             }
         }
     }
@@ -157,10 +138,7 @@ mod tests {
         assert_eq!(path_cost(&[2], 2), Some(0));
         assert_eq!(path_cost(&[0, 1], 2), None);
         // The paper's example: 1 and 2 moves give SoC 3 and makespan 2.
-        assert_eq!(
-            soc_and_makespan(&[vec![0, 1], vec![5, 4, 3]], &[1, 3]),
-            Some((3, 2))
-        );
+        assert_eq!(soc_and_makespan(&[vec![0, 1], vec![5, 4, 3]], &[1, 3]), Some((3, 2)));
     }
 
     #[test]
@@ -168,25 +146,14 @@ mod tests {
         // Swap: 0→1 and 1→0.
         assert_eq!(
             first_conflict(&[vec![0, 1], vec![1, 0]]),
-            Some(Conflict::Edge {
-                a: 0,
-                b: 1,
-                from: 0,
-                to: 1,
-                t: 1
-            })
+            Some(Conflict::Edge { a: 0, b: 1, from: 0, to: 1, t: 1 })
         );
         // Following: 0→1→2 behind 1→2→3.
         assert_eq!(first_conflict(&[vec![0, 1, 2], vec![1, 2, 3]]), None);
         // A finished agent still occupies its goal.
         assert_eq!(
             first_conflict(&[vec![4], vec![3, 4, 5]]),
-            Some(Conflict::Vertex {
-                a: 0,
-                b: 1,
-                cell: 4,
-                t: 1
-            })
+            Some(Conflict::Vertex { a: 0, b: 1, cell: 4, t: 1 })
         );
     }
 }

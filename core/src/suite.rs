@@ -48,10 +48,7 @@ impl SuiteCell {
     /// The cell's file name, e.g. `3ag_5x5_wr0.50.jsonl`.
     #[must_use]
     pub fn file_name(&self) -> String {
-        format!(
-            "{}ag_{}x{}_wr{:.2}.jsonl",
-            self.agents, self.size, self.size, self.wait_ratio
-        )
+        format!("{}ag_{}x{}_wr{:.2}.jsonl", self.agents, self.size, self.size, self.wait_ratio)
     }
 }
 
@@ -63,20 +60,8 @@ impl SuiteConfig {
         for &k in &self.agents {
             for size in (k as u32).max(1)..=self.max_size {
                 for &w in &self.wait_ratios {
-                    let seed = hash(&[
-                        self.seed,
-                        k as u64,
-                        u64::from(size),
-                        (w * 1e6).round() as u64,
-                    ]);
-                    out.push(GeneratorConfig::square(
-                        size,
-                        k,
-                        self.hole_ratio,
-                        w,
-                        self.per_cell,
-                        seed,
-                    ));
+                    let seed = hash(&[self.seed, k as u64, u64::from(size), (w * 1e6).round() as u64]);
+                    out.push(GeneratorConfig::square(size, k, self.hole_ratio, w, self.per_cell, seed));
                 }
             }
         }
@@ -127,8 +112,5 @@ pub fn write_suite(dir: &Path, config: &SuiteConfig, cells: &[SuiteCell]) -> std
         }));
     }
     let manifest = serde_json::json!({ "config": config, "cells": files });
-    std::fs::write(
-        dir.join("suite.json"),
-        serde_json::to_string_pretty(&manifest)? + "\n",
-    )
+    std::fs::write(dir.join("suite.json"), serde_json::to_string_pretty(&manifest)? + "\n")
 }

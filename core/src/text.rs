@@ -80,10 +80,7 @@ pub fn render_prompt(instance: &Instance) -> Result<String, String> {
     ));
     out.push_str("Coordinates are (row, col), counted from 0 at the top-left.\n");
     for (i, a) in instance.agents.iter().enumerate() {
-        out.push_str(&format!(
-            "Agent {i} needs to go from {} to {}.\n",
-            a.start, a.goal
-        ));
+        out.push_str(&format!("Agent {i} needs to go from {} to {}.\n", a.start, a.goal));
     }
     out.push_str(
         "At each time step every agent moves UP, DOWN, LEFT or RIGHT by one cell, or WAITs. \
@@ -95,10 +92,7 @@ pub fn render_prompt(instance: &Instance) -> Result<String, String> {
          Give your answer as one line per agent, in agent order, listing its moves, for example:\n",
     );
     for i in 0..k.min(2) {
-        out.push_str(&format!(
-            "Agent {i}: {}\n",
-            if i == 0 { "RIGHT DOWN WAIT" } else { "UP LEFT" }
-        ));
+        out.push_str(&format!("Agent {i}: {}\n", if i == 0 { "RIGHT DOWN WAIT" } else { "UP LEFT" }));
     }
     Ok(out)
 }
@@ -117,10 +111,7 @@ impl std::fmt::Display for AnswerError {
         match self {
             AnswerError::Parse(m) => f.write_str(m),
             AnswerError::WrongAgentCount { found, expected } => {
-                write!(
-                    f,
-                    "the answer has plans for {found} agents, the instance has {expected}"
-                )
+                write!(f, "the answer has plans for {found} agents, the instance has {expected}")
             }
         }
     }
@@ -164,16 +155,10 @@ pub fn parse_answer(text: &str, instance: &Instance) -> Result<Plan, AnswerError
     let mut ids: Vec<usize> = block.iter().map(|(i, _)| *i).collect();
     ids.sort_unstable();
     if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
-        return Err(AnswerError::Parse(format!(
-            "agent {} has more than one plan line",
-            w[0]
-        )));
+        return Err(AnswerError::Parse(format!("agent {} has more than one plan line", w[0])));
     }
     if ids.len() != k {
-        return Err(AnswerError::WrongAgentCount {
-            found: ids.len(),
-            expected: k,
-        });
+        return Err(AnswerError::WrongAgentCount { found: ids.len(), expected: k });
     }
     let base = if ids[0] == 1 { 1 } else { 0 };
     if ids.iter().enumerate().any(|(n, &i)| i != n + base) {
@@ -186,22 +171,10 @@ pub fn parse_answer(text: &str, instance: &Instance) -> Result<Plan, AnswerError
     for (i, body) in block {
         bodies[i - base] = Some(body);
     }
-    let bodies: Vec<Body> = bodies
-        .into_iter()
-        .map(|b| b.expect("every agent has a line"))
-        .collect();
+    let bodies: Vec<Body> = bodies.into_iter().map(|b| b.expect("every agent has a line")).collect();
     if bodies.iter().all(|b| matches!(b, Body::Moves(_))) {
         return Ok(Plan::Moves(
-            bodies
-                .into_iter()
-                .map(|b| {
-                    if let Body::Moves(m) = b {
-                        m
-                    } else {
-                        Vec::new()
-                    }
-                })
-                .collect(),
+            bodies.into_iter().map(|b| if let Body::Moves(m) = b { m } else { Vec::new() }).collect(),
         ));
     }
     // Some lines are coordinate lists: express every agent as a path from its start.
@@ -252,18 +225,13 @@ fn last_tagged(text: &str) -> Option<&str> {
     let lower = text.to_ascii_lowercase();
     let open = lower.rfind("<answer>")?;
     let from = open + "<answer>".len();
-    let close = lower[from..]
-        .find("</answer>")
-        .map_or(text.len(), |c| from + c);
+    let close = lower[from..].find("</answer>").map_or(text.len(), |c| from + c);
     Some(&text[from..close])
 }
 
 /// Parses `Agent <n><sep> <body>`; `None` for prose.
 fn plan_line(line: &str) -> Option<(usize, Body)> {
-    let s = line
-        .trim()
-        .trim_start_matches(|c: char| matches!(c, '-' | '*' | '#' | '>' | '`' | '|' | '•'))
-        .trim_start();
+    let s = line.trim().trim_start_matches(['-', '*', '#', '>', '`', '|', '•']).trim_start();
     let lower = s.to_ascii_lowercase();
     let rest = lower.strip_prefix("agent")?;
     let rest_orig = &s[s.len() - rest.len()..];
@@ -275,11 +243,7 @@ fn plan_line(line: &str) -> Option<(usize, Body)> {
     let id: usize = rest_orig[..digits].parse().ok()?;
     let after = rest_orig[digits..].trim_start_matches(['*', '`', ' ']);
     let body = after.strip_prefix([':', '=', '-'])?;
-    let body = body
-        .trim()
-        .trim_matches(['*', '`'])
-        .trim()
-        .trim_end_matches('.');
+    let body = body.trim().trim_matches(['*', '`']).trim().trim_end_matches('.');
     parse_body(body).map(|b| (id, b))
 }
 
@@ -295,9 +259,8 @@ fn parse_body(body: &str) -> Option<Body> {
         return parse_coords(body).map(Body::Coords);
     }
     let mut moves = Vec::new();
-    let separators = |c: char| {
-        c.is_whitespace() || matches!(c, ',' | ';' | '|' | '>' | '→' | '[' | ']' | '"' | '\'')
-    };
+    let separators =
+        |c: char| c.is_whitespace() || matches!(c, ',' | ';' | '|' | '>' | '→' | '[' | ']' | '"' | '\'');
     for token in body.split(separators) {
         let token = token.trim_matches(['-', '=', '.']);
         if token.is_empty() {
@@ -376,10 +339,7 @@ mod tests {
 
     #[test]
     fn answers_in_every_accepted_form_read_the_same() {
-        let want = Plan::Moves(vec![
-            vec![Move::Right, Move::Right],
-            vec![Move::Right, Move::Right],
-        ]);
+        let want = Plan::Moves(vec![vec![Move::Right, Move::Right], vec![Move::Right, Move::Right]]);
         for text in [
             "Agent 0: RIGHT RIGHT\nAgent 1: RIGHT RIGHT",
             "agent 0: R R\nagent 1: r, r",
@@ -390,41 +350,20 @@ mod tests {
         ] {
             assert_eq!(parse_answer(text, &inst()), Ok(want.clone()), "{text}");
         }
-        let coords = parse_answer(
-            "Agent 0: (0, 0) -> (0, 1) -> (0, 2)\nAgent 1: [(2,1), (2,2)]",
-            &inst(),
-        );
-        assert_eq!(
-            coords,
-            Ok(Plan::Paths(vec![
-                vec![(0, 0), (0, 1), (0, 2)],
-                vec![(2, 0), (2, 1), (2, 2)]
-            ]))
-        );
+        let coords = parse_answer("Agent 0: (0, 0) -> (0, 1) -> (0, 2)\nAgent 1: [(2,1), (2,2)]", &inst());
+        assert_eq!(coords, Ok(Plan::Paths(vec![vec![(0, 0), (0, 1), (0, 2)], vec![(2, 0), (2, 1), (2, 2)]])));
     }
 
     #[test]
     fn unreadable_or_ambiguous_answers_are_rejected() {
         let i = inst();
-        assert!(matches!(
-            parse_answer("I cannot solve this.", &i),
-            Err(AnswerError::Parse(_))
-        ));
-        assert!(matches!(
-            parse_answer("Agent 0: R\nAgent 0: R", &i),
-            Err(AnswerError::Parse(_))
-        ));
+        assert!(matches!(parse_answer("I cannot solve this.", &i), Err(AnswerError::Parse(_))));
+        assert!(matches!(parse_answer("Agent 0: R\nAgent 0: R", &i), Err(AnswerError::Parse(_))));
         assert_eq!(
             parse_answer("Agent 0: RR", &i),
-            Err(AnswerError::WrongAgentCount {
-                found: 1,
-                expected: 2
-            })
+            Err(AnswerError::WrongAgentCount { found: 1, expected: 2 })
         );
-        assert!(matches!(
-            parse_answer("Agent 0: R\nAgent 3: R", &i),
-            Err(AnswerError::Parse(_))
-        ));
+        assert!(matches!(parse_answer("Agent 0: R\nAgent 3: R", &i), Err(AnswerError::Parse(_))));
         // Prose that mentions coordinates is never a plan line.
         assert!(matches!(
             parse_answer("Agent 0 needs to go from (0, 0) to (0, 2).", &i),

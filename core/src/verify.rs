@@ -107,12 +107,7 @@ impl Verdict {
         Self {
             valid: false,
             optimal: false,
-            failure: Some(Failure {
-                kind,
-                agent: None,
-                time: None,
-                detail,
-            }),
+            failure: Some(Failure { kind, agent: None, time: None, detail }),
             soc: None,
             makespan: None,
             optimal_soc,
@@ -125,11 +120,11 @@ impl Verdict {
 /// `optimal` is false).
 #[must_use]
 pub fn verify(instance: &Instance, plan: &Plan) -> Verdict {
-    let optimum = instance.optimal.as_ref().map(|o| o.soc).or_else(|| {
-        solve(instance, &SolverConfig::default())
-            .ok()
-            .map(|s| s.soc)
-    });
+    let optimum = instance
+        .optimal
+        .as_ref()
+        .map(|o| o.soc)
+        .or_else(|| solve(instance, &SolverConfig::default()).ok().map(|s| s.soc));
     verify_with_optimum(instance, plan, optimum)
 }
 
@@ -140,10 +135,7 @@ pub fn verify_with_optimum(instance: &Instance, plan: &Plan, optimal_soc: Option
     if plan.num_agents() != k {
         return Verdict::failed(
             FailureKind::WrongAgentCount,
-            format!(
-                "the plan has {} agents, the instance {k}",
-                plan.num_agents()
-            ),
+            format!("the plan has {} agents, the instance {k}", plan.num_agents()),
             optimal_soc,
         );
     }
@@ -158,11 +150,8 @@ pub fn verify_with_optimum(instance: &Instance, plan: &Plan, optimal_soc: Option
         },
         Ok(paths) => {
             let goals = instance.goal_cells();
-            let costs: Vec<u32> = paths
-                .iter()
-                .zip(&goals)
-                .map(|(p, &g)| path_cost(p, g).unwrap_or(0))
-                .collect();
+            let costs: Vec<u32> =
+                paths.iter().zip(&goals).map(|(p, &g)| path_cost(p, g).unwrap_or(0)).collect();
             let soc = costs.iter().sum();
             let makespan = costs.iter().copied().max().unwrap_or(0);
             Verdict {
@@ -178,12 +167,7 @@ pub fn verify_with_optimum(instance: &Instance, plan: &Plan, optimal_soc: Option
 }
 
 fn fail(kind: FailureKind, agent: usize, time: u32, detail: String) -> Failure {
-    Failure {
-        kind,
-        agent: Some(agent),
-        time: Some(time),
-        detail,
-    }
+    Failure { kind, agent: Some(agent), time: Some(time), detail }
 }
 
 /// Runs the plan; on success returns each agent's cells at times 0..=T.
@@ -192,23 +176,14 @@ fn simulate(instance: &Instance, plan: &Plan) -> Result<Vec<Vec<Cell>>, Failure>
     let k = instance.num_agents();
     let horizon = match plan {
         Plan::Moves(m) => m.iter().map(Vec::len).max().unwrap_or(0),
-        Plan::Paths(p) => p
-            .iter()
-            .map(|v| v.len().saturating_sub(1))
-            .max()
-            .unwrap_or(0),
+        Plan::Paths(p) => p.iter().map(|v| v.len().saturating_sub(1)).max().unwrap_or(0),
     };
-    let starts: Vec<(i64, i64)> = instance
-        .agents
-        .iter()
-        .map(|a| (i64::from(a.start.row), i64::from(a.start.col)))
-        .collect();
+    let starts: Vec<(i64, i64)> =
+        instance.agents.iter().map(|a| (i64::from(a.start.row), i64::from(a.start.col))).collect();
     if let Plan::Paths(p) = plan {
         for (i, path) in p.iter().enumerate() {
             if path.first() != Some(&starts[i]) {
-                let got = path
-                    .first()
-                    .map_or("nothing".to_string(), |&(r, c)| format!("({r}, {c})"));
+                let got = path.first().map_or("nothing".to_string(), |&(r, c)| format!("({r}, {c})"));
                 return Err(fail(
                     FailureKind::IllegalMove,
                     i,
@@ -221,11 +196,7 @@ fn simulate(instance: &Instance, plan: &Plan) -> Result<Vec<Vec<Cell>>, Failure>
             }
         }
     }
-    let mut paths: Vec<Vec<Cell>> = instance
-        .start_cells()
-        .into_iter()
-        .map(|c| vec![c])
-        .collect();
+    let mut paths: Vec<Vec<Cell>> = instance.start_cells().into_iter().map(|c| vec![c]).collect();
     let mut prev = starts.clone();
     let mut found = Vec::new();
     for t in 1..=horizon {
@@ -274,20 +245,13 @@ fn simulate(instance: &Instance, plan: &Plan) -> Result<Vec<Vec<Cell>>, Failure>
                     FailureKind::EdgeConflict,
                     a,
                     t,
-                    format!(
-                        "agents {a} and {b} swap {} and {} at time {t}",
-                        grid.pos(from),
-                        grid.pos(to)
-                    ),
+                    format!("agents {a} and {b} swap {} and {} at time {t}", grid.pos(from), grid.pos(to)),
                 ),
                 Conflict::Vertex { a, b, cell, t } => fail(
                     FailureKind::VertexConflict,
                     a,
                     t,
-                    format!(
-                        "agents {a} and {b} are both on {} at time {t}",
-                        grid.pos(cell)
-                    ),
+                    format!("agents {a} and {b} are both on {} at time {t}", grid.pos(cell)),
                 ),
             });
         }
@@ -299,11 +263,7 @@ fn simulate(instance: &Instance, plan: &Plan) -> Result<Vec<Vec<Cell>>, Failure>
                 FailureKind::GoalNotReached,
                 i,
                 horizon as u32,
-                format!(
-                    "agent {i} ends on {}, not on its goal {}",
-                    grid.pos(last),
-                    grid.pos(goal)
-                ),
+                format!("agent {i} ends on {}, not on its goal {}", grid.pos(last), grid.pos(goal)),
             ));
         }
     }

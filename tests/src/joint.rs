@@ -52,10 +52,7 @@ pub fn joint_optimal_soc(instance: &Instance, allow_waits: bool, max_states: usi
         }
         Some(sum)
     };
-    let start = State {
-        cells: instance.agents.iter().map(|a| grid.cell(a.start)).collect(),
-        committed: 0,
-    };
+    let start = State { cells: instance.agents.iter().map(|a| grid.cell(a.start)).collect(), committed: 0 };
     let Some(h0) = h(&start) else {
         return JointResult::Unsolvable;
     };
@@ -82,8 +79,8 @@ pub fn joint_optimal_soc(instance: &Instance, allow_waits: bool, max_states: usi
             }
         };
         // Commit moves: free.
-        for i in 0..k {
-            if s.committed >> i & 1 == 0 && s.cells[i] == goals[i] {
+        for (i, &goal) in goals.iter().enumerate() {
+            if s.committed >> i & 1 == 0 && s.cells[i] == goal {
                 let mut n = s.clone();
                 n.committed |= 1 << i;
                 push(n, g, &mut open);
@@ -93,14 +90,7 @@ pub fn joint_optimal_soc(instance: &Instance, allow_waits: bool, max_states: usi
         let cost = k as u32 - s.committed.count_ones();
         let mut next = s.cells.clone();
         joint_moves(grid, &s, allow_waits, 0, &mut next, &mut |cells| {
-            push(
-                State {
-                    cells: cells.to_vec(),
-                    committed: s.committed,
-                },
-                g + cost,
-                &mut open,
-            );
+            push(State { cells: cells.to_vec(), committed: s.committed }, g + cost, &mut open);
         });
     }
     JointResult::Unsolvable
@@ -130,8 +120,7 @@ fn joint_moves(
             .collect()
     };
     for to in options {
-        let clash =
-            (0..i).any(|j| next[j] == to || (next[j] == from && s.cells[j] == to && to != from));
+        let clash = (0..i).any(|j| next[j] == to || (next[j] == from && s.cells[j] == to && to != from));
         if clash {
             continue;
         }

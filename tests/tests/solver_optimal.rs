@@ -26,43 +26,24 @@ fn random_instance(w: u32, h: u32, k: usize, seed: u64) -> Option<Instance> {
     rng.shuffle(&mut free);
     let mut goals = free.clone();
     rng.shuffle(&mut goals);
-    let agents = (0..k)
-        .map(|i| Agent {
-            start: grid.pos(free[i]),
-            goal: grid.pos(goals[i]),
-        })
-        .collect();
+    let agents = (0..k).map(|i| Agent { start: grid.pos(free[i]), goal: grid.pos(goals[i]) }).collect();
     Instance::new(grid, agents).ok()
 }
 
 fn check_against_joint(inst: &Instance) -> Result<(), TestCaseError> {
     let reference = joint_optimal_soc(inst, true, 3_000_000);
-    let config = SolverConfig {
-        max_nodes: 5_000,
-        ..SolverConfig::default()
-    };
+    let config = SolverConfig { max_nodes: 5_000, ..SolverConfig::default() };
     match reference {
         JointResult::Limit => {}
         JointResult::Unsolvable => {
             let got = solve(inst, &config);
-            prop_assert!(
-                got.is_err(),
-                "joint search says unsolvable, CBS found {:?}",
-                got.map(|s| s.soc)
-            );
+            prop_assert!(got.is_err(), "joint search says unsolvable, CBS found {:?}", got.map(|s| s.soc));
         }
         JointResult::Optimal(opt) => {
-            let sol = solve(
-                inst,
-                &SolverConfig {
-                    max_nodes: 200_000,
-                    ..SolverConfig::default()
-                },
-            )
-            .map_err(|e| TestCaseError::fail(format!("CBS failed on a solvable instance: {e}")))?;
+            let sol = solve(inst, &SolverConfig { max_nodes: 200_000, ..SolverConfig::default() })
+                .map_err(|e| TestCaseError::fail(format!("CBS failed on a solvable instance: {e}")))?;
             prop_assert_eq!(sol.soc, opt);
-            let plan =
-                Plan::from_move_strings(&sol.move_strings(&inst.grid)).expect("solver moves parse");
+            let plan = Plan::from_move_strings(&sol.move_strings(&inst.grid)).expect("solver moves parse");
             let verdict = verify_with_optimum(inst, &plan, Some(opt));
             prop_assert!(verdict.valid && verdict.optimal, "{verdict:?}");
             prop_assert_eq!(verdict.soc, Some(opt));
@@ -85,11 +66,9 @@ fn check_against_joint(inst: &Instance) -> Result<(), TestCaseError> {
                     }
                     (JointResult::Optimal(x), Err(SolveError::Exhausted { .. })) if x > opt => {}
                     (JointResult::Unsolvable, Err(SolveError::Exhausted { .. })) => {}
-                    (w, g) => prop_assert!(
-                        false,
-                        "wait-free: joint {w:?}, CBS {:?} (opt {opt})",
-                        g.map(|s| s.soc)
-                    ),
+                    (w, g) => {
+                        prop_assert!(false, "wait-free: joint {w:?}, CBS {:?} (opt {opt})", g.map(|s| s.soc))
+                    }
                 }
             }
         }
@@ -114,21 +93,12 @@ fn cbs_is_optimal_with_four_agents_on_6x6() {
     for wait_ratio in [0.0, 1.0] {
         let cfg = GeneratorConfig::square(6, 4, 0.1, wait_ratio, 6, 11);
         for inst in generate(&cfg).expect("generates") {
-            let opt = inst
-                .optimal
-                .as_ref()
-                .expect("generated instances carry their optimum")
-                .soc;
+            let opt = inst.optimal.as_ref().expect("generated instances carry their optimum").soc;
             let reference = joint_optimal_soc(&inst, true, 20_000_000);
             assert_eq!(reference, JointResult::Optimal(opt), "{}", inst.to_json());
             let wait_free = joint_optimal_soc(&inst, false, 20_000_000);
             let needs_wait = inst.needs_wait.expect("flag set");
-            assert_eq!(
-                needs_wait,
-                wait_free != JointResult::Optimal(opt),
-                "{}",
-                inst.to_json()
-            );
+            assert_eq!(needs_wait, wait_free != JointResult::Optimal(opt), "{}", inst.to_json());
             compared += 1;
         }
     }

@@ -21,6 +21,9 @@ enum Class {
     NonCardinal,
 }
 
+/// Generated nodes by id (taken out when expanded), each with the conflict it will split.
+type NodeStore = Vec<Option<(Node, Option<(Conflict, Class)>)>>;
+
 #[derive(Debug, Clone)]
 struct Node {
     constraints: Vec<Constraint>,
@@ -44,24 +47,14 @@ pub(crate) struct Cbs<'a> {
 }
 
 impl<'a> Cbs<'a> {
-    pub(crate) fn new(
-        instance: &'a Instance,
-        config: &'a SolverConfig,
-    ) -> Result<Self, SolveError> {
+    pub(crate) fn new(instance: &'a Instance, config: &'a SolverConfig) -> Result<Self, SolveError> {
         let starts = instance.start_cells();
         let goals = instance.goal_cells();
-        let dists: Vec<Vec<u32>> = goals
-            .iter()
-            .map(|&g| instance.grid.distances_from(g))
-            .collect();
+        let dists: Vec<Vec<u32>> = goals.iter().map(|&g| instance.grid.distances_from(g)).collect();
         for (i, (d, &s)) in dists.iter().zip(&starts).enumerate() {
             if d[s as usize] == UNREACHABLE {
                 let a = instance.agents[i];
-                return Err(SolveError::Unreachable {
-                    agent: i,
-                    start: a.start,
-                    goal: a.goal,
-                });
+                return Err(SolveError::Unreachable { agent: i, start: a.start, goal: a.goal });
             }
         }
         Ok(Self {
@@ -90,15 +83,9 @@ impl<'a> Cbs<'a> {
         self.stats.low_level_searches += 1;
         let cons = AgentConstraints::new(agent, self.goals[agent], &node.constraints);
         let others_soc = node.soc - node.costs[agent];
-        let max_cost = self
-            .config
-            .soc_bound
-            .map_or(u32::MAX, |b| b.saturating_sub(others_soc));
+        let max_cost = self.config.soc_bound.map_or(u32::MAX, |b| b.saturating_sub(others_soc));
         let table = ConflictTable {
-            others: (0..node.paths.len())
-                .filter(|&j| j != agent)
-                .map(|j| node.paths[j].as_slice())
-                .collect(),
+            others: (0..node.paths.len()).filter(|&j| j != agent).map(|j| node.paths[j].as_slice()).collect(),
         };
         let Some(path) = self.search(agent).plan(&cons, &table, max_cost) else {
             return false;
@@ -125,9 +112,7 @@ impl<'a> Cbs<'a> {
         let (a, b) = c.agents();
         let (ma, mb) = (self.mdd(node, a), self.mdd(node, b));
         let (ca, cb) = match *c {
-            Conflict::Vertex { cell, t, .. } => {
-                (ma.is_singleton(cell, t), mb.is_singleton(cell, t))
-            }
+            Conflict::Vertex { cell, t, .. } => (ma.is_singleton(cell, t), mb.is_singleton(cell, t)),
             Conflict::Edge { from, to, t, .. } => (
                 ma.is_singleton(from, t - 1) && ma.is_singleton(to, t),
                 mb.is_singleton(to, t - 1) && mb.is_singleton(from, t),
@@ -143,8 +128,7 @@ impl<'a> Cbs<'a> {
     /// Finds the conflicts of `node`, picks the one to split (cardinal first, then
     /// semi-cardinal, then the earliest) and sets the CG heuristic.
     fn evaluate(&self, node: &mut Node) -> Option<(Conflict, Class)> {
-        node.conflicts =
-            all_conflicts(&node.paths.iter().map(|p| p.as_slice()).collect::<Vec<_>>());
+        node.conflicts = all_conflicts(&node.paths.iter().map(|p| p.as_slice()).collect::<Vec<_>>());
         let conflicts = node.conflicts.clone();
         let mut best: Option<(Conflict, Class)> = None;
         let mut cardinal_pairs = Vec::new();
@@ -163,16 +147,12 @@ impl<'a> Cbs<'a> {
 
     fn check_limits(&self) -> Result<(), SolveError> {
         if self.stats.expanded >= self.config.max_nodes {
-            return Err(SolveError::NodeLimit {
-                limit: self.config.max_nodes,
-            });
+            return Err(SolveError::NodeLimit { limit: self.config.max_nodes });
         }
         if let Some(limit) = self.config.time_limit {
             let elapsed = self.started.elapsed();
             if elapsed >= limit {
-                return Err(SolveError::TimeLimit {
-                    millis: elapsed.as_millis() as u64,
-                });
+                return Err(SolveError::TimeLimit { millis: elapsed.as_millis() as u64 });
             }
         }
         Ok(())
@@ -191,12 +171,10 @@ impl<'a> Cbs<'a> {
         };
         for agent in 0..k {
             if !self.replan(&mut root, agent) {
-                return Err(SolveError::Exhausted {
-                    bound: self.config.soc_bound,
-                });
+                return Err(SolveError::Exhausted { bound: self.config.soc_bound });
             }
         }
-        let mut nodes: Vec<Option<(Node, Option<(Conflict, Class)>)>> = Vec::new();
+        let mut nodes: NodeStore = Vec::new();
         let mut open = BinaryHeap::new();
         let split = self.evaluate(&mut root);
         self.push(&mut nodes, &mut open, root, split);
@@ -250,15 +228,12 @@ impl<'a> Cbs<'a> {
                 }
             }
         }
-        Err(SolveError::Exhausted {
-            bound: self.config.soc_bound,
-        })
+        Err(SolveError::Exhausted { bound: self.config.soc_bound })
     }
 
-    #[allow(clippy::type_complexity)]
     fn push(
         &mut self,
-        nodes: &mut Vec<Option<(Node, Option<(Conflict, Class)>)>>,
+        nodes: &mut NodeStore,
         open: &mut BinaryHeap<Reverse<(u32, usize, usize)>>,
         node: Node,
         split: Option<(Conflict, Class)>,
@@ -276,24 +251,12 @@ impl<'a> Cbs<'a> {
 /// The two constraints that resolve a conflict, one per agent.
 fn split_constraints(c: &Conflict) -> [Constraint; 2] {
     match *c {
-        Conflict::Vertex { a, b, cell, t } => [
-            Constraint::Vertex { agent: a, cell, t },
-            Constraint::Vertex { agent: b, cell, t },
-        ],
-        Conflict::Edge { a, b, from, to, t } => [
-            Constraint::Edge {
-                agent: a,
-                from,
-                to,
-                t,
-            },
-            Constraint::Edge {
-                agent: b,
-                from: to,
-                to: from,
-                t,
-            },
-        ],
+        Conflict::Vertex { a, b, cell, t } => {
+            [Constraint::Vertex { agent: a, cell, t }, Constraint::Vertex { agent: b, cell, t }]
+        }
+        Conflict::Edge { a, b, from, to, t } => {
+            [Constraint::Edge { agent: a, from, to, t }, Constraint::Edge { agent: b, from: to, to: from, t }]
+        }
     }
 }
 
@@ -308,11 +271,7 @@ fn min_vertex_cover(k: usize, edges: &[(usize, usize)]) -> u32 {
         let mut best = u32::MAX;
         for mask in 0u32..(1 << k) {
             let size = mask.count_ones();
-            if size < best
-                && edges
-                    .iter()
-                    .all(|&(a, b)| mask >> a & 1 == 1 || mask >> b & 1 == 1)
-            {
+            if size < best && edges.iter().all(|&(a, b)| mask >> a & 1 == 1 || mask >> b & 1 == 1) {
                 best = size;
             }
         }

@@ -42,12 +42,7 @@ pub(crate) enum Constraint {
     /// The agent may not be on `cell` at time `t`.
     Vertex { agent: usize, cell: Cell, t: u32 },
     /// The agent may not move `from → to` between `t − 1` and `t`.
-    Edge {
-        agent: usize,
-        from: Cell,
-        to: Cell,
-        t: u32,
-    },
+    Edge { agent: usize, from: Cell, to: Cell, t: u32 },
 }
 
 impl Constraint {
@@ -94,7 +89,6 @@ impl AgentConstraints {
     /// Whether moving `from → to`, arriving at time `t`, breaks no constraint.
     #[inline]
     pub(crate) fn allows(&self, from: Cell, to: Cell, t: u32) -> bool {
-        !self.vertex.contains(&key(t, to, 0))
-            && (from == to || !self.edge.contains(&key(t, from, to)))
+        !self.vertex.contains(&key(t, to, 0)) && (from == to || !self.edge.contains(&key(t, from, to)))
     }
 }

@@ -58,14 +58,8 @@ impl AgentSearch<'_> {
         }
         // After the last constraint the agent can reach its goal in at most `cells` more steps,
         // so later arrivals never need to be searched.
-        let horizon = max_cost
-            .min(cons.last_time + self.grid.cells() + 2)
-            .min(MAX_TIME);
-        let mut entries = vec![Entry {
-            cell: self.start,
-            t: 0,
-            parent: u32::MAX,
-        }];
+        let horizon = max_cost.min(cons.last_time + self.grid.cells() + 2).min(MAX_TIME);
+        let mut entries = vec![Entry { cell: self.start, t: 0, parent: u32::MAX }];
         let mut closed = IntSet::default();
         // (f, conflicts, larger t first, entry)
         let mut open = BinaryHeap::new();
@@ -95,11 +89,7 @@ impl AgentSearch<'_> {
                     continue;
                 }
                 let c = conflicts + table.count(cell, next, nt);
-                entries.push(Entry {
-                    cell: next,
-                    t: nt,
-                    parent: idx,
-                });
+                entries.push(Entry { cell: next, t: nt, parent: idx });
                 open.push(Reverse((nt + hn, c, Reverse(nt), entries.len() as u32 - 1)));
             }
         }

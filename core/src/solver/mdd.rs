@@ -39,11 +39,7 @@ impl Mdd {
         }
         // Backward pass: keep the cells from which the goal is reached at exactly `cost`.
         let mut levels = vec![Vec::new(); c + 1];
-        levels[c] = forward[c]
-            .iter()
-            .copied()
-            .filter(|&v| v == search.goal)
-            .collect();
+        levels[c] = forward[c].iter().copied().filter(|&v| v == search.goal).collect();
         let mut mark = vec![false; n];
         for t in (0..c).rev() {
             for &v in &levels[t + 1] {
@@ -54,9 +50,7 @@ impl Mdd {
                 .copied()
                 .filter(|&u| {
                     search.grid.successors(u).any(|(_, v)| {
-                        mark[v as usize]
-                            && (v != u || search.allow_waits)
-                            && cons.allows(u, v, t as u32 + 1)
+                        mark[v as usize] && (v != u || search.allow_waits) && cons.allows(u, v, t as u32 + 1)
                     })
                 })
                 .collect();

@@ -18,6 +18,7 @@ mod cbs;
 mod constraints;
 mod low_level;
 mod mdd;
+pub mod reachability;
 
 use std::time::Duration;
 
@@ -45,12 +46,7 @@ pub struct SolverConfig {
 
 impl Default for SolverConfig {
     fn default() -> Self {
-        Self {
-            max_nodes: 200_000,
-            time_limit: None,
-            allow_waits: true,
-            soc_bound: None,
-        }
+        Self { max_nodes: 200_000, time_limit: None, allow_waits: true, soc_bound: None }
     }
 }
 
@@ -60,12 +56,9 @@ impl Default for SolverConfig {
 pub enum SolveError {
     /// Holes cut an agent off from its goal, so no plan exists.
     #[error("unsolvable: agent {agent} cannot reach its goal {goal} from {start}")]
-    Unreachable {
-        agent: usize,
-        start: crate::Pos,
-        goal: crate::Pos,
-    },
-    /// The search space was exhausted: no plan exists (within the bound, if one was set).
+    Unreachable { agent: usize, start: crate::Pos, goal: crate::Pos },
+    /// No plan exists (within the bound, if one was set): the search space was exhausted, or
+    /// the joint configuration space shows the goals cannot be reached together.
     #[error("unsolvable: no plan exists{}", bound.map(|b| format!(" with sum of costs at most {b}")).unwrap_or_default())]
     Exhausted { bound: Option<u32> },
     /// The node limit was reached before a plan was found.
@@ -126,28 +119,19 @@ impl Solution {
     /// Per-agent move strings such as `"RRDW"`.
     #[must_use]
     pub fn move_strings(&self, grid: &Grid) -> Vec<String> {
-        self.moves(grid)
-            .iter()
-            .map(|m| moves_to_string(m))
-            .collect()
+        self.moves(grid).iter().map(|m| moves_to_string(m)).collect()
     }
 
     /// The ground-truth record stored in generated instances.
     #[must_use]
     pub fn to_optimal_plan(&self, grid: &Grid) -> OptimalPlan {
-        OptimalPlan {
-            soc: self.soc,
-            makespan: self.makespan,
-            moves: self.move_strings(grid),
-        }
+        OptimalPlan { soc: self.soc, makespan: self.makespan, moves: self.move_strings(grid) }
     }
 
     /// Whether some agent waits before its final arrival.
     #[must_use]
     pub fn has_wait_before_arrival(&self) -> bool {
-        self.paths
-            .iter()
-            .any(|p| p.windows(2).any(|w| w[0] == w[1]))
+        self.paths.iter().any(|p| p.windows(2).any(|w| w[0] == w[1]))
     }
 }
 
@@ -157,5 +141,19 @@ impl Solution {
 /// [`SolveError`]: unreachable goals, an exhausted search (no plan, or none within
 /// [`SolverConfig::soc_bound`]), or a node or time limit.
 pub fn solve(instance: &Instance, config: &SolverConfig) -> Result<Solution, SolveError> {
-    cbs::Cbs::new(instance, config)?.run()
+    match cbs::Cbs::new(instance, config)?.run() {
+        // CBS cannot prove that no plan exists; on small maps the joint search can.
+        Err(e @ (SolveError::NodeLimit { .. } | SolveError::TimeLimit { .. }))
+            if config.allow_waits && config.soc_bound.is_none() =>
+        {
+            match reachability::goals_reachable(instance, REACHABILITY_STATES) {
+                Some(false) => Err(SolveError::Exhausted { bound: None }),
+                _ => Err(e),
+            }
+        }
+        other => other,
+    }
 }
+
+/// Largest joint space the solvability check searches after CBS gives up.
+const REACHABILITY_STATES: u64 = 2_000_000;

@@ -1,0 +1,9 @@
+//! One module per subcommand.
+
+pub mod check;
+pub mod generate;
+pub mod prompt;
+pub mod render;
+pub mod solve;
+pub mod suite;
+pub mod verify;

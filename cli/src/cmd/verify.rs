@@ -1,0 +1,68 @@
+use std::path::PathBuf;
+
+use floe_core::text::verify_answer;
+use floe_core::verify::{verify_with_optimum, Verdict};
+use floe_core::{solve, Instance, SolverConfig};
+
+use crate::error::CliError;
+use crate::input::{read_instances, read_plans, PlanFormat, PlanInput};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Instance file (one instance, or JSON Lines with one plan per instance).
+    #[arg(long, short = 'i')]
+    instance: PathBuf,
+    /// Plan file: JSON `{"moves": [...]}` / `{"paths": [...]}` (JSON Lines for several
+    /// instances), or a free-text answer in the paper's format.
+    #[arg(long, short = 'p')]
+    plan: PathBuf,
+    /// How to read the plan file.
+    #[arg(long, value_enum, default_value_t = PlanFormat::Auto)]
+    format: PlanFormat,
+}
+
+/// The optimum: stored in the instance, else found by the solver (none if it gives up).
+pub fn optimum(inst: &Instance) -> Option<u32> {
+    inst.optimal.as_ref().map(|o| o.soc).or_else(|| solve(inst, &SolverConfig::default()).ok().map(|s| s.soc))
+}
+
+pub fn verdict_json(v: &Verdict) -> serde_json::Value {
+    serde_json::json!({
+        "valid": v.valid,
+        "optimal": v.optimal,
+        "failure": v.failure.as_ref().map(|f| serde_json::json!({
+            "kind": f.kind.name(),
+            "agent": f.agent,
+            "time": f.time,
+            "detail": f.detail,
+        })),
+        "soc": v.soc,
+        "makespan": v.makespan,
+        "optimal_soc": v.optimal_soc,
+    })
+}
+
+pub fn run(a: &Args) -> Result<(), CliError> {
+    let instances = read_instances(&a.instance)?;
+    let plans = read_plans(&a.plan, a.format)?;
+    if plans.len() != instances.len() {
+        return Err(CliError::Input(format!(
+            "{} has {} plans but {} has {} instances",
+            a.plan.display(),
+            plans.len(),
+            a.instance.display(),
+            instances.len()
+        )));
+    }
+    let mut out = String::new();
+    for (inst, plan) in instances.iter().zip(&plans) {
+        let opt = optimum(inst);
+        let v = match plan {
+            PlanInput::Parsed(p) => verify_with_optimum(inst, p, opt),
+            PlanInput::Text(t) => verify_answer(inst, t, opt),
+        };
+        out.push_str(&verdict_json(&v).to_string());
+        out.push('\n');
+    }
+    crate::emit(None, &out)
+}

@@ -1,0 +1,235 @@
+//! The `floe` binary end to end: outputs, determinism and exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use floe_core::instance::parse_instances;
+
+fn floe(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_floe")).args(args).output().expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn tmp(name: &str, contents: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("floe-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join(name);
+    std::fs::write(&p, contents).expect("write temp file");
+    p
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+#[test]
+fn generate_is_deterministic_and_hits_the_ratios() {
+    let args = [
+        "generate",
+        "-k",
+        "3",
+        "-n",
+        "6",
+        "--hole-ratio",
+        "0.2",
+        "--wait-ratio",
+        "0.3",
+        "-c",
+        "40",
+        "-s",
+        "9",
+    ];
+    let a = floe(&args);
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert_eq!(stdout(&a), stdout(&floe(&args)), "same seed, same output");
+    let other = floe(&[
+        "generate",
+        "-k",
+        "3",
+        "-n",
+        "6",
+        "--hole-ratio",
+        "0.2",
+        "--wait-ratio",
+        "0.3",
+        "-c",
+        "40",
+        "-s",
+        "10",
+    ]);
+    assert_ne!(stdout(&a), stdout(&other), "another seed, other instances");
+    let instances = parse_instances(&stdout(&a)).expect("valid JSONL");
+    assert_eq!(instances.len(), 40);
+    let waits = instances.iter().filter(|i| i.needs_wait == Some(true)).count();
+    assert_eq!(waits, 12, "round(0.3 * 40)");
+    for inst in &instances {
+        // round(0.2 * 36) = 7 holes on every map.
+        assert_eq!(inst.grid.hole_count(), 7);
+        assert!(inst.optimal.is_some());
+    }
+}
+
+#[test]
+fn generate_reports_unreachable_ratios_and_bad_settings() {
+    let o =
+        floe(&["generate", "-k", "2", "-n", "10", "--wait-ratio", "1", "-c", "20", "--max-attempts", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("wait_ratio 1"), "{}", stderr(&o));
+    let o = floe(&["generate", "-k", "1", "-n", "4", "--wait-ratio", "0.5"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = floe(&["generate", "-k", "9", "-n", "3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("distinct free cells"), "{}", stderr(&o));
+}
+
+#[test]
+fn solve_finds_the_stored_optimum() {
+    let gen = floe(&["generate", "-k", "4", "-n", "7", "--wait-ratio", "0.5", "-c", "12", "-s", "3"]);
+    let file = tmp("solve.jsonl", &stdout(&gen));
+    let o = floe(&["solve", "--instance", s(&file)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let instances = parse_instances(&stdout(&gen)).expect("valid");
+    let lines: Vec<serde_json::Value> =
+        stdout(&o).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    assert_eq!(lines.len(), instances.len());
+    for (inst, line) in instances.iter().zip(&lines) {
+        assert_eq!(line["soc"], inst.optimal.as_ref().expect("stored").soc);
+        assert_eq!(line["moves"].as_array().expect("moves").len(), 4);
+    }
+}
+
+#[test]
+fn solve_reports_unsolvable_instances() {
+    let cut = tmp("cut.json", r#"{"grid": ["FHF"], "agents": [{"start": [0, 0], "goal": [0, 2]}]}"#);
+    let o = floe(&["solve", "-i", s(&cut)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("unsolvable"), "{}", stderr(&o));
+    let swap = tmp(
+        "swap.json",
+        r#"{"grid": ["FFF"], "agents": [{"start": [0, 0], "goal": [0, 2]}, {"start": [0, 2], "goal": [0, 0]}]}"#,
+    );
+    let o = floe(&["solve", "-i", s(&swap), "--max-nodes", "2000"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no plan exists"), "{}", stderr(&o));
+}
+
+const INST: &str = r#"{"grid": ["FFF", "FHF", "FFF"], "agents": [{"start": [0, 0], "goal": [0, 2]}, {"start": [2, 0], "goal": [2, 2]}]}"#;
+
+fn verdict(plan: &str, name: &str) -> serde_json::Value {
+    let inst = tmp("verify-inst.json", INST);
+    let plan = tmp(name, plan);
+    let o = floe(&["verify", "--instance", s(&inst), "--plan", s(&plan)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(stdout(&o).trim()).expect("one JSON line")
+}
+
+#[test]
+fn verify_prints_the_verdict_for_each_failure_kind() {
+    let v = verdict(r#"{"moves": ["RR", "RR"]}"#, "ok.json");
+    assert_eq!(
+        v,
+        serde_json::json!({"valid": true, "optimal": true, "failure": null, "soc": 4, "makespan": 2, "optimal_soc": 4})
+    );
+    for (plan, kind, agent, time) in [
+        (r#"{"moves": ["U", "RR"]}"#, "out_of_bounds", 0, 1),
+        (r#"{"moves": ["DR", "RR"]}"#, "hole", 0, 2),
+        (r#"{"paths": [[[0, 0], [0, 2]], [[2, 0], [2, 1], [2, 2]]]}"#, "illegal_move", 0, 1),
+        (r#"{"moves": ["R", "RR"]}"#, "goal_not_reached", 0, 2),
+        (r#"{"moves": ["WD", "UU"]}"#, "edge_conflict", 0, 2),
+        (r#"{"moves": ["D", "U"]}"#, "vertex_conflict", 0, 1),
+    ] {
+        let v = verdict(plan, "plan.json");
+        assert_eq!(v["valid"], false, "{plan}");
+        assert_eq!(v["failure"]["kind"], kind, "{plan}: {v}");
+        assert_eq!(v["failure"]["agent"], agent, "{plan}: {v}");
+        assert_eq!(v["failure"]["time"], time, "{plan}: {v}");
+    }
+    let v = verdict(r#"{"moves": ["RR"]}"#, "short.json");
+    assert_eq!(v["failure"]["kind"], "wrong_agent_count");
+    let v = verdict("I am not sure how to do this.", "answer.txt");
+    assert_eq!(v["failure"]["kind"], "parse_error");
+    let v = verdict("Agent 0: RIGHT RIGHT\nAgent 1: RIGHT RIGHT\n", "good.txt");
+    assert_eq!(v["optimal"], true);
+}
+
+#[test]
+fn bad_input_gets_one_line_naming_the_file_and_exit_code_2() {
+    let inst = tmp("inst.json", INST);
+    for (name, contents, needle) in [
+        ("malformed.json", r#"{"grid": ["FF""#, "malformed instance JSON"),
+        (
+            "badchar.json",
+            r#"{"grid": ["FQ"], "agents": [{"start": [0, 0], "goal": [0, 1]}]}"#,
+            "unexpected character 'Q'",
+        ),
+        (
+            "outside.json",
+            r#"{"grid": ["FF"], "agents": [{"start": [0, 5], "goal": [0, 1]}]}"#,
+            "outside the 2x1 grid",
+        ),
+        (
+            "dup.json",
+            r#"{"grid": ["FFF"], "agents": [{"start": [0, 0], "goal": [0, 1]}, {"start": [0, 0], "goal": [0, 2]}]}"#,
+            "share the start",
+        ),
+    ] {
+        let file = tmp(name, contents);
+        let o = floe(&["solve", "-i", s(&file)]);
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(name) && err.contains(needle), "{name}: {err}");
+    }
+    let plan = tmp("letters.json", r#"{"moves": ["RZ", "RR"]}"#);
+    let o = floe(&["verify", "-i", s(&inst), "-p", s(&plan)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("letters.json") && stderr(&o).contains("unknown move letter 'Z'"),
+        "{}",
+        stderr(&o)
+    );
+    let o = floe(&["verify", "-i", s(&inst), "-p", "/nonexistent/plan.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/nonexistent/plan.json"));
+}
+
+#[test]
+fn prompt_and_render() {
+    let inst = tmp("render.json", INST);
+    let o = floe(&["prompt", "-i", s(&inst)]);
+    assert!(stdout(&o).starts_with(
+        "You are a multi-agent path planning expert. There is a 3x3 frozen lake map with 2 agents:\nS F G\nF H F\ns F g\n"
+    ));
+    let plan = tmp("render-plan.json", r#"{"moves": ["RR", "RR"]}"#);
+    let o = floe(&["render", "-i", s(&inst), "-p", s(&plan)]);
+    let out = stdout(&o);
+    assert!(out.contains("t = 2\n. . 0\n. H .\n. . 1\n"), "{out}");
+    assert!(out.contains("valid, sum of costs 4, makespan 2 (optimal: 4)"), "{out}");
+}
+
+#[test]
+fn movingai_map_and_scenario() {
+    let map = tmp("m.map", "type octile\nheight 3\nwidth 4\nmap\n....\n.@@.\n....\n");
+    let scen = tmp("m.scen", "version 1\n0\tm.map\t4\t3\t0\t0\t3\t2\t5\n0\tm.map\t4\t3\t3\t0\t0\t2\t5\n");
+    let o = floe(&["solve", "--map", s(&map), "--scen", s(&scen), "--agents", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("JSON");
+    assert_eq!(v["soc"], 10);
+}
+
+#[test]
+fn check_passes_on_a_generated_suite() {
+    let dir = std::env::temp_dir().join(format!("floe-cli-suite-{}", std::process::id()));
+    let o = floe(&["suite", "--out", s(&dir), "--per-cell", "4", "--agents", "3", "--max-size", "5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = floe(&["check", "--suite", s(&dir)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("36 instances: 36 solved"), "{}", stdout(&o));
+}

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Every check: formatting, lints, and all tests (unit, property, integration, CLI).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --release -- -D warnings
+cargo test --workspace --release
