@@ -173,6 +173,82 @@ fn draw(cfg: &GeneratorConfig, rng: &mut Rng) -> Option<Instance> {
     Instance::new(grid, agents).ok()
 }
 
+/// Holes as in [`draw`], then 2k distinct cells of the largest frozen region for starts and goals.
+fn draw_connected(cfg: &GeneratorConfig, rng: &mut Rng) -> Option<Instance> {
+    let mut grid = Grid::new(cfg.width, cfg.height);
+    let n = grid.cells();
+    let mut cells: Vec<Cell> = (0..n).collect();
+    let holes = cfg.holes() as usize;
+    for i in 0..holes {
+        let j = i + rng.below(n - i as u32) as usize;
+        cells.swap(i, j);
+    }
+    for &c in &cells[..holes] {
+        grid.set_hole(c, true);
+    }
+    // The largest region, by a flood fill from each unvisited frozen cell.
+    let mut region = vec![u32::MAX; n as usize];
+    let mut best: Vec<Cell> = Vec::new();
+    for c in 0..n {
+        if grid.is_hole(c) || region[c as usize] != u32::MAX {
+            continue;
+        }
+        let dist = grid.distances_from(c);
+        let members: Vec<Cell> = (0..n).filter(|&x| dist[x as usize] != UNREACHABLE).collect();
+        for &m in &members {
+            region[m as usize] = c;
+        }
+        if members.len() > best.len() {
+            best = members;
+        }
+    }
+    let k = cfg.agents;
+    if best.len() < 2 * k {
+        return None;
+    }
+    for i in 0..2 * k {
+        let j = i + rng.below((best.len() - i) as u32) as usize;
+        best.swap(i, j);
+    }
+    let agents =
+        (0..k).map(|a| Agent { start: grid.pos(best[2 * a]), goal: grid.pos(best[2 * a + 1]) }).collect();
+    Instance::new(grid, agents).ok()
+}
+
+/// Random instances for stepping benchmarks and tests: exactly `round(hole_ratio · W·H)` holes and
+/// k agents with distinct starts and distinct goals in the largest frozen region, but **not
+/// solved**: the instances may be unsolvable as a whole and carry no optimum.
+///
+/// # Errors
+/// An out-of-range configuration, or no connected draw in `max_attempts` tries for a slot.
+pub fn random_instances(cfg: &GeneratorConfig) -> Result<Vec<Instance>, GenerateError> {
+    GeneratorConfig { wait_ratio: 0.0, ..cfg.clone() }.validate()?;
+    (0..cfg.count)
+        .into_par_iter()
+        .map(|slot| {
+            (0..cfg.max_attempts)
+                .find_map(|attempt| {
+                    let mut rng = Rng::from_counters(&[
+                        cfg.seed,
+                        u64::from(cfg.width),
+                        u64::from(cfg.height),
+                        cfg.agents as u64,
+                        slot as u64,
+                        u64::from(attempt),
+                        0x5eed,
+                    ]);
+                    draw_connected(cfg, &mut rng)
+                })
+                .ok_or(GenerateError::Unreachable {
+                    setting: cfg.setting(),
+                    needs_wait: false,
+                    attempts: cfg.max_attempts,
+                    slot,
+                })
+        })
+        .collect()
+}
+
 /// Generates one instance for slot `slot`, wanting the given `needs_wait` flag.
 fn generate_slot(cfg: &GeneratorConfig, slot: usize, want_wait: bool) -> Result<Instance, GenerateError> {
     let solver = SolverConfig { max_nodes: cfg.max_nodes, ..SolverConfig::default() };

@@ -10,6 +10,7 @@
 //! Everything else in floe (the batched engine, the plugins, the trainer, the CLI) builds on the
 //! definitions here, so a rule changes in one place only.
 
+pub mod engine;
 pub mod error;
 pub mod generator;
 pub mod grid;

@@ -1,0 +1,201 @@
+//! `floe bench`: agent-steps per second and plans verified per second, as JSON lines.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use floe_core::engine::{
+    event, obs_stride, verify_batch_cpu, CollisionMode, CpuEngine, EnvConfig, HoleRule, InstancePool,
+    PlanBatch, StepBuffers, VerifyOut,
+};
+use floe_core::generator::{generate, random_instances, GeneratorConfig};
+use floe_core::Plan;
+
+use crate::error::CliError;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Map sides to step on.
+    #[arg(long, value_delimiter = ',', default_values_t = [16u32, 32])]
+    sizes: Vec<u32>,
+    /// Hole (obstacle) densities.
+    #[arg(long, value_delimiter = ',', default_values_t = [0.2f64, 0.3])]
+    densities: Vec<f64>,
+    /// Agents per environment.
+    #[arg(long, value_delimiter = ',', default_values_t = [4usize, 64])]
+    agents: Vec<usize>,
+    /// Batch sizes (environments per batch).
+    #[arg(long, value_delimiter = ',', default_values_t = [1024usize])]
+    envs: Vec<usize>,
+    /// Collision mode.
+    #[arg(long, value_enum, default_value_t = Mode::Soft)]
+    mode: Mode,
+    /// Soft mode: holes drop agents (`drop`) or block moves like walls (`block`, as in POGEMA).
+    #[arg(long, value_enum, default_value_t = Holes::Block)]
+    holes: Holes,
+    /// Observation radius.
+    #[arg(long, default_value_t = 2)]
+    radius: u32,
+    /// Episode limit (steps).
+    #[arg(long, default_value_t = 64)]
+    episode_limit: u32,
+    /// Seconds to measure each setting for (after a warm-up of a tenth of that).
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+    /// Plans per verification batch (3 agents on 8×8 maps); 0 skips verification.
+    #[arg(long, default_value_t = 1_000_000)]
+    plans: usize,
+    /// Distinct instances per pool.
+    #[arg(long, default_value_t = 64)]
+    pool: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Holes {
+    Drop,
+    Block,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Mode {
+    Strict,
+    Soft,
+}
+
+/// Runs `f` for a tenth of `seconds` to warm up, then for `seconds`; returns the calls, the sum
+/// of what `f` returned, and the seconds of the measured part.
+fn timed(seconds: f64, mut f: impl FnMut() -> u64) -> (u64, u64, f64) {
+    let warm = Instant::now();
+    while warm.elapsed().as_secs_f64() < seconds / 10.0 {
+        f();
+    }
+    let (start, mut n, mut sum) = (Instant::now(), 0u64, 0u64);
+    while start.elapsed().as_secs_f64() < seconds {
+        sum += f();
+        n += 1;
+    }
+    (n, sum, start.elapsed().as_secs_f64())
+}
+
+fn failed(e: impl std::fmt::Display) -> CliError {
+    CliError::Failed(e.to_string())
+}
+
+pub fn run(a: &Args) -> Result<(), CliError> {
+    if !(a.seconds.is_finite() && a.seconds > 0.0) {
+        return Err(CliError::Input(format!("--seconds must be positive, not {}", a.seconds)));
+    }
+    let threads = rayon::current_num_threads();
+    let mode = match a.mode {
+        Mode::Strict => CollisionMode::Strict,
+        Mode::Soft => CollisionMode::Soft,
+    };
+    for &size in &a.sizes {
+        for &density in &a.densities {
+            for &k in &a.agents {
+                let insts = random_instances(&GeneratorConfig {
+                    max_attempts: 100,
+                    ..GeneratorConfig::square(size, k, density, 0.0, a.pool, 1)
+                })
+                .map_err(failed)?;
+                let pool = Arc::new(InstancePool::new(&insts, false).map_err(failed)?);
+                for &envs in &a.envs {
+                    let cfg = EnvConfig {
+                        num_envs: envs,
+                        mode,
+                        holes: match a.holes {
+                            Holes::Drop => HoleRule::Drop,
+                            Holes::Block => HoleRule::Block,
+                        },
+                        episode_limit: a.episode_limit,
+                        obs_radius: a.radius,
+                        seed: 0,
+                        ..EnvConfig::default()
+                    };
+                    let mut engine = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).map_err(failed)?;
+                    let mut out = StepBuffers::new(&cfg, pool.max_agents);
+                    engine.reset(0, &mut out).map_err(failed)?;
+                    // Agent-steps count the agents that took part in each step: active ones and
+                    // those that dropped out in it (padding slots never count).
+                    let (steps, agent_steps, secs) = timed(a.seconds, || {
+                        engine.step_random(&mut out).expect("buffers were sized for this engine");
+                        out.events
+                            .iter()
+                            .filter(|&&ev| ev & event::INACTIVE == 0 || ev & event::HOLE != 0)
+                            .count() as u64
+                    });
+                    let active_share = agent_steps as f64 / (steps as f64 * (envs * k) as f64);
+                    let agent_steps = agent_steps as f64;
+                    // Buffers a step touches, per agent: its state word (read and written), its
+                    // observation, reward and event words; per environment: 4 state words (read
+                    // and written), info, flags.
+                    let per_agent = 8 + obs_stride(a.radius) + 4 + 4;
+                    let per_env = 32 + 16 + 2;
+                    let line = serde_json::json!({
+                        "bench": "step",
+                        "backend": "cpu",
+                        "threads": threads,
+                        "mode": format!("{mode:?}").to_lowercase(),
+                        "holes": format!("{:?}", a.holes).to_lowercase(),
+                        "size": size,
+                        "density": density,
+                        "agents": k,
+                        "envs": envs,
+                        "steps": steps,
+                        "seconds": secs,
+                        "agent_steps_per_sec": agent_steps / secs,
+                        "active_share": active_share,
+                        "bytes_per_agent_step": per_agent as f64 + per_env as f64 / k as f64,
+                        "state_bytes_per_agent": 4.0 + 16.0 / k as f64,
+                    });
+                    crate::emit(None, &format!("{line}\n"))?;
+                }
+            }
+        }
+    }
+    if a.plans > 0 {
+        verify_bench(a, threads)?;
+    }
+    Ok(())
+}
+
+fn verify_bench(a: &Args, threads: usize) -> Result<(), CliError> {
+    let insts = generate(&GeneratorConfig::square(8, 3, 0.1, 0.5, a.pool, 1)).map_err(failed)?;
+    let pool = InstancePool::new(&insts, false).map_err(failed)?;
+    let max_len = 16;
+    let mut batch = PlanBatch::new(3, max_len);
+    for n in 0..a.plans {
+        let i = n % insts.len();
+        let Ok(Plan::Moves(mut plan)) = Plan::from_move_strings(
+            &insts[i].optimal.as_ref().expect("generated instances are solved").moves,
+        ) else {
+            return Err(CliError::Failed("stored plans are move strings".into()));
+        };
+        // Every fourth plan is perturbed so that failures are verified too.
+        if n % 4 == 3 {
+            plan[n % 3].reverse();
+        }
+        for m in &mut plan {
+            m.truncate(max_len);
+        }
+        batch.push(i as u32, &plan).map_err(failed)?;
+    }
+    let mut out = vec![VerifyOut::default(); batch.len()];
+    let (calls, _, secs) = timed(a.seconds, || {
+        verify_batch_cpu(&pool, &batch, &mut out).expect("the batch was built for this pool");
+        0
+    });
+    let valid = out.iter().filter(|o| o.valid == 1).count();
+    let line = serde_json::json!({
+        "bench": "verify",
+        "backend": "cpu",
+        "threads": threads,
+        "agents": 3,
+        "size": 8,
+        "plans": batch.len(),
+        "valid_share": valid as f64 / batch.len() as f64,
+        "seconds": secs,
+        "plans_per_sec": (calls as f64 * batch.len() as f64) / secs,
+        "bytes_per_plan": (3 * max_len + 8) as f64,
+    });
+    crate::emit(None, &format!("{line}\n"))
+}

@@ -1,0 +1,262 @@
+//! Sizes, codes and `#[repr(C)]` records shared by the CPU and GPU backends (and the WGSL
+//! kernels, whose struct layouts a test checks against these).
+
+use bytemuck::{Pod, Zeroable};
+
+/// Per-agent event flags written by a step (the step outcome that rewards are computed from).
+pub mod event {
+    /// The agent moved to another cell.
+    pub const MOVED: u32 = 1;
+    /// Soft mode: the agent's move would have collided, so it stayed.
+    pub const BLOCKED: u32 = 2;
+    /// The move would leave the grid (soft: it became a wait; strict: the episode failed).
+    pub const OFF_GRID: u32 = 4;
+    /// The agent's move led into a hole (soft: it dropped out, or with [`super::HoleRule::Block`]
+    /// it stayed; strict: the episode failed).
+    pub const HOLE: u32 = 8;
+    /// Strict mode: the agent was part of a vertex or swap conflict.
+    pub const CONFLICT: u32 = 16;
+    /// The agent arrived on its goal in this step.
+    pub const REACHED: u32 = 32;
+    /// The agent is on its goal after the step.
+    pub const AT_GOAL: u32 = 64;
+    /// The slot holds no agent (padding, or dropped earlier).
+    pub const INACTIVE: u32 = 128;
+}
+
+/// Episode outcome codes in [`EnvInfo::outcome`].
+pub mod outcome {
+    pub const RUNNING: u32 = 0;
+    pub const SUCCESS: u32 = 1;
+    pub const FAILURE: u32 = 2;
+    pub const TRUNCATED: u32 = 3;
+}
+
+/// Per-environment information after a step. When the episode ended in this step (and the
+/// environment was reset), it describes the episode that ended.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+pub struct EnvInfo {
+    /// Steps taken in the episode (the ended one, if it ended).
+    pub episode_steps: u32,
+    /// One of [`outcome`].
+    pub outcome: u32,
+    /// For failures: the [`crate::FailureKind`] code (`out_of_bounds` 4, `hole` 5,
+    /// `vertex_conflict` 6, `edge_conflict` 7); else 0.
+    pub failure_kind: u32,
+    /// For failures: the agent at fault; else `u32::MAX`.
+    pub failure_agent: u32,
+}
+
+/// "No value" in `u32` result fields.
+pub const NONE: u32 = u32::MAX;
+
+/// One plan's result from batched verification: the same information as [`crate::Verdict`].
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
+pub struct VerifyOut {
+    /// 1 if valid.
+    pub valid: u32,
+    /// 1 if valid and of optimal sum of costs.
+    pub optimal: u32,
+    /// [`crate::FailureKind`] code, 0 for none.
+    pub kind: u32,
+    /// Agent at fault, or [`NONE`].
+    pub agent: u32,
+    /// Time of the failure, or [`NONE`].
+    pub time: u32,
+    /// Sum of costs of a valid plan, or [`NONE`].
+    pub soc: u32,
+    /// Makespan of a valid plan, or [`NONE`].
+    pub makespan: u32,
+    /// The optimum, or [`NONE`] if unknown.
+    pub optimal_soc: u32,
+}
+
+impl Default for VerifyOut {
+    fn default() -> Self {
+        Self {
+            valid: 0,
+            optimal: 0,
+            kind: 0,
+            agent: NONE,
+            time: NONE,
+            soc: NONE,
+            makespan: NONE,
+            optimal_soc: NONE,
+        }
+    }
+}
+
+impl VerifyOut {
+    /// The batched form of a single-plan verdict.
+    #[must_use]
+    pub fn from_verdict(v: &crate::Verdict) -> Self {
+        let f = v.failure.as_ref();
+        Self {
+            valid: u32::from(v.valid),
+            optimal: u32::from(v.optimal),
+            kind: f.map_or(0, |f| f.kind as u32),
+            agent: f.and_then(|f| f.agent).map_or(NONE, |a| a as u32),
+            time: f.and_then(|f| f.time).unwrap_or(NONE),
+            soc: v.soc.unwrap_or(NONE),
+            makespan: v.makespan.unwrap_or(NONE),
+            optimal_soc: v.optimal_soc.unwrap_or(NONE),
+        }
+    }
+}
+
+/// How collisions are handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CollisionMode {
+    /// The paper's rules: leaving the grid, a hole, a vertex or a swap conflict ends the episode
+    /// as a failure (reported like the verifier's first failure); positions stay as they were.
+    #[default]
+    Strict,
+    /// Standard multi-agent RL: a move off the grid is a wait; a move into a hole drops the agent;
+    /// agents whose moves would collide stay where they are (see [`super::cpu`] for the exact rule).
+    Soft,
+}
+
+/// What a move into a hole does in soft mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HoleRule {
+    /// The agent drops out of the episode (the engine's soft-mode default).
+    #[default]
+    Drop,
+    /// Holes act as walls: the move becomes a wait (the obstacle rule of grid-world MARL
+    /// environments such as POGEMA; used to benchmark against them on equal terms).
+    Block,
+}
+
+/// Reward weights; an agent's reward is the sum of the weights of its events, added in the order
+/// of the fields.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RewardWeights {
+    /// On arriving at the goal.
+    pub reach_goal: f32,
+    /// Each step an active agent ends away from its goal.
+    pub step: f32,
+    /// Soft mode: a blocked move.
+    pub blocked: f32,
+    /// A move off the grid.
+    pub off_grid: f32,
+    /// A move into a hole.
+    pub hole: f32,
+    /// Strict mode: being part of a conflict.
+    pub conflict: f32,
+}
+
+impl Default for RewardWeights {
+    fn default() -> Self {
+        Self { reach_goal: 1.0, step: -0.0625, blocked: -0.125, off_grid: -0.25, hole: -1.0, conflict: -1.0 }
+    }
+}
+
+impl RewardWeights {
+    /// The reward of one agent's events.
+    #[inline]
+    #[must_use]
+    pub fn reward(&self, ev: u32) -> f32 {
+        let mut r = 0.0f32;
+        if ev & event::REACHED != 0 {
+            r += self.reach_goal;
+        }
+        if ev & (event::AT_GOAL | event::INACTIVE) == 0 {
+            r += self.step;
+        }
+        if ev & event::BLOCKED != 0 {
+            r += self.blocked;
+        }
+        if ev & event::OFF_GRID != 0 {
+            r += self.off_grid;
+        }
+        if ev & event::HOLE != 0 {
+            r += self.hole;
+        }
+        if ev & event::CONFLICT != 0 {
+            r += self.conflict;
+        }
+        r
+    }
+}
+
+/// Observation channels, in layout order.
+pub const OBS_CHANNELS: usize = 3;
+
+/// Bytes of one agent's local observation: 3 channels of (2r+1)² bytes, padded to a multiple of 4
+/// (so that GPU threads write whole words).
+#[must_use]
+pub const fn obs_stride(radius: u32) -> usize {
+    let w = (2 * radius + 1) as usize;
+    (OBS_CHANNELS * w * w).div_ceil(4) * 4
+}
+
+/// The engine's configuration.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EnvConfig {
+    /// Number of environments, B.
+    pub num_envs: usize,
+    /// Collision rule.
+    pub mode: CollisionMode,
+    /// Soft mode: what a move into a hole does (strict mode always fails the episode).
+    pub holes: HoleRule,
+    /// Steps after which an episode is truncated.
+    pub episode_limit: u32,
+    /// Radius r of the local observation window ((2r+1)² cells per channel).
+    pub obs_radius: u32,
+    /// Base seed; environment `e` uses `seed + e`.
+    pub seed: u64,
+    pub rewards: RewardWeights,
+}
+
+impl Default for EnvConfig {
+    fn default() -> Self {
+        Self {
+            num_envs: 1024,
+            mode: CollisionMode::Strict,
+            holes: HoleRule::Drop,
+            episode_limit: 64,
+            obs_radius: 2,
+            seed: 0,
+            rewards: RewardWeights::default(),
+        }
+    }
+}
+
+/// Packs an environment's (width, height, agents) into one word (12, 12 and 8 bits).
+#[inline]
+#[must_use]
+pub const fn pack_dims(width: u32, height: u32, agents: u32) -> u32 {
+    width | (height << 12) | (agents << 24)
+}
+
+/// Unpacks [`pack_dims`].
+#[inline]
+#[must_use]
+pub const fn unpack_dims(d: u32) -> (u32, u32, u32) {
+    (d & 0xfff, (d >> 12) & 0xfff, d >> 24)
+}
+
+/// Agent words: the packed position ([`pack_rc`]) in the low 24 bits, bit 31 set while the agent
+/// is active.
+pub const AGENT_ACTIVE: u32 = 1 << 31;
+/// Mask of the packed position in an agent word.
+pub const POS_MASK: u32 = (1 << 24) - 1;
+
+/// Packs (row, col) as `row << 12 | col`: positions are kept as rows and columns so that a step
+/// needs no division.
+#[inline]
+#[must_use]
+pub const fn pack_rc(row: u32, col: u32) -> u32 {
+    (row << 12) | col
+}
+
+/// (row, col) of a packed position.
+#[inline]
+#[must_use]
+pub const fn unpack_rc(rc: u32) -> (u32, u32) {
+    ((rc >> 12) & 0xfff, rc & 0xfff)
+}

@@ -1,0 +1,120 @@
+//! Instance pools: the levels a batch of environments plays, packed for the engine.
+
+use thiserror::Error;
+
+use super::layout::{pack_dims, pack_rc, NONE};
+use crate::instance::Instance;
+use crate::solver::{solve, SolverConfig};
+
+/// Why a pool or batch could not be built or used.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EngineError {
+    #[error("the instance pool is empty")]
+    EmptyPool,
+    #[error("instance {index}: {what}")]
+    Instance { index: usize, what: String },
+    #[error("{what}: expected {expected} entries, got {got}")]
+    BufferSize { what: &'static str, expected: usize, got: usize },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("GPU backend: {0}")]
+    Gpu(String),
+}
+
+/// The largest agent count per environment.
+pub const MAX_AGENTS: usize = 255;
+/// The largest grid side.
+pub const MAX_SIDE: u32 = 1024;
+
+/// Instances packed as flat arrays: per instance its dims word, `K` start and goal positions
+/// ([`pack_rc`], padded),
+/// its hole bits (`words` `u32` words, cell `i` at bit `i % 32` of word `i / 32`) and its optimal
+/// sum of costs (or `u32::MAX` if unknown).
+#[derive(Debug, Clone)]
+pub struct InstancePool {
+    /// Agent slots per instance (the largest agent count).
+    pub max_agents: usize,
+    /// Hole words per instance (enough for the largest grid).
+    pub words: usize,
+    pub dims: Vec<u32>,
+    pub starts: Vec<u32>,
+    pub goals: Vec<u32>,
+    pub holes: Vec<u32>,
+    pub optimal_soc: Vec<u32>,
+}
+
+impl InstancePool {
+    /// Packs instances. Optimal sums of costs come from each instance's stored plan; with
+    /// `solve_missing`, instances without one are solved (else their optimum stays unknown).
+    ///
+    /// # Errors
+    /// An empty list, or an instance over the engine's limits ([`MAX_AGENTS`], [`MAX_SIDE`]).
+    pub fn new(instances: &[Instance], solve_missing: bool) -> Result<Self, EngineError> {
+        if instances.is_empty() {
+            return Err(EngineError::EmptyPool);
+        }
+        let max_agents = instances.iter().map(Instance::num_agents).max().unwrap_or(0);
+        let max_cells = instances.iter().map(|i| i.grid.cells()).max().unwrap_or(0) as usize;
+        let words = max_cells.div_ceil(32);
+        let mut pool = Self {
+            max_agents,
+            words,
+            dims: Vec::with_capacity(instances.len()),
+            starts: vec![0; instances.len() * max_agents],
+            goals: vec![0; instances.len() * max_agents],
+            holes: vec![0; instances.len() * words],
+            optimal_soc: Vec::with_capacity(instances.len()),
+        };
+        for (i, inst) in instances.iter().enumerate() {
+            let (w, h, k) = (inst.grid.width(), inst.grid.height(), inst.num_agents());
+            if k > MAX_AGENTS || w > MAX_SIDE || h > MAX_SIDE {
+                return Err(EngineError::Instance {
+                    index: i,
+                    what: format!("{k} agents on {w}x{h} is over the engine's limits ({MAX_AGENTS} agents, side {MAX_SIDE})"),
+                });
+            }
+            pool.dims.push(pack_dims(w, h, k as u32));
+            for (a, ag) in inst.agents.iter().enumerate() {
+                pool.starts[i * max_agents + a] = pack_rc(ag.start.row, ag.start.col);
+                pool.goals[i * max_agents + a] = pack_rc(ag.goal.row, ag.goal.col);
+            }
+            for c in 0..inst.grid.cells() {
+                if inst.grid.is_hole(c) {
+                    pool.holes[i * words + (c / 32) as usize] |= 1 << (c % 32);
+                }
+            }
+            let opt = match &inst.optimal {
+                Some(o) => o.soc,
+                None if solve_missing => solve(inst, &SolverConfig::default()).map_or(NONE, |s| s.soc),
+                None => NONE,
+            };
+            pool.optimal_soc.push(opt);
+        }
+        Ok(pool)
+    }
+
+    /// Number of instances.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.dims.len()
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.dims.is_empty()
+    }
+
+    /// Whether cell `c` of instance `i` is a hole.
+    #[inline]
+    #[must_use]
+    pub fn is_hole(&self, i: usize, c: u32) -> bool {
+        (self.holes[i * self.words + (c / 32) as usize] >> (c % 32)) & 1 == 1
+    }
+
+    /// The largest side of any instance.
+    #[must_use]
+    pub fn max_side(&self) -> u32 {
+        self.dims.iter().map(|&d| (d & 0xfff).max((d >> 12) & 0xfff)).max().unwrap_or(0)
+    }
+}

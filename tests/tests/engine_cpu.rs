@@ -1,0 +1,440 @@
+//! The CPU engine: batched verification equals the single-plan verifier, strict stepping fails
+//! exactly where the verifier does, soft stepping keeps the invariants, and results depend only
+//! on (seed, env), not on batch size or threads.
+
+use std::sync::Arc;
+
+use floe_core::engine::verify_batch::END;
+use floe_core::engine::{
+    event, outcome, verify_batch_cpu, CollisionMode, CpuEngine, EnvConfig, InstancePool, PlanBatch,
+    StepBuffers, VerifyOut,
+};
+use floe_core::generator::{generate, GeneratorConfig};
+use floe_core::rng::Rng;
+use floe_core::verify::verify_with_optimum;
+use floe_core::{Instance, Move, Plan};
+use proptest::prelude::*;
+
+fn instances() -> Vec<Instance> {
+    let mut out = Vec::new();
+    for (size, k, seed) in [(3, 2, 1), (5, 3, 2), (8, 3, 3), (6, 4, 4), (10, 5, 5)] {
+        out.extend(generate(&GeneratorConfig::square(size, k, 0.2, 0.5, 6, seed)).expect("generates"));
+    }
+    out
+}
+
+/// A plan near the optimal one: random edits (insert, delete, replace moves; drop an agent).
+fn mutated_plan(inst: &Instance, rng: &mut Rng) -> Vec<Vec<Move>> {
+    let opt = Plan::from_move_strings(&inst.optimal.as_ref().expect("stored").moves).expect("letters");
+    let Plan::Moves(mut plan) = opt else { unreachable!("move strings give moves") };
+    for _ in 0..rng.below(4) {
+        let a = rng.below(plan.len() as u32) as usize;
+        let m = Move::ALL[rng.below(5) as usize];
+        let len = plan[a].len() as u32;
+        match rng.below(4) {
+            0 => plan[a].insert(rng.below(len + 1) as usize, m),
+            1 if len > 0 => {
+                plan[a].remove(rng.below(len) as usize);
+            }
+            2 if len > 0 => plan[a][rng.below(len) as usize] = m,
+            _ => plan[a].push(m),
+        }
+    }
+    if rng.below(20) == 0 {
+        plan.pop();
+    }
+    plan
+}
+
+#[test]
+fn batched_verification_equals_the_single_verifier() {
+    let insts = instances();
+    let pool = InstancePool::new(&insts, false).expect("pool");
+    let mut batch = PlanBatch::new(pool.max_agents, 24);
+    let mut expected = Vec::new();
+    let mut rng = Rng::from_counters(&[42]);
+    for round in 0..40 {
+        for (i, inst) in insts.iter().enumerate() {
+            let plan = if round % 3 == 0 {
+                // Fully random plans fail in every way.
+                (0..inst.num_agents())
+                    .map(|_| (0..rng.below(12)).map(|_| Move::ALL[rng.below(5) as usize]).collect())
+                    .collect()
+            } else {
+                mutated_plan(inst, &mut rng)
+            };
+            batch.push(i as u32, &plan).expect("fits");
+            let v = verify_with_optimum(inst, &Plan::Moves(plan), Some(pool.optimal_soc[i]));
+            expected.push(VerifyOut::from_verdict(&v));
+        }
+    }
+    // A code that is not a move is a parse error.
+    batch.push(0, &[vec![Move::Up], vec![]]).expect("fits");
+    let n = batch.len();
+    batch.moves[(n - 1) * pool.max_agents * 24] = 9;
+    expected.push(VerifyOut { kind: 1, optimal_soc: pool.optimal_soc[0], ..VerifyOut::default() });
+
+    let mut out = vec![VerifyOut::default(); batch.len()];
+    verify_batch_cpu(&pool, &batch, &mut out).expect("verifies");
+    let mut kinds = std::collections::BTreeSet::new();
+    for (i, (got, want)) in out.iter().zip(&expected).enumerate() {
+        assert_eq!(got, want, "plan {i}");
+        kinds.insert(got.kind);
+    }
+    // Valid, parse error, wrong count, out of bounds, hole, vertex, edge, goal not reached.
+    assert_eq!(kinds.into_iter().collect::<Vec<_>>(), vec![0, 1, 2, 4, 5, 6, 7, 8]);
+    assert!(out.iter().any(|o| o.optimal == 1) && out.iter().any(|o| o.valid == 1 && o.optimal == 0));
+    assert!(batch.moves.contains(&END));
+}
+
+fn engine(mode: CollisionMode, num_envs: usize, insts: &[Instance], seed: u64) -> (CpuEngine, StepBuffers) {
+    let pool = Arc::new(InstancePool::new(insts, false).expect("pool"));
+    let cfg = EnvConfig { num_envs, mode, episode_limit: 20, obs_radius: 2, seed, ..EnvConfig::default() };
+    let mut e = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("engine");
+    let mut out = StepBuffers::new(&cfg, pool.max_agents);
+    e.reset(seed, &mut out).expect("reset");
+    (e, out)
+}
+
+#[test]
+fn strict_episodes_fail_exactly_where_the_verifier_does() {
+    let insts = instances();
+    let (mut env, mut out) = engine(CollisionMode::Strict, 64, &insts, 7);
+    let k = env.pool().max_agents;
+    let mut rng = Rng::from_counters(&[8]);
+    // Per env: the instance it plays and the actions taken so far.
+    let mut history: Vec<(usize, Vec<Vec<Move>>)> =
+        (0..64).map(|e| (env.state().env[e][3] as usize, Vec::new())).collect();
+    let mut checked = [0usize; 4];
+    for _ in 0..200 {
+        let mut actions = vec![0u8; 64 * k];
+        for (e, (p, moves)) in history.iter_mut().enumerate() {
+            let agents = insts[*p].num_agents();
+            moves.resize(agents, Vec::new());
+            for (a, m) in moves.iter_mut().enumerate() {
+                // Mostly the optimal next move, sometimes a random one.
+                let opt = &insts[*p].optimal.as_ref().expect("stored").moves[a];
+                let t = m.len();
+                let code = if rng.below(6) == 0 {
+                    rng.below(5) as u8
+                } else {
+                    opt.chars().nth(t).and_then(Move::from_letter).map_or(0, |mv| mv as u8)
+                };
+                actions[e * k + a] = code;
+                m.push(Move::from_code(code).expect("0..=4"));
+            }
+        }
+        env.step(&actions, &mut out).expect("steps");
+        for (e, (p, moves)) in history.iter_mut().enumerate() {
+            let info = out.info[e];
+            if out.terminated[e] == 0 && out.truncated[e] == 0 {
+                continue;
+            }
+            let inst = &insts[*p];
+            let v = verify_with_optimum(inst, &Plan::Moves(moves.clone()), None);
+            match info.outcome {
+                outcome::SUCCESS => assert!(v.valid, "env {e}: {v:?}"),
+                outcome::FAILURE => {
+                    let f = v.failure.expect("the verifier fails too");
+                    assert_eq!(
+                        (f.kind as u32, f.agent.map(|a| a as u32), f.time),
+                        (info.failure_kind, Some(info.failure_agent), Some(info.episode_steps)),
+                        "env {e}"
+                    );
+                }
+                outcome::TRUNCATED => {
+                    assert_eq!(info.episode_steps, 20);
+                    assert_eq!(v.failure.map(|f| f.kind as u32), Some(8), "not on goals yet");
+                }
+                o => panic!("ended with outcome {o}"),
+            }
+            checked[info.outcome as usize] += 1;
+            *p = env.state().env[e][3] as usize;
+            moves.clear();
+        }
+    }
+    assert!(checked[1] > 20 && checked[2] > 20 && checked[3] > 0, "{checked:?}");
+}
+
+#[test]
+fn soft_collisions_follow_the_documented_rule() {
+    // One row "FFFFF" plus a second row; agents placed to exercise each case.
+    let inst = |agents: &str| {
+        Instance::from_json(&format!(r#"{{"grid": ["FFFFF", "FFFFH"], "agents": [{agents}]}}"#))
+            .expect("valid")
+    };
+    let run = |insts: &[Instance], actions: &[u8]| {
+        let (mut env, mut out) = engine(CollisionMode::Soft, 1, insts, 0);
+        env.reset_to(0, 0, &mut out).expect("reset");
+        let mut acts = actions.to_vec();
+        acts.resize(env.pool().max_agents, 0);
+        env.step(&acts, &mut out).expect("steps");
+        // Agent words hold row << 12 | col; the maps here are 5 wide.
+        let cells: Vec<u32> =
+            env.state().agents.iter().map(|a| ((a >> 12) & 0xfff) * 5 + (a & 0xfff)).collect();
+        (cells, out.events.clone())
+    };
+    // Contest: agents at (0,0) and (0,2) both move into (0,1): both stay.
+    let a = inst(r#"{"start": [0, 0], "goal": [1, 0]}, {"start": [0, 2], "goal": [1, 2]}"#);
+    let (cells, ev) = run(&[a], &[4, 3]);
+    assert_eq!(cells, vec![0, 2]);
+    assert!(ev[0] & event::BLOCKED != 0 && ev[1] & event::BLOCKED != 0);
+    // Swap: (0,0)->(0,1) and (0,1)->(0,0): both stay.
+    let b = inst(r#"{"start": [0, 0], "goal": [1, 0]}, {"start": [0, 1], "goal": [1, 2]}"#);
+    assert_eq!(run(std::slice::from_ref(&b), &[4, 3]).0, vec![0, 1]);
+    // Following: (0,0)->(0,1) while (0,1)->(0,2): both move.
+    assert_eq!(run(std::slice::from_ref(&b), &[4, 4]).0, vec![1, 2]);
+    // Chain: the leader waits, so both stay.
+    let (cells, ev) = run(&[b], &[4, 0]);
+    assert_eq!(cells, vec![0, 1]);
+    assert!(ev[0] & event::BLOCKED != 0 && ev[1] & event::BLOCKED == 0);
+    // Rotation of four agents around a 2x2 square: all move.
+    let c = inst(
+        r#"{"start": [0, 0], "goal": [0, 4]}, {"start": [0, 1], "goal": [0, 3]}, {"start": [1, 1], "goal": [1, 3]}, {"start": [1, 0], "goal": [1, 2]}"#,
+    );
+    assert_eq!(run(&[c], &[4, 2, 3, 1]).0, vec![1, 6, 5, 0]);
+    // Off the grid is a wait; a hole drops the agent and frees its cell for a follower.
+    let d = inst(r#"{"start": [0, 4], "goal": [0, 0]}, {"start": [0, 3], "goal": [1, 0]}"#);
+    let (cells, ev) = run(&[d], &[2, 4]);
+    assert_eq!(cells[1], 4, "follows into the freed cell");
+    assert!(ev[0] & event::HOLE != 0 && ev[0] & event::INACTIVE != 0);
+    let e = inst(r#"{"start": [0, 4], "goal": [0, 0]}, {"start": [0, 3], "goal": [1, 0]}"#);
+    let (cells, ev) = run(&[e], &[1, 0]);
+    assert_eq!(cells[0], 4);
+    assert!(ev[0] & event::OFF_GRID != 0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    #[test]
+    fn soft_stepping_keeps_agents_apart_on_frozen_cells(seed in any::<u64>()) {
+        let insts = instances();
+        let (mut env, mut out) = engine(CollisionMode::Soft, 32, &insts, seed);
+        let k = env.pool().max_agents;
+        for _ in 0..60 {
+            env.step_random(&mut out).expect("steps");
+            for e in 0..32 {
+                let st = env.state().env[e];
+                let (w, h) = (st[0] & 0xfff, (st[0] >> 12) & 0xfff);
+                let p = st[3] as usize;
+                let cells: Vec<u32> = env.state().agents[e * k..(e + 1) * k]
+                    .iter()
+                    .filter(|&&a| a & (1 << 31) != 0)
+                    .map(|&a| ((a >> 12) & 0xfff) * w + (a & 0xfff))
+                    .collect();
+                let mut sorted = cells.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                prop_assert_eq!(sorted.len(), cells.len(), "two agents share a cell");
+                for &c in &cells {
+                    prop_assert!(c < w * h && !env.pool().is_hole(p, c));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn results_depend_only_on_seed_and_env() {
+    let insts = instances();
+    let run = |num_envs: usize, threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+        pool.install(|| {
+            let (mut env, mut out) = engine(CollisionMode::Soft, num_envs, &insts, 99);
+            let mut trace = Vec::new();
+            for _ in 0..50 {
+                env.step_random(&mut out).expect("steps");
+                trace.push((
+                    out.rewards[..40].to_vec(),
+                    out.events[..40].to_vec(),
+                    out.obs[..40 * 76].to_vec(),
+                ));
+            }
+            (trace, env.state().agents[..40].to_vec())
+        })
+    };
+    let small = run(10, 1);
+    assert_eq!(small, run(200, 2));
+    assert_eq!(small, run(10, 3));
+}
+
+/// The soft rule, written naively from its definition: movers sharing a target stay, swapping
+/// movers stay, then movers into the cell of a staying agent stay, until nothing changes.
+fn reference_soft_step(
+    w: u32,
+    h: u32,
+    hole: &dyn Fn(u32) -> bool,
+    block_holes: bool,
+    cells: &[Option<u32>],
+    actions: &[u8],
+) -> Vec<Option<u32>> {
+    let k = cells.len();
+    let mut target: Vec<Option<u32>> = vec![None; k];
+    let mut dropped = vec![false; k];
+    for a in 0..k {
+        let Some(c) = cells[a] else { continue };
+        let (r, col) = ((c / w) as i64, (c % w) as i64);
+        let (dr, dc) = [(0, 0), (-1, 0), (1, 0), (0, -1), (0, 1)][actions[a] as usize];
+        let (nr, nc) = (r + dr, col + dc);
+        let t = if nr < 0 || nc < 0 || nr >= h as i64 || nc >= w as i64 {
+            c
+        } else {
+            (nr * w as i64 + nc) as u32
+        };
+        if hole(t) && t != c {
+            if block_holes {
+                target[a] = Some(c);
+            } else {
+                dropped[a] = true;
+            }
+        } else {
+            target[a] = Some(t);
+        }
+    }
+    let moving = |a: usize| !dropped[a] && cells[a].is_some() && target[a] != cells[a];
+    let mut stay: Vec<bool> = (0..k).map(|a| !moving(a)).collect();
+    for a in (0..k).filter(|&a| moving(a)) {
+        let contest = (0..k).any(|b| b != a && moving(b) && target[b] == target[a]);
+        let swap = (0..k).any(|b| b != a && moving(b) && target[b] == cells[a] && cells[b] == target[a]);
+        if contest || swap {
+            stay[a] = true;
+        }
+    }
+    loop {
+        let mut changed = false;
+        for a in 0..k {
+            if !moving(a) || stay[a] {
+                continue;
+            }
+            if (0..k).any(|b| b != a && !dropped[b] && cells[b].is_some() && stay[b] && cells[b] == target[a])
+            {
+                stay[a] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    (0..k)
+        .map(|a| {
+            if dropped[a] || cells[a].is_none() {
+                None
+            } else if stay[a] {
+                cells[a]
+            } else {
+                target[a]
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn soft_steps_match_the_reference_rule_in_crowds() {
+    use floe_core::engine::HoleRule;
+    for holes in [HoleRule::Drop, HoleRule::Block] {
+        let insts = floe_core::generator::random_instances(&GeneratorConfig::square(6, 12, 0.15, 0.0, 8, 3))
+            .expect("draws");
+        let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+        let cfg = EnvConfig {
+            num_envs: 16,
+            mode: CollisionMode::Soft,
+            holes,
+            episode_limit: 1000,
+            obs_radius: 1,
+            seed: 5,
+            ..EnvConfig::default()
+        };
+        let mut env = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("engine");
+        let mut out = StepBuffers::new(&cfg, pool.max_agents);
+        env.reset(5, &mut out).expect("reset");
+        let k = pool.max_agents;
+        let mut rng = Rng::from_counters(&[77]);
+        let mut blocked = 0;
+        for _ in 0..300 {
+            let before = env.state().clone();
+            let actions: Vec<u8> = (0..16 * k).map(|_| rng.below(5) as u8).collect();
+            env.step(&actions, &mut out).expect("steps");
+            for e in 0..16 {
+                if out.terminated[e] == 1 || out.truncated[e] == 1 {
+                    continue;
+                }
+                let st = before.env[e];
+                let (w, h, p) = (st[0] & 0xfff, (st[0] >> 12) & 0xfff, st[3] as usize);
+                let decode = |x: u32| (x & (1 << 31) != 0).then(|| ((x >> 12) & 0xfff) * w + (x & 0xfff));
+                let cells: Vec<Option<u32>> =
+                    before.agents[e * k..(e + 1) * k].iter().map(|&x| decode(x)).collect();
+                let want = reference_soft_step(
+                    w,
+                    h,
+                    &|c| pool.is_hole(p, c),
+                    holes == HoleRule::Block,
+                    &cells,
+                    &actions[e * k..(e + 1) * k],
+                );
+                let got: Vec<Option<u32>> =
+                    env.state().agents[e * k..(e + 1) * k].iter().map(|&x| decode(x)).collect();
+                assert_eq!(got, want, "env {e}");
+                blocked +=
+                    out.events[e * k..(e + 1) * k].iter().filter(|&&ev| ev & event::BLOCKED != 0).count();
+            }
+        }
+        assert!(blocked > 500, "crowds should block often: {blocked}");
+    }
+}
+
+#[test]
+fn observations_match_a_naive_window() {
+    let insts = floe_core::generator::random_instances(&GeneratorConfig::square(7, 9, 0.2, 0.0, 6, 8))
+        .expect("draws");
+    for radius in [1u32, 2, 4] {
+        let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+        let cfg = EnvConfig {
+            num_envs: 8,
+            mode: CollisionMode::Soft,
+            obs_radius: radius,
+            seed: 3,
+            ..EnvConfig::default()
+        };
+        let mut env = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("engine");
+        let mut out = StepBuffers::new(&cfg, pool.max_agents);
+        env.reset(3, &mut out).expect("reset");
+        let (k, stride) = (pool.max_agents, floe_core::engine::obs_stride(radius));
+        let win = (2 * radius + 1) as i64;
+        for _ in 0..30 {
+            env.step_random(&mut out).expect("steps");
+            for e in 0..8 {
+                let st = env.state().env[e];
+                let (w, h, p) = (i64::from(st[0] & 0xfff), i64::from((st[0] >> 12) & 0xfff), st[3] as usize);
+                let pos = |x: u32| (i64::from((x >> 12) & 0xfff), i64::from(x & 0xfff));
+                let agents = &env.state().agents[e * k..(e + 1) * k];
+                for a in 0..k {
+                    let o = &out.obs[(e * k + a) * stride..(e * k + a + 1) * stride];
+                    if agents[a] & (1 << 31) == 0 {
+                        assert!(o.iter().all(|&b| b == 0));
+                        continue;
+                    }
+                    let (r0, c0) = pos(agents[a]);
+                    let goal = pos(pool.goals[p * k + a]);
+                    for dy in 0..win {
+                        for dx in 0..win {
+                            let (r, c) = (r0 + dy - i64::from(radius), c0 + dx - i64::from(radius));
+                            let i = (dy * win + dx) as usize;
+                            let plane = (win * win) as usize;
+                            let inside = r >= 0 && c >= 0 && r < h && c < w;
+                            let hole = !inside || pool.is_hole(p, (r * w + c) as u32);
+                            let other = inside
+                                && (0..k).any(|b| {
+                                    b != a && agents[b] & (1 << 31) != 0 && pos(agents[b]) == (r, c)
+                                });
+                            assert_eq!(o[i], u8::from(hole), "hole channel, env {e} agent {a}");
+                            assert_eq!(o[plane + i], u8::from(other), "agent channel, env {e} agent {a}");
+                            assert_eq!(o[2 * plane + i], u8::from(goal == (r, c)), "goal channel");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
