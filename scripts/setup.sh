@@ -24,6 +24,10 @@ if ! command -v cc >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
     apt_install build-essential
 fi
 
+# Mesa's software Vulkan driver (lavapipe) and the Vulkan loader: the GPU backend's tests run on
+# it where no GPU exists; found headless, with no environment variable.
+apt_install mesa-vulkan-drivers libvulkan1
+
 if ! command -v cargo >/dev/null 2>&1; then
     say "cargo not found: install Rust first (https://rustup.rs or 'apt-get install cargo')"
     exit 1

@@ -3,6 +3,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use floe_core::engine::gpu::{GpuContext, GpuEngine, GpuVerifier};
+use floe_core::engine::EngineError;
 use floe_core::engine::{
     event, obs_stride, verify_batch_cpu, CollisionMode, CpuEngine, EnvConfig, HoleRule, InstancePool,
     PlanBatch, StepBuffers, VerifyOut,
@@ -47,6 +49,27 @@ pub struct Args {
     /// Distinct instances per pool.
     #[arg(long, default_value_t = 64)]
     pool: usize,
+    /// Backends to measure: `cpu`, `gpu` (wgpu; needs an adapter, lavapipe counts).
+    #[arg(long, value_delimiter = ',', default_values_t = [Backend::Cpu])]
+    backends: Vec<Backend>,
+    /// GPU: steps per submission (no host round-trip between them).
+    #[arg(long, default_value_t = 16)]
+    steps_per_submit: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Backend {
+    Cpu,
+    Gpu,
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::Cpu => "cpu",
+            Backend::Gpu => "gpu",
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -76,6 +99,47 @@ fn timed(seconds: f64, mut f: impl FnMut() -> u64) -> (u64, u64, f64) {
     (n, sum, start.elapsed().as_secs_f64())
 }
 
+/// CPU stepping: (steps, agent-steps, seconds, what was counted).
+fn step_cpu(
+    a: &Args,
+    cfg: &EnvConfig,
+    pool: &Arc<InstancePool>,
+) -> Result<(u64, u64, f64, &'static str), CliError> {
+    let mut engine = CpuEngine::new(cfg.clone(), Arc::clone(pool)).map_err(failed)?;
+    let mut out = StepBuffers::new(cfg, pool.max_agents);
+    engine.reset(0, &mut out).map_err(failed)?;
+    // Agent-steps count the agents that took part in each step: active ones and those that
+    // dropped out in it (padding slots never count).
+    let (steps, agent_steps, secs) = timed(a.seconds, || {
+        engine.step_random(&mut out).expect("buffers were sized for this engine");
+        out.events.iter().filter(|&&ev| ev & event::INACTIVE == 0 || ev & event::HOLE != 0).count() as u64
+    });
+    Ok((steps, agent_steps, secs, "active agents"))
+}
+
+/// GPU stepping, `steps_per_submit` steps per submission, waiting for the device after each.
+fn step_gpu(
+    a: &Args,
+    cfg: &EnvConfig,
+    pool: &Arc<InstancePool>,
+    ctx: &Result<GpuContext, EngineError>,
+) -> Result<(u64, u64, f64, &'static str), CliError> {
+    let ctx = ctx.as_ref().map_err(|e| CliError::Failed(e.to_string()))?;
+    let mut engine = GpuEngine::new(Arc::new(ctx.clone()), cfg.clone(), Arc::clone(pool)).map_err(failed)?;
+    engine.reset(0);
+    let n = a.steps_per_submit.max(1);
+    let slots = (cfg.num_envs * pool.max_agents) as u64;
+    let (calls, _, secs) = timed(a.seconds, || {
+        engine.step_random(n);
+        engine.sync().expect("the device answers");
+        0
+    });
+    let steps = calls * u64::from(n);
+    // Without reading events back every step, every agent slot is counted; with
+    // `--holes block` no agent ever drops out, so slots and active agents are the same.
+    Ok((steps, steps * slots, secs, "agent slots"))
+}
+
 fn failed(e: impl std::fmt::Display) -> CliError {
     CliError::Failed(e.to_string())
 }
@@ -85,6 +149,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         return Err(CliError::Input(format!("--seconds must be positive, not {}", a.seconds)));
     }
     let threads = rayon::current_num_threads();
+    let gpu: std::cell::OnceCell<Result<GpuContext, EngineError>> = std::cell::OnceCell::new();
     let mode = match a.mode {
         Mode::Strict => CollisionMode::Strict,
         Mode::Soft => CollisionMode::Soft,
@@ -111,54 +176,51 @@ pub fn run(a: &Args) -> Result<(), CliError> {
                         seed: 0,
                         ..EnvConfig::default()
                     };
-                    let mut engine = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).map_err(failed)?;
-                    let mut out = StepBuffers::new(&cfg, pool.max_agents);
-                    engine.reset(0, &mut out).map_err(failed)?;
-                    // Agent-steps count the agents that took part in each step: active ones and
-                    // those that dropped out in it (padding slots never count).
-                    let (steps, agent_steps, secs) = timed(a.seconds, || {
-                        engine.step_random(&mut out).expect("buffers were sized for this engine");
-                        out.events
-                            .iter()
-                            .filter(|&&ev| ev & event::INACTIVE == 0 || ev & event::HOLE != 0)
-                            .count() as u64
-                    });
-                    let active_share = agent_steps as f64 / (steps as f64 * (envs * k) as f64);
-                    let agent_steps = agent_steps as f64;
-                    // Buffers a step touches, per agent: its state word (read and written), its
-                    // observation, reward and event words; per environment: 4 state words (read
-                    // and written), info, flags.
-                    let per_agent = 8 + obs_stride(a.radius) + 4 + 4;
-                    let per_env = 32 + 16 + 2;
-                    let line = serde_json::json!({
-                        "bench": "step",
-                        "backend": "cpu",
-                        "threads": threads,
-                        "mode": format!("{mode:?}").to_lowercase(),
-                        "holes": format!("{:?}", a.holes).to_lowercase(),
-                        "size": size,
-                        "density": density,
-                        "agents": k,
-                        "envs": envs,
-                        "steps": steps,
-                        "seconds": secs,
-                        "agent_steps_per_sec": agent_steps / secs,
-                        "active_share": active_share,
-                        "bytes_per_agent_step": per_agent as f64 + per_env as f64 / k as f64,
-                        "state_bytes_per_agent": 4.0 + 16.0 / k as f64,
-                    });
-                    crate::emit(None, &format!("{line}\n"))?;
+                    for &backend in &a.backends {
+                        let (steps, agent_steps, secs, counted) = match backend {
+                            Backend::Cpu => step_cpu(a, &cfg, &pool)?,
+                            Backend::Gpu => step_gpu(a, &cfg, &pool, gpu.get_or_init(GpuContext::new))?,
+                        };
+                        // Buffers a step touches, per agent: its state word (read and written), its
+                        // observation, reward and event words; per environment: 4 state words (read
+                        // and written), info, flags.
+                        let per_agent = 8 + obs_stride(a.radius) + 4 + 4;
+                        let per_env = 32 + 16 + 2;
+                        let line = serde_json::json!({
+                            "bench": "step",
+                            "backend": backend.to_string(),
+                            "threads": if backend == Backend::Cpu { threads } else { 0 },
+                            "mode": format!("{mode:?}").to_lowercase(),
+                            "holes": format!("{:?}", a.holes).to_lowercase(),
+                            "size": size,
+                            "density": density,
+                            "agents": k,
+                            "envs": envs,
+                            "steps": steps,
+                            "seconds": secs,
+                            "agent_steps_per_sec": agent_steps as f64 / secs,
+                            "counted": counted,
+                            "active_share": agent_steps as f64 / (steps as f64 * (envs * k) as f64),
+                            "bytes_per_agent_step": per_agent as f64 + per_env as f64 / k as f64,
+                            "state_bytes_per_agent": 4.0 + 16.0 / k as f64,
+                        });
+                        crate::emit(None, &format!("{line}\n"))?;
+                    }
                 }
             }
         }
     }
     if a.plans > 0 {
-        verify_bench(a, threads)?;
+        verify_bench(a, threads, &gpu)?;
     }
     Ok(())
 }
 
-fn verify_bench(a: &Args, threads: usize) -> Result<(), CliError> {
+fn verify_bench(
+    a: &Args,
+    threads: usize,
+    gpu: &std::cell::OnceCell<Result<GpuContext, EngineError>>,
+) -> Result<(), CliError> {
     let insts = generate(&GeneratorConfig::square(8, 3, 0.1, 0.5, a.pool, 1)).map_err(failed)?;
     let pool = InstancePool::new(&insts, false).map_err(failed)?;
     let max_len = 16;
@@ -179,23 +241,38 @@ fn verify_bench(a: &Args, threads: usize) -> Result<(), CliError> {
         }
         batch.push(i as u32, &plan).map_err(failed)?;
     }
-    let mut out = vec![VerifyOut::default(); batch.len()];
-    let (calls, _, secs) = timed(a.seconds, || {
-        verify_batch_cpu(&pool, &batch, &mut out).expect("the batch was built for this pool");
-        0
-    });
-    let valid = out.iter().filter(|o| o.valid == 1).count();
-    let line = serde_json::json!({
-        "bench": "verify",
-        "backend": "cpu",
-        "threads": threads,
-        "agents": 3,
-        "size": 8,
-        "plans": batch.len(),
-        "valid_share": valid as f64 / batch.len() as f64,
-        "seconds": secs,
-        "plans_per_sec": (calls as f64 * batch.len() as f64) / secs,
-        "bytes_per_plan": (3 * max_len + 8) as f64,
-    });
-    crate::emit(None, &format!("{line}\n"))
+    let pool = Arc::new(pool);
+    for &backend in &a.backends {
+        let mut out = vec![VerifyOut::default(); batch.len()];
+        let (calls, _, secs) = match backend {
+            Backend::Cpu => timed(a.seconds, || {
+                verify_batch_cpu(&pool, &batch, &mut out).expect("the batch was built for this pool");
+                0
+            }),
+            Backend::Gpu => {
+                let ctx =
+                    gpu.get_or_init(GpuContext::new).as_ref().map_err(|e| CliError::Failed(e.to_string()))?;
+                let verifier = GpuVerifier::new(Arc::new(ctx.clone()), Arc::clone(&pool)).map_err(failed)?;
+                timed(a.seconds, || {
+                    verifier.verify(&batch, &mut out).expect("the batch was built for this pool");
+                    0
+                })
+            }
+        };
+        let valid = out.iter().filter(|o| o.valid == 1).count();
+        let line = serde_json::json!({
+            "bench": "verify",
+            "backend": backend.to_string(),
+            "threads": if backend == Backend::Cpu { threads } else { 0 },
+            "agents": 3,
+            "size": 8,
+            "plans": batch.len(),
+            "valid_share": valid as f64 / batch.len() as f64,
+            "seconds": secs,
+            "plans_per_sec": (calls as f64 * batch.len() as f64) / secs,
+            "bytes_per_plan": (3 * max_len + 8) as f64,
+        });
+        crate::emit(None, &format!("{line}\n"))?;
+    }
+    Ok(())
 }

@@ -20,9 +20,12 @@
 //! The caller owns every output buffer ([`StepBuffers`]); a step allocates nothing.
 
 pub mod cpu;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod hash;
 pub mod layout;
 pub mod pool;
+pub mod shaders;
 pub mod verify_batch;
 
 pub use cpu::{Actions, CpuEngine, EnvState};

@@ -1,0 +1,599 @@
+//! The wgpu backend: the same step, observation and verification as [`super::cpu`], as WGSL
+//! compute kernels (`shaders/`). State stays on the device across steps; outputs are read back
+//! only when asked ([`GpuEngine::read_outputs`], through staging buffers and `map_async`).
+//! Pipelines, layouts and bind groups are built once per engine.
+//!
+//! Limits of this backend: at most [`GPU_MAX_AGENTS`] agents per environment and an observation
+//! radius of at most [`GPU_MAX_RADIUS`].
+
+use std::borrow::Cow;
+use std::sync::{mpsc, Arc};
+
+use bytemuck::Zeroable;
+use wgpu::util::DeviceExt;
+
+use super::cpu::{global_state, EnvState};
+use super::layout::{obs_stride, CollisionMode, EnvConfig, EnvInfo, HoleRule, VerifyOut};
+use super::pool::{EngineError, InstancePool};
+use super::verify_batch::PlanBatch;
+use super::StepBuffers;
+
+pub use super::shaders::{wgsl, Params, GPU_MAX_AGENTS, GPU_MAX_RADIUS, WORKGROUP_SIZE};
+
+/// Words of per-environment status: flags, steps, outcome, failure kind, failure agent, the
+/// pool instance of the episode that ended.
+const STATUS_WORDS: usize = 6;
+
+/// A device and queue; one per process is enough.
+#[derive(Debug, Clone)]
+pub struct GpuContext {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    /// The adapter's name and backend, for reports.
+    pub adapter: String,
+}
+
+impl GpuContext {
+    /// Opens the first adapter wgpu finds (Vulkan first; Mesa's lavapipe counts).
+    ///
+    /// # Errors
+    /// No adapter, or no device on it.
+    pub fn new() -> Result<Self, EngineError> {
+        let request = |backends: wgpu::Backends| {
+            let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+                backends,
+                ..wgpu::InstanceDescriptor::new_without_display_handle()
+            });
+            pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                ..Default::default()
+            }))
+        };
+        // Vulkan first (GPUs and lavapipe); OpenGL only where no Vulkan adapter exists.
+        let adapter = request(wgpu::Backends::VULKAN)
+            .or_else(|_| request(wgpu::Backends::GL))
+            .map_err(|e| EngineError::Gpu(format!("no GPU adapter: {e}")))?;
+        let info = adapter.get_info();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("floe device"),
+            required_limits: adapter.limits(),
+            ..Default::default()
+        }))
+        .map_err(|e| EngineError::Gpu(format!("no device on {}: {e}", info.name)))?;
+        Ok(Self { device, queue, adapter: format!("{} ({:?})", info.name, info.backend) })
+    }
+
+    fn storage(&self, label: &str, contents: &[u8], extra: wgpu::BufferUsages) -> wgpu::Buffer {
+        let mut data = contents.to_vec();
+        data.resize(data.len().max(4).next_multiple_of(4), 0);
+        self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: &data,
+            usage: wgpu::BufferUsages::STORAGE | extra,
+        })
+    }
+
+    fn staging(&self, label: &str, size: u64) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: size.max(4).next_multiple_of(4),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    fn pipeline(&self, label: &str, kernel: &str, entry: &str) -> wgpu::ComputePipeline {
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(label),
+            source: wgpu::ShaderSource::Wgsl(Cow::Owned(wgsl::source(kernel))),
+        });
+        self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(label),
+            layout: None,
+            module: &module,
+            entry_point: Some(entry),
+            compilation_options: Default::default(),
+            cache: None,
+        })
+    }
+
+    fn bind_group(
+        &self,
+        label: &str,
+        pipeline: &wgpu::ComputePipeline,
+        buffers: &[(u32, &wgpu::Buffer)],
+    ) -> wgpu::BindGroup {
+        let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
+            .iter()
+            .map(|&(binding, b)| wgpu::BindGroupEntry { binding, resource: b.as_entire_binding() })
+            .collect();
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(label),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        })
+    }
+
+    /// Reads buffers back: copies each into its staging buffer, maps them all, returns the bytes.
+    fn read(&self, pairs: &[(&wgpu::Buffer, &wgpu::Buffer)]) -> Result<Vec<Vec<u8>>, EngineError> {
+        let mut enc = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("floe read-back") });
+        for (src, staging) in pairs {
+            enc.copy_buffer_to_buffer(src, 0, staging, 0, src.size());
+        }
+        self.queue.submit([enc.finish()]);
+        let (tx, rx) = mpsc::channel();
+        for (i, (_, staging)) in pairs.iter().enumerate() {
+            let tx = tx.clone();
+            staging.map_async(wgpu::MapMode::Read, .., move |r| {
+                let _ = tx.send((i, r));
+            });
+        }
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| EngineError::Gpu(format!("waiting for the device: {e}")))?;
+        for _ in pairs {
+            let (i, r) = rx.recv().map_err(|e| EngineError::Gpu(format!("read-back lost: {e}")))?;
+            r.map_err(|e| EngineError::Gpu(format!("mapping buffer {i}: {e}")))?;
+        }
+        let mut out = Vec::with_capacity(pairs.len());
+        for (_, staging) in pairs {
+            let view =
+                staging.get_mapped_range(..).map_err(|e| EngineError::Gpu(format!("mapped range: {e}")))?;
+            out.push(view.to_vec());
+            drop(view);
+            staging.unmap();
+        }
+        Ok(out)
+    }
+
+    /// Dispatches `n` invocations of `pipeline` (2-D when more than 65 535 workgroups).
+    fn dispatch(pass: &mut wgpu::ComputePass<'_>, n: usize) {
+        let groups = (n as u32).div_ceil(WORKGROUP_SIZE).max(1);
+        let (x, y) = if groups <= 65_535 { (groups, 1) } else { (65_535, groups.div_ceil(65_535)) };
+        pass.dispatch_workgroups(x, y, 1);
+    }
+}
+
+/// The pool as one word array: dims | starts | goals | holes | optimal sums of costs.
+fn pack_pool(pool: &InstancePool) -> (Vec<u32>, [u32; 4]) {
+    let p = pool.len();
+    let mut words = pool.dims.clone();
+    let off_starts = words.len() as u32;
+    words.extend(&pool.starts);
+    let off_goals = words.len() as u32;
+    words.extend(&pool.goals);
+    let off_holes = words.len() as u32;
+    words.extend(&pool.holes);
+    let off_opt = words.len() as u32;
+    words.extend(&pool.optimal_soc);
+    debug_assert_eq!(words.len(), p * (2 + 2 * pool.max_agents) + p * pool.words);
+    (words, [off_starts, off_goals, off_holes, off_opt])
+}
+
+fn base_params(pool: &InstancePool, offsets: [u32; 4]) -> Params {
+    Params {
+        k_max: pool.max_agents as u32,
+        words: pool.words as u32,
+        pool_len: pool.len() as u32,
+        off_starts: offsets[0],
+        off_goals: offsets[1],
+        off_holes: offsets[2],
+        off_opt: offsets[3],
+        ..Params::zeroed()
+    }
+}
+
+fn check_pool(pool: &InstancePool) -> Result<(), EngineError> {
+    if pool.max_agents > GPU_MAX_AGENTS {
+        return Err(EngineError::Gpu(format!(
+            "{} agents per environment; the GPU backend takes at most {GPU_MAX_AGENTS}",
+            pool.max_agents
+        )));
+    }
+    Ok(())
+}
+
+struct Buffers {
+    params: wgpu::Buffer,
+    env: wgpu::Buffer,
+    agents: wgpu::Buffer,
+    actions: wgpu::Buffer,
+    rewards: wgpu::Buffer,
+    events: wgpu::Buffer,
+    status: wgpu::Buffer,
+    final_agents: wgpu::Buffer,
+    obs: wgpu::Buffer,
+    final_obs: wgpu::Buffer,
+}
+
+/// A batch of environments resident on the GPU.
+pub struct GpuEngine {
+    ctx: Arc<GpuContext>,
+    cfg: EnvConfig,
+    pool: Arc<InstancePool>,
+    params: Params,
+    buf: Buffers,
+    staging: Vec<wgpu::Buffer>,
+    step: (wgpu::ComputePipeline, wgpu::BindGroup),
+    reset: (wgpu::ComputePipeline, wgpu::BindGroup),
+    observe: (wgpu::ComputePipeline, wgpu::BindGroup),
+}
+
+impl std::fmt::Debug for GpuEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuEngine").field("adapter", &self.ctx.adapter).field("cfg", &self.cfg).finish()
+    }
+}
+
+impl GpuEngine {
+    /// Uploads the pool and allocates every buffer for `cfg`.
+    ///
+    /// # Errors
+    /// A configuration over the backend's limits.
+    pub fn new(ctx: Arc<GpuContext>, cfg: EnvConfig, pool: Arc<InstancePool>) -> Result<Self, EngineError> {
+        check_pool(&pool)?;
+        if cfg.obs_radius > GPU_MAX_RADIUS {
+            return Err(EngineError::Gpu(format!(
+                "observation radius {} > {GPU_MAX_RADIUS}",
+                cfg.obs_radius
+            )));
+        }
+        if cfg.num_envs == 0 || cfg.episode_limit == 0 {
+            return Err(EngineError::Invalid("num_envs and episode_limit must be at least 1".into()));
+        }
+        let (b, k) = (cfg.num_envs, pool.max_agents);
+        let stride = obs_stride(cfg.obs_radius);
+        let (words, offsets) = pack_pool(&pool);
+        let mut params = base_params(&pool, offsets);
+        params.num_envs = b as u32;
+        params.stride_words = (stride / 4) as u32;
+        params.mode = u32::from(cfg.mode == CollisionMode::Soft);
+        params.hole_block = u32::from(cfg.holes == HoleRule::Block);
+        params.episode_limit = cfg.episode_limit;
+        params.radius = cfg.obs_radius;
+        params.seed_lo = cfg.seed as u32;
+        params.seed_hi = (cfg.seed >> 32) as u32;
+        let r = cfg.rewards;
+        (params.w_reach, params.w_step, params.w_blocked) = (r.reach_goal, r.step, r.blocked);
+        (params.w_off, params.w_hole, params.w_conflict) = (r.off_grid, r.hole, r.conflict);
+        let rw = wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        let zeros = |n: usize| vec![0u8; n];
+        let buf = Buffers {
+            params: ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("floe params"),
+                contents: bytemuck::bytes_of(&params),
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            }),
+            env: ctx.storage("floe env state", &zeros(b * 16), rw),
+            agents: ctx.storage("floe agents", &zeros(b * k * 4), rw),
+            actions: ctx.storage("floe actions", &zeros(b * k), rw),
+            rewards: ctx.storage("floe rewards", &zeros(b * k * 4), rw),
+            events: ctx.storage("floe events", &zeros(b * k * 4), rw),
+            status: ctx.storage("floe status", &zeros(b * STATUS_WORDS * 4), rw),
+            final_agents: ctx.storage("floe final agents", &zeros(b * k * 4), rw),
+            obs: ctx.storage("floe obs", &zeros(b * k * stride), rw),
+            final_obs: ctx.storage("floe final obs", &zeros(b * k * stride), rw),
+        };
+        let pool_buf = ctx.storage("floe pool", bytemuck::cast_slice(&words), wgpu::BufferUsages::empty());
+        let step_p = ctx.pipeline("floe step", wgsl::STEP, "step");
+        let reset_p = ctx.pipeline("floe reset", wgsl::STEP, "reset");
+        let observe_p = ctx.pipeline("floe observe", wgsl::OBSERVE, "observe");
+        let step_bg = ctx.bind_group(
+            "floe step bindings",
+            &step_p,
+            &[
+                (0, &buf.params),
+                (1, &pool_buf),
+                (2, &buf.env),
+                (3, &buf.agents),
+                (4, &buf.actions),
+                (5, &buf.rewards),
+                (6, &buf.events),
+                (7, &buf.status),
+                (8, &buf.final_agents),
+            ],
+        );
+        let reset_bg = ctx.bind_group(
+            "floe reset bindings",
+            &reset_p,
+            &[(0, &buf.params), (1, &pool_buf), (2, &buf.env), (3, &buf.agents), (7, &buf.status)],
+        );
+        let observe_bg = ctx.bind_group(
+            "floe observe bindings",
+            &observe_p,
+            &[
+                (0, &buf.params),
+                (1, &pool_buf),
+                (2, &buf.env),
+                (3, &buf.agents),
+                (4, &buf.final_agents),
+                (5, &buf.status),
+                (6, &buf.obs),
+                (7, &buf.final_obs),
+            ],
+        );
+        let staging =
+            [&buf.obs, &buf.final_obs, &buf.rewards, &buf.events, &buf.status, &buf.env, &buf.agents]
+                .iter()
+                .map(|b| ctx.staging("floe staging", b.size()))
+                .collect();
+        Ok(Self {
+            ctx,
+            cfg,
+            pool,
+            params,
+            buf,
+            staging,
+            step: (step_p, step_bg),
+            reset: (reset_p, reset_bg),
+            observe: (observe_p, observe_bg),
+        })
+    }
+
+    /// The configuration.
+    #[must_use]
+    pub fn config(&self) -> &EnvConfig {
+        &self.cfg
+    }
+
+    /// The adapter in use.
+    #[must_use]
+    pub fn adapter(&self) -> &str {
+        &self.ctx.adapter
+    }
+
+    fn write_params(&self) {
+        self.ctx.queue.write_buffer(&self.buf.params, 0, bytemuck::bytes_of(&self.params));
+    }
+
+    fn run(&self, label: &str, passes: &[(&(wgpu::ComputePipeline, wgpu::BindGroup), usize)], repeat: u32) {
+        let mut enc =
+            self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(label),
+                timestamp_writes: None,
+            });
+            for _ in 0..repeat {
+                for ((pipeline, bind_group), n) in passes {
+                    pass.set_pipeline(pipeline);
+                    pass.set_bind_group(0, bind_group, &[]);
+                    GpuContext::dispatch(&mut pass, *n);
+                }
+            }
+        }
+        self.ctx.queue.submit([enc.finish()]);
+    }
+
+    /// Starts episode 0 everywhere (as [`super::CpuEngine::reset`]) and computes observations.
+    pub fn reset(&mut self, seed: u64) {
+        self.cfg.seed = seed;
+        self.params.seed_lo = seed as u32;
+        self.params.seed_hi = (seed >> 32) as u32;
+        self.write_params();
+        let (b, k) = (self.cfg.num_envs, self.pool.max_agents);
+        self.run("floe reset", &[(&self.reset, b), (&self.observe, b * k)], 1);
+    }
+
+    /// Puts one environment on a pool instance (as [`super::CpuEngine::reset_to`]).
+    ///
+    /// # Errors
+    /// Indices out of range.
+    pub fn reset_to(&mut self, env: usize, pool_index: u32) -> Result<(), EngineError> {
+        if env >= self.cfg.num_envs || pool_index as usize >= self.pool.len() {
+            return Err(EngineError::Invalid(format!(
+                "reset_to(env {env}, instance {pool_index}) is out of range"
+            )));
+        }
+        let k = self.pool.max_agents;
+        let state = self.read_state()?;
+        let episode = state.env[env][2];
+        let p = pool_index as usize;
+        let dims = self.pool.dims[p];
+        let words = [dims, 0, episode, pool_index];
+        self.ctx.queue.write_buffer(&self.buf.env, (env * 16) as u64, bytemuck::cast_slice(&words));
+        let agents: Vec<u32> = (0..k)
+            .map(|a| {
+                if a < (dims >> 24) as usize {
+                    self.pool.starts[p * k + a] | super::layout::AGENT_ACTIVE
+                } else {
+                    0
+                }
+            })
+            .collect();
+        self.ctx.queue.write_buffer(&self.buf.agents, (env * k * 4) as u64, bytemuck::cast_slice(&agents));
+        let n = self.cfg.num_envs * k;
+        self.run("floe observe", &[(&self.observe, n)], 1);
+        Ok(())
+    }
+
+    /// One step with the caller's actions (`B·K` codes 0..=4): uploads them and dispatches; no
+    /// read-back.
+    ///
+    /// # Errors
+    /// Wrong length or an action code above 4.
+    pub fn step(&mut self, actions: &[u8]) -> Result<(), EngineError> {
+        let n = self.cfg.num_envs * self.pool.max_agents;
+        if actions.len() != n {
+            return Err(EngineError::BufferSize { what: "actions", expected: n, got: actions.len() });
+        }
+        if let Some(i) = actions.iter().position(|&a| a > 4) {
+            return Err(EngineError::Invalid(format!("action {} at index {i} is not 0..=4", actions[i])));
+        }
+        if self.params.random_actions != 0 {
+            self.params.random_actions = 0;
+            self.write_params();
+        }
+        let mut padded = actions.to_vec();
+        padded.resize(n.next_multiple_of(4), 0);
+        self.ctx.queue.write_buffer(&self.buf.actions, 0, &padded);
+        self.run("floe step", &[(&self.step, self.cfg.num_envs), (&self.observe, n)], 1);
+        Ok(())
+    }
+
+    /// `steps` steps with random actions in one submission (no host round-trip between them).
+    pub fn step_random(&mut self, steps: u32) {
+        if self.params.random_actions != 1 {
+            self.params.random_actions = 1;
+            self.write_params();
+        }
+        let n = self.cfg.num_envs * self.pool.max_agents;
+        self.run("floe steps", &[(&self.step, self.cfg.num_envs), (&self.observe, n)], steps);
+    }
+
+    /// Waits until the device has finished all submitted work.
+    ///
+    /// # Errors
+    /// The device was lost.
+    pub fn sync(&self) -> Result<(), EngineError> {
+        self.ctx
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| EngineError::Gpu(format!("waiting for the device: {e}")))
+    }
+
+    /// Reads the last step's outputs into caller-owned buffers (same layout as the CPU's).
+    ///
+    /// # Errors
+    /// Buffers of the wrong size, or a device error.
+    pub fn read_outputs(&self, out: &mut StepBuffers) -> Result<(), EngineError> {
+        out.check(&self.cfg, self.pool.max_agents)?;
+        let s = &self.staging;
+        let bufs = self.ctx.read(&[
+            (&self.buf.obs, &s[0]),
+            (&self.buf.final_obs, &s[1]),
+            (&self.buf.rewards, &s[2]),
+            (&self.buf.events, &s[3]),
+            (&self.buf.status, &s[4]),
+        ])?;
+        let n = out.obs.len();
+        out.obs.copy_from_slice(&bufs[0][..n]);
+        out.final_obs.copy_from_slice(&bufs[1][..n]);
+        let m = out.rewards.len();
+        out.rewards.copy_from_slice(&bytemuck::pod_collect_to_vec::<u8, f32>(&bufs[2])[..m]);
+        out.events.copy_from_slice(&bytemuck::pod_collect_to_vec::<u8, u32>(&bufs[3])[..m]);
+        let status: Vec<u32> = bytemuck::pod_collect_to_vec(&bufs[4]);
+        for e in 0..self.cfg.num_envs {
+            let st = &status[e * STATUS_WORDS..(e + 1) * STATUS_WORDS];
+            out.terminated[e] = u8::from(st[0] & 1 != 0);
+            out.truncated[e] = u8::from(st[0] & 2 != 0);
+            out.info[e] =
+                EnvInfo { episode_steps: st[1], outcome: st[2], failure_kind: st[3], failure_agent: st[4] };
+        }
+        Ok(())
+    }
+
+    /// Reads the engine state (as [`super::CpuEngine::state`]).
+    ///
+    /// # Errors
+    /// A device error.
+    pub fn read_state(&self) -> Result<EnvState, EngineError> {
+        let s = &self.staging;
+        let bufs = self.ctx.read(&[(&self.buf.env, &s[5]), (&self.buf.agents, &s[6])])?;
+        let env_words: Vec<u32> = bytemuck::pod_collect_to_vec(&bufs[0]);
+        let env =
+            env_words.chunks_exact(4).take(self.cfg.num_envs).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+        let mut agents: Vec<u32> = bytemuck::pod_collect_to_vec(&bufs[1]);
+        agents.truncate(self.cfg.num_envs * self.pool.max_agents);
+        Ok(EnvState { env, agents })
+    }
+
+    /// The global state (as [`super::CpuEngine::global_state`]), from the read-back state.
+    ///
+    /// # Errors
+    /// A buffer of the wrong size or a device error.
+    pub fn global_state(&self, out: &mut [u8]) -> Result<(), EngineError> {
+        global_state(&self.pool, &self.read_state()?, out)
+    }
+}
+
+/// Batched plan verification on the GPU; the pool is uploaded once.
+pub struct GpuVerifier {
+    ctx: Arc<GpuContext>,
+    pool: Arc<InstancePool>,
+    pool_buf: wgpu::Buffer,
+    params: Params,
+    pipeline: wgpu::ComputePipeline,
+}
+
+impl std::fmt::Debug for GpuVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuVerifier").field("adapter", &self.ctx.adapter).finish()
+    }
+}
+
+impl GpuVerifier {
+    /// # Errors
+    /// A pool over the backend's limits.
+    pub fn new(ctx: Arc<GpuContext>, pool: Arc<InstancePool>) -> Result<Self, EngineError> {
+        check_pool(&pool)?;
+        let (words, offsets) = pack_pool(&pool);
+        let pool_buf =
+            ctx.storage("floe verify pool", bytemuck::cast_slice(&words), wgpu::BufferUsages::empty());
+        let pipeline = ctx.pipeline("floe verify", wgsl::VERIFY, "verify");
+        Ok(Self { params: base_params(&pool, offsets), ctx, pool, pool_buf, pipeline })
+    }
+
+    /// Verifies every plan of the batch (as [`super::verify_batch_cpu`]).
+    ///
+    /// # Errors
+    /// A malformed batch, an output of the wrong length, or a device error.
+    pub fn verify(&self, batch: &PlanBatch, out: &mut [VerifyOut]) -> Result<(), EngineError> {
+        batch.check(&self.pool)?;
+        if out.len() != batch.len() {
+            return Err(EngineError::BufferSize {
+                what: "verify output",
+                expected: batch.len(),
+                got: out.len(),
+            });
+        }
+        if batch.max_agents > GPU_MAX_AGENTS {
+            return Err(EngineError::Gpu(format!("plans for more than {GPU_MAX_AGENTS} agents")));
+        }
+        let n = batch.len();
+        let mut words: Vec<u32> = batch.instance.clone();
+        words.extend(&batch.agents);
+        let mut moves = batch.moves.clone();
+        moves.resize(moves.len().next_multiple_of(4), 0);
+        words.extend(bytemuck::pod_collect_to_vec::<u8, u32>(&moves));
+        let params = Params {
+            num_plans: n as u32,
+            plan_len: batch.max_len as u32,
+            plan_k: batch.max_agents as u32,
+            off_moves: (2 * n) as u32,
+            ..self.params
+        };
+        let ctx = &self.ctx;
+        let params_buf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("floe verify params"),
+            contents: bytemuck::bytes_of(&params),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let plans = ctx.storage("floe plans", bytemuck::cast_slice(&words), wgpu::BufferUsages::empty());
+        let results = ctx.storage("floe verify results", &vec![0u8; n * 32], wgpu::BufferUsages::COPY_SRC);
+        let staging = ctx.staging("floe verify staging", results.size());
+        let bg = ctx.bind_group(
+            "floe verify bindings",
+            &self.pipeline,
+            &[(0, &params_buf), (1, &self.pool_buf), (2, &plans), (3, &results)],
+        );
+        let mut enc =
+            ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("floe verify") });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("floe verify"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, &bg, &[]);
+            GpuContext::dispatch(&mut pass, n);
+        }
+        ctx.queue.submit([enc.finish()]);
+        let bytes = ctx.read(&[(&results, &staging)])?;
+        out.copy_from_slice(&bytemuck::pod_collect_to_vec::<u8, VerifyOut>(&bytes[0])[..n]);
+        Ok(())
+    }
+}

@@ -1,0 +1,143 @@
+//! The WGSL sources of the GPU backend and the host side of their shared layout. Always
+//! compiled (without the `gpu` feature too), so that naga can validate every kernel in tests.
+
+use bytemuck::{Pod, Zeroable};
+
+use super::layout::obs_stride;
+
+/// Invocations per workgroup of every kernel (the WGSL sources receive it as `WG`).
+pub const WORKGROUP_SIZE: u32 = 64;
+/// Most agents per environment on the GPU (private arrays in the kernels have this size).
+pub const GPU_MAX_AGENTS: usize = 64;
+/// Largest observation radius on the GPU.
+pub const GPU_MAX_RADIUS: u32 = 7;
+pub(crate) const MAX_OBS_WORDS: usize = obs_stride(GPU_MAX_RADIUS) / 4;
+
+/// The WGSL sources.
+pub mod wgsl {
+    pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
+    pub const STEP: &str = include_str!("../../../shaders/step.wgsl");
+    pub const OBSERVE: &str = include_str!("../../../shaders/observe.wgsl");
+    pub const VERIFY: &str = include_str!("../../../shaders/verify.wgsl");
+
+    /// A kernel's full source: the constants the host defines, the common part, the kernel.
+    #[must_use]
+    pub fn source(kernel: &str) -> String {
+        format!(
+            "const WG: u32 = {}u;\nconst MAX_K: u32 = {}u;\nconst MAX_OBS_WORDS: u32 = {}u;\n{COMMON}\n{kernel}",
+            super::WORKGROUP_SIZE,
+            super::GPU_MAX_AGENTS,
+            super::MAX_OBS_WORDS
+        )
+    }
+}
+
+/// The uniform block of every kernel (`Params` in `shaders/common.wgsl`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct Params {
+    pub num_envs: u32,
+    pub k_max: u32,
+    pub words: u32,
+    pub pool_len: u32,
+    pub off_starts: u32,
+    pub off_goals: u32,
+    pub off_holes: u32,
+    pub stride_words: u32,
+    pub mode: u32,
+    pub hole_block: u32,
+    pub episode_limit: u32,
+    pub radius: u32,
+    pub seed_lo: u32,
+    pub seed_hi: u32,
+    pub random_actions: u32,
+    pub num_plans: u32,
+    pub w_reach: f32,
+    pub w_step: f32,
+    pub w_blocked: f32,
+    pub w_off: f32,
+    pub w_hole: f32,
+    pub w_conflict: f32,
+    pub plan_len: u32,
+    pub off_moves: u32,
+    pub plan_k: u32,
+    pub off_opt: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{wgsl, Params};
+
+    fn module(kernel: &str) -> naga::Module {
+        let src = wgsl::source(kernel);
+        let module =
+            naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)));
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)));
+        module
+    }
+
+    #[test]
+    fn every_kernel_validates() {
+        for (name, kernel, entries) in [
+            ("step", wgsl::STEP, &["step", "reset"][..]),
+            ("observe", wgsl::OBSERVE, &["observe"][..]),
+            ("verify", wgsl::VERIFY, &["verify"][..]),
+        ] {
+            let m = module(kernel);
+            let found: Vec<&str> = m.entry_points.iter().map(|e| e.name.as_str()).collect();
+            for e in entries {
+                assert!(found.contains(e), "{name}: entry point {e} missing in {found:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_params_struct_has_the_same_layout_in_wgsl_and_rust() {
+        macro_rules! offsets {
+            ($($f:ident),*) => { vec![$((stringify!($f), std::mem::offset_of!(Params, $f) as u32)),*] };
+        }
+        let rust = offsets!(
+            num_envs,
+            k_max,
+            words,
+            pool_len,
+            off_starts,
+            off_goals,
+            off_holes,
+            stride_words,
+            mode,
+            hole_block,
+            episode_limit,
+            radius,
+            seed_lo,
+            seed_hi,
+            random_actions,
+            num_plans,
+            w_reach,
+            w_step,
+            w_blocked,
+            w_off,
+            w_hole,
+            w_conflict,
+            plan_len,
+            off_moves,
+            plan_k,
+            off_opt,
+            _pad0,
+            _pad1
+        );
+        let m = module(wgsl::STEP);
+        let mut layouter = naga::proc::Layouter::default();
+        layouter.update(m.to_ctx()).expect("layout");
+        let (handle, ty) = m.types.iter().find(|(_, t)| t.name.as_deref() == Some("Params")).expect("Params");
+        let naga::TypeInner::Struct { members, .. } = &ty.inner else { panic!("Params is a struct") };
+        let wgsl: Vec<(&str, u32)> =
+            members.iter().map(|m| (m.name.as_deref().unwrap_or(""), m.offset)).collect();
+        assert_eq!(wgsl, rust);
+        assert_eq!(layouter[handle].size as usize, std::mem::size_of::<Params>());
+    }
+}

@@ -1,0 +1,101 @@
+// Shared by every floe kernel; the host prepends `const WG: u32 = <workgroup size>u;`,
+// `const MAX_K: u32 = <agent slots>u;` and `const MAX_OBS_WORDS: u32 = <words>u;`.
+// Mirrors core/src/engine/hash.rs and core/src/engine/layout.rs bit for bit.
+
+struct Params {
+    num_envs: u32,
+    k_max: u32,
+    words: u32,
+    pool_len: u32,
+    off_starts: u32,
+    off_goals: u32,
+    off_holes: u32,
+    stride_words: u32,
+    mode: u32,          // 0 strict, 1 soft
+    hole_block: u32,    // soft: 1 if holes block like walls
+    episode_limit: u32,
+    radius: u32,
+    seed_lo: u32,
+    seed_hi: u32,
+    random_actions: u32,
+    num_plans: u32,
+    w_reach: f32,
+    w_step: f32,
+    w_blocked: f32,
+    w_off: f32,
+    w_hole: f32,
+    w_conflict: f32,
+    plan_len: u32,
+    off_moves: u32,
+    plan_k: u32,
+    off_opt: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+const AGENT_ACTIVE: u32 = 0x80000000u;
+const POS_MASK: u32 = 0x00ffffffu;
+
+const EV_MOVED: u32 = 1u;
+const EV_BLOCKED: u32 = 2u;
+const EV_OFF_GRID: u32 = 4u;
+const EV_HOLE: u32 = 8u;
+const EV_CONFLICT: u32 = 16u;
+const EV_REACHED: u32 = 32u;
+const EV_AT_GOAL: u32 = 64u;
+const EV_INACTIVE: u32 = 128u;
+
+const OUT_RUNNING: u32 = 0u;
+const OUT_SUCCESS: u32 = 1u;
+const OUT_FAILURE: u32 = 2u;
+const OUT_TRUNCATED: u32 = 3u;
+
+const KIND_PARSE: u32 = 1u;
+const KIND_WRONG_COUNT: u32 = 2u;
+const KIND_OUT_OF_BOUNDS: u32 = 4u;
+const KIND_HOLE: u32 = 5u;
+const KIND_VERTEX: u32 = 6u;
+const KIND_EDGE: u32 = 7u;
+const KIND_GOAL: u32 = 8u;
+const NONE: u32 = 0xffffffffu;
+
+fn mix32(x0: u32) -> u32 {
+    var x = x0;
+    x ^= x >> 16u;
+    x *= 0x7feb352du;
+    x ^= x >> 15u;
+    x *= 0x846ca68bu;
+    x ^= x >> 16u;
+    return x;
+}
+
+fn hash4(a: u32, b: u32, c: u32, d: u32) -> u32 {
+    var h = mix32(a ^ 0x9e3779b9u);
+    h = mix32(h ^ b);
+    h = mix32(h ^ c);
+    return mix32(h ^ d);
+}
+
+// (seed_lo, seed_hi) + env as a 64-bit sum.
+fn env_seed(lo: u32, hi: u32, env: u32) -> vec2<u32> {
+    let s = lo + env;
+    return vec2<u32>(s, hi + select(0u, 1u, s < lo));
+}
+
+fn pool_pick(seed: vec2<u32>, episode: u32, pool_len: u32) -> u32 {
+    return hash4(seed.x, seed.y, episode, 0x00a11ce0u) % pool_len;
+}
+
+fn step_hash(seed: vec2<u32>, episode: u32, step: u32) -> u32 {
+    return hash4(seed.x, seed.y, episode, step);
+}
+
+fn random_action(h: u32, agent: u32) -> u32 {
+    return mix32(h ^ (agent * 0x9e3779b9u)) % 5u;
+}
+
+fn dims_w(d: u32) -> u32 { return d & 0xfffu; }
+fn dims_h(d: u32) -> u32 { return (d >> 12u) & 0xfffu; }
+fn dims_k(d: u32) -> u32 { return d >> 24u; }
+fn rc_row(rc: u32) -> u32 { return (rc >> 12u) & 0xfffu; }
+fn rc_col(rc: u32) -> u32 { return rc & 0xfffu; }

@@ -1,0 +1,89 @@
+// Local observations: one invocation per agent slot. Writes `obs` from the current state and,
+// for environments whose episode ended in the last step, `final_obs` from the state before the
+// reset. Mirrors observe_env in core/src/engine/cpu.rs.
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> pool: array<u32>;
+@group(0) @binding(2) var<storage, read> env_state: array<u32>;
+@group(0) @binding(3) var<storage, read> agents: array<u32>;
+@group(0) @binding(4) var<storage, read> final_agents: array<u32>;
+@group(0) @binding(5) var<storage, read> status: array<u32>;
+@group(0) @binding(6) var<storage, read_write> obs: array<u32>;
+@group(0) @binding(7) var<storage, read_write> final_obs: array<u32>;
+
+var<private> words: array<u32, MAX_OBS_WORDS>;
+
+fn set_byte(i: u32) {
+    words[i / 4u] |= 1u << (8u * (i % 4u));
+}
+
+fn is_hole(p: u32, cell: u32) -> bool {
+    let word = pool[params.off_holes + p * params.words + cell / 32u];
+    return ((word >> (cell % 32u)) & 1u) == 1u;
+}
+
+fn agent_word(use_final: bool, i: u32) -> u32 {
+    if (use_final) { return final_agents[i]; }
+    return agents[i];
+}
+
+// Fills `words` with agent `a`'s observation of environment `e` (dims and pool instance from
+// `dims` and `p`; agents from the current or the final array).
+fn build(e: u32, a: u32, dims: u32, p: u32, use_final: bool) {
+    for (var i = 0u; i < params.stride_words; i++) { words[i] = 0u; }
+    let kk = params.k_max;
+    let k = dims_k(dims);
+    let ag = agent_word(use_final, e * kk + a);
+    if (a >= k || (ag & AGENT_ACTIVE) == 0u) { return; }
+    let w = i32(dims_w(dims));
+    let h = i32(dims_h(dims));
+    let r = i32(params.radius);
+    let win = 2 * r + 1;
+    let plane = u32(win * win);
+    let r0 = i32(rc_row(ag & POS_MASK));
+    let c0 = i32(rc_col(ag & POS_MASK));
+    for (var dy = 0; dy < win; dy++) {
+        for (var dx = 0; dx < win; dx++) {
+            let rr = r0 + dy - r;
+            let cc = c0 + dx - r;
+            let idx = u32(dy * win + dx);
+            if (rr < 0 || cc < 0 || rr >= h || cc >= w) {
+                set_byte(idx);
+            } else if (is_hole(p, u32(rr * w + cc))) {
+                set_byte(idx);
+            }
+        }
+    }
+    for (var b = 0u; b < k; b++) {
+        let bw = agent_word(use_final, e * kk + b);
+        if (b == a || (bw & AGENT_ACTIVE) == 0u) { continue; }
+        let dr = i32(rc_row(bw & POS_MASK)) - r0 + r;
+        let dc = i32(rc_col(bw & POS_MASK)) - c0 + r;
+        if (dr >= 0 && dc >= 0 && dr < win && dc < win) {
+            set_byte(plane + u32(dr * win + dc));
+        }
+    }
+    let goal = pool[params.off_goals + p * kk + a];
+    let gr = i32(rc_row(goal)) - r0 + r;
+    let gc = i32(rc_col(goal)) - c0 + r;
+    if (gr >= 0 && gc >= 0 && gr < win && gc < win) {
+        set_byte(2u * plane + u32(gr * win + gc));
+    }
+}
+
+@compute @workgroup_size(WG)
+fn observe(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * WG;
+    if (i >= params.num_envs * params.k_max) { return; }
+    let e = i / params.k_max;
+    let a = i % params.k_max;
+    let base = i * params.stride_words;
+    build(e, a, env_state[e * 4u], env_state[e * 4u + 3u], false);
+    for (var j = 0u; j < params.stride_words; j++) { obs[base + j] = words[j]; }
+    if ((status[e * 6u] & 3u) != 0u) {
+        // The episode that ended played pool instance status[e * 6 + 5].
+        let fp = status[e * 6u + 5u];
+        build(e, a, pool[fp], fp, true);
+        for (var j = 0u; j < params.stride_words; j++) { final_obs[base + j] = words[j]; }
+    }
+}

@@ -1,0 +1,291 @@
+// One step of every environment: one invocation per environment. Mirrors step_env in
+// core/src/engine/cpu.rs (the reference); collision checks here are pairwise over the agents,
+// which gives the same result as the CPU's occupancy grid.
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> pool: array<u32>;
+@group(0) @binding(2) var<storage, read_write> env_state: array<u32>;
+@group(0) @binding(3) var<storage, read_write> agents: array<u32>;
+@group(0) @binding(4) var<storage, read> actions: array<u32>;
+@group(0) @binding(5) var<storage, read_write> rewards: array<f32>;
+@group(0) @binding(6) var<storage, read_write> events: array<u32>;
+@group(0) @binding(7) var<storage, read_write> status: array<u32>;
+@group(0) @binding(8) var<storage, read_write> final_agents: array<u32>;
+
+var<private> cur: array<u32, MAX_K>;
+var<private> tgt: array<u32, MAX_K>;
+var<private> tgt_rc: array<u32, MAX_K>;
+var<private> alive: array<u32, MAX_K>;
+var<private> moving: array<u32, MAX_K>;
+var<private> stay: array<u32, MAX_K>;
+var<private> ev: array<u32, MAX_K>;
+
+fn is_hole(p: u32, cell: u32) -> bool {
+    let word = pool[params.off_holes + p * params.words + cell / 32u];
+    return ((word >> (cell % 32u)) & 1u) == 1u;
+}
+
+fn action_of(e: u32, a: u32, h: u32) -> u32 {
+    if (params.random_actions == 1u) {
+        return random_action(h, a);
+    }
+    let idx = e * params.k_max + a;
+    return (actions[idx / 4u] >> (8u * (idx % 4u))) & 0xffu;
+}
+
+fn reward_of(x: u32) -> f32 {
+    var r: f32 = 0.0;
+    if ((x & EV_REACHED) != 0u) { r += params.w_reach; }
+    if ((x & (EV_AT_GOAL | EV_INACTIVE)) == 0u) { r += params.w_step; }
+    if ((x & EV_BLOCKED) != 0u) { r += params.w_blocked; }
+    if ((x & EV_OFF_GRID) != 0u) { r += params.w_off; }
+    if ((x & EV_HOLE) != 0u) { r += params.w_hole; }
+    if ((x & EV_CONFLICT) != 0u) { r += params.w_conflict; }
+    return r;
+}
+
+@compute @workgroup_size(WG)
+fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = gid.x + gid.y * nwg.x * WG;
+    if (e >= params.num_envs) { return; }
+    let kk = params.k_max;
+    let base = e * 4u;
+    let dims = env_state[base];
+    let w = dims_w(dims);
+    let h = dims_h(dims);
+    let k = dims_k(dims);
+    let p = env_state[base + 3u];
+    let seed = env_seed(params.seed_lo, params.seed_hi, e);
+    let episode = env_state[base + 2u];
+    let hsh = step_hash(seed, episode, env_state[base + 1u]);
+    let steps = env_state[base + 1u] + 1u;
+    env_state[base + 1u] = steps;
+
+    for (var a = 0u; a < k; a++) {
+        let ag = agents[e * kk + a];
+        let rc = ag & POS_MASK;
+        let r = rc_row(rc);
+        let c = rc_col(rc);
+        cur[a] = r * w + c;
+        tgt[a] = cur[a];
+        tgt_rc[a] = rc;
+        ev[a] = 0u;
+        alive[a] = select(0u, 1u, (ag & AGENT_ACTIVE) != 0u);
+        if (alive[a] == 0u) {
+            ev[a] = EV_INACTIVE;
+            continue;
+        }
+        let act = action_of(e, a, hsh);
+        var nr = r;
+        var nc = c;
+        var on = true;
+        switch act {
+            case 1u: { if (r > 0u) { nr = r - 1u; } else { on = false; } }
+            case 2u: { if (r + 1u < h) { nr = r + 1u; } else { on = false; } }
+            case 3u: { if (c > 0u) { nc = c - 1u; } else { on = false; } }
+            case 4u: { if (c + 1u < w) { nc = c + 1u; } else { on = false; } }
+            default: {}
+        }
+        if (!on) {
+            ev[a] |= EV_OFF_GRID;
+        } else {
+            tgt_rc[a] = (nr << 12u) | nc;
+            tgt[a] = nr * w + nc;
+            if (is_hole(p, tgt[a])) { ev[a] |= EV_HOLE; }
+        }
+    }
+
+    var fail_kind = 0u;
+    var fail_agent = NONE;
+    if (params.mode == 0u) {
+        for (var a = 0u; a < k; a++) {
+            if ((ev[a] & EV_OFF_GRID) != 0u) { fail_kind = KIND_OUT_OF_BOUNDS; fail_agent = a; break; }
+            if ((ev[a] & EV_HOLE) != 0u) { fail_kind = KIND_HOLE; fail_agent = a; break; }
+        }
+        if (fail_kind == 0u) {
+            var edge_a = NONE;
+            for (var a = 0u; a < k; a++) {
+                if (alive[a] == 0u || tgt[a] == cur[a]) { continue; }
+                for (var b = 0u; b < k; b++) {
+                    if (b != a && alive[b] == 1u && cur[b] == tgt[a] && tgt[b] == cur[a]) {
+                        ev[a] |= EV_CONFLICT;
+                        if (edge_a == NONE) { edge_a = a; }
+                    }
+                }
+            }
+            var va = NONE;
+            for (var b = 0u; b < k; b++) {
+                if (alive[b] == 0u) { continue; }
+                for (var a = 0u; a < b; a++) {
+                    if (alive[a] == 1u && tgt[a] == tgt[b]) {
+                        ev[a] |= EV_CONFLICT;
+                        ev[b] |= EV_CONFLICT;
+                        if (va == NONE || a < va) { va = a; }
+                    }
+                }
+            }
+            if (edge_a != NONE) {
+                fail_kind = KIND_EDGE;
+                fail_agent = edge_a;
+            } else if (va != NONE) {
+                fail_kind = KIND_VERTEX;
+                fail_agent = va;
+            }
+        }
+        if (fail_kind == 0u) {
+            for (var a = 0u; a < k; a++) {
+                if (alive[a] == 1u && tgt[a] != cur[a]) {
+                    ev[a] |= EV_MOVED;
+                    agents[e * kk + a] = tgt_rc[a] | AGENT_ACTIVE;
+                }
+            }
+        }
+    } else {
+        for (var a = 0u; a < k; a++) {
+            if ((ev[a] & EV_HOLE) != 0u) {
+                if (params.hole_block == 1u) {
+                    tgt[a] = cur[a];
+                    tgt_rc[a] = agents[e * kk + a] & POS_MASK;
+                } else {
+                    alive[a] = 0u;
+                    agents[e * kk + a] = tgt_rc[a];
+                }
+            }
+        }
+        for (var a = 0u; a < k; a++) {
+            moving[a] = select(0u, 1u, alive[a] == 1u && tgt[a] != cur[a]);
+            stay[a] = 0u;
+        }
+        for (var a = 0u; a < k; a++) {
+            if (moving[a] == 0u) { continue; }
+            for (var b = 0u; b < k; b++) {
+                if (b == a) { continue; }
+                let contest = moving[b] == 1u && tgt[b] == tgt[a];
+                let blocked = alive[b] == 1u && cur[b] == tgt[a] && (moving[b] == 0u || tgt[b] == cur[a]);
+                if (contest || blocked) { stay[a] = 1u; }
+            }
+        }
+        loop {
+            var changed = false;
+            for (var a = 0u; a < k; a++) {
+                if (moving[a] == 0u || stay[a] == 1u) { continue; }
+                for (var b = 0u; b < k; b++) {
+                    if (b != a && alive[b] == 1u && cur[b] == tgt[a] && (moving[b] == 0u || stay[b] == 1u)) {
+                        stay[a] = 1u;
+                        changed = true;
+                    }
+                }
+            }
+            if (!changed) { break; }
+        }
+        for (var a = 0u; a < k; a++) {
+            if (stay[a] == 1u) {
+                tgt[a] = cur[a];
+                ev[a] |= EV_BLOCKED;
+            }
+            if (alive[a] == 1u && tgt[a] != cur[a]) {
+                ev[a] |= EV_MOVED;
+                agents[e * kk + a] = tgt_rc[a] | AGENT_ACTIVE;
+            }
+        }
+    }
+
+    var all_home = true;
+    var any_alive = false;
+    var dropped = NONE;
+    for (var a = 0u; a < k; a++) {
+        let ag = agents[e * kk + a];
+        if ((ag & AGENT_ACTIVE) == 0u) {
+            if (dropped == NONE) { dropped = a; }
+            ev[a] |= EV_INACTIVE;
+            continue;
+        }
+        any_alive = true;
+        let goal = pool[params.off_goals + p * kk + a];
+        if ((ag & POS_MASK) == goal) {
+            ev[a] |= EV_AT_GOAL;
+            if (cur[a] != rc_row(goal) * w + rc_col(goal)) { ev[a] |= EV_REACHED; }
+        } else {
+            all_home = false;
+        }
+    }
+    for (var a = 0u; a < kk; a++) {
+        if (a < k) {
+            events[e * kk + a] = ev[a];
+            rewards[e * kk + a] = reward_of(ev[a]);
+        } else {
+            events[e * kk + a] = EV_INACTIVE;
+            rewards[e * kk + a] = 0.0;
+        }
+    }
+
+    var out = OUT_RUNNING;
+    var kind = 0u;
+    var who = NONE;
+    if (fail_kind != 0u) {
+        out = OUT_FAILURE;
+        kind = fail_kind;
+        who = fail_agent;
+    } else if (!any_alive || all_home) {
+        if (dropped != NONE) {
+            out = OUT_FAILURE;
+            kind = KIND_HOLE;
+            who = dropped;
+        } else {
+            out = OUT_SUCCESS;
+        }
+    } else if (steps >= params.episode_limit) {
+        out = OUT_TRUNCATED;
+    }
+    let terminated = out == OUT_SUCCESS || out == OUT_FAILURE;
+    let truncated = out == OUT_TRUNCATED;
+    status[e * 6u] = select(0u, 1u, terminated) | select(0u, 2u, truncated);
+    status[e * 6u + 1u] = steps;
+    status[e * 6u + 2u] = out;
+    status[e * 6u + 3u] = kind;
+    status[e * 6u + 4u] = who;
+    status[e * 6u + 5u] = p;
+
+    if (terminated || truncated) {
+        for (var a = 0u; a < kk; a++) {
+            final_agents[e * kk + a] = agents[e * kk + a];
+        }
+        let next = episode + 1u;
+        let q = pool_pick(seed, next, params.pool_len);
+        let qd = pool[q];
+        env_state[base] = qd;
+        env_state[base + 1u] = 0u;
+        env_state[base + 2u] = next;
+        env_state[base + 3u] = q;
+        for (var a = 0u; a < kk; a++) {
+            if (a < dims_k(qd)) {
+                agents[e * kk + a] = pool[params.off_starts + q * kk + a] | AGENT_ACTIVE;
+            } else {
+                agents[e * kk + a] = 0u;
+            }
+        }
+    }
+}
+
+// Starts episode 0 in every environment.
+@compute @workgroup_size(WG)
+fn reset(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = gid.x + gid.y * nwg.x * WG;
+    if (e >= params.num_envs) { return; }
+    let kk = params.k_max;
+    let seed = env_seed(params.seed_lo, params.seed_hi, e);
+    let q = pool_pick(seed, 0u, params.pool_len);
+    let qd = pool[q];
+    env_state[e * 4u] = qd;
+    env_state[e * 4u + 1u] = 0u;
+    env_state[e * 4u + 2u] = 0u;
+    env_state[e * 4u + 3u] = q;
+    for (var a = 0u; a < kk; a++) {
+        if (a < dims_k(qd)) {
+            agents[e * kk + a] = pool[params.off_starts + q * kk + a] | AGENT_ACTIVE;
+        } else {
+            agents[e * kk + a] = 0u;
+        }
+    }
+    for (var i = 0u; i < 6u; i++) { status[e * 6u + i] = 0u; }
+}
