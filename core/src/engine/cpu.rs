@@ -207,19 +207,10 @@ fn window_bits(words: &[u32], first: u32, n: u32) -> u32 {
     ((((hi << 32) | lo) >> bi) as u32) & mask
 }
 
-/// A packed position moved by an action: `None` for a move off the grid.
-#[inline]
-fn target(rc: u32, action: u8, w: u32, h: u32) -> Option<u32> {
-    let (r, c) = unpack_rc(rc);
-    match action {
-        1 if r > 0 => Some(rc - (1 << 12)),
-        2 if r + 1 < h => Some(rc + (1 << 12)),
-        3 if c > 0 => Some(rc - 1),
-        4 if c + 1 < w => Some(rc + 1),
-        0 => Some(rc),
-        _ => None,
-    }
-}
+/// Row and column steps of the actions 0 wait, 1 up, 2 down, 3 left, 4 right (−1 as a wrapping
+/// `u32`).
+const DROW: [u32; 5] = [0, u32::MAX, 1, 0, 0];
+const DCOL: [u32; 5] = [0, 0, 0, u32::MAX, 1];
 
 /// The cell index of a packed position.
 #[inline]
@@ -264,32 +255,32 @@ pub(crate) fn step_env(
     }
     let Scratch { occ, count, cur, tgt, active, moving, stay, tgt_rc, tocc, stack, .. } = sc;
     let (cur, tgt, active, tgt_rc) = (&mut cur[..k], &mut tgt[..k], &mut active[..k], &mut tgt_rc[..k]);
+    let holes = &ctx.pool.holes[p * ctx.pool.words..(p + 1) * ctx.pool.words];
     for a in 0..k {
         let ag = agents[a];
-        let rc = ag & POS_MASK;
-        cur[a] = cell_of(rc, w);
-        tgt[a] = cur[a];
-        tgt_rc[a] = rc;
+        let (r, c) = unpack_rc(ag & POS_MASK);
+        let cell = r * w + c;
+        cur[a] = cell;
         active[a] = ag & AGENT_ACTIVE != 0;
-        events[a] = 0;
         if !active[a] {
+            tgt[a] = cell;
+            tgt_rc[a] = ag & POS_MASK;
             events[a] = event::INACTIVE;
             continue;
         }
         let act = match actions {
             Actions::Given(acts) => acts[a],
             Actions::Random => random_action(hash, a as u32),
-        };
-        match target(rc, act, w, h) {
-            None => events[a] |= event::OFF_GRID,
-            Some(t) => {
-                tgt_rc[a] = t;
-                tgt[a] = cell_of(t, w);
-                if ctx.pool.is_hole(p, tgt[a]) {
-                    events[a] |= event::HOLE;
-                }
-            }
-        }
+        } as usize;
+        // Branch-free: a move off the grid wraps to a huge row or column and fails the test.
+        let (nr, nc) = (r.wrapping_add(DROW[act]), c.wrapping_add(DCOL[act]));
+        let on = (nr < h) & (nc < w);
+        let (nr, nc) = if on { (nr, nc) } else { (r, c) };
+        let t = nr * w + nc;
+        let hole = (holes[(t / 32) as usize] >> (t % 32)) & 1;
+        tgt[a] = t;
+        tgt_rc[a] = (nr << 12) | nc;
+        events[a] = u32::from(!on) * event::OFF_GRID | hole * event::HOLE;
     }
     for ev in &mut events[k..] {
         *ev = event::INACTIVE;
