@@ -90,8 +90,13 @@ pub enum LoadFailure {
     #[error("incompatible interface version: {0}")]
     Version(String),
     /// An abi_stable library's root module does not have the layout this host expects.
-    #[error("root module layout mismatch: {0}")]
-    Layout(String),
+    #[error("root module layout mismatch: {summary}")]
+    Layout {
+        /// abi_stable's verdict, on one line.
+        summary: String,
+        /// abi_stable's full report (both layouts, many lines).
+        report: String,
+    },
     /// An abi_stable library's root module function failed or panicked.
     #[error("the root module could not be initialised: {0}")]
     RootModule(String),

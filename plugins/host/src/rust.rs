@@ -23,12 +23,26 @@ fn failure(e: LibraryError) -> LoadFailure {
         }
         e @ (LibraryError::AbiInstability(_)
         | LibraryError::InvalidAbiHeader(_)
-        | LibraryError::InvalidCAbi { .. }) => LoadFailure::Layout(e.to_string()),
+        | LibraryError::InvalidCAbi { .. }) => {
+            let report = e.to_string();
+            LoadFailure::Layout { summary: summary(&report), report }
+        }
         e @ LibraryError::RootModule { .. } => LoadFailure::RootModule(e.to_string()),
         LibraryError::Many(errors) => {
             let first = errors.into_iter().next();
             first.map_or(LoadFailure::RootModule("unknown error".into()), failure)
         }
+    }
+}
+
+/// abi_stable's layout report on one line: the text from its last `Error:`, whitespace
+/// collapsed, at most 300 characters.
+fn summary(report: &str) -> String {
+    let tail = report.rfind("Error:").map_or(report, |i| &report[i + "Error:".len()..]);
+    let line = tail.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(300) {
+        Some((i, _)) => format!("{}...", &line[..i]),
+        None => line,
     }
 }
 
