@@ -43,6 +43,8 @@ enum Command {
     Render(cmd::render::Args),
     /// Re-solve a suite or instance file, check every stored plan and print a summary table.
     Check(cmd::check::Args),
+    /// Inspect plugin libraries (Rust abi_stable or C).
+    Plugin(cmd::plugin::Args),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
         Command::Prompt(a) => cmd::prompt::run(&a),
         Command::Render(a) => cmd::render::run(&a),
         Command::Check(a) => cmd::check::run(&a),
+        Command::Plugin(a) => cmd::plugin::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod generate;
+pub mod plugin;
 pub mod prompt;
 pub mod render;
 pub mod solve;
