@@ -337,3 +337,13 @@ fn the_header_compiles_as_cpp_included_twice() {
         .unwrap_or_else(|e| panic!("the C++ compiler {cxx:?} cannot run: {e}"));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn the_readme_examples_are_the_example_sources() {
+    let root = common::workspace_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    for file in ["plugins/examples/rust-plugin/src/lib.rs", "plugins/examples/c/valid_reward.c"] {
+        let src = std::fs::read_to_string(root.join(file)).unwrap();
+        assert!(readme.contains(&src), "README.md does not carry {file} verbatim");
+    }
+}
