@@ -86,10 +86,13 @@ pub fn c_plugin(name: &str) -> PathBuf {
     let dir = profile_dir().join("c-plugins");
     std::fs::create_dir_all(&dir).expect("c-plugins dir");
     let out = dir.join(format!("{}{name}{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX));
+    // Compiled under a name of this process, then renamed into place: test processes running
+    // at once never load a half-written file.
+    let partial = dir.join(format!("{name}.{}.partial", std::process::id()));
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let status = Command::new(&cc)
         .args(["-shared", "-fPIC", "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-o"])
-        .arg(&out)
+        .arg(&partial)
         .arg("-I")
         .arg(root.join("plugins/api/include"))
         .arg(root.join(format!("plugins/examples/c/{name}.c")))
@@ -100,6 +103,7 @@ pub fn c_plugin(name: &str) -> PathBuf {
         "compiling {name}.c failed:\n{}",
         String::from_utf8_lossy(&status.stderr)
     );
+    std::fs::rename(&partial, &out).expect("move the compiled plugin into place");
     built.insert(name.to_string(), out.clone());
     out
 }
