@@ -19,8 +19,9 @@ apt_install() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-# A C toolchain for linking and for crates that build C code.
-if ! command -v cc >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
+# A C toolchain for linking, for crates that build C code, and for the plugin tests (which
+# compile the C example plugins, and the plugin header as C++).
+if ! command -v cc >/dev/null 2>&1 || ! command -v c++ >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
     apt_install build-essential
 fi
 

@@ -45,6 +45,8 @@ enum Command {
     Check(cmd::check::Args),
     /// Measure agent-steps and plans verified per second (JSON lines).
     Bench(cmd::bench::Args),
+    /// Inspect plugin libraries (Rust abi_stable or C).
+    Plugin(cmd::plugin::Args),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +60,7 @@ fn main() -> ExitCode {
         Command::Render(a) => cmd::render::run(&a),
         Command::Check(a) => cmd::check::run(&a),
         Command::Bench(a) => cmd::bench::run(&a),
+        Command::Plugin(a) => cmd::plugin::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

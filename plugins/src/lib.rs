@@ -1,3 +1,131 @@
-//! Built-in floe plugins. Placeholder until the plugin ABI lands.
+//! # floe-plugins
+//!
+//! The built-in plugins of floe. The crate is both an `rlib` (the host uses the plugins
+//! in-process through [`catalog`] or the types directly) and a `cdylib` exporting the same
+//! catalog as one abi_stable plugin library (a root module listing several plugins), which is
+//! also the worked example of a Rust plugin library.
+//!
+//! | kind | name | what |
+//! |---|---|---|
+//! | reward | `tiered` | [`reward::tiered`]: unparseable < invalid < valid < optimal, partial credit |
+//! | reward | `shaped` | [`reward::shaped`]: potential-based progress, collision / hole penalties |
+//! | curriculum | `fixed` | [`curriculum::fixed`]: the round-0 default every round ("GRPO (random)") |
+//! | curriculum | `difficulty-scaling` | [`curriculum::difficulty`]: harder sizes, more sizes, on passing |
+//! | curriculum | `plr` | [`curriculum::plr`]: prioritised level replay (rank + staleness) |
+//! | curriculum | `sec` | [`curriculum::sec`]: Self-Evolving Curriculum bandit over map sizes |
+//! | env_engineer | `rules` | [`engineer`]: difficulty scaling from a text context, with a rationale |
+//!
+//! Every plugin takes its parameters as a JSON object (empty for the defaults); unknown fields
+//! are rejected.
+
+pub mod curriculum;
+pub mod engineer;
+pub mod reward;
+mod sampling;
 
 pub use floe_plugin_api as api;
+
+use floe_plugin_api::abi::{root_module, FloePluginLibRef};
+use floe_plugin_api::{parse_params, Constructor, Entry, PluginLibrary};
+
+/// The built-in plugin library.
+#[derive(Debug)]
+pub struct Builtins;
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+impl PluginLibrary for Builtins {
+    fn catalog() -> Vec<Entry> {
+        vec![
+            Entry {
+                name: "tiered",
+                version: VERSION,
+                description: "tiered verification reward: unparseable < invalid < valid < optimal",
+                make: Constructor::Reward(|p| Ok(Box::new(reward::TieredReward::new(parse_params(p)?)?))),
+            },
+            Entry {
+                name: "shaped",
+                version: VERSION,
+                description: "shaped step reward: progress to goal, collision and hole penalties",
+                make: Constructor::Reward(|p| Ok(Box::new(reward::ShapedReward::new(parse_params(p)?)?))),
+            },
+            Entry {
+                name: "fixed",
+                version: VERSION,
+                description: "the same configuration every round (GRPO random baseline)",
+                make: Constructor::Curriculum(|p| Ok(Box::new(curriculum::Fixed::new(parse_params(p)?)?))),
+            },
+            Entry {
+                name: "difficulty-scaling",
+                version: VERSION,
+                description: "raise holes, waits and map size when validation passes a threshold",
+                make: Constructor::Curriculum(|p| {
+                    Ok(Box::new(curriculum::DifficultyScaling::new(parse_params(p)?)?))
+                }),
+            },
+            Entry {
+                name: "plr",
+                version: VERSION,
+                description: "prioritized level replay: rank prioritisation with staleness",
+                make: Constructor::Curriculum(|p| Ok(Box::new(curriculum::Plr::new(parse_params(p)?)?))),
+            },
+            Entry {
+                name: "sec",
+                version: VERSION,
+                description: "self-evolving curriculum: Boltzmann bandit over map sizes",
+                make: Constructor::Curriculum(|p| Ok(Box::new(curriculum::Sec::new(parse_params(p)?)?))),
+            },
+            Entry {
+                name: "rules",
+                version: VERSION,
+                description: "rule-based engineer: difficulty scaling from the context's history",
+                make: Constructor::EnvEngineer(|p| {
+                    Ok(Box::new(engineer::RulesEngineer::new(parse_params(p)?)?))
+                }),
+            },
+        ]
+    }
+}
+
+/// The built-in plugins.
+#[must_use]
+pub fn catalog() -> Vec<Entry> {
+    Builtins::catalog()
+}
+
+/// The root module of the `cdylib`.
+#[abi_stable::export_root_module]
+pub fn floe_root_module() -> FloePluginLibRef {
+    root_module::<Builtins>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use floe_plugin_api::catalog::{new_curriculum, new_engineer, new_reward};
+    use floe_plugin_api::{History, PluginError};
+
+    #[test]
+    fn every_entry_builds_with_defaults_and_rejects_unknown_parameters() {
+        let c = catalog();
+        assert_eq!(c.len(), 7);
+        for e in &c {
+            let made = match e.make {
+                Constructor::Reward(f) => f("").map(drop),
+                Constructor::Curriculum(f) => f("null").map(drop),
+                Constructor::EnvEngineer(f) => f(" ").map(drop),
+            };
+            made.unwrap_or_else(|err| panic!("{}: {err}", e.name));
+            let typo = match e.make {
+                Constructor::Reward(f) => f(r#"{"no_such_knob": 1}"#).map(drop),
+                Constructor::Curriculum(f) => f(r#"{"no_such_knob": 1}"#).map(drop),
+                Constructor::EnvEngineer(f) => f(r#"{"no_such_knob": 1}"#).map(drop),
+            };
+            assert!(matches!(typo, Err(PluginError::Config(_))), "{}", e.name);
+        }
+        let mut sec = new_curriculum(&c, "sec", r#"{"temperature": 0.5}"#).unwrap();
+        sec.next_config(&History::default()).unwrap().validate().unwrap();
+        assert!(new_reward(&c, "tiered", r#"{"valid": 0.05}"#).is_err());
+        assert!(new_engineer(&c, "tiered", "").is_err());
+    }
+}

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod generate;
+pub mod plugin;
 pub mod prompt;
 pub mod render;
 pub mod solve;

@@ -1,5 +1,78 @@
-//! The plugin interface of floe (reward functions, curriculum strategies and environment
-//! engineers). This crate is a placeholder until the plugin ABI lands; it only re-exports the
-//! core types that plugins will exchange.
+//! # floe-plugin-api
+//!
+//! The plugin interface of floe: three plugin kinds, the data they exchange, and two ABIs to
+//! load them from shared libraries.
+//!
+//! - **Kinds** ([`traits`]): [`RewardFn`] (verdicts or step outcomes in, rewards out, whole
+//!   batches per call), [`Curriculum`] (the history of rounds in, the next round's
+//!   [`RoundConfig`] out; may pick instances to replay), [`EnvEngineer`] (a text context in, a
+//!   configuration and its rationale out).
+//! - **Data**: [`RoundConfig`] and [`History`] (serde, validated in one place each: [`config`],
+//!   [`history`]), and the `#[repr(C)]` batch records of [`records`].
+//! - **Libraries** ([`catalog`]): a library lists [`Entry`]s, each a named constructor taking
+//!   parameters as JSON.
+//! - **Rust ABI** ([`abi`]): an abi_stable root module, [`abi::FloePluginLib`], that only grows
+//!   by appending fields. Configurations cross it as JSON text; batches as slices of records.
+//!   Panics are caught inside the library and come back as errors.
+//! - **C ABI**: `include/floe_plugin.h`, a versioned struct of function pointers returned by
+//!   `floe_plugin_entry_v1`. The host side of both lives in `floe-plugin-host`.
+//!
+//! A Rust plugin library, complete (see the README's "Writing a plugin"):
+//!
+//! ```
+//! use floe_plugin_api::abi::{root_module, FloePluginLibRef};
+//! use floe_plugin_api::{Constructor, Entry, PluginError, PluginLibrary, RewardFn, VerdictRecord};
+//!
+//! struct ValidOnly;
+//!
+//! impl RewardFn for ValidOnly {
+//!     fn verdict_rewards(&mut self, records: &[VerdictRecord], out: &mut [f32]) -> Result<(), PluginError> {
+//!         for (r, o) in records.iter().zip(out.iter_mut()) {
+//!             *o = if r.failure == 0 { 1.0 } else { 0.0 };
+//!         }
+//!         Ok(())
+//!     }
+//! }
+//!
+//! struct Library;
+//!
+//! impl PluginLibrary for Library {
+//!     fn catalog() -> Vec<Entry> {
+//!         vec![Entry {
+//!             name: "valid-only",
+//!             version: "0.1.0",
+//!             description: "1 for a valid plan, else 0",
+//!             make: Constructor::Reward(|_params| Ok(Box::new(ValidOnly))),
+//!         }]
+//!     }
+//! }
+//!
+//! #[abi_stable::export_root_module]
+//! pub fn floe_root_module() -> FloePluginLibRef {
+//!     root_module::<Library>()
+//! }
+//! # fn main() {}
+//! ```
 
+pub mod abi;
+pub mod catalog;
+pub mod config;
+pub mod error;
+pub mod history;
+pub mod records;
+pub mod traits;
+
+pub use catalog::{
+    parse_params, Constructor, CurriculumCtor, EngineerCtor, Entry, PluginInfo, PluginKind, PluginLibrary,
+    RewardCtor,
+};
+pub use config::{RoundConfig, SizeConfig};
+pub use error::{ConfigError, PluginError};
 pub use floe_core::{FailureKind, Verdict};
+pub use history::{FailureCounts, History, RoundRecord, SizeResult};
+pub use records::{step_flags, ReplayRecord, ReplayRequest, StepOutcome, VerdictRecord, UNKNOWN};
+pub use traits::{Curriculum, EngineerReply, EnvEngineer, RewardFn};
+
+/// The version of the C ABI this crate describes (`FLOE_PLUGIN_ABI_VERSION` in
+/// `floe_plugin.h`).
+pub const C_ABI_VERSION: u32 = 1;

@@ -1,0 +1,59 @@
+//! `floe plugin inspect` on real libraries: the built-in Rust library, a C plugin, and
+//! libraries that fail to load.
+
+#[path = "../../plugins/host/tests/common/mod.rs"]
+mod common;
+
+use std::process::{Command, Output};
+
+fn floe(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_floe")).args(args).output().expect("the binary runs")
+}
+
+fn inspect(path: &std::path::Path) -> Output {
+    floe(&["plugin", "inspect", path.to_str().expect("utf-8 path")])
+}
+
+#[test]
+fn inspect_lists_a_rust_library_and_describes_a_c_plugin() {
+    let out = inspect(&common::rust_plugin("floe-plugins"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let list = v.as_array().expect("a list for a Rust library");
+    assert_eq!(list.len(), 7);
+    assert_eq!(list[0]["abi"], "abi_stable");
+    assert_eq!(list[0]["kind"], "reward");
+    assert_eq!(list[0]["name"], "tiered");
+    assert_eq!(list[0]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(list[6]["kind"], "env_engineer");
+
+    let out = inspect(&common::c_plugin("valid_reward"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["abi"], "c");
+    assert_eq!(v["kind"], "reward");
+    assert_eq!(v["name"], "c-valid-reward");
+    assert_eq!(v["version"], "1.0.0");
+}
+
+#[test]
+fn inspect_reports_load_failures() {
+    let out = floe(&["plugin", "inspect", "/nonexistent/libnothing.so"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/libnothing.so: no such file"));
+
+    let bad = common::c_plugin("bad_version");
+    let out = inspect(&bad);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&bad.display().to_string()) && err.contains("ABI version 999"), "{err}");
+    assert!(out.stdout.is_empty());
+
+    let out = inspect(&common::rust_plugin("floe-example-bad-layout"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("layout mismatch"));
+
+    let out = inspect(&common::c_plugin("no_entry"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no floe plugin entry point"));
+}

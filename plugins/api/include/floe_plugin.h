@@ -1,0 +1,182 @@
+/*
+ * floe_plugin.h: the C ABI of floe plugins, version 1.
+ *
+ * A C (or C++) plugin is a shared library that exports one function,
+ *
+ *     floe_status floe_plugin_entry_v1(const char *params_json,
+ *                                      const floe_plugin_v1 **out_plugin,
+ *                                      const char **out_error);
+ *
+ * which makes one plugin instance and hands back a floe_plugin_v1: the ABI version, the
+ * plugin's kind, name and version, an opaque user_data pointer, and the function pointers of
+ * its kind. Every function returns a status (FLOE_STATUS_OK or an error code); on an error the
+ * host asks last_error(user_data) for the message.
+ *
+ * Lifetimes and threads
+ * - params_json: NUL-terminated UTF-8 JSON with the plugin's parameters, or NULL for defaults.
+ *   Valid only during the call.
+ * - *out_plugin: owned by the plugin; it, and its name and version strings, stay valid and
+ *   unchanged until destroy(user_data) returns. The host calls destroy exactly once for every
+ *   successful entry call (when destroy is not NULL) and never touches the instance afterwards.
+ * - *out_error (on a failed entry call): static storage, or valid until the next entry call.
+ * - Strings a function hands back (last_error, *out_config_json, *out_reply_json) are owned by
+ *   the plugin and stay valid until the next call on the same instance, or destroy; the host
+ *   copies them at once.
+ * - Input arrays are valid only during the call. Output arrays are caller-owned and have the
+ *   documented length.
+ * - The host calls one instance from one thread at a time (perhaps a different thread each
+ *   time); it may call the entry function several times, e.g. once with NULL parameters at
+ *   load time to read the kind, name and version, and once per instance it makes.
+ *
+ * Versions
+ * - The host reads abi_version first and, if it is not FLOE_PLUGIN_ABI_VERSION, nothing else
+ *   (the load fails and the instance is left alone). struct_size must be at least
+ *   sizeof(floe_plugin_v1) as declared here; later minor versions only append fields.
+ *
+ * Batch records (floe_verdict_record, floe_step_outcome, floe_replay_record) have the same
+ * layout as the Rust structs of floe-plugin-api's `records` module; fields marked "reserved"
+ * are 0. Configurations cross as JSON text in the format of floe-plugin-api's RoundConfig:
+ *
+ *     {"sizes": [{"size": 3, "data_ratio": 0.5, "hole_ratio": 0.1, "wait_ratio": 0.25},
+ *                {"size": 4, "data_ratio": 0.5, "hole_ratio": 0.2, "wait_ratio": 0.5}],
+ *      "agents": [2], "replay_fraction": 0.0}
+ *
+ * and the host validates every configuration it gets back.
+ */
+#ifndef FLOE_PLUGIN_H
+#define FLOE_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FLOE_PLUGIN_ABI_VERSION 1u
+
+/* Plugin kinds (floe_plugin_v1.kind). */
+#define FLOE_PLUGIN_KIND_REWARD 1u
+#define FLOE_PLUGIN_KIND_CURRICULUM 2u
+#define FLOE_PLUGIN_KIND_ENV_ENGINEER 3u
+
+/* Status codes. Any other non-zero value is read as FLOE_STATUS_FAILED. */
+typedef int32_t floe_status;
+#define FLOE_STATUS_OK 0
+#define FLOE_STATUS_FAILED 1
+#define FLOE_STATUS_PANICKED 2 /* used by Rust plugins */
+#define FLOE_STATUS_UNSUPPORTED 3
+#define FLOE_STATUS_BAD_INPUT 4
+#define FLOE_STATUS_BAD_OUTPUT 5
+#define FLOE_STATUS_CONFIG 6
+#define FLOE_STATUS_UNKNOWN_PLUGIN 7
+
+/* An unknown count in a record. */
+#define FLOE_UNKNOWN UINT32_MAX
+
+/* floe_verdict_record.failure: 0 for a valid plan, else the first failure's kind. */
+#define FLOE_FAILURE_NONE 0u
+#define FLOE_FAILURE_PARSE_ERROR 1u
+#define FLOE_FAILURE_WRONG_AGENT_COUNT 2u
+#define FLOE_FAILURE_ILLEGAL_MOVE 3u
+#define FLOE_FAILURE_OUT_OF_BOUNDS 4u
+#define FLOE_FAILURE_HOLE 5u
+#define FLOE_FAILURE_VERTEX_CONFLICT 6u
+#define FLOE_FAILURE_EDGE_CONFLICT 7u
+#define FLOE_FAILURE_GOAL_NOT_REACHED 8u
+
+/* One verified plan (28 bytes). Counts are FLOE_UNKNOWN when the host does not know them. */
+typedef struct floe_verdict_record {
+    uint8_t failure;         /* FLOE_FAILURE_* */
+    uint8_t optimal;         /* 1: valid with the optimal sum of costs */
+    uint8_t reserved[2];
+    uint32_t num_agents;     /* agents of the instance */
+    uint32_t agents_on_goal; /* agents on their goals at the plan's end */
+    uint32_t legal_steps;    /* steps simulated before the first failure */
+    uint32_t horizon;        /* the plan's length in steps */
+    uint32_t soc;            /* sum of costs of a valid plan */
+    uint32_t optimal_soc;    /* the optimal sum of costs */
+} floe_verdict_record;
+
+/* floe_step_outcome.flags */
+#define FLOE_STEP_COLLIDED 1u
+#define FLOE_STEP_FELL_IN_HOLE 2u
+#define FLOE_STEP_REACHED_GOAL 4u
+#define FLOE_STEP_OUT_OF_BOUNDS 8u
+#define FLOE_STEP_WAITED 16u
+
+/* One agent's step (12 bytes). Distances are shortest-path lengths to the agent's goal. */
+typedef struct floe_step_outcome {
+    uint32_t prev_distance; /* before the step; FLOE_UNKNOWN if unreachable */
+    uint32_t new_distance;  /* after the step; FLOE_UNKNOWN if unreachable */
+    uint32_t flags;         /* FLOE_STEP_* */
+} floe_step_outcome;
+
+/* An instance that may be replayed, with its past rewards (40 bytes). */
+typedef struct floe_replay_record {
+    uint64_t id;          /* the host's key for the instance */
+    uint32_t size;        /* map size */
+    uint32_t agents;
+    uint32_t last_round;  /* last round it was trained on */
+    uint32_t samples;     /* rollouts scored so far; 0 = never played */
+    float mean_reward;
+    float reward_std;
+    float success_rate;   /* share of valid rollouts */
+    uint32_t reserved;
+} floe_replay_record;
+
+/* What to replay (16 bytes). */
+typedef struct floe_replay_request {
+    uint32_t round;  /* the round being configured */
+    uint32_t count;  /* distinct instances wanted */
+    uint64_t seed;   /* seed for any randomness */
+} floe_replay_request;
+
+/* One plugin instance. Function pointers that do not apply to the kind are NULL. */
+typedef struct floe_plugin_v1 {
+    uint32_t abi_version; /* FLOE_PLUGIN_ABI_VERSION */
+    uint32_t struct_size; /* sizeof(floe_plugin_v1) */
+    uint32_t kind;        /* FLOE_PLUGIN_KIND_* */
+    uint32_t reserved;
+    const char *name;     /* UTF-8, NUL-terminated */
+    const char *version;  /* UTF-8, NUL-terminated */
+    void *user_data;      /* passed back to every function */
+
+    /* The message of the last failed call (may be NULL itself, or return NULL). */
+    const char *(*last_error)(void *user_data);
+    /* Frees the instance (may be NULL if there is nothing to free). */
+    void (*destroy)(void *user_data);
+
+    /* Reward: writes len rewards to out (at least one of the two is not NULL). */
+    floe_status (*verdict_rewards)(void *user_data, const floe_verdict_record *records, size_t len,
+                                   float *out);
+    floe_status (*step_rewards)(void *user_data, const floe_step_outcome *steps, size_t len, float *out);
+
+    /* Curriculum: history JSON (history_len bytes, NUL-terminated) in; the next configuration
+     * as NUL-terminated JSON out (required for curricula). */
+    floe_status (*next_config)(void *user_data, const char *history_json, size_t history_len,
+                               const char **out_config_json);
+    /* Curriculum (optional): writes at most request->count distinct indices into pool to
+     * out_indices (room for request->count) and their number to *out_len. */
+    floe_status (*sample_replay)(void *user_data, const floe_replay_record *pool, size_t pool_len,
+                                 const floe_replay_request *request, uint32_t *out_indices,
+                                 size_t *out_len);
+
+    /* Environment engineer: context text (context_len bytes, NUL-terminated) in; the reply
+     * {"config": <configuration>, "rationale": "..."} as NUL-terminated JSON out. */
+    floe_status (*design)(void *user_data, const char *context, size_t context_len,
+                          const char **out_reply_json);
+} floe_plugin_v1;
+
+/* The entry point's type, and its declaration for plugins to define. */
+typedef floe_status (*floe_plugin_entry_v1_fn)(const char *params_json, const floe_plugin_v1 **out_plugin,
+                                               const char **out_error);
+
+floe_status floe_plugin_entry_v1(const char *params_json, const floe_plugin_v1 **out_plugin,
+                                 const char **out_error);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FLOE_PLUGIN_H */

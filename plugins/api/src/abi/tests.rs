@@ -1,0 +1,157 @@
+//! The boundary in-process: the same tables a loaded library would hand out.
+
+use super::*;
+use crate::catalog::{Constructor, Entry, PluginLibrary};
+use crate::config::RoundConfig;
+use crate::history::History;
+use crate::records::{ReplayRecord, ReplayRequest, VerdictRecord};
+use crate::traits::{Curriculum, EngineerReply, EnvEngineer, RewardFn};
+
+struct Constant(f32);
+
+impl RewardFn for Constant {
+    fn verdict_rewards(&mut self, _: &[VerdictRecord], out: &mut [f32]) -> Result<(), PluginError> {
+        out.fill(self.0);
+        Ok(())
+    }
+}
+
+struct Panicky;
+
+impl RewardFn for Panicky {
+    fn verdict_rewards(&mut self, _: &[VerdictRecord], _: &mut [f32]) -> Result<(), PluginError> {
+        panic!("boom in verdict_rewards")
+    }
+}
+
+struct BadConfig;
+
+impl Curriculum for BadConfig {
+    fn next_config(&mut self, _: &History) -> Result<RoundConfig, PluginError> {
+        let mut c = RoundConfig::round0_default();
+        c.sizes[0].data_ratio = 0.9;
+        Ok(c)
+    }
+
+    fn sample_replay(&mut self, pool: &[ReplayRecord], _: &ReplayRequest) -> Result<Vec<u32>, PluginError> {
+        Ok(vec![pool.len() as u32])
+    }
+}
+
+struct Echo;
+
+impl EnvEngineer for Echo {
+    fn design(&mut self, context: &str) -> Result<EngineerReply, PluginError> {
+        Ok(EngineerReply { config: RoundConfig::round0_default(), rationale: context.to_uppercase() })
+    }
+}
+
+struct Lib;
+
+impl PluginLibrary for Lib {
+    fn catalog() -> Vec<Entry> {
+        vec![
+            Entry {
+                name: "half",
+                version: "1.0.0",
+                description: "0.5 always",
+                make: Constructor::Reward(|_| Ok(Box::new(Constant(0.5)))),
+            },
+            Entry {
+                name: "nan",
+                version: "1.0.0",
+                description: "NaN always",
+                make: Constructor::Reward(|_| Ok(Box::new(Constant(f32::NAN)))),
+            },
+            Entry {
+                name: "ctor-panics",
+                version: "1.0.0",
+                description: "",
+                make: Constructor::Reward(|_| panic!("constructor panic")),
+            },
+            Entry {
+                name: "echo",
+                version: "0.2.0",
+                description: "",
+                make: Constructor::EnvEngineer(|_| Ok(Box::new(Echo))),
+            },
+        ]
+    }
+}
+
+fn record() -> VerdictRecord {
+    VerdictRecord {
+        failure: 0,
+        optimal: 0,
+        reserved: [0; 2],
+        num_agents: 2,
+        agents_on_goal: 2,
+        legal_steps: 3,
+        horizon: 3,
+        soc: 5,
+        optimal_soc: 4,
+    }
+}
+
+#[test]
+fn the_root_module_lists_and_makes_plugins() {
+    let lib = root_module::<Lib>();
+    let infos = lib.plugins()().into_result().unwrap();
+    assert_eq!(infos.len(), 4);
+    assert_eq!(infos[0].to_info().unwrap().kind, crate::PluginKind::Reward);
+    assert_eq!(infos[3].name.as_str(), "echo");
+
+    let mut half = lib.new_reward()("half".into(), "".into()).into_result().unwrap();
+    let mut out = [0.0; 2];
+    half.verdict_rewards(&[record(), record()], &mut out).unwrap();
+    assert_eq!(out, [0.5, 0.5]);
+    // Lengths are checked before the call, unsupported calls come back as errors.
+    assert!(matches!(half.verdict_rewards(&[record()], &mut out), Err(PluginError::BadInput(_))));
+    assert!(matches!(half.step_rewards(&[], &mut []), Err(PluginError::Unsupported(_))));
+
+    let mut nan = lib.new_reward()("nan".into(), "".into()).into_result().unwrap();
+    assert!(matches!(nan.verdict_rewards(&[record()], &mut out[..1]), Err(PluginError::BadOutput(_))));
+
+    let unknown = lib.new_curriculum()("half".into(), "".into()).into_result().unwrap_err();
+    assert_eq!(PluginError::from(unknown), PluginError::UnknownPlugin("curriculum half".into()));
+    let ctor = lib.new_reward()("ctor-panics".into(), "".into()).into_result().unwrap_err();
+    assert_eq!(PluginError::from(ctor), PluginError::Panicked("constructor panic".into()));
+
+    let mut echo = lib.new_engineer()("echo".into(), "".into()).into_result().unwrap();
+    assert_eq!(echo.design("why").unwrap().rationale, "WHY");
+}
+
+#[test]
+fn a_panic_becomes_an_error_and_poisons_the_instance() {
+    let mut p = FfiRewardFn::from_box(Box::new(Panicky));
+    let mut out = [0.0];
+    assert_eq!(
+        p.verdict_rewards(&[record()], &mut out),
+        Err(PluginError::Panicked("boom in verdict_rewards".into()))
+    );
+    let again = p.verdict_rewards(&[record()], &mut out).unwrap_err();
+    assert!(matches!(&again, PluginError::Panicked(m) if m.contains("earlier call")), "{again}");
+}
+
+#[test]
+fn curriculum_output_is_checked_on_both_sides() {
+    let mut c = FfiCurriculum::from_box(Box::new(BadConfig));
+    let e = c.next_config(&History::default()).unwrap_err();
+    assert!(matches!(&e, PluginError::BadOutput(m) if m.contains("data ratios")), "{e}");
+    let rec = ReplayRecord {
+        id: 7,
+        size: 3,
+        agents: 2,
+        last_round: 0,
+        samples: 1,
+        mean_reward: 0.5,
+        reward_std: 0.0,
+        success_rate: 0.5,
+        reserved: 0,
+    };
+    let req = ReplayRequest { round: 1, count: 1, seed: 0 };
+    let e = c.sample_replay(&[rec], &req).unwrap_err();
+    assert!(matches!(&e, PluginError::BadOutput(m) if m.contains("outside a pool")), "{e}");
+    let late = ReplayRecord { last_round: 5, ..rec };
+    assert!(matches!(c.sample_replay(&[late], &req), Err(PluginError::BadInput(_))));
+}

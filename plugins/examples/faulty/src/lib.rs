@@ -1,0 +1,71 @@
+//! Plugins that misbehave in each way the host must survive: a panic in a call, a panic in a
+//! constructor, an error returned, an invalid configuration returned.
+
+use floe_plugin_api::abi::{root_module, FloePluginLibRef};
+use floe_plugin_api::{
+    Constructor, Curriculum, Entry, History, PluginError, PluginLibrary, RewardFn, RoundConfig, VerdictRecord,
+};
+
+struct Panics;
+
+impl RewardFn for Panics {
+    fn verdict_rewards(&mut self, records: &[VerdictRecord], _out: &mut [f32]) -> Result<(), PluginError> {
+        panic!("panics: {} records are too many", records.len())
+    }
+}
+
+struct Fails;
+
+impl RewardFn for Fails {
+    fn verdict_rewards(&mut self, _: &[VerdictRecord], _: &mut [f32]) -> Result<(), PluginError> {
+        Err(PluginError::Failed("fails: this reward always refuses".into()))
+    }
+}
+
+struct BadConfig;
+
+impl Curriculum for BadConfig {
+    fn next_config(&mut self, _: &History) -> Result<RoundConfig, PluginError> {
+        let mut c = RoundConfig::round0_default();
+        c.sizes[0].hole_ratio = 1.0;
+        Ok(c)
+    }
+}
+
+struct Library;
+
+impl PluginLibrary for Library {
+    fn catalog() -> Vec<Entry> {
+        vec![
+            Entry {
+                name: "panics",
+                version: "0.0.1",
+                description: "panics in verdict_rewards",
+                make: Constructor::Reward(|_| Ok(Box::new(Panics))),
+            },
+            Entry {
+                name: "fails",
+                version: "0.0.1",
+                description: "returns an error from verdict_rewards",
+                make: Constructor::Reward(|_| Ok(Box::new(Fails))),
+            },
+            Entry {
+                name: "panics-on-create",
+                version: "0.0.1",
+                description: "panics in its constructor",
+                make: Constructor::Reward(|_| panic!("panics-on-create: no instance today")),
+            },
+            Entry {
+                name: "bad-config",
+                version: "0.0.1",
+                description: "returns a configuration with hole_ratio 1",
+                make: Constructor::Curriculum(|_| Ok(Box::new(BadConfig))),
+            },
+        ]
+    }
+}
+
+#[abi_stable::export_root_module]
+pub fn floe_root_module() -> FloePluginLibRef {
+    root_module::<Library>()
+}

@@ -1,0 +1,326 @@
+//! C plugins (`floe_plugin.h`): the entry point is called once at load time to read and check
+//! the plugin's description (then the instance is destroyed), and once per instance the host
+//! makes. Instances keep the library loaded; every string and array crossing is checked.
+
+#![allow(unsafe_code)]
+
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::sync::Arc;
+
+use floe_plugin_api::traits::{check_lengths, check_replay, check_rewards};
+use floe_plugin_api::{
+    Curriculum, EngineerReply, EnvEngineer, History, PluginError, PluginInfo, PluginKind, ReplayRecord,
+    ReplayRequest, RewardFn, RoundConfig, StepOutcome, VerdictRecord, C_ABI_VERSION,
+};
+
+use crate::LoadFailure;
+
+const ENTRY: &[u8] = b"floe_plugin_entry_v1\0";
+
+type EntryFn = unsafe extern "C" fn(*const c_char, *mut *const RawPluginV1, *mut *const c_char) -> i32;
+
+/// `floe_plugin_v1`, field for field.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RawPluginV1 {
+    abi_version: u32,
+    struct_size: u32,
+    kind: u32,
+    reserved: u32,
+    name: *const c_char,
+    version: *const c_char,
+    user_data: *mut c_void,
+    last_error: Option<unsafe extern "C" fn(*mut c_void) -> *const c_char>,
+    destroy: Option<unsafe extern "C" fn(*mut c_void)>,
+    verdict_rewards: Option<unsafe extern "C" fn(*mut c_void, *const VerdictRecord, usize, *mut f32) -> i32>,
+    step_rewards: Option<unsafe extern "C" fn(*mut c_void, *const StepOutcome, usize, *mut f32) -> i32>,
+    next_config: Option<unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut *const c_char) -> i32>,
+    sample_replay: Option<
+        unsafe extern "C" fn(
+            *mut c_void,
+            *const ReplayRecord,
+            usize,
+            *const ReplayRequest,
+            *mut u32,
+            *mut usize,
+        ) -> i32,
+    >,
+    design: Option<unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut *const c_char) -> i32>,
+}
+
+/// Whether the library exports the C entry point.
+pub(crate) fn has_entry(lib: &libloading::Library) -> bool {
+    crate::dl::has_symbol(lib, ENTRY)
+}
+
+/// Copies a C string the plugin owns; `None` for NULL or non-UTF-8 text.
+///
+/// # Safety
+/// `p` is NULL or points to a NUL-terminated string valid for the duration of the call.
+unsafe fn copy_str(p: *const c_char) -> Option<String> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL, and NUL-terminated and valid by the caller's contract.
+    unsafe { CStr::from_ptr(p) }.to_str().ok().map(str::to_string)
+}
+
+/// A loaded C library.
+pub(crate) struct CLibrary {
+    lib: Arc<libloading::Library>,
+    entry: EntryFn,
+    info: PluginInfo,
+}
+
+impl std::fmt::Debug for CLibrary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CLibrary").field("info", &self.info).finish_non_exhaustive()
+    }
+}
+
+impl CLibrary {
+    /// Resolves the entry point and makes (then destroys) one instance with default parameters
+    /// to read and check the description.
+    pub(crate) fn load(lib: libloading::Library) -> Result<Self, LoadFailure> {
+        // SAFETY: `floe_plugin.h` declares the symbol with exactly this signature; the fn pointer
+        // is only called while `lib` (kept in the `Arc`) is loaded.
+        let entry: EntryFn =
+            unsafe { lib.get::<EntryFn>(ENTRY) }.map(|s| *s).map_err(|e| LoadFailure::Open(e.to_string()))?;
+        let lib = Arc::new(lib);
+        let first = CInstance::create(&lib, entry, None)?;
+        let info = first.info.clone();
+        drop(first);
+        Ok(CLibrary { lib, entry, info })
+    }
+
+    pub(crate) fn info(&self) -> &PluginInfo {
+        &self.info
+    }
+
+    /// A new instance of the library's plugin, which must be of `kind` and named `name`.
+    pub(crate) fn instance(
+        &self,
+        kind: PluginKind,
+        name: &str,
+        params: &str,
+    ) -> Result<CInstance, PluginError> {
+        if self.info.kind != kind || self.info.name != name {
+            return Err(PluginError::UnknownPlugin(format!("{kind} {name}")));
+        }
+        let params = CString::new(params)
+            .map_err(|_| PluginError::BadInput("the parameters contain a NUL byte".into()))?;
+        CInstance::create(&self.lib, self.entry, Some(&params)).map_err(|e| match e {
+            LoadFailure::Entry { code, message } => PluginError::from_code(code, message),
+            other => PluginError::BadOutput(other.to_string()),
+        })
+    }
+}
+
+/// One C plugin instance; destroyed on drop.
+pub(crate) struct CInstance {
+    raw: RawPluginV1,
+    info: PluginInfo,
+    // Keeps the library loaded while the instance lives (dropped after `Drop::drop` ran).
+    _lib: Arc<libloading::Library>,
+}
+
+// SAFETY: `floe_plugin.h` requires an instance to accept calls from any thread, one at a time;
+// every call goes through `&mut self`, so calls are never concurrent. The raw pointers are only
+// handed back to the plugin.
+unsafe impl Send for CInstance {}
+
+impl std::fmt::Debug for CInstance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CInstance").field("info", &self.info).finish_non_exhaustive()
+    }
+}
+
+impl CInstance {
+    fn create(
+        lib: &Arc<libloading::Library>,
+        entry: EntryFn,
+        params: Option<&CString>,
+    ) -> Result<Self, LoadFailure> {
+        let mut out: *const RawPluginV1 = std::ptr::null();
+        let mut err: *const c_char = std::ptr::null();
+        let params_ptr = params.map_or(std::ptr::null(), |p| p.as_ptr());
+        // SAFETY: the signature is the header's; `params_ptr` is NULL or a NUL-terminated string
+        // alive for the call; `out` and `err` are valid places for the plugin to write to.
+        let status = unsafe { entry(params_ptr, &mut out, &mut err) };
+        if status != 0 {
+            // SAFETY: on failure `err` is NULL or a string valid until the next entry call.
+            let message = unsafe { copy_str(err) }.unwrap_or_else(|| "no message".into());
+            return Err(LoadFailure::Entry { code: status, message });
+        }
+        if out.is_null() {
+            return Err(LoadFailure::Malformed("the entry point succeeded but returned no plugin".into()));
+        }
+        // SAFETY: every version of the struct starts with `uint32_t abi_version`; nothing else is
+        // read until it matches.
+        let abi_version = unsafe { out.cast::<u32>().read() };
+        if abi_version != C_ABI_VERSION {
+            // The instance is left alone: its layout, destroy included, is unknown.
+            return Err(LoadFailure::AbiVersion { found: abi_version, expected: C_ABI_VERSION });
+        }
+        // SAFETY: version 1 starts with two `uint32_t`s, abi_version and struct_size.
+        let struct_size = unsafe { out.cast::<u32>().add(1).read() };
+        let expected = std::mem::size_of::<RawPluginV1>() as u32;
+        if struct_size < expected {
+            return Err(LoadFailure::StructSize { found: struct_size, expected });
+        }
+        // SAFETY: a version-1 struct at least as large as ours, valid until destroy.
+        let raw = unsafe { out.read() };
+        let instance = CInstance {
+            raw,
+            info: PluginInfo {
+                kind: PluginKind::Reward,
+                name: String::new(),
+                version: String::new(),
+                description: String::new(),
+            },
+            _lib: Arc::clone(lib),
+        };
+        // From here on, dropping `instance` destroys the plugin.
+        instance.described()
+    }
+
+    /// Reads and checks the description; on failure the instance is destroyed.
+    fn described(mut self) -> Result<Self, LoadFailure> {
+        let raw = self.raw;
+        let bad = |m: String| Err(LoadFailure::Malformed(m));
+        let Some(kind) = PluginKind::from_code(raw.kind) else {
+            return bad(format!("unknown plugin kind {}", raw.kind));
+        };
+        // SAFETY: name and version are NULL or NUL-terminated strings valid until destroy.
+        let (name, version) = unsafe { (copy_str(raw.name), copy_str(raw.version)) };
+        let Some(name) = name.filter(|n| !n.is_empty()) else {
+            return bad("the name is NULL, empty or not UTF-8".into());
+        };
+        let Some(version) = version else {
+            return bad("the version is NULL or not UTF-8".into());
+        };
+        let complete = match kind {
+            PluginKind::Reward => raw.verdict_rewards.is_some() || raw.step_rewards.is_some(),
+            PluginKind::Curriculum => raw.next_config.is_some(),
+            PluginKind::EnvEngineer => raw.design.is_some(),
+        };
+        if !complete {
+            return bad(format!("a {kind} plugin without its required function"));
+        }
+        self.info = PluginInfo { kind, name, version, description: "C plugin".into() };
+        Ok(self)
+    }
+
+    /// `Ok` for status 0, else the error with the plugin's message.
+    fn status(&self, status: i32) -> Result<(), PluginError> {
+        if status == 0 {
+            return Ok(());
+        }
+        let message = self.raw.last_error.and_then(|f| {
+            // SAFETY: `last_error` takes the instance's user_data and returns NULL or a string
+            // valid until the next call on the instance; it is copied at once.
+            unsafe { copy_str(f(self.raw.user_data)) }
+        });
+        Err(PluginError::from_code(status, message.unwrap_or_else(|| "no message".into())))
+    }
+
+    /// Copies a JSON string the plugin handed back.
+    fn returned_text(&self, p: *const c_char, what: &str) -> Result<String, PluginError> {
+        // SAFETY: the plugin returned NULL or a string valid until the next call on the
+        // instance; it is copied at once.
+        unsafe { copy_str(p) }
+            .ok_or_else(|| PluginError::BadOutput(format!("the {what} is NULL or not UTF-8")))
+    }
+
+    fn unsupported(&self, what: &str) -> PluginError {
+        PluginError::Unsupported(format!("{what} ({} {})", self.info.kind, self.info.name))
+    }
+}
+
+impl Drop for CInstance {
+    fn drop(&mut self) {
+        if let Some(destroy) = self.raw.destroy {
+            // SAFETY: called exactly once per successful entry call, with its user_data; the
+            // library is still loaded (`_lib` is dropped after this).
+            unsafe { destroy(self.raw.user_data) }
+        }
+    }
+}
+
+impl RewardFn for CInstance {
+    fn verdict_rewards(&mut self, records: &[VerdictRecord], out: &mut [f32]) -> Result<(), PluginError> {
+        let f = self.raw.verdict_rewards.ok_or_else(|| self.unsupported("verdict rewards"))?;
+        check_lengths(records.len(), out.len())?;
+        // SAFETY: `records` and `out` are valid for `len` elements for the call; the record
+        // layout is the header's (checked by a size test in floe-plugin-api).
+        let status = unsafe { f(self.raw.user_data, records.as_ptr(), records.len(), out.as_mut_ptr()) };
+        self.status(status)?;
+        check_rewards(out)
+    }
+
+    fn step_rewards(&mut self, steps: &[StepOutcome], out: &mut [f32]) -> Result<(), PluginError> {
+        let f = self.raw.step_rewards.ok_or_else(|| self.unsupported("step rewards"))?;
+        check_lengths(steps.len(), out.len())?;
+        // SAFETY: as in `verdict_rewards`.
+        let status = unsafe { f(self.raw.user_data, steps.as_ptr(), steps.len(), out.as_mut_ptr()) };
+        self.status(status)?;
+        check_rewards(out)
+    }
+}
+
+impl Curriculum for CInstance {
+    fn next_config(&mut self, history: &History) -> Result<RoundConfig, PluginError> {
+        let f = self.raw.next_config.ok_or_else(|| self.unsupported("next_config"))?;
+        let json = CString::new(history.to_json())
+            .map_err(|_| PluginError::BadInput("the history contains a NUL byte".into()))?;
+        let mut out: *const c_char = std::ptr::null();
+        // SAFETY: `json` is NUL-terminated and alive for the call, its length excludes the NUL;
+        // `out` is a valid place to write to.
+        let status = unsafe { f(self.raw.user_data, json.as_ptr(), json.as_bytes().len(), &mut out) };
+        self.status(status)?;
+        let text = self.returned_text(out, "configuration")?;
+        RoundConfig::from_json(&text).map_err(|e| PluginError::BadOutput(format!("configuration: {e}")))
+    }
+
+    fn sample_replay(
+        &mut self,
+        pool: &[ReplayRecord],
+        request: &ReplayRequest,
+    ) -> Result<Vec<u32>, PluginError> {
+        let f = self.raw.sample_replay.ok_or_else(|| self.unsupported("replay sampling"))?;
+        for r in pool {
+            r.check(request)?;
+        }
+        let mut picked = vec![0_u32; request.count as usize];
+        let mut len = 0_usize;
+        // SAFETY: `pool` is valid for `pool.len()` records, `request` for one, `picked` has room
+        // for `request.count` indices; `len` is a valid place to write to.
+        let status = unsafe {
+            f(self.raw.user_data, pool.as_ptr(), pool.len(), request, picked.as_mut_ptr(), &mut len)
+        };
+        self.status(status)?;
+        if len > picked.len() {
+            return Err(PluginError::BadOutput(format!(
+                "{len} replay indices for a request of {}",
+                request.count
+            )));
+        }
+        picked.truncate(len);
+        check_replay(&picked, pool.len(), request)?;
+        Ok(picked)
+    }
+}
+
+impl EnvEngineer for CInstance {
+    fn design(&mut self, context: &str) -> Result<EngineerReply, PluginError> {
+        let f = self.raw.design.ok_or_else(|| self.unsupported("design"))?;
+        let text = CString::new(context)
+            .map_err(|_| PluginError::BadInput("the context contains a NUL byte".into()))?;
+        let mut out: *const c_char = std::ptr::null();
+        // SAFETY: as in `next_config`.
+        let status = unsafe { f(self.raw.user_data, text.as_ptr(), text.as_bytes().len(), &mut out) };
+        self.status(status)?;
+        let reply = self.returned_text(out, "reply")?;
+        EngineerReply::from_json(&reply).map_err(|e| PluginError::BadOutput(format!("reply: {e}")))
+    }
+}

@@ -1,0 +1,31 @@
+//! Built-in curricula.
+
+pub mod difficulty;
+pub mod fixed;
+pub mod plr;
+pub mod sec;
+
+pub use difficulty::{DifficultyParams, DifficultyScaling};
+pub use fixed::{Fixed, FixedParams};
+pub use plr::{Plr, PlrParams, PlrScore};
+pub use sec::{Sec, SecParams};
+
+use floe_plugin_api::ConfigError;
+
+/// A finite parameter in `lo..=hi`, or an error naming it.
+pub(crate) fn in_range(name: &'static str, v: f64, lo: f64, hi: f64) -> Result<f64, ConfigError> {
+    if v.is_finite() && (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(ConfigError::param(name, format!("{v} is outside [{lo}, {hi}]")))
+    }
+}
+
+/// A finite, strictly positive parameter, or an error naming it.
+pub(crate) fn positive(name: &'static str, v: f64) -> Result<f64, ConfigError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(ConfigError::param(name, format!("{v} is not a positive number")))
+    }
+}
