@@ -64,8 +64,8 @@ pub(crate) struct Scratch {
     occ: Vec<u16>,
     /// Per cell: how many movers target it; reused as "first agent to target it".
     count: Vec<u16>,
-    /// Agent occupancy bits for observations.
-    bits: Vec<u32>,
+    /// Agents on the padded map of observations.
+    bits: Vec<u8>,
     /// Per agent: current cell, target cell, active, moving, staying.
     cur: Vec<u32>,
     tgt: Vec<u32>,
@@ -89,6 +89,7 @@ pub(crate) struct Ctx<'a> {
     pub cfg: &'a EnvConfig,
     pub k_max: usize,
     pub stride: usize,
+    pub maps: &'a HoleMaps,
 }
 
 pub(crate) fn reset_env(ctx: Ctx<'_>, env: &mut [u32; 4], agents: &mut [u32], pool_index: u32, episode: u32) {
@@ -102,7 +103,7 @@ pub(crate) fn reset_env(ctx: Ctx<'_>, env: &mut [u32; 4], agents: &mut [u32], po
 }
 
 /// Writes one environment's local observations (`K · stride` bytes).
-pub(crate) fn observe_env(ctx: Ctx<'_>, env: &[u32; 4], agents: &[u32], obs: &mut [u8], bits: &mut Vec<u32>) {
+pub(crate) fn observe_env(ctx: Ctx<'_>, env: &[u32; 4], agents: &[u32], obs: &mut [u8], bits: &mut Vec<u8>) {
     // Constant window sizes let the compiler specialise the row writes.
     match ctx.cfg.obs_radius {
         1 => observe_with(ctx, env, agents, obs, bits, 1),
@@ -118,93 +119,91 @@ fn observe_with(
     env: &[u32; 4],
     agents: &[u32],
     obs: &mut [u8],
-    bits: &mut Vec<u32>,
+    amap: &mut Vec<u8>,
     radius: u32,
 ) {
     obs.fill(0);
-    let (w, h, k) = unpack_dims(env[0]);
+    let k = unpack_dims(env[0]).2;
     let p = env[3] as usize;
-    let r = i64::from(radius);
-    let win = (2 * r + 1) as usize;
+    let r = radius as usize;
+    let win = 2 * r + 1;
     let plane = win * win;
-    let words = (w * h).div_ceil(32) as usize;
-    bits.clear();
-    bits.resize(words, 0);
+    let (hmap, mw) = ctx.maps.instance(p);
+    if amap.len() < hmap.len() {
+        amap.resize(hmap.len(), 0);
+    }
+    // Agents on a padded byte map, like the holes; cleared again at the end.
     for &ag in &agents[..k as usize] {
         if ag & AGENT_ACTIVE != 0 {
             let (rr, cc) = unpack_rc(ag & POS_MASK);
-            let c = rr * w + cc;
-            bits[(c / 32) as usize] |= 1 << (c % 32);
+            amap[(rr as usize + r) * mw + cc as usize + r] = 1;
         }
     }
-    let holes = &ctx.pool.holes[p * ctx.pool.words..(p + 1) * ctx.pool.words];
-    let (w, h) = (i64::from(w), i64::from(h));
     for a in 0..k as usize {
         let ag = agents[a];
         if ag & AGENT_ACTIVE == 0 {
             continue;
         }
         let (r0, c0) = unpack_rc(ag & POS_MASK);
-        let (r0, c0) = (i64::from(r0), i64::from(c0));
-        let (gr, gc) = unpack_rc(ctx.pool.goals[p * ctx.k_max + a]);
+        let (r0, c0) = (r0 as usize, c0 as usize);
         let o = &mut obs[a * ctx.stride..a * ctx.stride + OBS_CHANNELS * plane];
-        // Columns of the window that lie on the grid, and the bits of the window off it.
-        let (lo, hi) = ((c0 - r).max(0), (c0 + r).min(w - 1));
-        let (shift, n) = ((lo - (c0 - r)) as u32, (hi - lo + 1) as u32);
-        let inside = ((1u64 << n) - 1) << shift;
-        let outside = ((1u64 << win) - 1) as u32 & !(inside as u32);
+        // The window's top-left in padded coordinates is (r0, c0).
         for dy in 0..win {
-            let rr = r0 + dy as i64 - r;
-            if rr < 0 || rr >= h {
-                o[dy * win..(dy + 1) * win].fill(1);
-                continue;
+            let from = (r0 + dy) * mw + c0;
+            o[dy * win..(dy + 1) * win].copy_from_slice(&hmap[from..from + win]);
+            o[plane + dy * win..plane + (dy + 1) * win].copy_from_slice(&amap[from..from + win]);
+        }
+        o[plane + r * win + r] = 0;
+        let (gr, gc) = unpack_rc(ctx.pool.goals[p * ctx.k_max + a]);
+        let (gr, gc) = ((gr as usize + r).wrapping_sub(r0), (gc as usize + r).wrapping_sub(c0));
+        if gr < win && gc < win {
+            o[2 * plane + gr * win + gc] = 1;
+        }
+    }
+    for &ag in &agents[..k as usize] {
+        if ag & AGENT_ACTIVE != 0 {
+            let (rr, cc) = unpack_rc(ag & POS_MASK);
+            amap[(rr as usize + r) * mw + cc as usize + r] = 0;
+        }
+    }
+}
+
+/// Per pool instance, its holes as bytes on a grid padded by the observation radius on every side
+/// (cells off the grid count as holes), so that each row of an observation window is one copy.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HoleMaps {
+    bytes: Vec<u8>,
+    /// Per instance: offset into `bytes` and padded width.
+    index: Vec<(usize, usize)>,
+}
+
+impl HoleMaps {
+    pub(crate) fn new(pool: &InstancePool, radius: u32) -> Self {
+        let r = radius as usize;
+        let mut maps = Self::default();
+        for p in 0..pool.len() {
+            let (w, h, _) = unpack_dims(pool.dims[p]);
+            let (w, h) = (w as usize, h as usize);
+            let mw = w + 2 * r;
+            maps.index.push((maps.bytes.len(), mw));
+            for pr in 0..h + 2 * r {
+                for pc in 0..mw {
+                    let inside = (r..r + h).contains(&pr) && (r..r + w).contains(&pc);
+                    let hole = !inside || pool.is_hole(p, ((pr - r) * w + pc - r) as u32);
+                    maps.bytes.push(u8::from(hole));
+                }
             }
-            let first = (rr * w + lo) as u32;
-            let hb = (window_bits(holes, first, n) << shift) | outside;
-            let ab = window_bits(bits, first, n) << shift;
-            expand_bits(hb, &mut o[dy * win..(dy + 1) * win]);
-            expand_bits(ab, &mut o[plane + dy * win..plane + (dy + 1) * win]);
         }
-        o[plane + (r as usize) * win + r as usize] = 0;
-        let (gr, gc) = (i64::from(gr) - r0 + r, i64::from(gc) - c0 + r);
-        if (0..win as i64).contains(&gr) && (0..win as i64).contains(&gc) {
-            o[2 * plane + gr as usize * win + gc as usize] = 1;
-        }
+        maps
     }
-}
 
-/// Byte `i` of `EXPAND[x]` is bit `i` of `x`.
-const EXPAND: [u64; 256] = {
-    let mut t = [0u64; 256];
-    let mut x = 0;
-    while x < 256 {
-        let mut i = 0;
-        while i < 8 {
-            t[x] |= (((x >> i) & 1) as u64) << (8 * i);
-            i += 1;
-        }
-        x += 1;
+    /// The padded map of instance `p` and its width.
+    #[inline]
+    pub(crate) fn instance(&self, p: usize) -> (&[u8], usize) {
+        let (off, mw) = self.index[p];
+        let end = self.index.get(p + 1).map_or(self.bytes.len(), |&(o, _)| o);
+        (&self.bytes[off..end], mw)
     }
-    t
-};
-
-/// Writes bit `i` of `bits` as byte `out[i]` (0 or 1).
-#[inline]
-fn expand_bits(bits: u32, out: &mut [u8]) {
-    for (chunk, part) in out.chunks_mut(8).enumerate() {
-        let byte = (bits >> (8 * chunk)) & 0xff;
-        part.copy_from_slice(&EXPAND[byte as usize].to_le_bytes()[..part.len()]);
-    }
-}
-
-/// `n` (≤ 32) bits of a bit set starting at bit `first`.
-#[inline]
-fn window_bits(words: &[u32], first: u32, n: u32) -> u32 {
-    let (wi, bi) = ((first / 32) as usize, first % 32);
-    let lo = u64::from(words[wi]);
-    let hi = words.get(wi + 1).map_or(0, |&x| u64::from(x));
-    let mask = if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
-    ((((hi << 32) | lo) >> bi) as u32) & mask
 }
 
 /// Row and column steps of the actions 0 wait, 1 up, 2 down, 3 left, 4 right (−1 as a wrapping
@@ -237,10 +236,10 @@ pub(crate) fn step_env(
     let p = env[3] as usize;
     let goals = &ctx.pool.goals[p * ctx.k_max..p * ctx.k_max + k];
     let cells = (w * h) as usize;
-    if sc.occ.len() < cells {
-        sc.occ.resize(cells, 0);
-        sc.count.resize(cells, 0);
-        sc.tocc.resize(cells, 0);
+    if sc.occ.len() < cells + 1 {
+        sc.occ.resize(cells + 1, 0);
+        sc.count.resize(cells + 1, 0);
+        sc.tocc.resize(cells + 1, 0);
     }
     let seed = env_seed(ctx.cfg.seed, e);
     let hash = step_hash(seed, env[2], env[1]);
@@ -280,7 +279,7 @@ pub(crate) fn step_env(
         let hole = (holes[(t / 32) as usize] >> (t % 32)) & 1;
         tgt[a] = t;
         tgt_rc[a] = (nr << 12) | nc;
-        events[a] = u32::from(!on) * event::OFF_GRID | hole * event::HOLE;
+        events[a] = (u32::from(!on) * event::OFF_GRID) | (hole * event::HOLE);
     }
     for ev in &mut events[k..] {
         *ev = event::INACTIVE;
@@ -309,21 +308,24 @@ pub(crate) fn step_env(
             }
         }
         CollisionMode::Soft => {
-            for a in 0..k {
-                if events[a] & event::HOLE != 0 {
-                    if ctx.cfg.holes == HoleRule::Block {
-                        tgt[a] = cur[a];
-                        tgt_rc[a] = agents[a] & POS_MASK;
-                    } else {
+            if ctx.cfg.holes == HoleRule::Block {
+                for a in 0..k {
+                    let hole = events[a] & event::HOLE != 0;
+                    tgt[a] = if hole { cur[a] } else { tgt[a] };
+                }
+            } else {
+                for a in 0..k {
+                    if events[a] & event::HOLE != 0 {
                         active[a] = false;
                         agents[a] = tgt_rc[a];
                     }
                 }
             }
             soft_resolve(cur, tgt, active, events, occ, count, &mut moving[..k], &mut stay[..k], tocc, stack);
-            for a in (0..k).filter(|&a| active[a] && tgt[a] != cur[a]) {
-                events[a] |= event::MOVED;
-                agents[a] = tgt_rc[a] | AGENT_ACTIVE;
+            for a in 0..k {
+                let moved = active[a] & (tgt[a] != cur[a]);
+                events[a] |= u32::from(moved) * event::MOVED;
+                agents[a] = if moved { tgt_rc[a] | AGENT_ACTIVE } else { agents[a] };
             }
         }
     }
@@ -337,17 +339,14 @@ pub(crate) fn step_env(
             continue;
         }
         any_active = true;
-        if ag & POS_MASK == goals[a] {
-            events[a] |= event::AT_GOAL;
-            if cur[a] != cell_of(goals[a], w) {
-                events[a] |= event::REACHED;
-            }
-        } else {
-            all_home = false;
-        }
+        let home = ag & POS_MASK == goals[a];
+        let reached = home & (cur[a] != cell_of(goals[a], w));
+        events[a] |= (u32::from(home) * event::AT_GOAL) | (u32::from(reached) * event::REACHED);
+        all_home &= home;
     }
+    let weights = &ctx.cfg.rewards;
     for (r, &ev) in rewards.iter_mut().zip(events.iter()) {
-        *r = ctx.cfg.rewards.reward(ev);
+        *r = weights.reward(ev);
     }
     for r in &mut rewards[k..] {
         *r = 0.0;
@@ -414,6 +413,8 @@ fn strict_conflicts(
 }
 
 /// Soft collisions: see the module docs. Blocked movers get their target reset to their cell.
+/// Written without data-dependent branches in the passes over all agents (random actions make
+/// such branches unpredictable); non-movers count into a spare cell past the grid.
 #[allow(clippy::too_many_arguments)]
 fn soft_resolve(
     cur: &[u32],
@@ -428,27 +429,35 @@ fn soft_resolve(
     stack: &mut Vec<u16>,
 ) {
     let k = cur.len();
+    let spare = occ.len() - 1;
     for a in 0..k {
-        moving[a] = active[a] && tgt[a] != cur[a];
+        let m = active[a] & (tgt[a] != cur[a]);
+        moving[a] = m;
         stay[a] = false;
         if active[a] {
             occ[cur[a] as usize] = a as u16 + 1;
         }
-        if moving[a] {
-            count[tgt[a] as usize] += 1;
-            tocc[tgt[a] as usize] = a as u16 + 1;
-        }
+        let t = if m { tgt[a] as usize } else { spare };
+        count[t] += 1;
+        tocc[t] = a as u16 + 1;
     }
     // Contests, swaps, and moves into the cell of an agent that does not move.
     stack.clear();
-    for a in (0..k).filter(|&a| moving[a]) {
-        let b = occ[tgt[a] as usize];
-        let blocked = b != 0 && (!moving[b as usize - 1] || tgt[b as usize - 1] == cur[a]);
-        if count[tgt[a] as usize] >= 2 || blocked {
-            stay[a] = true;
-            stack.push(a as u16);
-        }
+    stack.resize(k, 0);
+    let mut len = 0;
+    for a in 0..k {
+        let t = tgt[a] as usize;
+        let b = occ[t] as usize;
+        // `b` is 0 (nobody there) or 1 + the agent on the target; for non-movers the target is
+        // their own cell, and `moving[a]` masks them out.
+        let bi = b.saturating_sub(1);
+        let other = (b != 0) & (bi != a) & (!moving[bi] | (tgt[bi] == cur[a]));
+        let blocked = moving[a] & ((count[t] >= 2) | other);
+        stay[a] = blocked;
+        stack[len] = a as u16;
+        len += usize::from(blocked);
     }
+    stack.truncate(len);
     // Each agent that stays blocks the single mover (if any) that targets its cell.
     while let Some(s) = stack.pop() {
         let cell = cur[s as usize] as usize;
@@ -460,16 +469,16 @@ fn soft_resolve(
             }
         }
     }
+    count[spare] = 0;
+    tocc[spare] = 0;
     for a in 0..k {
         occ[cur[a] as usize] = 0;
-        if moving[a] {
-            count[tgt[a] as usize] = 0;
-            tocc[tgt[a] as usize] = 0;
-        }
-        if stay[a] {
-            tgt[a] = cur[a];
-            events[a] |= event::BLOCKED;
-        }
+        let t = tgt[a] as usize;
+        count[t] = 0;
+        tocc[t] = 0;
+        let s = stay[a];
+        tgt[a] = if s { cur[a] } else { tgt[a] };
+        events[a] |= u32::from(s) * event::BLOCKED;
     }
 }
 
@@ -479,6 +488,7 @@ pub struct CpuEngine {
     pub(crate) cfg: EnvConfig,
     pub(crate) pool: std::sync::Arc<InstancePool>,
     pub(crate) state: EnvState,
+    maps: HoleMaps,
 }
 
 impl CpuEngine {
@@ -495,7 +505,8 @@ impl CpuEngine {
         }
         let k = pool.max_agents;
         let state = EnvState { env: vec![[0; 4]; cfg.num_envs], agents: vec![0; cfg.num_envs * k] };
-        Ok(Self { cfg, pool, state })
+        let maps = HoleMaps::new(&pool, cfg.obs_radius);
+        Ok(Self { cfg, pool, state, maps })
     }
 
     /// The configuration.
@@ -522,6 +533,7 @@ impl CpuEngine {
             cfg: &self.cfg,
             k_max: self.pool.max_agents,
             stride: obs_stride(self.cfg.obs_radius),
+            maps: &self.maps,
         };
         (ctx, &mut self.state)
     }

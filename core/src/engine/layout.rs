@@ -156,29 +156,24 @@ impl Default for RewardWeights {
 }
 
 impl RewardWeights {
-    /// The reward of one agent's events.
+    /// The reward of one agent's events: starting from +0.0, each weight whose event is set is
+    /// added, in field order. Written without branches (a weight whose event is not set adds
+    /// +0.0, which leaves every sum that can occur here unchanged), so it is the same value the
+    /// GPU kernel computes with conditional additions.
     #[inline]
     #[must_use]
     pub fn reward(&self, ev: u32) -> f32 {
+        #[inline]
+        fn pick(on: bool, w: f32) -> f32 {
+            f32::from_bits(w.to_bits() & 0u32.wrapping_sub(u32::from(on)))
+        }
         let mut r = 0.0f32;
-        if ev & event::REACHED != 0 {
-            r += self.reach_goal;
-        }
-        if ev & (event::AT_GOAL | event::INACTIVE) == 0 {
-            r += self.step;
-        }
-        if ev & event::BLOCKED != 0 {
-            r += self.blocked;
-        }
-        if ev & event::OFF_GRID != 0 {
-            r += self.off_grid;
-        }
-        if ev & event::HOLE != 0 {
-            r += self.hole;
-        }
-        if ev & event::CONFLICT != 0 {
-            r += self.conflict;
-        }
+        r += pick(ev & event::REACHED != 0, self.reach_goal);
+        r += pick(ev & (event::AT_GOAL | event::INACTIVE) == 0, self.step);
+        r += pick(ev & event::BLOCKED != 0, self.blocked);
+        r += pick(ev & event::OFF_GRID != 0, self.off_grid);
+        r += pick(ev & event::HOLE != 0, self.hole);
+        r += pick(ev & event::CONFLICT != 0, self.conflict);
         r
     }
 }

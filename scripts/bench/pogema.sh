@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# floe against POGEMA on the same settings, in one run: 16x16 and 32x32 grids, obstacle density
+# 0.2 and 0.3, 4 and 64 agents, random actions, soft collisions (floe with holes as walls, as in
+# POGEMA), observation radius 2, episodes of 64 steps. Prints a table with the ratio per setting.
+#
+# Environment: SECONDS_PER (default 3) seconds per measurement, ENVS (default 1024) floe batch
+# size, BACKENDS (default cpu) floe backends, VENV (default .venv/pogema) the virtual environment.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+VENV=${VENV:-.venv/pogema}
+SECONDS_PER=${SECONDS_PER:-3}
+if ! [ -x "$VENV/bin/python" ]; then
+    python3 -m venv "$VENV" 2>/dev/null || {
+        sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+        $sudo apt-get update -qq && $sudo apt-get install -y -qq python3-venv >/dev/null
+        python3 -m venv "$VENV"
+    }
+fi
+"$VENV/bin/python" -c "import pogema" 2>/dev/null || "$VENV/bin/pip" install -q pogema
+cargo build --release -p floe-cli >&2
+out=$(mktemp -d)
+target/release/floe bench --seconds "$SECONDS_PER" --plans 0 --sizes 16,32 --densities 0.2,0.3 --agents 4,64 \
+    --envs "${ENVS:-1024}" --holes block --radius 2 --episode-limit 64 --backends "${BACKENDS:-cpu}" >"$out/floe.jsonl"
+"$VENV/bin/python" scripts/bench/pogema_bench.py --seconds "$SECONDS_PER" --radius 2 --episode-limit 64 >"$out/pogema.jsonl"
+python3 scripts/bench/compare.py "$out/floe.jsonl" "$out/pogema.jsonl"
