@@ -18,6 +18,26 @@
 //! | memory | per agent one `u32` (cell and active bit); per environment 4 `u32` (dims, step, episode, pool instance); goals and hole bits are read from the instance pool |
 //!
 //! The caller owns every output buffer ([`StepBuffers`]); a step allocates nothing.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use floe_core::engine::{CollisionMode, CpuEngine, EnvConfig, InstancePool, StepBuffers};
+//! use floe_core::generator::{generate, GeneratorConfig};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let levels = generate(&GeneratorConfig::square(5, 3, 0.1, 0.5, 8, 7))?;
+//! let pool = Arc::new(InstancePool::new(&levels, false)?);
+//! let cfg = EnvConfig { num_envs: 16, mode: CollisionMode::Soft, ..EnvConfig::default() };
+//! let mut env = CpuEngine::new(cfg.clone(), Arc::clone(&pool))?;
+//! let mut out = StepBuffers::new(&cfg, pool.max_agents);
+//! env.reset(42, &mut out)?;
+//! let actions = vec![0u8; cfg.num_envs * pool.max_agents]; // everybody waits
+//! env.step(&actions, &mut out)?;
+//! assert!(out.events.iter().all(|&e| e & floe_core::engine::event::MOVED == 0));
+//! env.reset_to(0, 3, &mut out)?;
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod cpu;
 #[cfg(feature = "gpu")]

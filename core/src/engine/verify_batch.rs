@@ -103,6 +103,15 @@ fn fail(kind: FailureKind, agent: usize, time: u32, optimal_soc: u32) -> VerifyO
 
 /// Verifies plan `n` of the batch.
 pub(crate) fn verify_one(pool: &InstancePool, batch: &PlanBatch, n: usize) -> VerifyOut {
+    // Per-agent arrays live on the stack; small agent counts get small arrays.
+    match unpack_dims(pool.dims[batch.instance[n] as usize]).2 {
+        0..=4 => verify_with::<4>(pool, batch, n),
+        5..=16 => verify_with::<16>(pool, batch, n),
+        _ => verify_with::<256>(pool, batch, n),
+    }
+}
+
+fn verify_with<const N: usize>(pool: &InstancePool, batch: &PlanBatch, n: usize) -> VerifyOut {
     let p = batch.instance[n] as usize;
     let (w, h, k) = unpack_dims(pool.dims[p]);
     let k = k as usize;
@@ -116,7 +125,7 @@ pub(crate) fn verify_one(pool: &InstancePool, batch: &PlanBatch, n: usize) -> Ve
     }
     let (kk, t_max) = (batch.max_agents, batch.max_len);
     let plan = &batch.moves[n * kk * t_max..(n + 1) * kk * t_max];
-    let mut len = [0u32; 256];
+    let mut len = [0u32; N];
     let mut horizon = 0;
     for a in 0..k {
         let m = &plan[a * t_max..(a + 1) * t_max];
@@ -131,13 +140,13 @@ pub(crate) fn verify_one(pool: &InstancePool, batch: &PlanBatch, n: usize) -> Ve
         len[a] = l as u32;
         horizon = horizon.max(l as u32);
     }
-    let mut pos = [0u32; 256];
-    let mut row = [0u32; 256];
-    let mut col = [0u32; 256];
-    let mut prev = [0u32; 256];
-    let mut last_off = [0u32; 256];
-    let mut off = [false; 256];
-    let mut goals = [0u32; 256];
+    let mut pos = [0u32; N];
+    let mut row = [0u32; N];
+    let mut col = [0u32; N];
+    let mut prev = [0u32; N];
+    let mut last_off = [0u32; N];
+    let mut off = [false; N];
+    let mut goals = [0u32; N];
     for a in 0..k {
         let (sr, sc) = unpack_rc(pool.starts[p * pool.max_agents + a]);
         let (gr, gc) = unpack_rc(pool.goals[p * pool.max_agents + a]);
