@@ -104,17 +104,28 @@ pub(crate) fn reset_env(ctx: Ctx<'_>, env: &mut [u32; 4], agents: &mut [u32], po
 
 /// Writes one environment's local observations (`K · stride` bytes).
 pub(crate) fn observe_env(ctx: Ctx<'_>, env: &[u32; 4], agents: &[u32], obs: &mut [u8], bits: &mut Vec<u8>) {
-    // Constant window sizes let the compiler specialise the row writes.
+    // Constant window widths turn the row copies into fixed-size moves.
     match ctx.cfg.obs_radius {
-        1 => observe_with(ctx, env, agents, obs, bits, 1),
-        2 => observe_with(ctx, env, agents, obs, bits, 2),
-        3 => observe_with(ctx, env, agents, obs, bits, 3),
-        r => observe_with(ctx, env, agents, obs, bits, r),
+        1 => observe_with::<3>(ctx, env, agents, obs, bits, 1),
+        2 => observe_with::<5>(ctx, env, agents, obs, bits, 2),
+        3 => observe_with::<7>(ctx, env, agents, obs, bits, 3),
+        r => observe_with::<0>(ctx, env, agents, obs, bits, r),
+    }
+}
+
+/// Copies one window row: `W` bytes when `W` is known at compile time, else `win`.
+#[inline(always)]
+fn copy_row<const W: usize>(dst: &mut [u8], src: &[u8], win: usize) {
+    if W > 0 {
+        let d: &mut [u8; W] = (&mut dst[..W]).try_into().expect("W bytes");
+        *d = src[..W].try_into().expect("W bytes");
+    } else {
+        dst[..win].copy_from_slice(&src[..win]);
     }
 }
 
 #[inline(always)]
-fn observe_with(
+fn observe_with<const W: usize>(
     ctx: Ctx<'_>,
     env: &[u32; 4],
     agents: &[u32],
@@ -122,8 +133,17 @@ fn observe_with(
     amap: &mut Vec<u8>,
     radius: u32,
 ) {
-    obs.fill(0);
     let k = unpack_dims(env[0]).2;
+    // Inactive and padding slots are all zeros; active ones get their hole and agent planes
+    // written in full below, so only the goal plane and the padding need clearing.
+    let win0 = 2 * radius as usize + 1;
+    for (a, o) in obs.chunks_exact_mut(ctx.stride).enumerate() {
+        if a < k as usize && agents[a] & AGENT_ACTIVE != 0 {
+            o[2 * win0 * win0..].fill(0);
+        } else {
+            o.fill(0);
+        }
+    }
     let p = env[3] as usize;
     let r = radius as usize;
     let win = 2 * r + 1;
@@ -150,8 +170,8 @@ fn observe_with(
         // The window's top-left in padded coordinates is (r0, c0).
         for dy in 0..win {
             let from = (r0 + dy) * mw + c0;
-            o[dy * win..(dy + 1) * win].copy_from_slice(&hmap[from..from + win]);
-            o[plane + dy * win..plane + (dy + 1) * win].copy_from_slice(&amap[from..from + win]);
+            copy_row::<W>(&mut o[dy * win..], &hmap[from..], win);
+            copy_row::<W>(&mut o[plane + dy * win..], &amap[from..], win);
         }
         o[plane + r * win + r] = 0;
         let (gr, gc) = unpack_rc(ctx.pool.goals[p * ctx.k_max + a]);
@@ -321,36 +341,28 @@ pub(crate) fn step_env(
                     }
                 }
             }
-            soft_resolve(cur, tgt, active, events, occ, count, &mut moving[..k], &mut stay[..k], tocc, stack);
-            for a in 0..k {
-                let moved = active[a] & (tgt[a] != cur[a]);
-                events[a] |= u32::from(moved) * event::MOVED;
-                agents[a] = if moved { tgt_rc[a] | AGENT_ACTIVE } else { agents[a] };
-            }
+            let lanes = Lanes { cur, tgt, tgt_rc, active, moving: &mut moving[..k], stay: &mut stay[..k] };
+            soft_resolve(lanes, agents, events, occ, count, tocc, stack);
         }
     }
     // Goals, outcome, rewards.
     let (mut all_home, mut any_active, mut dropped) = (true, false, None);
+    let weights = &ctx.cfg.rewards;
     for a in 0..k {
         let ag = agents[a];
         if ag & AGENT_ACTIVE == 0 {
             dropped = dropped.or(Some(a));
             events[a] |= event::INACTIVE;
-            continue;
+        } else {
+            any_active = true;
+            let home = ag & POS_MASK == goals[a];
+            let reached = home & (cur[a] != cell_of(goals[a], w));
+            events[a] |= (u32::from(home) * event::AT_GOAL) | (u32::from(reached) * event::REACHED);
+            all_home &= home;
         }
-        any_active = true;
-        let home = ag & POS_MASK == goals[a];
-        let reached = home & (cur[a] != cell_of(goals[a], w));
-        events[a] |= (u32::from(home) * event::AT_GOAL) | (u32::from(reached) * event::REACHED);
-        all_home &= home;
+        rewards[a] = weights.reward(events[a]);
     }
-    let weights = &ctx.cfg.rewards;
-    for (r, &ev) in rewards.iter_mut().zip(events.iter()) {
-        *r = weights.reward(ev);
-    }
-    for r in &mut rewards[k..] {
-        *r = 0.0;
-    }
+    rewards[k..].fill(0.0);
     let (kind, agent, out) = if let Some((kind, a)) = failure {
         (kind as u32, a as u32, outcome::FAILURE)
     } else if !any_active || all_home {
@@ -412,22 +424,29 @@ fn strict_conflicts(
     edge.map(|a| (FailureKind::EdgeConflict, a)).or(vertex.map(|(a, _)| (FailureKind::VertexConflict, a)))
 }
 
-/// Soft collisions: see the module docs. Blocked movers get their target reset to their cell.
+/// Per-agent working arrays of one environment's step.
+struct Lanes<'a> {
+    cur: &'a [u32],
+    tgt: &'a mut [u32],
+    tgt_rc: &'a [u32],
+    active: &'a [bool],
+    moving: &'a mut [bool],
+    stay: &'a mut [bool],
+}
+
+/// Soft collisions (see the module docs), then the moves: blocked movers stay, the others move.
 /// Written without data-dependent branches in the passes over all agents (random actions make
 /// such branches unpredictable); non-movers count into a spare cell past the grid.
-#[allow(clippy::too_many_arguments)]
 fn soft_resolve(
-    cur: &[u32],
-    tgt: &mut [u32],
-    active: &[bool],
+    lanes: Lanes<'_>,
+    agents: &mut [u32],
     events: &mut [u32],
     occ: &mut [u16],
     count: &mut [u16],
-    moving: &mut [bool],
-    stay: &mut [bool],
     tocc: &mut [u16],
     stack: &mut Vec<u16>,
 ) {
+    let Lanes { cur, tgt, tgt_rc, active, moving, stay } = lanes;
     let k = cur.len();
     let spare = occ.len() - 1;
     for a in 0..k {
@@ -476,9 +495,10 @@ fn soft_resolve(
         let t = tgt[a] as usize;
         count[t] = 0;
         tocc[t] = 0;
-        let s = stay[a];
+        let (s, moved) = (stay[a], moving[a] & !stay[a]);
         tgt[a] = if s { cur[a] } else { tgt[a] };
-        events[a] |= u32::from(s) * event::BLOCKED;
+        events[a] |= (u32::from(s) * event::BLOCKED) | (u32::from(moved) * event::MOVED);
+        agents[a] = if moved { tgt_rc[a] | AGENT_ACTIVE } else { agents[a] };
     }
 }
 
