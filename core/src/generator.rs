@@ -228,16 +228,7 @@ pub fn random_instances(cfg: &GeneratorConfig) -> Result<Vec<Instance>, Generate
         .map(|slot| {
             (0..cfg.max_attempts)
                 .find_map(|attempt| {
-                    let mut rng = Rng::from_counters(&[
-                        cfg.seed,
-                        u64::from(cfg.width),
-                        u64::from(cfg.height),
-                        cfg.agents as u64,
-                        slot as u64,
-                        u64::from(attempt),
-                        0x5eed,
-                    ]);
-                    draw_connected(cfg, &mut rng)
+                    draw_connected(cfg, &mut candidate_stream(cfg, slot, attempt, Some(0x5eed)))
                 })
                 .ok_or(GenerateError::Unreachable {
                     setting: cfg.setting(),
@@ -249,19 +240,26 @@ pub fn random_instances(cfg: &GeneratorConfig) -> Result<Vec<Instance>, Generate
         .collect()
 }
 
+/// The random stream of one candidate: (seed, W, H, k, slot, attempt) and an optional tag that
+/// keeps other uses of the same settings apart.
+fn candidate_stream(cfg: &GeneratorConfig, slot: usize, attempt: u32, tag: Option<u64>) -> Rng {
+    let words = [
+        cfg.seed,
+        u64::from(cfg.width),
+        u64::from(cfg.height),
+        cfg.agents as u64,
+        slot as u64,
+        u64::from(attempt),
+        tag.unwrap_or(0),
+    ];
+    Rng::from_counters(&words[..if tag.is_some() { 7 } else { 6 }])
+}
+
 /// Generates one instance for slot `slot`, wanting the given `needs_wait` flag.
 fn generate_slot(cfg: &GeneratorConfig, slot: usize, want_wait: bool) -> Result<Instance, GenerateError> {
     let solver = SolverConfig { max_nodes: cfg.max_nodes, ..SolverConfig::default() };
     for attempt in 0..cfg.max_attempts {
-        let mut rng = Rng::from_counters(&[
-            cfg.seed,
-            u64::from(cfg.width),
-            u64::from(cfg.height),
-            cfg.agents as u64,
-            slot as u64,
-            u64::from(attempt),
-        ]);
-        let Some(mut inst) = draw(cfg, &mut rng) else {
+        let Some(mut inst) = draw(cfg, &mut candidate_stream(cfg, slot, attempt, None)) else {
             continue;
         };
         let Ok(solution) = solve(&inst, &solver) else {
