@@ -82,10 +82,10 @@ impl GpuContext {
         })
     }
 
-    fn pipeline(&self, label: &str, kernel: &str, entry: &str) -> wgpu::ComputePipeline {
+    fn pipeline(&self, label: &str, src: String, entry: &str) -> wgpu::ComputePipeline {
         let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(label),
-            source: wgpu::ShaderSource::Wgsl(Cow::Owned(wgsl::source(kernel))),
+            source: wgpu::ShaderSource::Wgsl(Cow::Owned(src)),
         });
         self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(label),
@@ -277,9 +277,10 @@ impl GpuEngine {
             final_obs: ctx.storage("floe final obs", &zeros(b * k * stride), rw),
         };
         let pool_buf = ctx.storage("floe pool", bytemuck::cast_slice(&words), wgpu::BufferUsages::empty());
-        let step_p = ctx.pipeline("floe step", wgsl::STEP, "step");
-        let reset_p = ctx.pipeline("floe reset", wgsl::STEP, "reset");
-        let observe_p = ctx.pipeline("floe observe", wgsl::OBSERVE, "observe");
+        let src = |kernel| wgsl::source(kernel, k, stride / 4);
+        let step_p = ctx.pipeline("floe step", src(wgsl::STEP), "step");
+        let reset_p = ctx.pipeline("floe reset", src(wgsl::STEP), "reset");
+        let observe_p = ctx.pipeline("floe observe", src(wgsl::OBSERVE), "observe");
         let step_bg = ctx.bind_group(
             "floe step bindings",
             &step_p,
@@ -533,7 +534,7 @@ impl GpuVerifier {
         let (words, offsets) = pack_pool(&pool);
         let pool_buf =
             ctx.storage("floe verify pool", bytemuck::cast_slice(&words), wgpu::BufferUsages::empty());
-        let pipeline = ctx.pipeline("floe verify", wgsl::VERIFY, "verify");
+        let pipeline = ctx.pipeline("floe verify", wgsl::source(wgsl::VERIFY, pool.max_agents, 1), "verify");
         Ok(Self { params: base_params(&pool, offsets), ctx, pool, pool_buf, pipeline })
     }
 

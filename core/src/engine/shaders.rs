@@ -20,14 +20,17 @@ pub mod wgsl {
     pub const OBSERVE: &str = include_str!("../../../shaders/observe.wgsl");
     pub const VERIFY: &str = include_str!("../../../shaders/verify.wgsl");
 
-    /// A kernel's full source: the constants the host defines, the common part, the kernel.
+    /// A kernel's full source for at most `max_agents` agents per environment (the size of its
+    /// private per-agent arrays) and observations of `obs_words` words: the constants the host
+    /// defines, the common part, the kernel. Sizing the arrays to the pool keeps them small on GPUs,
+    /// where private arrays that do not fit in registers spill to slow memory.
     #[must_use]
-    pub fn source(kernel: &str) -> String {
+    pub fn source(kernel: &str, max_agents: usize, obs_words: usize) -> String {
         format!(
             "const WG: u32 = {}u;\nconst MAX_K: u32 = {}u;\nconst MAX_OBS_WORDS: u32 = {}u;\n{COMMON}\n{kernel}",
             super::WORKGROUP_SIZE,
-            super::GPU_MAX_AGENTS,
-            super::MAX_OBS_WORDS
+            max_agents.clamp(1, super::GPU_MAX_AGENTS),
+            obs_words.clamp(1, super::MAX_OBS_WORDS)
         )
     }
 }
@@ -71,7 +74,7 @@ mod tests {
     use super::{wgsl, Params};
 
     fn module(kernel: &str) -> naga::Module {
-        let src = wgsl::source(kernel);
+        let src = wgsl::source(kernel, super::GPU_MAX_AGENTS, super::MAX_OBS_WORDS);
         let module =
             naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)));
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
