@@ -116,12 +116,8 @@ pub(crate) fn observe_env(ctx: Ctx<'_>, env: &[u32; 4], agents: &[u32], obs: &mu
 /// Copies one window row: `W` bytes when `W` is known at compile time, else `win`.
 #[inline(always)]
 fn copy_row<const W: usize>(dst: &mut [u8], src: &[u8], win: usize) {
-    if W > 0 {
-        let d: &mut [u8; W] = (&mut dst[..W]).try_into().expect("W bytes");
-        *d = src[..W].try_into().expect("W bytes");
-    } else {
-        dst[..win].copy_from_slice(&src[..win]);
-    }
+    let n = if W > 0 { W } else { win };
+    dst[..n].copy_from_slice(&src[..n]);
 }
 
 #[inline(always)]
@@ -167,11 +163,16 @@ fn observe_with<const W: usize>(
         let (r0, c0) = unpack_rc(ag & POS_MASK);
         let (r0, c0) = (r0 as usize, c0 as usize);
         let o = &mut obs[a * ctx.stride..a * ctx.stride + OBS_CHANNELS * plane];
-        // The window's top-left in padded coordinates is (r0, c0).
-        for dy in 0..win {
-            let from = (r0 + dy) * mw + c0;
-            copy_row::<W>(&mut o[dy * win..], &hmap[from..], win);
-            copy_row::<W>(&mut o[plane + dy * win..], &amap[from..], win);
+        let (holes_plane, rest) = o.split_at_mut(plane);
+        let agents_plane = &mut rest[..plane];
+        // The window's top-left in padded coordinates is (r0, c0); its rows are `mw` apart.
+        let start = r0 * mw + c0;
+        let span = (win - 1) * mw + win;
+        let (hrows, arows) = (&hmap[start..start + span], &amap[start..start + span]);
+        let dst = holes_plane.chunks_exact_mut(win).zip(agents_plane.chunks_exact_mut(win));
+        for ((dh, da), (sh, sa)) in dst.zip(hrows.chunks(mw).zip(arows.chunks(mw))) {
+            copy_row::<W>(dh, sh, win);
+            copy_row::<W>(da, sa, win);
         }
         o[plane + r * win + r] = 0;
         let (gr, gc) = unpack_rc(ctx.pool.goals[p * ctx.k_max + a]);
