@@ -3,7 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# floe-train and the CLI's `train` feature link the libtorch that setup.sh installed.
+export LIBTORCH="$PWD/third_party/libtorch"
 cargo fmt --all --check
-cargo clippy --workspace --all-targets --release -- -D warnings
+cargo clippy --workspace --all-targets --release --features floe-cli/train -- -D warnings
 # setup.sh installed lavapipe, so the GPU golden tests must find an adapter here.
-FLOE_REQUIRE_GPU=1 cargo test --workspace --release
+FLOE_REQUIRE_GPU=1 cargo test --workspace --release --features floe-cli/train
