@@ -1,6 +1,36 @@
-//! GRPO training for floe (work in progress).
+//! # floe-train
+//!
+//! GRPO training of a planner policy for MAPF-FrozenLake on libtorch (through `tch`; no other
+//! floe crate links libtorch), round by round on a generator configuration that a curriculum
+//! plugin redesigns between rounds, as in "From Trainee to Trainer".
+//!
+//! | module | what |
+//! |---|---|
+//! | [`tokens`] | instances and plans as tokens, for any agent count |
+//! | [`model`] | the policy: a small decoder-only transformer with row/column embeddings |
+//! | [`sample`] | greedy and temperature decoding with a key/value cache |
+//! | [`reward`] | batched verification, reward records with partial credit, the reward plugin |
+//! | [`sft`] | the supervised warm start on CBS-optimal plans |
+//! | [`grpo`] | the GRPO update (advantages, clipped objective, KL, aggregation) |
+//! | [`optim`] | AdamW with gradient clipping and a saveable state |
+//! | [`rounds`] | the closed loop, checkpoints, resume, metrics and plots |
+//! | [`eval`] | the paper's tables: valid / optimal per agent count × map size |
+//! | [`config`] | every knob, with documented defaults |
+//! | [`checkpoint`], [`metrics`], [`plot`] | safetensors files, JSON Lines, PNG charts |
+//!
+//! The paper trains a pretrained 4 B-parameter language model; floe trains a small transformer
+//! from scratch, starting from a supervised warm start on the generator's optimal plans.
 
-pub use floe_core as core;
+pub mod error;
+pub mod model;
+pub mod optim;
+pub mod reward;
+pub mod sample;
+pub mod sft;
+pub mod tokens;
+
+pub use error::TrainError;
+pub use model::{ModelConfig, Policy};
 
 #[cfg(test)]
 mod tests {
