@@ -22,6 +22,7 @@
 //! from scratch, starting from a supervised warm start on the generator's optimal plans.
 
 pub mod error;
+pub mod grpo;
 pub mod model;
 pub mod optim;
 pub mod reward;
