@@ -21,17 +21,31 @@
 //! The paper trains a pretrained 4 B-parameter language model; floe trains a small transformer
 //! from scratch, starting from a supervised warm start on the generator's optimal plans.
 
+pub mod checkpoint;
+pub mod config;
 pub mod error;
+pub mod eval;
 pub mod grpo;
+pub mod metrics;
 pub mod model;
 pub mod optim;
+pub mod plot;
 pub mod reward;
+pub mod rounds;
 pub mod sample;
 pub mod sft;
 pub mod tokens;
 
+pub use config::TrainConfig;
 pub use error::TrainError;
+pub use eval::{evaluate, EvalReport};
 pub use model::{ModelConfig, Policy};
+pub use rounds::{load_policy, run, RunOptions, RunState};
+
+/// Sets libtorch's CPU thread count.
+pub fn set_threads(n: usize) {
+    tch::set_num_threads(n as i32);
+}
 
 #[cfg(test)]
 mod tests {
