@@ -4,7 +4,7 @@
 //!
 //! The defaults are scaled so that `floe train` finishes in about 15 minutes on a 2-core CPU:
 //! a 0.8 M-parameter transformer, a supervised warm start on 20,000 optimal plans (2 and 3
-//! agents on 3×3 to 5×5 maps), then 3 GRPO rounds of 2 epochs over 256 prompts each (the
+//! agents on 3×3 to 5×5 maps), then 3 GRPO rounds of 2 epochs over 1,536 prompts each (the
 //! paper: 4,000 samples a round on a 4 B-parameter model), each followed by a validation on a
 //! fixed set and the curriculum's next configuration.
 
@@ -40,6 +40,9 @@ pub struct TrainConfig {
     pub validation: ValidationConfig,
     /// Sequences decoded together in evaluation \[256\].
     pub eval_batch: usize,
+    /// Start from this checkpoint's weights (e.g. another run's `reference.safetensors`, with the
+    /// same model configuration) instead of a random initialisation \[absent\].
+    pub init_checkpoint: Option<std::path::PathBuf>,
 }
 
 impl Default for TrainConfig {
@@ -54,6 +57,7 @@ impl Default for TrainConfig {
             rounds: RoundsConfig::default(),
             validation: ValidationConfig::default(),
             eval_batch: 256,
+            init_checkpoint: None,
         }
     }
 }
@@ -65,8 +69,9 @@ impl Default for TrainConfig {
 pub struct WarmStartConfig {
     /// Training instances, generated once \[20000\].
     pub samples: usize,
-    /// Their generator configuration \[sizes 3, 4, 5 with equal shares, hole ratio 0.2, wait
-    /// ratio 0.5; 2 and 3 agents\].
+    /// Their generator configuration \[sizes 3, 4, 5 with equal shares, wait ratio 0.5, hole
+    /// ratio 0.2 (0.1 on 3×3, one hole: two holes on a 3×3 map make many candidates unsolvable,
+    /// which slows the generator down about fiftyfold); 2 and 3 agents\].
     pub data: RoundConfig,
     /// Optimizer steps \[2000\]; 0 skips the warm start.
     pub steps: usize,
@@ -78,6 +83,8 @@ pub struct WarmStartConfig {
     pub warmup_steps: usize,
     /// Gradient clipping by global norm \[1.0\]; 0 turns it off.
     pub max_grad_norm: f64,
+    /// Validate every this many steps during the warm start too; 0: only at its end \[0\].
+    pub eval_every: usize,
 }
 
 impl Default for WarmStartConfig {
@@ -86,7 +93,12 @@ impl Default for WarmStartConfig {
             samples: 20_000,
             data: RoundConfig {
                 sizes: (3..=5)
-                    .map(|size| SizeConfig { size, data_ratio: 1.0 / 3.0, hole_ratio: 0.2, wait_ratio: 0.5 })
+                    .map(|size| SizeConfig {
+                        size,
+                        data_ratio: 1.0 / 3.0,
+                        hole_ratio: if size == 3 { 0.1 } else { 0.2 },
+                        wait_ratio: 0.5,
+                    })
                     .collect(),
                 agents: vec![2, 3],
                 replay_fraction: 0.0,
@@ -96,6 +108,7 @@ impl Default for WarmStartConfig {
             lr: 1e-3,
             warmup_steps: 100,
             max_grad_norm: 1.0,
+            eval_every: 0,
         }
     }
 }
@@ -122,10 +135,10 @@ pub struct RoundsConfig {
     pub rounds: u32,
     /// Passes over the round's training set \[2\].
     pub epochs: u32,
-    /// Training prompts generated per round, shared among map sizes by `data_ratio` \[256\].
+    /// Training prompts generated per round, shared among map sizes by `data_ratio` \[1536\].
     pub samples: usize,
-    /// The curriculum \[`difficulty-scaling`, starting on sizes 3–5 with 2 and 3 agents, growing
-    /// up to size 6\].
+    /// The curriculum \[`difficulty-scaling`, starting on sizes 3–5 with 2 and 3 agents at hole
+    /// ratio 0.2 and wait ratio 0.5 (the validation set's), growing up to size 6\].
     pub curriculum: PluginSpec,
     /// Round 0's configuration; absent: the curriculum's answer to an empty history \[absent\].
     pub round0: Option<RoundConfig>,
@@ -139,10 +152,13 @@ impl Default for RoundsConfig {
         RoundsConfig {
             rounds: 3,
             epochs: 2,
-            samples: 256,
+            samples: 1536,
             curriculum: PluginSpec {
                 name: "difficulty-scaling".into(),
-                params: serde_json::json!({"start_sizes": [3, 4, 5], "agents": [2, 3], "max_size": 6}),
+                params: serde_json::json!({
+                    "start_sizes": [3, 4, 5], "agents": [2, 3], "max_size": 6,
+                    "entry_hole_ratio": 0.2, "entry_wait_ratio": 0.5
+                }),
                 library: None,
             },
             round0: None,
@@ -163,7 +179,7 @@ pub struct ValidationConfig {
     pub sizes: Vec<u32>,
     /// Agent counts \[2, 3\].
     pub agents: Vec<u32>,
-    /// Instances per cell \[50\].
+    /// Instances per cell \[100\].
     pub per_cell: usize,
     /// Hole ratio \[0.2\].
     pub hole_ratio: f64,
@@ -178,7 +194,7 @@ impl Default for ValidationConfig {
         ValidationConfig {
             sizes: vec![3, 4, 5, 6],
             agents: vec![2, 3],
-            per_cell: 50,
+            per_cell: 100,
             hole_ratio: 0.2,
             wait_ratio: 0.5,
             seed: 1,

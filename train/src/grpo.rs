@@ -59,7 +59,7 @@ pub struct GrpoConfig {
     pub prompts_per_step: usize,
     /// Sampling temperature \[1.0\].
     pub temperature: f64,
-    /// AdamW learning rate \[2e-5\] (constant).
+    /// AdamW learning rate \[5e-5\] (constant).
     pub lr: f64,
     /// Lower clip range ε_low \[0.2\].
     pub clip_eps_low: f64,
@@ -89,7 +89,7 @@ impl Default for GrpoConfig {
             group_size: 8,
             prompts_per_step: 16,
             temperature: 1.0,
-            lr: 2e-5,
+            lr: 5e-5,
             clip_eps_low: 0.2,
             clip_eps_high: 0.28,
             beta: 0.02,

@@ -283,7 +283,8 @@ impl Run<'_> {
     }
 
     fn warm_start(&mut self) -> Result<(), TrainError> {
-        let w = &self.cfg.warm_start;
+        let cfg: &TrainConfig = self.cfg;
+        let w = &cfg.warm_start;
         let seed = self.cfg.seed;
         self.say(&format!("warm start: generating {} instances with optimal plans", w.samples));
         let data = generate_all(&w.data.generator_configs(w.samples, hash(&[seed, TAG_SFT])))?;
@@ -313,6 +314,9 @@ impl Run<'_> {
             self.state.sft_steps = step as u64 + 1;
             pb.set_message(format!("loss {:.3} acc {:.3}", s.loss, s.accuracy));
             pb.inc(1);
+            if w.eval_every > 0 && (step + 1) % w.eval_every == 0 && step + 1 < w.steps {
+                pb.suspend(|| self.evaluate(&format!("warm start @{}", step + 1)))?;
+            }
         }
         pb.finish_and_clear();
         Ok(())
@@ -412,8 +416,9 @@ impl Run<'_> {
         }
         self.state.history.validate()?;
         self.state.rounds_done = r + 1;
-        save_model(&self.opts.out_dir.join(format!("round-{r}.safetensors")), &self.policy)?;
         self.checkpoint()?;
+        // After the checkpoint: a round's file on disk means the checkpoint holds that round.
+        save_model(&self.opts.out_dir.join(format!("round-{r}.safetensors")), &self.policy)?;
         plots(&self.opts.out_dir, &self.state)?;
         Ok(())
     }
@@ -453,7 +458,17 @@ pub fn run(cfg: &TrainConfig, opts: &RunOptions) -> Result<RunState, TrainError>
         (policy, opt, state)
     } else {
         tch::manual_seed(hash(&[cfg.seed, 0x1417]) as i64);
-        let policy = Policy::new(&cfg.model)?;
+        let mut policy = Policy::new(&cfg.model)?;
+        if let Some(init) = &cfg.init_checkpoint {
+            let start = load_policy(init)?;
+            if start.config != cfg.model {
+                return Err(TrainError::Input(format!(
+                    "{}: its model configuration differs from this run's",
+                    init.display()
+                )));
+            }
+            policy.vs.copy(&start.vs)?;
+        }
         let opt = AdamW::new(policy.named_variables(), cfg.adam.clone());
         (policy, opt, RunState::default())
     };
@@ -592,7 +607,7 @@ pub fn plots(out: &Path, state: &RunState) -> Result<(), TrainError> {
             .map(|e| match e.stage.as_str() {
                 "untrained" => "init".to_string(),
                 "warm start" => "sft".to_string(),
-                s => s.replace("round ", "r"),
+                s => s.replace("warm start @", "").replace("round ", "r"),
             })
             .collect();
         let chart = Chart {
