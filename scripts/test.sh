@@ -5,6 +5,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # floe-train and the CLI's `train` feature link the libtorch that setup.sh installed.
 export LIBTORCH="$PWD/third_party/libtorch"
+# Tests run side by side: libtorch's OpenMP threads must not spin while they wait.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --release --features floe-cli/train -- -D warnings
 # setup.sh installed lavapipe, so the GPU golden tests must find an adapter here.

@@ -141,12 +141,30 @@ pub struct Chart {
     pub x_names: Vec<String>,
 }
 
-fn tick_label(v: f64) -> String {
-    if v.abs() >= 1000.0 || (v.fract() == 0.0 && v.abs() >= 10.0) {
+/// A tick label: whole numbers on axes that span 10 or more, two decimals otherwise.
+fn tick_label(v: f64, span: f64) -> String {
+    if span >= 10.0 {
         format!("{v:.0}")
     } else {
         format!("{v:.2}")
     }
+}
+
+/// The trailing moving average of `points` over `window` points (the first ones average what
+/// there is).
+#[must_use]
+pub fn moving_average(points: &[(f64, f64)], window: usize) -> Vec<(f64, f64)> {
+    let w = window.max(1);
+    let mut sum = 0.0;
+    let mut out = Vec::with_capacity(points.len());
+    for (i, &(x, y)) in points.iter().enumerate() {
+        sum += y;
+        if i >= w {
+            sum -= points[i - w].1;
+        }
+        out.push((x, sum / (i + 1).min(w) as f64));
+    }
+    out
 }
 
 impl Chart {
@@ -179,13 +197,13 @@ impl Chart {
         for i in 0..=4 {
             let y = y0 + (y1 - y0) * f64::from(i) / 4.0;
             cv.line((left, sy(y)), (left + pw, sy(y)), GREY, 1);
-            let label = tick_label(y);
+            let label = tick_label(y, y1 - y0);
             cv.text(left - 6 - 8 * label.len() as i64, sy(y) - 4, &label, BLACK);
         }
         if self.x_names.is_empty() {
             for i in 0..=4 {
                 let x = x0 + (x1 - x0) * f64::from(i) / 4.0;
-                let label = tick_label(x);
+                let label = tick_label(x, x1 - x0);
                 cv.line((sx(x), top + ph), (sx(x), top + ph + 4), BLACK, 1);
                 cv.text(sx(x) - 4 * label.len() as i64, top + ph + 8, &label, BLACK);
             }
@@ -230,6 +248,14 @@ impl Chart {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn moving_average_by_hand() {
+        let p = [(0.0, 1.0), (1.0, 3.0), (2.0, 5.0), (3.0, 7.0)];
+        assert_eq!(moving_average(&p, 2), vec![(0.0, 1.0), (1.0, 2.0), (2.0, 4.0), (3.0, 6.0)]);
+        assert_eq!(tick_label(96.0, 384.0), "96");
+        assert_eq!(tick_label(0.25, 1.0), "0.25");
+    }
 
     #[test]
     fn draws_series_text_and_a_readable_png() {

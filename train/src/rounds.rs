@@ -43,7 +43,7 @@ use crate::grpo::{self, ScoredRollouts};
 use crate::metrics::JsonLines;
 use crate::model::{ModelConfig, Policy};
 use crate::optim::AdamW;
-use crate::plot::{Chart, Series};
+use crate::plot::{moving_average, Chart, Series};
 use crate::reward::{rewards, verify_plans, DecodedPlan};
 use crate::sample::{decode, Decode};
 use crate::sft;
@@ -570,22 +570,28 @@ pub fn plots(out: &Path, state: &RunState) -> Result<(), TrainError> {
         let rounds: Vec<(f64, f64)> = state
             .evals
             .iter()
-            .filter(|e| e.stage != "untrained")
+            .filter(|e| e.stage == "warm start" || e.stage.starts_with("round"))
             .map(|e| (e.grpo_step as f64, e.valid))
             .collect();
         let chart = Chart {
-            title: "GRPO: sampled reward and valid rate; validation valid rate".into(),
+            title: "GRPO: sampled reward and valid rate (moving mean of 16 steps); validation".into(),
             x_label: "GRPO step".into(),
             y_range: Some((0.0, 1.0)),
             series: vec![
                 Series {
                     name: "reward".into(),
-                    points: state.grpo_curve.iter().map(|&(s, r, _)| (s as f64, r)).collect(),
+                    points: moving_average(
+                        &state.grpo_curve.iter().map(|&(s, r, _)| (s as f64, r)).collect::<Vec<_>>(),
+                        16,
+                    ),
                     dots: false,
                 },
                 Series {
                     name: "valid (sampled)".into(),
-                    points: state.grpo_curve.iter().map(|&(s, _, v)| (s as f64, v)).collect(),
+                    points: moving_average(
+                        &state.grpo_curve.iter().map(|&(s, _, v)| (s as f64, v)).collect::<Vec<_>>(),
+                        16,
+                    ),
                     dots: false,
                 },
                 Series { name: "valid (validation)".into(), points: rounds, dots: true },
