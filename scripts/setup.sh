@@ -41,4 +41,60 @@ if command -v rustup >/dev/null 2>&1; then
     done
 fi
 
+# libtorch for floe-train (tch 0.26 wants PyTorch 2.13.0), taken from PyPI's wheels because
+# PyPI is reachable where PyTorch's own download site may not be. Kept: the C++ headers and the
+# libraries the CPU build links and loads (the CPU library needs the CUDA runtime and CUPTI
+# libraries even with no GPU). Cached in third_party/libtorch; `LIBTORCH=$PWD/third_party/libtorch`
+# is all tch's build needs, and floe-train's build script puts that folder's lib/ on the rpath.
+# Skip with FLOE_SKIP_LIBTORCH=1 (then the `train` feature cannot be built).
+LIBTORCH_VERSION=2.13.0
+LIBTORCH_DIR=third_party/libtorch
+LIBTORCH_LIBS=(libc10.so libtorch.so libtorch_cpu.so libgomp.so.1 libcudart.so.13 libcupti.so.13)
+
+libtorch_ready() {
+    [ -f "$LIBTORCH_DIR/build-version" ] || return 1
+    [ "$(cat "$LIBTORCH_DIR/build-version")" = "$LIBTORCH_VERSION" ] || return 1
+    [ -f "$LIBTORCH_DIR/include/torch/csrc/api/include/torch/torch.h" ] || return 1
+    local lib
+    for lib in "${LIBTORCH_LIBS[@]}"; do
+        [ -f "$LIBTORCH_DIR/lib/$lib" ] || return 1
+    done
+}
+
+install_libtorch() {
+    libtorch_ready && return 0
+    command -v unzip >/dev/null 2>&1 || apt_install unzip
+    command -v python3 >/dev/null 2>&1 || apt_install python3-pip
+    say "installing libtorch $LIBTORCH_VERSION into $LIBTORCH_DIR (about 540 MB of wheels, 490 MB kept)"
+    mkdir -p third_party
+    local dl=third_party/libtorch.download
+    local stage
+    stage=$(mktemp -d third_party/libtorch.stage.XXXXXX)
+    chmod 755 "$stage"
+    # The wheels are kept in $dl, so an interrupted install does not download them again.
+    if ! ls "$dl"/wheels/torch-"$LIBTORCH_VERSION"-*.whl >/dev/null 2>&1; then
+        python3 -m pip download --quiet --no-deps --dest "$dl/wheels" \
+            "torch==$LIBTORCH_VERSION" nvidia-cuda-runtime==13.0.96 nvidia-cuda-cupti==13.0.85
+    fi
+    local torch_whl
+    torch_whl=$(ls "$dl"/wheels/torch-"$LIBTORCH_VERSION"-*.whl | head -n 1)
+    mkdir -p "$stage/x" "$stage/lib"
+    unzip -q -o "$torch_whl" 'torch/include/*' 'torch/lib/libc10.so' 'torch/lib/libtorch.so' \
+        'torch/lib/libtorch_cpu.so' 'torch/lib/libgomp.so.1' -d "$stage/x"
+    unzip -q -o "$dl"/wheels/nvidia_cuda_runtime-*.whl 'nvidia/cu13/lib/libcudart.so.13' -d "$stage/x"
+    unzip -q -o "$dl"/wheels/nvidia_cuda_cupti-*.whl 'nvidia/cu13/lib/libcupti.so.13' -d "$stage/x"
+    mv "$stage/x/torch/include" "$stage/include"
+    mv "$stage"/x/torch/lib/* "$stage"/x/nvidia/cu13/lib/* "$stage/lib/"
+    rm -rf "$stage/x"
+    echo "$LIBTORCH_VERSION" >"$stage/build-version"
+    rm -rf "$LIBTORCH_DIR"
+    mv "$stage" "$LIBTORCH_DIR"
+    libtorch_ready || { say "libtorch install in $LIBTORCH_DIR is incomplete"; exit 1; }
+    rm -rf "$dl"
+}
+
+if [ "${FLOE_SKIP_LIBTORCH:-0}" != 1 ]; then
+    install_libtorch
+fi
+
 say "ok ($(cargo --version))"

@@ -3,10 +3,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# floe-train and the CLI's `train` feature link the libtorch that setup.sh installed.
+export LIBTORCH="$PWD/third_party/libtorch"
+# Tests run side by side: libtorch's OpenMP threads must not spin while they wait.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 cargo fmt --all --check
-cargo clippy --workspace --all-targets --release -- -D warnings
+cargo clippy --workspace --all-targets --release --features floe-cli/train -- -D warnings
 # setup.sh installed lavapipe, so the GPU golden tests must find an adapter here.
-FLOE_REQUIRE_GPU=1 cargo test --workspace --release
+FLOE_REQUIRE_GPU=1 cargo test --workspace --release --features floe-cli/train
 # The criterion benches, once each on small batches (figures come from `cargo bench` and
 # `floe bench`, never from tests).
 FLOE_BENCH_SMALL=1 cargo bench -p floe-core --bench engine -- --test

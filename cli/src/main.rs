@@ -47,6 +47,12 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Inspect plugin libraries (Rust abi_stable or C).
     Plugin(cmd::plugin::Args),
+    /// Train a planner policy: warm start, then GRPO rounds redesigned by a curriculum.
+    #[cfg(feature = "train")]
+    Train(cmd::train::Args),
+    /// Evaluate a trained checkpoint on a suite: valid / optimal rate per agent count x map size.
+    #[cfg(feature = "train")]
+    Eval(cmd::eval::Args),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +67,10 @@ fn main() -> ExitCode {
         Command::Check(a) => cmd::check::run(&a),
         Command::Bench(a) => cmd::bench::run(&a),
         Command::Plugin(a) => cmd::plugin::run(&a),
+        #[cfg(feature = "train")]
+        Command::Train(a) => cmd::train::run(&a),
+        #[cfg(feature = "train")]
+        Command::Eval(a) => cmd::eval::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

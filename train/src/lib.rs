@@ -1,4 +1,58 @@
-//! GRPO training for floe. Placeholder until the trainer lands; it will depend on libtorch
-//! through `tch`, which stays out of every other crate.
+//! # floe-train
+//!
+//! GRPO training of a planner policy for MAPF-FrozenLake on libtorch (through `tch`; no other
+//! floe crate links libtorch), round by round on a generator configuration that a curriculum
+//! plugin redesigns between rounds, as in "From Trainee to Trainer".
+//!
+//! | module | what |
+//! |---|---|
+//! | [`tokens`] | instances and plans as tokens, for any agent count |
+//! | [`model`] | the policy: a small decoder-only transformer with row/column embeddings |
+//! | [`sample`] | greedy and temperature decoding with a key/value cache |
+//! | [`reward`] | batched verification, reward records with partial credit, the reward plugin |
+//! | [`sft`] | the supervised warm start on CBS-optimal plans |
+//! | [`grpo`] | the GRPO update (advantages, clipped objective, KL, aggregation) |
+//! | [`optim`] | AdamW with gradient clipping and a saveable state |
+//! | [`rounds`] | the closed loop, checkpoints, resume, metrics and plots |
+//! | [`eval`] | the paper's tables: valid / optimal per agent count × map size |
+//! | [`config`] | every knob, with documented defaults |
+//! | [`checkpoint`], [`metrics`], [`plot`] | safetensors files, JSON Lines, PNG charts |
+//!
+//! The paper trains a pretrained 4 B-parameter language model; floe trains a small transformer
+//! from scratch, starting from a supervised warm start on the generator's optimal plans.
 
-pub use floe_core as core;
+pub mod checkpoint;
+pub mod config;
+pub mod error;
+pub mod eval;
+pub mod grpo;
+pub mod metrics;
+pub mod model;
+pub mod optim;
+pub mod plot;
+pub mod reward;
+pub mod rounds;
+pub mod sample;
+pub mod sft;
+pub mod tokens;
+
+pub use config::TrainConfig;
+pub use error::TrainError;
+pub use eval::{evaluate, EvalReport};
+pub use model::{ModelConfig, Policy};
+pub use rounds::{load_policy, run, RunOptions, RunState};
+
+/// Sets libtorch's CPU thread count.
+pub fn set_threads(n: usize) {
+    tch::set_num_threads(n as i32);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn libtorch_runs() {
+        let t = tch::Tensor::from_slice(&[1.0f32, 2.0, 3.0]);
+        let s = (&t * &t).sum(tch::Kind::Float).double_value(&[]);
+        assert!((s - 14.0).abs() < 1e-9);
+    }
+}

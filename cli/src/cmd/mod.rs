@@ -2,10 +2,14 @@
 
 pub mod bench;
 pub mod check;
+#[cfg(feature = "train")]
+pub mod eval;
 pub mod generate;
 pub mod plugin;
 pub mod prompt;
 pub mod render;
 pub mod solve;
 pub mod suite;
+#[cfg(feature = "train")]
+pub mod train;
 pub mod verify;

@@ -1,0 +1,87 @@
+//! `floe eval`: a checkpoint's greedy answers on a suite, as the paper's tables.
+
+use std::path::PathBuf;
+
+use floe_core::Instance;
+
+use crate::cmd::train::cli_error;
+use crate::error::CliError;
+use crate::input::read_instances;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A checkpoint written by `floe train` (checkpoint.safetensors, round-N.safetensors or
+    /// reference.safetensors).
+    #[arg(long)]
+    checkpoint: PathBuf,
+    /// Suite folder (every *.jsonl file in it, as `floe suite` writes) or one instance file.
+    #[arg(long)]
+    suite: PathBuf,
+    /// Also write the report as JSON here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Print JSON instead of Markdown.
+    #[arg(long)]
+    print_json: bool,
+    /// Sequences decoded together.
+    #[arg(long, default_value_t = 256)]
+    batch: usize,
+    /// libtorch threads (0: every core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+}
+
+fn suite_files(dir: &std::path::Path) -> Result<Vec<PathBuf>, CliError> {
+    if !dir.is_dir() {
+        if !dir.exists() {
+            return Err(CliError::input(dir, "no such file or folder"));
+        }
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| CliError::input(dir, format!("cannot list: {e}")))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    out.sort();
+    if out.is_empty() {
+        return Err(CliError::input(dir, "no .jsonl files in the folder"));
+    }
+    Ok(out)
+}
+
+pub fn run(a: &Args) -> Result<(), CliError> {
+    if a.batch == 0 {
+        return Err(CliError::Input("--batch must be at least 1".into()));
+    }
+    if a.threads > 0 {
+        floe_train::set_threads(a.threads);
+    }
+    if !a.checkpoint.is_file() {
+        return Err(CliError::input(&a.checkpoint, "no such checkpoint file"));
+    }
+    let policy = floe_train::load_policy(&a.checkpoint).map_err(cli_error)?;
+    let mut instances: Vec<Instance> = Vec::new();
+    for f in suite_files(&a.suite)? {
+        instances.extend(read_instances(&f)?);
+    }
+    for (i, inst) in instances.iter().enumerate() {
+        policy
+            .config
+            .layout
+            .check(inst)
+            .map_err(|e| CliError::input(&a.suite, format!("instance {i}: {e}")))?;
+    }
+    let refs: Vec<&Instance> = instances.iter().collect();
+    let report = floe_train::evaluate(&policy, &refs, a.batch).map_err(cli_error)?;
+    let json = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default() + "\n";
+    if let Some(p) = &a.json {
+        std::fs::write(p, &json).map_err(|e| CliError::input(p, format!("cannot write: {e}")))?;
+    }
+    if a.print_json {
+        print!("{json}");
+    } else {
+        print!("{}", report.to_markdown());
+    }
+    Ok(())
+}

@@ -1,0 +1,143 @@
+//! `floe train` and `floe eval` end to end (with the `train` feature): a run killed with SIGKILL
+//! after its first round resumes with `--resume` and keeps that round; the evaluation tables; bad
+//! input is exit 2.
+#![cfg(feature = "train")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn floe() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_floe"))
+}
+
+fn run(args: &[&str]) -> Output {
+    floe().args(args).output().expect("the binary runs")
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("floe-train-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// A tiny configuration: a 1-layer model, a short warm start, 3 rounds of 32 GRPO steps.
+const TINY: &str = r#"{
+  "seed": 3, "threads": 1,
+  "model": {"d_model": 16, "layers": 1, "heads": 2, "d_ff": 32,
+            "layout": {"max_side": 6, "max_agents": 4, "max_time": 32}},
+  "warm_start": {"samples": 64, "steps": 5, "batch_size": 16, "warmup_steps": 2},
+  "grpo": {"group_size": 2, "prompts_per_step": 4},
+  "rounds": {"rounds": 3, "epochs": 1, "samples": 128},
+  "validation": {"sizes": [3, 4], "agents": [2], "per_cell": 4},
+  "eval_batch": 64
+}"#;
+
+fn stages(out: &Path) -> Vec<String> {
+    std::fs::read_to_string(out.join("rounds.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).expect("JSON line")["stage"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn a_killed_run_resumes_and_keeps_its_finished_round() {
+    let d = dir("kill");
+    let cfg = d.join("tiny.json");
+    std::fs::write(&cfg, TINY).unwrap();
+    let out = d.join("run");
+    let mut child = floe()
+        .args(["train", "--quiet", "--config", s(&cfg), "--out", s(&out)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("floe train starts");
+    // Wait until round 0 is in the checkpoint, then kill the process (in round 1).
+    let started = Instant::now();
+    let round0 = loop {
+        let lines = std::fs::read_to_string(out.join("rounds.jsonl")).unwrap_or_default();
+        if let Some(l) = lines.lines().find(|l| l.contains("\"stage\":\"round 0\"")) {
+            if out.join("round-0.safetensors").exists() {
+                break l.to_string();
+            }
+        }
+        assert!(child.try_wait().unwrap().is_none(), "floe train ended before round 0 was seen");
+        assert!(started.elapsed() < Duration::from_secs(300), "round 0 took too long");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // round-<r>.safetensors is written after the checkpoint that holds round r.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!stages(&out).contains(&"round 2".to_string()), "the run finished before it was killed");
+
+    let resumed = run(&["train", "--quiet", "--resume", "--out", s(&out)]);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert_eq!(stages(&out), ["untrained", "warm start", "round 0", "round 1", "round 2"]);
+    let lines = std::fs::read_to_string(out.join("rounds.jsonl")).unwrap();
+    assert_eq!(lines.lines().nth(2).unwrap(), round0, "round 0 changed on resume");
+    let table = String::from_utf8_lossy(&resumed.stdout);
+    assert!(table.contains("| round 2 |") && table.contains("| agents | 3x3 | 4x4 | mean |"), "{table}");
+    for f in ["checkpoint.safetensors", "round-2.safetensors", "grpo.png", "per_size.png", "eval.json"] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+
+    // floe eval on a suite: the tables, JSON, and the cell counts.
+    let suite = d.join("suite");
+    let made = run(&[
+        "suite",
+        "--out",
+        s(&suite),
+        "--agents",
+        "2,3",
+        "--max-size",
+        "4",
+        "--wait-ratios",
+        "0",
+        "--per-cell",
+        "2",
+    ]);
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let json = d.join("eval.json");
+    let ckpt = out.join("checkpoint.safetensors");
+    let e = run(&["eval", "--checkpoint", s(&ckpt), "--suite", s(&suite), "--json", s(&json)]);
+    assert!(e.status.success(), "{}", String::from_utf8_lossy(&e.stderr));
+    let md = String::from_utf8_lossy(&e.stdout);
+    assert!(md.starts_with("| agents | 2x2 | 3x3 | 4x4 | mean |"), "{md}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cells = v["cells"].as_array().unwrap();
+    // 2 agents on 2x2..4x4, 3 agents on 3x3..4x4; 2 instances per cell.
+    assert_eq!(cells.len(), 5);
+    assert!(cells.iter().all(|c| c["instances"] == 2));
+    assert_eq!(v["mean"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn bad_input_is_exit_2() {
+    let d = dir("bad");
+    let bad_cfg = d.join("bad.json");
+    std::fs::write(&bad_cfg, r#"{"grpo": {"group_sise": 4}}"#).unwrap();
+    let o = run(&["train", "--config", s(&bad_cfg), "--out", s(&d.join("x"))]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("group_sise"));
+    let o = run(&["eval", "--checkpoint", s(&d.join("none.safetensors")), "--suite", s(&d)]);
+    assert_eq!(o.status.code(), Some(2));
+    let not_ckpt = d.join("not.safetensors");
+    std::fs::write(&not_ckpt, b"12345678").unwrap();
+    let o = run(&["eval", "--checkpoint", s(&not_ckpt), "--suite", s(&d)]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&["train", "--print-config"]);
+    assert!(o.status.success());
+    let cfg: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(cfg["rounds"]["curriculum"]["name"], "difficulty-scaling");
+}

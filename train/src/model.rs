@@ -1,0 +1,377 @@
+//! The policy: a small decoder-only transformer (pre-norm, causal self-attention, GELU MLP)
+//! over the tokens of [`crate::tokens`], with one embedding table per token feature (kind, row,
+//! column, agent, time) summed into the input, and a head over the [`NUM_OUT`] answer tokens.
+//!
+//! It is the "LLM" of floe at a scale a CPU trains in minutes; the paper starts from a
+//! pretrained language model (Qwen3-4B) instead, which floe replaces by a supervised warm start
+//! on the generator's optimal plans.
+//!
+//! Two forward paths with the same arithmetic: [`Policy::forward`] over whole padded sequences
+//! (teacher forcing, GRPO log-probabilities) and [`Policy::prefill`] + [`Policy::step`] with a
+//! key/value cache (decoding).
+
+use serde::{Deserialize, Serialize};
+use tch::nn::{self, Module};
+use tch::{Device, Kind, Tensor};
+
+use crate::error::TrainError;
+use crate::tokens::{kind, Layout, Sequence, Token, NUM_OUT};
+
+/// The network's shape (serde; every field has a default).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelConfig {
+    /// Width of the residual stream. Default 128.
+    pub d_model: i64,
+    /// Transformer blocks. Default 4.
+    pub layers: i64,
+    /// Attention heads (must divide `d_model`). Default 4.
+    pub heads: i64,
+    /// Hidden width of the MLP. Default 512.
+    pub d_ff: i64,
+    /// What the embedding tables cover. Default: maps up to 10×10, 8 agents, 64 time steps.
+    pub layout: Layout,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        ModelConfig {
+            d_model: 128,
+            layers: 4,
+            heads: 4,
+            d_ff: 512,
+            layout: Layout { max_side: 10, max_agents: 8, max_time: 64 },
+        }
+    }
+}
+
+impl ModelConfig {
+    /// Checks the shape.
+    ///
+    /// # Errors
+    /// [`TrainError::Input`] naming the bad field.
+    pub fn validate(&self) -> Result<(), TrainError> {
+        let bad = |m: &str| Err(TrainError::Input(format!("model: {m}")));
+        if self.d_model < 8 || self.layers < 1 || self.heads < 1 || self.d_ff < 1 {
+            return bad("d_model must be at least 8, layers, heads and d_ff at least 1");
+        }
+        if self.d_model % self.heads != 0 {
+            return bad("heads must divide d_model");
+        }
+        let l = &self.layout;
+        if !(2..=256).contains(&l.max_side)
+            || !(1..=255).contains(&l.max_agents)
+            || !(2..=4096).contains(&l.max_time)
+        {
+            return bad("layout: max_side in 2..=256, max_agents in 1..=255, max_time in 2..=4096");
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+struct Block {
+    ln1: nn::LayerNorm,
+    qkv: nn::Linear,
+    proj: nn::Linear,
+    ln2: nn::LayerNorm,
+    fc1: nn::Linear,
+    fc2: nn::Linear,
+}
+
+/// Per layer, the keys and values of every position so far: `[B, heads, L, d_head]` each.
+#[derive(Debug)]
+pub struct KvCache {
+    layers: Vec<(Tensor, Tensor)>,
+}
+
+/// The input features of a batch of sequences, `[B, L]` each (i64).
+#[derive(Debug)]
+pub struct Features {
+    pub kind: Tensor,
+    pub row: Tensor,
+    pub col: Tensor,
+    pub agent: Tensor,
+    pub time: Tensor,
+}
+
+impl Features {
+    /// Packs rows of tokens, right-padded with `PAD` tokens to the longest row.
+    #[must_use]
+    pub fn pack(layout: &Layout, rows: &[&[Token]]) -> Self {
+        let len = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(1);
+        let pad = Token {
+            kind: kind::PAD,
+            row: layout.none(),
+            col: layout.none(),
+            agent: layout.no_agent(),
+            time: layout.no_time(),
+        };
+        let n = rows.len();
+        let mut cols: [Vec<i64>; 5] = std::array::from_fn(|_| Vec::with_capacity(n * len));
+        for r in rows {
+            for i in 0..len {
+                let t = r.get(i).unwrap_or(&pad);
+                for (c, v) in cols.iter_mut().zip([t.kind, t.row, t.col, t.agent, t.time]) {
+                    c.push(v);
+                }
+            }
+        }
+        let shape = [n as i64, len as i64];
+        let [kind, row, col, agent, time] = cols.map(|c| Tensor::from_slice(&c).reshape(shape));
+        Features { kind, row, col, agent, time }
+    }
+}
+
+/// A batch of teacher-forcing sequences: features, targets (`-1` where none) `[B, L]`.
+#[derive(Debug)]
+pub struct SeqBatch {
+    pub features: Features,
+    pub targets: Tensor,
+}
+
+impl SeqBatch {
+    /// Packs sequences (right padding; padded positions have target `-1`).
+    #[must_use]
+    pub fn pack(layout: &Layout, seqs: &[&Sequence]) -> Self {
+        let rows: Vec<&[Token]> = seqs.iter().map(|s| s.tokens.as_slice()).collect();
+        let features = Features::pack(layout, &rows);
+        let len = features.kind.size()[1] as usize;
+        let mut t = Vec::with_capacity(seqs.len() * len);
+        for s in seqs {
+            t.extend_from_slice(&s.targets);
+            t.extend(std::iter::repeat_n(-1, len - s.targets.len()));
+        }
+        SeqBatch { features, targets: Tensor::from_slice(&t).reshape([seqs.len() as i64, len as i64]) }
+    }
+}
+
+/// The policy network and the variables it lives in.
+#[derive(Debug)]
+pub struct Policy {
+    pub vs: nn::VarStore,
+    pub config: ModelConfig,
+    emb: [nn::Embedding; 5],
+    blocks: Vec<Block>,
+    ln_f: nn::LayerNorm,
+    head: nn::Linear,
+}
+
+impl Policy {
+    /// A freshly initialised policy on the CPU. Initialisation draws from libtorch's global
+    /// generator: seed it first (`tch::manual_seed`) for a reproducible start.
+    ///
+    /// # Errors
+    /// A bad configuration.
+    pub fn new(config: &ModelConfig) -> Result<Self, TrainError> {
+        config.validate()?;
+        let vs = nn::VarStore::new(Device::Cpu);
+        let root = vs.root();
+        let d = config.d_model;
+        let l = &config.layout;
+        let ecfg =
+            nn::EmbeddingConfig { ws_init: nn::Init::Randn { mean: 0.0, stdev: 0.02 }, ..Default::default() };
+        let emb = [
+            nn::embedding(&root / "emb_kind", kind::COUNT, d, ecfg),
+            nn::embedding(&root / "emb_row", l.side_table(), d, ecfg),
+            nn::embedding(&root / "emb_col", l.side_table(), d, ecfg),
+            nn::embedding(&root / "emb_agent", l.agent_table(), d, ecfg),
+            nn::embedding(&root / "emb_time", l.time_table(), d, ecfg),
+        ];
+        let blocks = (0..config.layers)
+            .map(|i| {
+                let p = &root / format!("block{i}");
+                Block {
+                    ln1: nn::layer_norm(&p / "ln1", vec![d], Default::default()),
+                    qkv: nn::linear(&p / "qkv", d, 3 * d, Default::default()),
+                    proj: nn::linear(&p / "proj", d, d, Default::default()),
+                    ln2: nn::layer_norm(&p / "ln2", vec![d], Default::default()),
+                    fc1: nn::linear(&p / "fc1", d, config.d_ff, Default::default()),
+                    fc2: nn::linear(&p / "fc2", config.d_ff, d, Default::default()),
+                }
+            })
+            .collect();
+        let ln_f = nn::layer_norm(&root / "ln_f", vec![d], Default::default());
+        let head = nn::linear(&root / "head", d, NUM_OUT, Default::default());
+        Ok(Policy { vs, config: config.clone(), emb, blocks, ln_f, head })
+    }
+
+    /// A copy with the same weights (e.g. the frozen reference of GRPO's KL term).
+    ///
+    /// # Errors
+    /// libtorch failures.
+    pub fn duplicate(&self) -> Result<Self, TrainError> {
+        let mut p = Policy::new(&self.config)?;
+        p.vs.copy(&self.vs)?;
+        Ok(p)
+    }
+
+    /// The variables by name, sorted by name.
+    #[must_use]
+    pub fn named_variables(&self) -> Vec<(String, Tensor)> {
+        let mut v: Vec<(String, Tensor)> = self.vs.variables().into_iter().collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    /// Number of parameters.
+    #[must_use]
+    pub fn num_parameters(&self) -> i64 {
+        self.vs.trainable_variables().iter().map(Tensor::numel).map(|n| n as i64).sum()
+    }
+
+    fn embed(&self, f: &Features) -> Tensor {
+        let [k, r, c, a, t] = &self.emb;
+        k.forward(&f.kind) + r.forward(&f.row) + c.forward(&f.col) + a.forward(&f.agent) + t.forward(&f.time)
+    }
+
+    fn heads(&self, x: &Tensor) -> Tensor {
+        // [B, L, d] -> [B, H, L, dh]
+        let (b, l, _) = x.size3().expect("3-d");
+        let h = self.config.heads;
+        x.view([b, l, h, self.config.d_model / h]).transpose(1, 2)
+    }
+
+    fn attention(
+        &self,
+        blk: &Block,
+        x: &Tensor,
+        cache: Option<&mut (Tensor, Tensor)>,
+        causal: bool,
+    ) -> Tensor {
+        let (b, l, d) = x.size3().expect("3-d");
+        let qkv = blk.qkv.forward(x).chunk(3, 2);
+        let (q, mut k, mut v) = (self.heads(&qkv[0]), self.heads(&qkv[1]), self.heads(&qkv[2]));
+        if let Some(c) = cache {
+            if c.0.numel() > 0 {
+                k = Tensor::cat(&[&c.0, &k], 2);
+                v = Tensor::cat(&[&c.1, &v], 2);
+            }
+            *c = (k.shallow_clone(), v.shallow_clone());
+        }
+        let y = Tensor::scaled_dot_product_attention::<Tensor>(&q, &k, &v, None, 0.0, causal, None, false);
+        blk.proj.forward(&y.transpose(1, 2).contiguous().view([b, l, d]))
+    }
+
+    fn run(&self, mut x: Tensor, mut cache: Option<&mut KvCache>, causal: bool) -> Tensor {
+        for (i, blk) in self.blocks.iter().enumerate() {
+            let c = cache.as_deref_mut().map(|c| &mut c.layers[i]);
+            x = &x + self.attention(blk, &blk.ln1.forward(&x), c, causal);
+            x = &x + blk.fc2.forward(&blk.fc1.forward(&blk.ln2.forward(&x)).gelu("none"));
+        }
+        self.head.forward(&self.ln_f.forward(&x))
+    }
+
+    /// Logits `[B, L, NUM_OUT]` at every position of whole sequences (causal attention; right
+    /// padding never reaches a real position).
+    pub fn forward(&self, f: &Features) -> Tensor {
+        self.run(self.embed(f), None, true)
+    }
+
+    /// Runs equal-length prompts `[B, L]` and returns the logits of the last position `[B,
+    /// NUM_OUT]` and the cache for [`Policy::step`].
+    pub fn prefill(&self, f: &Features) -> (Tensor, KvCache) {
+        let empty = || {
+            (Tensor::zeros([0], (Kind::Float, Device::Cpu)), Tensor::zeros([0], (Kind::Float, Device::Cpu)))
+        };
+        let mut cache = KvCache { layers: (0..self.blocks.len()).map(|_| empty()).collect() };
+        let logits = self.run(self.embed(f), Some(&mut cache), true);
+        (logits.select(1, -1), cache)
+    }
+
+    /// Feeds one token per sequence (`[B, 1]` features) and returns the next logits `[B,
+    /// NUM_OUT]`.
+    pub fn step(&self, f: &Features, cache: &mut KvCache) -> Tensor {
+        self.run(self.embed(f), Some(cache), false).select(1, -1)
+    }
+}
+
+/// Log-probabilities of the targets under `logits / temperature`, `[B, L]`, with 0 where the
+/// target is `-1`; and the mask of positions with a target (float).
+pub fn target_log_probs(logits: &Tensor, targets: &Tensor, temperature: f64) -> (Tensor, Tensor) {
+    let logp = (logits / temperature).log_softmax(-1, Kind::Float);
+    let mask = targets.ge(0);
+    let idx = targets.clamp_min(0).unsqueeze(-1);
+    let lp = logp.gather(-1, &idx, false).squeeze_dim(-1) * mask.to_kind(Kind::Float);
+    (lp, mask.to_kind(Kind::Float))
+}
+
+/// Mean entropy (nats) of `softmax(logits / temperature)` over the masked positions.
+#[must_use]
+pub fn mean_entropy(logits: &Tensor, mask: &Tensor, temperature: f64) -> f64 {
+    tch::no_grad(|| {
+        let logp = (logits / temperature).log_softmax(-1, Kind::Float);
+        let ent = -(logp.exp() * &logp).sum_dim_intlist(-1, false, Kind::Float);
+        let n = mask.sum(Kind::Float).double_value(&[]).max(1.0);
+        (ent * mask).sum(Kind::Float).double_value(&[]) / n
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::{answer, prompt, sequence, AnswerState};
+    use floe_core::{Agent, Grid, Instance, Move, Pos};
+
+    fn small() -> ModelConfig {
+        ModelConfig {
+            d_model: 16,
+            layers: 2,
+            heads: 2,
+            d_ff: 32,
+            layout: Layout { max_side: 4, max_agents: 3, max_time: 16 },
+        }
+    }
+
+    #[test]
+    fn cached_decoding_matches_the_whole_sequence_forward() {
+        tch::manual_seed(3);
+        let p = Policy::new(&small()).unwrap();
+        let grid = Grid::from_rows(&["FFF", "FHF", "FFF"]).unwrap();
+        let inst = Instance::new(
+            grid,
+            vec![
+                Agent { start: Pos::new(0, 0), goal: Pos::new(2, 2) },
+                Agent { start: Pos::new(2, 0), goal: Pos::new(0, 2) },
+            ],
+        )
+        .unwrap();
+        let l = p.config.layout;
+        let ans = answer(&[vec![Move::Right, Move::Right, Move::Down, Move::Down], vec![Move::Up, Move::Up]]);
+        let seq = sequence(&l, &inst, &ans).unwrap();
+        let batch = SeqBatch::pack(&l, &[&seq]);
+        let full = tch::no_grad(|| p.forward(&batch.features));
+        let pr = prompt(&l, &inst).unwrap();
+        let (mut logits, mut cache) = tch::no_grad(|| p.prefill(&Features::pack(&l, &[&pr])));
+        let mut st = AnswerState::new(l, &inst);
+        for (i, &o) in ans.iter().enumerate() {
+            let want = full.get(0).get(seq.plan_at as i64 + i as i64);
+            let diff = (&logits.get(0) - &want).abs().max().double_value(&[]);
+            assert!(diff < 1e-5, "position {i}: {diff}");
+            let tok = st.push(o);
+            logits = tch::no_grad(|| p.step(&Features::pack(&l, &[&[tok]]), &mut cache));
+        }
+    }
+
+    #[test]
+    fn log_probs_and_entropy_by_hand() {
+        // Two positions, each with two possible outputs (the others at -inf): probabilities
+        // (1/4, 3/4) at the first, (1/2, 1/2) at the second.
+        let mut v = vec![f32::NEG_INFINITY; 2 * NUM_OUT as usize];
+        v[0] = 0.0;
+        v[1] = 3f32.ln();
+        v[NUM_OUT as usize] = 0.0;
+        v[NUM_OUT as usize + 1] = 0.0;
+        let logits = Tensor::from_slice(&v).reshape([1, 2, NUM_OUT]);
+        let targets = Tensor::from_slice(&[1i64, -1]).reshape([1, 2]);
+        let (lp, mask) = target_log_probs(&logits, &targets, 1.0);
+        assert!((lp.double_value(&[0, 0]) - 0.75f64.ln()).abs() < 1e-6);
+        assert_eq!(lp.double_value(&[0, 1]), 0.0);
+        assert_eq!(mask.double_value(&[0, 1]), 0.0);
+        let all = Tensor::ones([1, 2], (Kind::Float, Device::Cpu));
+        // Finite logits for the entropy (0 · -inf would be NaN): -inf becomes the lowest float.
+        let h = mean_entropy(&logits.nan_to_num(0.0, None, None), &all, 1.0);
+        let want = (-(0.25f64 * 0.25f64.ln() + 0.75 * 0.75f64.ln()) + 2f64.ln()) / 2.0;
+        assert!((h - want).abs() < 1e-5, "{h} vs {want}");
+    }
+}

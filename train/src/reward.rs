@@ -1,0 +1,251 @@
+//! From sampled plans to rewards: the plans are verified in one batch by the engine
+//! ([`verify_batch_cpu`], the single verifier's results exactly), each result becomes a
+//! [`VerdictRecord`] with the partial-credit fields filled from the plan (legal prefix, horizon,
+//! agents on goal), and the reward plugin turns the batch of records into rewards.
+
+use std::path::PathBuf;
+
+use floe_core::engine::{verify_batch_cpu, InstancePool, PlanBatch, VerifyOut, NONE};
+use floe_core::{FailureKind, Instance, Move};
+use floe_plugin_api::catalog::{new_curriculum, new_reward};
+use floe_plugin_api::{Curriculum, RewardFn, VerdictRecord, UNKNOWN};
+use serde::{Deserialize, Serialize};
+
+use crate::error::TrainError;
+
+/// A plugin to use: a built-in (`library` absent) or one from a library loaded by path, with its
+/// parameters as a JSON value (`null` for the defaults).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginSpec {
+    pub name: String,
+    #[serde(default)]
+    pub params: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<PathBuf>,
+}
+
+/// A plugin together with the library it came from (kept loaded while the plugin lives).
+pub struct Loaded<T: ?Sized> {
+    pub plugin: Box<T>,
+    _library: Option<floe_plugin_host::Library>,
+}
+
+impl<T: ?Sized> std::fmt::Debug for Loaded<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Loaded plugin")
+    }
+}
+
+impl PluginSpec {
+    fn params_text(&self) -> String {
+        if self.params.is_null() {
+            String::new()
+        } else {
+            self.params.to_string()
+        }
+    }
+
+    fn library(&self) -> Result<Option<floe_plugin_host::Library>, TrainError> {
+        self.library
+            .as_ref()
+            .map(|p| floe_plugin_host::load(p).map_err(|e| TrainError::Input(e.to_string())))
+            .transpose()
+    }
+
+    /// Makes the reward function.
+    ///
+    /// # Errors
+    /// An unknown plugin, bad parameters, a library that does not load.
+    pub fn reward(&self) -> Result<Loaded<dyn RewardFn>, TrainError> {
+        let lib = self.library()?;
+        let plugin = match &lib {
+            Some(l) => l.new_reward(&self.name, &self.params_text())?,
+            None => new_reward(&floe_plugins::catalog(), &self.name, &self.params_text())?,
+        };
+        Ok(Loaded { plugin, _library: lib })
+    }
+
+    /// Makes the curriculum.
+    ///
+    /// # Errors
+    /// An unknown plugin, bad parameters, a library that does not load.
+    pub fn curriculum(&self) -> Result<Loaded<dyn Curriculum>, TrainError> {
+        let lib = self.library()?;
+        let plugin = match &lib {
+            Some(l) => l.new_curriculum(&self.name, &self.params_text())?,
+            None => new_curriculum(&floe_plugins::catalog(), &self.name, &self.params_text())?,
+        };
+        Ok(Loaded { plugin, _library: lib })
+    }
+}
+
+/// A plan as decoded from an answer: per agent its moves; `finished` is false for an answer
+/// that never wrote `END` (a `parse_error`, like a truncated text answer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedPlan {
+    pub moves: Vec<Vec<Move>>,
+    pub finished: bool,
+}
+
+/// Verifies `plans[i]` against `instances[i]` (with `pool` packed from `instances`' distinct
+/// entries and `pool_index[i]` its row), writing one result and one reward record per plan.
+///
+/// # Errors
+/// Engine errors for a malformed batch.
+pub fn verify_plans(
+    pool: &InstancePool,
+    pool_index: &[u32],
+    instances: &[&Instance],
+    plans: &[DecodedPlan],
+) -> Result<(Vec<VerifyOut>, Vec<VerdictRecord>), TrainError> {
+    let n = plans.len();
+    let mut out = vec![VerifyOut::default(); n];
+    // Plans with the right agent count that ended go through the batch; the rest are decided here
+    // exactly as the verifier decides them (wrong_agent_count before anything else is read).
+    let mut batch_rows = Vec::new();
+    let t = plans.iter().flat_map(|p| p.moves.iter().map(Vec::len)).max().unwrap_or(0).max(1);
+    let mut batch = PlanBatch::new(pool.max_agents, t);
+    for (i, p) in plans.iter().enumerate() {
+        let opt = pool.optimal_soc[pool_index[i] as usize];
+        if !p.finished {
+            out[i] =
+                VerifyOut { kind: FailureKind::ParseError as u32, optimal_soc: opt, ..VerifyOut::default() };
+        } else if p.moves.len() != instances[i].num_agents() {
+            out[i] = VerifyOut {
+                kind: FailureKind::WrongAgentCount as u32,
+                optimal_soc: opt,
+                ..VerifyOut::default()
+            };
+        } else {
+            batch.push(pool_index[i], &p.moves)?;
+            batch_rows.push(i);
+        }
+    }
+    if !batch.is_empty() {
+        let mut res = vec![VerifyOut::default(); batch.len()];
+        verify_batch_cpu(pool, &batch, &mut res)?;
+        for (r, i) in res.into_iter().zip(batch_rows) {
+            out[i] = r;
+        }
+    }
+    let records = out.iter().zip(instances).zip(plans).map(|((o, inst), p)| record(inst, p, o)).collect();
+    Ok((out, records))
+}
+
+/// The reward record of a verified plan: what [`VerdictRecord::from_plan`] gives for the
+/// single verifier's verdict (a test checks that they agree).
+#[must_use]
+pub fn record(instance: &Instance, plan: &DecodedPlan, o: &VerifyOut) -> VerdictRecord {
+    let k = instance.num_agents() as u32;
+    let right_count = plan.finished && plan.moves.len() == k as usize;
+    let horizon =
+        if right_count { plan.moves.iter().map(Vec::len).max().unwrap_or(0) as u32 } else { UNKNOWN };
+    let known = |v: u32| if v == NONE { UNKNOWN } else { v };
+    let kind = FailureKind::ALL.get((o.kind as usize).wrapping_sub(1)).copied();
+    let legal_steps = match kind {
+        None => horizon,
+        Some(FailureKind::ParseError | FailureKind::WrongAgentCount) => 0,
+        Some(FailureKind::GoalNotReached) => known(o.time),
+        Some(_) => known(o.time).checked_sub(1).unwrap_or(UNKNOWN),
+    };
+    let agents_on_goal = match kind {
+        None => k,
+        Some(FailureKind::GoalNotReached) if right_count => instance
+            .agents
+            .iter()
+            .zip(&plan.moves)
+            .filter(|(a, m)| {
+                let end = m.iter().fold((i64::from(a.start.row), i64::from(a.start.col)), |(r, c), mv| {
+                    let (dr, dc) = mv.delta();
+                    (r + dr, c + dc)
+                });
+                end == (i64::from(a.goal.row), i64::from(a.goal.col))
+            })
+            .count() as u32,
+        _ => UNKNOWN,
+    };
+    VerdictRecord {
+        failure: o.kind as u8,
+        optimal: u8::from(o.valid == 1 && o.optimal == 1),
+        reserved: [0; 2],
+        num_agents: k,
+        agents_on_goal,
+        legal_steps,
+        horizon,
+        soc: if o.valid == 1 { o.soc } else { UNKNOWN },
+        optimal_soc: known(o.optimal_soc),
+    }
+}
+
+/// Rewards of a batch of records from the reward plugin.
+///
+/// # Errors
+/// The plugin's error, or a non-finite reward.
+pub fn rewards(plugin: &mut dyn RewardFn, records: &[VerdictRecord]) -> Result<Vec<f32>, TrainError> {
+    let mut out = vec![0.0; records.len()];
+    plugin.verdict_rewards(records, &mut out)?;
+    floe_plugin_api::traits::check_rewards(&out)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use floe_core::rng::Rng;
+    use floe_core::{generate, verify, GeneratorConfig, Plan};
+
+    #[test]
+    fn records_match_the_single_verifier() {
+        let instances = generate(&GeneratorConfig::square(4, 3, 0.2, 0.5, 12, 7)).unwrap();
+        let pool = InstancePool::new(&instances, false).unwrap();
+        let mut rng = Rng::from_counters(&[11]);
+        let (mut idx, mut insts, mut plans) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, inst) in instances.iter().enumerate() {
+            for trial in 0..20 {
+                let opt: Vec<Vec<Move>> = crate::tokens::optimal_moves(inst).unwrap();
+                let mut moves = opt.clone();
+                // Perturb: random moves, truncations, an extra or a missing agent.
+                match trial % 5 {
+                    0 => {}
+                    1 => moves.iter_mut().for_each(|m| m.truncate(m.len() / 2)),
+                    2 => moves[0] = (0..6).map(|_| Move::ALL[rng.below(5) as usize]).collect(),
+                    3 => moves.iter_mut().for_each(|m| m.push(Move::ALL[rng.below(5) as usize])),
+                    _ => {
+                        if trial % 2 == 0 {
+                            moves.pop();
+                        } else {
+                            moves.push(vec![Move::Wait]);
+                        }
+                    }
+                }
+                idx.push(i as u32);
+                insts.push(inst);
+                plans.push(DecodedPlan { moves, finished: true });
+            }
+        }
+        plans.push(DecodedPlan { moves: vec![vec![]; 3], finished: false });
+        idx.push(0);
+        insts.push(&instances[0]);
+        let (outs, recs) = verify_plans(&pool, &idx, &insts, &plans).unwrap();
+        let mut kinds = std::collections::BTreeSet::new();
+        for ((inst, p), (o, r)) in insts.iter().zip(&plans).zip(outs.iter().zip(&recs)) {
+            if !p.finished {
+                assert_eq!(o.kind, FailureKind::ParseError as u32);
+                continue;
+            }
+            let plan = Plan::Moves(p.moves.clone());
+            let v = verify(inst, &plan);
+            assert_eq!(*o, VerifyOut::from_verdict(&v));
+            assert_eq!(*r, VerdictRecord::from_plan(inst, &plan, &v), "{:?}", p.moves);
+            kinds.insert(o.kind);
+        }
+        assert!(kinds.len() >= 4, "too few outcomes exercised: {kinds:?}");
+        let mut tiered = PluginSpec { name: "tiered".into(), params: serde_json::Value::Null, library: None }
+            .reward()
+            .unwrap();
+        let r = rewards(tiered.plugin.as_mut(), &recs).unwrap();
+        assert!(r.iter().all(|v| (0.0..=1.0).contains(v)));
+        assert_eq!(r[0], 1.0); // the optimal plan, unperturbed
+    }
+}

@@ -1,0 +1,103 @@
+//! A run stopped in the middle of a round and resumed ends exactly where an uninterrupted run
+//! ends: the finished round is kept, the unfinished one is redone, the metrics are not doubled.
+
+use floe_train::config::{TrainConfig, ValidationConfig, WarmStartConfig};
+use floe_train::grpo::GrpoConfig;
+use floe_train::model::ModelConfig;
+use floe_train::tokens::Layout;
+use floe_train::{run, RunOptions, TrainError};
+
+fn tiny() -> TrainConfig {
+    let mut c = TrainConfig {
+        seed: 9,
+        threads: 1,
+        model: ModelConfig {
+            d_model: 16,
+            layers: 1,
+            heads: 2,
+            d_ff: 32,
+            layout: Layout { max_side: 6, max_agents: 3, max_time: 32 },
+        },
+        warm_start: WarmStartConfig {
+            samples: 48,
+            steps: 4,
+            batch_size: 16,
+            warmup_steps: 2,
+            ..Default::default()
+        },
+        grpo: GrpoConfig { group_size: 4, prompts_per_step: 4, lr: 1e-3, ..GrpoConfig::default() },
+        validation: ValidationConfig {
+            sizes: vec![3, 4],
+            agents: vec![2],
+            per_cell: 4,
+            ..Default::default()
+        },
+        eval_batch: 32,
+        ..TrainConfig::default()
+    };
+    c.rounds.rounds = 2;
+    c.rounds.epochs = 1;
+    c.rounds.samples = 8; // 2 GRPO steps a round
+    c
+}
+
+/// A metrics line without the fields that measure time.
+fn untimed(line: &str) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+    for k in ["train_s", "tokens_per_s", "elapsed_s", "sample_s", "update_s"] {
+        if let Some(o) = v.as_object_mut() {
+            o.remove(k);
+        }
+    }
+    v
+}
+
+fn lines(dir: &std::path::Path, name: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join(name)).unwrap().lines().map(untimed).collect()
+}
+
+#[test]
+fn a_killed_run_resumes_to_the_same_result() {
+    let cfg = tiny();
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let opts = |dir: &std::path::Path, resume, stop| RunOptions {
+        out_dir: dir.to_path_buf(),
+        resume,
+        progress: false,
+        stop_before_grpo_step: stop,
+    };
+    let full = run(&cfg, &opts(a.path(), false, None)).unwrap();
+    assert_eq!(full.rounds_done, 2);
+    assert_eq!(full.grpo_steps, 4);
+    assert_eq!(full.history.rounds.len(), 2);
+
+    // Stopped in round 1 (after its first step): round 0 is in the checkpoint.
+    let err = run(&cfg, &opts(b.path(), false, Some(3))).unwrap_err();
+    assert!(matches!(err, TrainError::Interrupted(_)), "{err}");
+    let (_, saved) = floe_train::rounds::saved_run(b.path()).unwrap().unwrap();
+    assert_eq!(saved.rounds_done, 1);
+    assert_eq!(saved.history.rounds[0], full.history.rounds[0]);
+    // A resume with another configuration is refused.
+    let mut other = cfg.clone();
+    other.seed += 1;
+    assert!(matches!(run(&other, &opts(b.path(), true, None)), Err(TrainError::Input(_))));
+
+    let resumed = run(&cfg, &opts(b.path(), true, None)).unwrap();
+    assert_eq!(resumed.history, full.history);
+    assert_eq!(resumed.evals.len(), full.evals.len());
+    for (x, y) in resumed.evals.iter().zip(&full.evals) {
+        assert_eq!((&x.stage, x.valid, &x.report), (&y.stage, y.valid, &y.report));
+    }
+    assert_eq!(resumed.grpo_curve, full.grpo_curve);
+    assert_eq!(lines(a.path(), "steps.jsonl"), lines(b.path(), "steps.jsonl"));
+    assert_eq!(lines(a.path(), "rounds.jsonl"), lines(b.path(), "rounds.jsonl"));
+    let wa = floe_train::load_policy(&a.path().join("checkpoint.safetensors")).unwrap();
+    let wb = floe_train::load_policy(&b.path().join("checkpoint.safetensors")).unwrap();
+    for ((n, x), (_, y)) in wa.named_variables().iter().zip(wb.named_variables().iter()) {
+        assert!(x.equal(y), "weights {n} differ");
+    }
+    for f in ["grpo.png", "per_size.png", "sft_loss.png", "eval.md", "eval.json", "round-1.safetensors"] {
+        assert!(b.path().join(f).is_file(), "{f} missing");
+    }
+}
