@@ -205,7 +205,7 @@ fn soft_collisions_follow_the_documented_rule() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 16, rng_seed: proptest::test_runner::RngSeed::Fixed(20261130), ..ProptestConfig::default() })]
 
     #[test]
     fn soft_stepping_keeps_agents_apart_on_frozen_cells(seed in any::<u64>()) {

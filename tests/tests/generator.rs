@@ -30,7 +30,7 @@ fn output_is_independent_of_the_thread_count_and_pinned() {
 const PINNED: u64 = 0x81af_0213_5474_88d1;
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 24, rng_seed: proptest::test_runner::RngSeed::Fixed(20261130), ..ProptestConfig::default() })]
 
     #[test]
     fn every_instance_is_solvable_and_the_ratios_hold(

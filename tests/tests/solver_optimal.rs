@@ -77,7 +77,7 @@ fn check_against_joint(inst: &Instance) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 400, rng_seed: proptest::test_runner::RngSeed::Fixed(20261130), ..ProptestConfig::default() })]
 
     #[test]
     fn cbs_is_optimal_on_small_random_instances(w in 2u32..=5, h in 2u32..=5, k in 1usize..=3, seed in any::<u64>()) {
