@@ -12,9 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export LIBTORCH="$PWD/third_party/libtorch"
-# libtorch's OpenMP threads spin while they wait; on a machine shared with other work that costs
-# up to tenfold, and waiting passively costs little when the machine is idle.
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+# On a machine shared with other busy processes, OMP_WAIT_POLICY=PASSIVE keeps libtorch's OpenMP
+# threads from spinning (see docs/training-results.md); on an idle machine the default is faster.
 cargo build --release -p floe-cli --features train
 FLOE=target/release/floe
 OUT=${OUT:-out/demo}
