@@ -20,10 +20,16 @@
 //! 4. `AT_GOAL` for agents on their goals, `REACHED` for those that arrived in this step; the
 //!    episode terminates when every active agent is on its goal (soft: a success only if nobody
 //!    dropped out) or, in soft mode, when no agent is left; it is truncated at the episode limit.
-//! 5. Rewards are [`RewardWeights::reward`] of each agent's events.
+//! 5. Rewards are [`RewardWeights::reward`] of each agent's events (looked up in a table of all
+//!    256 event bytes, made once per engine).
 //! 6. An environment whose episode ended writes its final observation to `final_obs`, then
 //!    resets in the same step to the pool instance `pool_pick(seed + env, episode + 1)`; `obs`
 //!    holds the new episode's first observation.
+//!
+//! Positions stay packed rows and columns in the state (as on the GPU); the step works on cell
+//! indices into per-instance maps padded by a border of cells off the grid ([`HoleMaps`]), so a
+//! move's target, its class (free, hole, off the grid) and an observation window's rows are each
+//! one add and one load, with no bounds arithmetic.
 
 use std::cell::RefCell;
 
@@ -60,22 +66,34 @@ pub enum Actions<'a> {
 
 #[derive(Default)]
 pub(crate) struct Scratch {
-    /// Per cell: 1 + the agent on it (0 for none).
+    /// Soft steps, per padded cell (the last one spare): see [`OCC`].
+    cells: Vec<u32>,
+    /// Strict steps, per padded cell: 1 + the agent on it, and 1 + the first agent to target it.
     occ: Vec<u16>,
-    /// Per cell: how many movers target it; reused as "first agent to target it".
     count: Vec<u16>,
     /// Agents on the padded map of observations.
     bits: Vec<u8>,
-    /// Per agent: current cell, target cell, active, moving, staying.
-    cur: Vec<u32>,
-    tgt: Vec<u32>,
-    active: Vec<bool>,
-    moving: Vec<bool>,
-    stay: Vec<bool>,
-    tgt_rc: Vec<u32>,
-    /// Per cell: 1 + the last mover targeting it; the work list of agents that stay.
-    tocc: Vec<u16>,
+    /// Per agent.
+    lanes: Vec<Lane>,
+    /// The work list of agents that stay.
     stack: Vec<u16>,
+    /// Random actions.
+    acts: Vec<u8>,
+}
+
+impl Scratch {
+    /// Grows the arrays to `cells` padded cells (the last one spare) and `k` agents.
+    fn fit(&mut self, cells: usize, k: usize) {
+        if self.cells.len() < cells {
+            self.cells.resize(cells, 0);
+            self.occ.resize(cells, 0);
+            self.count.resize(cells, 0);
+        }
+        if self.lanes.len() < k {
+            self.lanes.resize(k, Lane::default());
+            self.stack.resize(k, 0);
+        }
+    }
 }
 
 thread_local! {
@@ -90,6 +108,8 @@ pub(crate) struct Ctx<'a> {
     pub k_max: usize,
     pub stride: usize,
     pub maps: &'a HoleMaps,
+    /// The reward of every event byte.
+    pub lut: &'a [f32; 256],
 }
 
 pub(crate) fn reset_env(ctx: Ctx<'_>, env: &mut [u32; 4], agents: &mut [u32], pool_index: u32, episode: u32) {
@@ -106,22 +126,84 @@ pub(crate) fn reset_env(ctx: Ctx<'_>, env: &mut [u32; 4], agents: &mut [u32], po
 pub(crate) fn observe_env(ctx: Ctx<'_>, env: &[u32; 4], agents: &[u32], obs: &mut [u8], bits: &mut Vec<u8>) {
     // Constant window widths turn the row copies into fixed-size moves.
     match ctx.cfg.obs_radius {
-        1 => observe_with::<3>(ctx, env, agents, obs, bits, 1),
-        2 => observe_with::<5>(ctx, env, agents, obs, bits, 2),
-        3 => observe_with::<7>(ctx, env, agents, obs, bits, 3),
-        r => observe_with::<0>(ctx, env, agents, obs, bits, r),
+        1 => observe_rows::<3, { obs_stride(1) }>(ctx, env, agents, obs, bits),
+        2 => observe_rows::<5, { obs_stride(2) }>(ctx, env, agents, obs, bits),
+        3 => observe_rows::<7, { obs_stride(3) }>(ctx, env, agents, obs, bits),
+        r => observe_with(ctx, env, agents, obs, bits, r),
     }
 }
 
-/// Copies one window row: `W` bytes when `W` is known at compile time, else `win`.
+/// Marks (`on`) or clears the active agents of one environment on a padded byte map.
 #[inline(always)]
-fn copy_row<const W: usize>(dst: &mut [u8], src: &[u8], win: usize) {
-    let n = if W > 0 { W } else { win };
-    dst[..n].copy_from_slice(&src[..n]);
+fn mark_agents(amap: &mut [u8], agents: &[u32], maps: Maps<'_>, on: u8) {
+    for &ag in agents {
+        if ag & AGENT_ACTIVE != 0 {
+            amap[maps.cell(ag & POS_MASK)] = on;
+        }
+    }
 }
 
+/// Observations for window widths `W` of 3, 5 and 7 (stride `S`): every window row is one
+/// unaligned 8-byte copy from a padded map. The rows
+/// are written in order, so the bytes each copy writes past its row are overwritten by the next
+/// row or plane, and the goal plane, written last, runs to the end of the stride.
 #[inline(always)]
-fn observe_with<const W: usize>(
+fn observe_rows<const W: usize, const S: usize>(
+    ctx: Ctx<'_>,
+    env: &[u32; 4],
+    agents: &[u32],
+    obs: &mut [u8],
+    amap: &mut Vec<u8>,
+) {
+    const { assert!(W >= 3 && W <= 8 && S >= 3 * W * W) };
+    let (r, plane) = (W / 2, W * W);
+    let k = unpack_dims(env[0]).2 as usize;
+    let p = env[3] as usize;
+    let maps = ctx.maps.instance(p);
+    let (hmap, mw) = (maps.obs, maps.mw);
+    if amap.len() < hmap.len() {
+        amap.resize(hmap.len(), 0);
+    }
+    let agents = &agents[..k];
+    let goals = &ctx.pool.goals[p * ctx.k_max..p * ctx.k_max + k];
+    mark_agents(amap, agents, maps, 1);
+    let (used, padding) = obs.split_at_mut(k * S);
+    padding.fill(0);
+    for ((o, &ag), &goal) in used.chunks_exact_mut(S).zip(agents).zip(goals) {
+        let o: &mut [u8; S] = o.try_into().expect("chunks of the stride");
+        if ag & AGENT_ACTIVE == 0 {
+            o.fill(0);
+            continue;
+        }
+        let (r0, c0) = unpack_rc(ag & POS_MASK);
+        let (r0, c0) = (r0 as usize, c0 as usize);
+        // The window's top-left padded cell; its rows are `mw` apart.
+        let start = maps.cell(ag & POS_MASK) - r * mw - r;
+        // Padded widths are at least 8 and the maps end with a spare row, so every row of the
+        // window has 8 bytes to copy.
+        let mut rows = &hmap[start..start + W * mw];
+        for i in 0..W {
+            o[i * W..i * W + 8].copy_from_slice(&rows[..8]);
+            rows = &rows[mw..];
+        }
+        let mut rows = &amap[start..start + W * mw];
+        for i in 0..W {
+            o[plane + i * W..plane + i * W + 8].copy_from_slice(&rows[..8]);
+            rows = &rows[mw..];
+        }
+        o[2 * plane..].fill(0);
+        o[plane + r * W + r] = 0;
+        let (gr, gc) = unpack_rc(goal);
+        let (gr, gc) = ((gr as usize + r).wrapping_sub(r0), (gc as usize + r).wrapping_sub(c0));
+        if gr < W && gc < W {
+            o[2 * plane + gr * W + gc] = 1;
+        }
+    }
+    mark_agents(amap, agents, maps, 0);
+}
+
+/// Observations for any radius, one row copy of `2r + 1` bytes at a time.
+fn observe_with(
     ctx: Ctx<'_>,
     env: &[u32; 4],
     agents: &[u32],
@@ -129,33 +211,19 @@ fn observe_with<const W: usize>(
     amap: &mut Vec<u8>,
     radius: u32,
 ) {
-    let k = unpack_dims(env[0]).2;
-    // Inactive and padding slots are all zeros; active ones get their hole and agent planes
-    // written in full below, so only the goal plane and the padding need clearing.
-    let win0 = 2 * radius as usize + 1;
-    for (a, o) in obs.chunks_exact_mut(ctx.stride).enumerate() {
-        if a < k as usize && agents[a] & AGENT_ACTIVE != 0 {
-            o[2 * win0 * win0..].fill(0);
-        } else {
-            o.fill(0);
-        }
-    }
-    let p = env[3] as usize;
+    let k = unpack_dims(env[0]).2 as usize;
     let r = radius as usize;
     let win = 2 * r + 1;
     let plane = win * win;
-    let (hmap, mw) = ctx.maps.instance(p);
+    obs.fill(0);
+    let p = env[3] as usize;
+    let maps = ctx.maps.instance(p);
+    let (hmap, mw) = (maps.obs, maps.mw);
     if amap.len() < hmap.len() {
         amap.resize(hmap.len(), 0);
     }
-    // Agents on a padded byte map, like the holes; cleared again at the end.
-    for &ag in &agents[..k as usize] {
-        if ag & AGENT_ACTIVE != 0 {
-            let (rr, cc) = unpack_rc(ag & POS_MASK);
-            amap[(rr as usize + r) * mw + cc as usize + r] = 1;
-        }
-    }
-    for a in 0..k as usize {
+    mark_agents(amap, &agents[..k], maps, 1);
+    for a in 0..k {
         let ag = agents[a];
         if ag & AGENT_ACTIVE == 0 {
             continue;
@@ -165,14 +233,13 @@ fn observe_with<const W: usize>(
         let o = &mut obs[a * ctx.stride..a * ctx.stride + OBS_CHANNELS * plane];
         let (holes_plane, rest) = o.split_at_mut(plane);
         let agents_plane = &mut rest[..plane];
-        // The window's top-left in padded coordinates is (r0, c0); its rows are `mw` apart.
-        let start = r0 * mw + c0;
+        let start = maps.cell(ag & POS_MASK) - r * mw - r;
         let span = (win - 1) * mw + win;
         let (hrows, arows) = (&hmap[start..start + span], &amap[start..start + span]);
         let dst = holes_plane.chunks_exact_mut(win).zip(agents_plane.chunks_exact_mut(win));
         for ((dh, da), (sh, sa)) in dst.zip(hrows.chunks(mw).zip(arows.chunks(mw))) {
-            copy_row::<W>(dh, sh, win);
-            copy_row::<W>(da, sa, win);
+            dh.copy_from_slice(&sh[..win]);
+            da.copy_from_slice(&sa[..win]);
         }
         o[plane + r * win + r] = 0;
         let (gr, gc) = unpack_rc(ctx.pool.goals[p * ctx.k_max + a]);
@@ -181,62 +248,126 @@ fn observe_with<const W: usize>(
             o[2 * plane + gr * win + gc] = 1;
         }
     }
-    for &ag in &agents[..k as usize] {
-        if ag & AGENT_ACTIVE != 0 {
-            let (rr, cc) = unpack_rc(ag & POS_MASK);
-            amap[(rr as usize + r) * mw + cc as usize + r] = 0;
-        }
-    }
+    mark_agents(amap, &agents[..k], maps, 0);
 }
 
-/// Per pool instance, its holes as bytes on a grid padded by the observation radius on every side
-/// (cells off the grid count as holes), so that each row of an observation window is one copy.
+/// The least padded width: window rows are read as 8 bytes.
+const MAP_SLACK: usize = 8;
+
+/// Per pool instance, two byte maps of its grid padded by `pad = max(radius, 1)` cells on every
+/// side (and on the right to a width of at least [`MAP_SLACK`]), each followed by a spare row: `obs` holds 1 for holes and cells off the
+/// grid (so that each row of an observation window is one copy), `class` holds [`FREE`],
+/// [`HOLE`] or [`OFF`] (so that a move's target needs one load and no bounds test). The step
+/// works on cell indices into these maps ("padded cells").
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HoleMaps {
-    bytes: Vec<u8>,
-    /// Per instance: offset into `bytes` and padded width.
+    obs: Vec<u8>,
+    class: Vec<u8>,
+    /// Per instance: offset into the byte vectors and padded width.
     index: Vec<(usize, usize)>,
+    pad: usize,
+    /// The longest map, slack included.
+    longest: usize,
+}
+
+/// Map classes.
+const FREE: u8 = 0;
+const HOLE: u8 = 1;
+const OFF: u8 = 2;
+
+/// One instance's maps.
+#[derive(Clone, Copy)]
+pub(crate) struct Maps<'a> {
+    obs: &'a [u8],
+    class: &'a [u8],
+    /// Padded width.
+    mw: usize,
+    pad: usize,
+}
+
+impl Maps<'_> {
+    /// The padded cell of a packed position.
+    #[inline(always)]
+    fn cell(&self, rc: u32) -> usize {
+        let (r, c) = unpack_rc(rc);
+        (r as usize + self.pad) * self.mw + c as usize + self.pad
+    }
 }
 
 impl HoleMaps {
     pub(crate) fn new(pool: &InstancePool, radius: u32) -> Self {
-        let r = radius as usize;
-        let mut maps = Self::default();
+        let pad = radius.max(1) as usize;
+        let mut maps = Self { pad, ..Self::default() };
         for p in 0..pool.len() {
             let (w, h, _) = unpack_dims(pool.dims[p]);
             let (w, h) = (w as usize, h as usize);
-            let mw = w + 2 * r;
-            maps.index.push((maps.bytes.len(), mw));
-            for pr in 0..h + 2 * r {
+            let mw = (w + 2 * pad).max(MAP_SLACK);
+            maps.index.push((maps.obs.len(), mw));
+            for pr in 0..h + 2 * pad {
                 for pc in 0..mw {
-                    let inside = (r..r + h).contains(&pr) && (r..r + w).contains(&pc);
-                    let hole = !inside || pool.is_hole(p, ((pr - r) * w + pc - r) as u32);
-                    maps.bytes.push(u8::from(hole));
+                    let inside = (pad..pad + h).contains(&pr) && (pad..pad + w).contains(&pc);
+                    let class = if !inside {
+                        OFF
+                    } else if pool.is_hole(p, ((pr - pad) * w + pc - pad) as u32) {
+                        HOLE
+                    } else {
+                        FREE
+                    };
+                    maps.class.push(class);
+                    maps.obs.push(u8::from(class != FREE));
                 }
             }
+            maps.obs.resize(maps.obs.len() + mw, 1);
+            maps.class.resize(maps.class.len() + mw, OFF);
+            maps.longest = maps.longest.max(maps.obs.len() - maps.index[p].0);
         }
         maps
     }
 
-    /// The padded map of instance `p` and its width.
+    /// The maps of instance `p`.
     #[inline]
-    pub(crate) fn instance(&self, p: usize) -> (&[u8], usize) {
+    pub(crate) fn instance(&self, p: usize) -> Maps<'_> {
         let (off, mw) = self.index[p];
-        let end = self.index.get(p + 1).map_or(self.bytes.len(), |&(o, _)| o);
-        (&self.bytes[off..end], mw)
+        let end = self.index.get(p + 1).map_or(self.obs.len(), |&(o, _)| o);
+        Maps { obs: &self.obs[off..end], class: &self.class[off..end], mw, pad: self.pad }
     }
 }
 
-/// Row and column steps of the actions 0 wait, 1 up, 2 down, 3 left, 4 right (−1 as a wrapping
-/// `u32`).
-const DROW: [u32; 5] = [0, u32::MAX, 1, 0, 0];
-const DCOL: [u32; 5] = [0, 0, 0, u32::MAX, 1];
+/// Padded-cell steps of the actions 0 wait, 1 up, 2 down, 3 left, 4 right on a map of padded
+/// width `mw`, indexed by `action & 7` (−1 as a wrapping value).
+#[inline(always)]
+fn cell_steps(mw: usize) -> [usize; 8] {
+    [0, mw.wrapping_neg(), mw, usize::MAX, 1, 0, 0, 0]
+}
 
-/// The cell index of a packed position.
-#[inline]
-fn cell_of(rc: u32, w: u32) -> u32 {
-    let (r, c) = unpack_rc(rc);
-    r * w + c
+/// Packed-position steps of the actions, indexed like [`cell_steps`].
+const RC_STEPS: [u32; 8] = [0, (1u32 << 12).wrapping_neg(), 1 << 12, u32::MAX, 1, 0, 0, 0];
+
+/// The actions of one environment's `k` agents: the caller's, or random ones written into `buf`
+/// (a loop the compiler vectorises).
+#[inline(always)]
+fn actions_of<'a>(actions: Actions<'a>, hash: u32, k: usize, buf: &'a mut Vec<u8>) -> &'a [u8] {
+    match actions {
+        Actions::Given(acts) => &acts[..k],
+        Actions::Random => {
+            if buf.len() < k {
+                buf.resize(k, 0);
+            }
+            let buf = &mut buf[..k];
+            for (a, x) in buf.iter_mut().enumerate() {
+                *x = random_action(hash, a as u32);
+            }
+            buf
+        }
+    }
+}
+
+/// What the goal pass of a step found.
+struct Tally {
+    any_active: bool,
+    all_home: bool,
+    /// The first agent that is out of the episode.
+    dropped: Option<usize>,
 }
 
 /// Steps one environment; returns (terminated, truncated) and fills its rewards, events, info.
@@ -252,122 +383,33 @@ pub(crate) fn step_env(
     info: &mut EnvInfo,
     sc: &mut Scratch,
 ) -> (bool, bool) {
-    let (w, h, k) = unpack_dims(env[0]);
-    let k = k as usize;
+    let k = unpack_dims(env[0]).2 as usize;
     let p = env[3] as usize;
     let goals = &ctx.pool.goals[p * ctx.k_max..p * ctx.k_max + k];
-    let cells = (w * h) as usize;
-    if sc.occ.len() < cells + 1 {
-        sc.occ.resize(cells + 1, 0);
-        sc.count.resize(cells + 1, 0);
-        sc.tocc.resize(cells + 1, 0);
-    }
-    let seed = env_seed(ctx.cfg.seed, e);
-    let hash = step_hash(seed, env[2], env[1]);
+    let maps = ctx.maps.instance(p);
+    let hash = step_hash(env_seed(ctx.cfg.seed, e), env[2], env[1]);
     env[1] += 1;
-    if sc.cur.len() < k {
-        sc.cur.resize(k, 0);
-        sc.tgt.resize(k, 0);
-        sc.active.resize(k, false);
-        sc.moving.resize(k, false);
-        sc.stay.resize(k, false);
-        sc.tgt_rc.resize(k, 0);
+    sc.fit(ctx.maps.longest + 1, k);
+    let (agents_k, agents_pad) = agents.split_at_mut(k);
+    let (events_k, events_pad) = events.split_at_mut(k);
+    let (rewards_k, rewards_pad) = rewards.split_at_mut(k);
+    if !events_pad.is_empty() {
+        events_pad.fill(event::INACTIVE);
+        rewards_pad.fill(0.0);
     }
-    let Scratch { occ, count, cur, tgt, active, moving, stay, tgt_rc, tocc, stack, .. } = sc;
-    let (cur, tgt, active, tgt_rc) = (&mut cur[..k], &mut tgt[..k], &mut active[..k], &mut tgt_rc[..k]);
-    let holes = &ctx.pool.holes[p * ctx.pool.words..(p + 1) * ctx.pool.words];
-    for a in 0..k {
-        let ag = agents[a];
-        let (r, c) = unpack_rc(ag & POS_MASK);
-        let cell = r * w + c;
-        cur[a] = cell;
-        active[a] = ag & AGENT_ACTIVE != 0;
-        if !active[a] {
-            tgt[a] = cell;
-            tgt_rc[a] = ag & POS_MASK;
-            events[a] = event::INACTIVE;
-            continue;
+    debug_assert!(agents_pad.iter().all(|&a| a == 0));
+    let step = Step { ctx, maps, goals, actions, hash };
+    let (failure, tally) = match ctx.cfg.mode {
+        CollisionMode::Soft if ctx.cfg.holes == HoleRule::Drop => {
+            (None, step_soft::<true>(step, agents_k, events_k, rewards_k, sc))
         }
-        let act = match actions {
-            Actions::Given(acts) => acts[a],
-            Actions::Random => random_action(hash, a as u32),
-        } as usize;
-        // Branch-free: a move off the grid wraps to a huge row or column and fails the test.
-        let (nr, nc) = (r.wrapping_add(DROW[act]), c.wrapping_add(DCOL[act]));
-        let on = (nr < h) & (nc < w);
-        let (nr, nc) = if on { (nr, nc) } else { (r, c) };
-        let t = nr * w + nc;
-        let hole = (holes[(t / 32) as usize] >> (t % 32)) & 1;
-        tgt[a] = t;
-        tgt_rc[a] = (nr << 12) | nc;
-        events[a] = (u32::from(!on) * event::OFF_GRID) | (hole * event::HOLE);
-    }
-    for ev in &mut events[k..] {
-        *ev = event::INACTIVE;
-    }
-    let mut failure: Option<(FailureKind, usize)> = None;
-    match ctx.cfg.mode {
-        CollisionMode::Strict => {
-            for (a, &ev) in events[..k].iter().enumerate() {
-                if ev & event::OFF_GRID != 0 {
-                    failure = Some((FailureKind::OutOfBounds, a));
-                    break;
-                }
-                if ev & event::HOLE != 0 {
-                    failure = Some((FailureKind::Hole, a));
-                    break;
-                }
-            }
-            if failure.is_none() {
-                failure = strict_conflicts(cur, tgt, active, events, occ, count);
-            }
-            if failure.is_none() {
-                for a in (0..k).filter(|&a| active[a] && tgt[a] != cur[a]) {
-                    events[a] |= event::MOVED;
-                    agents[a] = tgt_rc[a] | AGENT_ACTIVE;
-                }
-            }
-        }
-        CollisionMode::Soft => {
-            if ctx.cfg.holes == HoleRule::Block {
-                for a in 0..k {
-                    let hole = events[a] & event::HOLE != 0;
-                    tgt[a] = if hole { cur[a] } else { tgt[a] };
-                }
-            } else {
-                for a in 0..k {
-                    if events[a] & event::HOLE != 0 {
-                        active[a] = false;
-                        agents[a] = tgt_rc[a];
-                    }
-                }
-            }
-            let lanes = Lanes { cur, tgt, tgt_rc, active, moving: &mut moving[..k], stay: &mut stay[..k] };
-            soft_resolve(lanes, agents, events, occ, count, tocc, stack);
-        }
-    }
-    // Goals, outcome, rewards.
-    let (mut all_home, mut any_active, mut dropped) = (true, false, None);
-    let weights = &ctx.cfg.rewards;
-    for a in 0..k {
-        let ag = agents[a];
-        if ag & AGENT_ACTIVE == 0 {
-            dropped = dropped.or(Some(a));
-            events[a] |= event::INACTIVE;
-        } else {
-            any_active = true;
-            let home = ag & POS_MASK == goals[a];
-            let reached = home & (cur[a] != cell_of(goals[a], w));
-            events[a] |= (u32::from(home) * event::AT_GOAL) | (u32::from(reached) * event::REACHED);
-            all_home &= home;
-        }
-        rewards[a] = weights.reward(events[a]);
-    }
-    rewards[k..].fill(0.0);
+        CollisionMode::Soft => (None, step_soft::<false>(step, agents_k, events_k, rewards_k, sc)),
+        CollisionMode::Strict => step_strict(step, agents_k, events_k, rewards_k, sc),
+    };
     let (kind, agent, out) = if let Some((kind, a)) = failure {
         (kind as u32, a as u32, outcome::FAILURE)
-    } else if !any_active || all_home {
-        match dropped {
+    } else if !tally.any_active || tally.all_home {
+        match tally.dropped {
             Some(a) => (FailureKind::Hole as u32, a as u32, outcome::FAILURE),
             None => (0, NONE, outcome::SUCCESS),
         }
@@ -380,32 +422,229 @@ pub(crate) fn step_env(
     (out == outcome::SUCCESS || out == outcome::FAILURE, out == outcome::TRUNCATED)
 }
 
+/// What one environment's step reads.
+#[derive(Clone, Copy)]
+struct Step<'a> {
+    ctx: Ctx<'a>,
+    maps: Maps<'a>,
+    goals: &'a [u32],
+    actions: Actions<'a>,
+    hash: u32,
+}
+
+impl Tally {
+    fn new() -> Self {
+        Self { any_active: false, all_home: true, dropped: None }
+    }
+
+    /// The goal pass, for agent `a` after its move (agent word `ag`, events so far `ev`): adds
+    /// `INACTIVE`, `AT_GOAL` and `REACHED`, counts the agent in, and returns its events and
+    /// reward.
+    #[inline(always)]
+    fn finish(&mut self, a: usize, ag: u32, ev: u32, goal: u32, lut: &[f32; 256]) -> (u32, f32) {
+        let active = ag & AGENT_ACTIVE != 0;
+        let home = active & (ag & POS_MASK == goal);
+        // Arriving is being home after a move (starts and goals differ).
+        let reached = home & (ev & event::MOVED != 0);
+        let ev = ev
+            | (u32::from(!active) * event::INACTIVE)
+            | (u32::from(home) * event::AT_GOAL)
+            | (u32::from(reached) * event::REACHED);
+        self.any_active |= active;
+        self.all_home &= home | !active;
+        if !active && self.dropped.is_none() {
+            self.dropped = Some(a);
+        }
+        (ev, lut[(ev & 0xff) as usize])
+    }
+}
+
+/// Bits of a soft step's per-cell word: 1 + the agent on the cell, how many movers target it, and
+/// 1 + the last mover that targets it (agent counts stay below 256).
+const OCC: u32 = 0xff;
+const COUNT_ONE: u32 = 0x100;
+const MOVER_SHIFT: u32 = 16;
+
+/// Soft collisions (see the module docs) in three passes over the agents: targets and marks,
+/// contests, then moves and goals. The passes over all agents have no data-dependent branches
+/// (random actions make such branches unpredictable); non-movers count into a spare cell past the
+/// map, and the cell words are cleared again on the way out.
+fn step_soft<const DROP: bool>(
+    s: Step<'_>,
+    agents: &mut [u32],
+    events: &mut [u32],
+    rewards: &mut [f32],
+    sc: &mut Scratch,
+) -> Tally {
+    let k = agents.len();
+    let (goals, events, rewards) = (&s.goals[..k], &mut events[..k], &mut rewards[..k]);
+    let Scratch { cells, lanes, stack, acts, .. } = sc;
+    let (lanes, acts) = (&mut lanes[..k], actions_of(s.actions, s.hash, k, acts));
+    let spare = cells.len() - 1;
+    let steps = cell_steps(s.maps.mw);
+    for a in 0..k {
+        let ag = agents[a];
+        let rc = ag & POS_MASK;
+        let here = s.maps.cell(rc);
+        let act = acts[a] as usize & 7;
+        // Branch-free: the padding makes every neighbour of a grid cell a valid index.
+        let there = here.wrapping_add(steps[act]);
+        let class = s.maps.class[there];
+        let was_active = ag & AGENT_ACTIVE != 0;
+        let (hole, off) = (class == HOLE, class == OFF);
+        let dropped = DROP & was_active & hole;
+        let active = was_active & !dropped;
+        let moving = active & (class == FREE) & (act != 0);
+        let trc = rc.wrapping_add(RC_STEPS[act]);
+        if DROP {
+            // Dropping out leaves the agent, inactive, on the hole.
+            agents[a] = if dropped { trc } else { ag };
+        }
+        events[a] = if was_active {
+            (u32::from(off) * event::OFF_GRID) | (u32::from(hole) * event::HOLE)
+        } else {
+            event::INACTIVE
+        };
+        if active {
+            cells[here] |= a as u32 + 1;
+        }
+        let t = if moving { there } else { spare };
+        let w = cells[t];
+        cells[t] = ((w + COUNT_ONE) & 0xffff) | ((a as u32 + 1) << MOVER_SHIFT);
+        lanes[a] = Lane { here: here as u32, there: if moving { there } else { here } as u32, trc, moving };
+    }
+    // Contests, swaps, and moves into the cell of an agent that does not move. `stack[..len]` is
+    // the work list (each agent enters it at most once).
+    let stack = &mut stack[..k];
+    let mut len = 0;
+    let mut stay = [0u64; 4];
+    for a in 0..k {
+        let l = lanes[a];
+        let t = if l.moving { l.there as usize } else { spare };
+        let w = cells[t];
+        let b = (w & OCC) as usize;
+        // `b` is 0 (nobody there) or 1 + the agent on the target.
+        let o = lanes[b.saturating_sub(1).min(k - 1)];
+        let other = (b != 0) & (!o.moving | (o.there == l.here));
+        let blocked = l.moving & ((w >> 8 & 0xff >= 2) | other);
+        stay[a / 64] |= u64::from(blocked) << (a % 64);
+        stack[len] = a as u16;
+        len += usize::from(blocked);
+    }
+    // Each agent that stays blocks the single mover (if any) that targets its cell.
+    while len > 0 {
+        len -= 1;
+        let w = cells[lanes[stack[len] as usize].here as usize];
+        if w >> 8 & 0xff == 1 {
+            let m = (w >> MOVER_SHIFT) as usize - 1;
+            if stay[m / 64] >> (m % 64) & 1 == 0 {
+                stay[m / 64] |= 1 << (m % 64);
+                stack[len] = m as u16;
+                len += 1;
+            }
+        }
+    }
+    cells[spare] = 0;
+    let mut tally = Tally::new();
+    for a in 0..k {
+        let l = lanes[a];
+        cells[l.here as usize] = 0;
+        cells[l.there as usize] = 0;
+        let stays = stay[a / 64] >> (a % 64) & 1 != 0;
+        let moved = l.moving & !stays;
+        let ag = if moved { l.trc | AGENT_ACTIVE } else { agents[a] };
+        agents[a] = ag;
+        let ev = events[a] | (u32::from(stays) * event::BLOCKED) | (u32::from(moved) * event::MOVED);
+        (events[a], rewards[a]) = tally.finish(a, ag, ev, goals[a], s.ctx.lut);
+    }
+    tally
+}
+
+/// The strict step: the first failure in the verifier's order ends the episode and nobody moves.
+fn step_strict(
+    s: Step<'_>,
+    agents: &mut [u32],
+    events: &mut [u32],
+    rewards: &mut [f32],
+    sc: &mut Scratch,
+) -> (Option<(FailureKind, usize)>, Tally) {
+    let k = agents.len();
+    let Scratch { lanes, occ, count, acts, .. } = sc;
+    let (lanes, acts) = (&mut lanes[..k], actions_of(s.actions, s.hash, k, acts));
+    let steps = cell_steps(s.maps.mw);
+    for a in 0..k {
+        let ag = agents[a];
+        let rc = ag & POS_MASK;
+        let here = s.maps.cell(rc);
+        let act = acts[a] as usize & 7;
+        let there = here.wrapping_add(steps[act]);
+        let class = s.maps.class[there];
+        let active = ag & AGENT_ACTIVE != 0;
+        let moving = active & (act != 0) & (class == FREE);
+        let to = if class == FREE { there } else { here } as u32;
+        lanes[a] = Lane { here: here as u32, there: to, trc: rc.wrapping_add(RC_STEPS[act]), moving };
+        events[a] = match (active, class) {
+            (false, _) => event::INACTIVE,
+            (true, OFF) => event::OFF_GRID,
+            (true, HOLE) => event::HOLE,
+            (true, _) => 0,
+        };
+    }
+    let mut failure = None;
+    for (a, &ev) in events.iter().enumerate() {
+        if ev & event::OFF_GRID != 0 {
+            failure = Some((FailureKind::OutOfBounds, a));
+            break;
+        }
+        if ev & event::HOLE != 0 {
+            failure = Some((FailureKind::Hole, a));
+            break;
+        }
+    }
+    if failure.is_none() {
+        failure = strict_conflicts(agents, lanes, events, occ, count);
+    }
+    if failure.is_none() {
+        for (a, l) in lanes.iter().enumerate() {
+            if l.moving {
+                events[a] |= event::MOVED;
+                agents[a] = l.trc | AGENT_ACTIVE;
+            }
+        }
+    }
+    let mut tally = Tally::new();
+    for a in 0..k {
+        (events[a], rewards[a]) = tally.finish(a, agents[a], events[a], s.goals[a], s.ctx.lut);
+    }
+    (failure, tally)
+}
+
 /// Strict conflicts: flags every agent in a swap or shared cell and returns the first in the
 /// verifier's order (swaps before shared cells, lowest pair first, reported for its lower agent).
 fn strict_conflicts(
-    cur: &[u32],
-    tgt: &[u32],
-    active: &[bool],
+    agents: &[u32],
+    lanes: &[Lane],
     events: &mut [u32],
     occ: &mut [u16],
     count: &mut [u16],
 ) -> Option<(FailureKind, usize)> {
-    let k = cur.len();
-    for a in (0..k).filter(|&a| active[a]) {
-        occ[cur[a] as usize] = a as u16 + 1;
+    let k = lanes.len();
+    let active = |a: usize| agents[a] & AGENT_ACTIVE != 0;
+    for a in (0..k).filter(|&a| active(a)) {
+        occ[lanes[a].here as usize] = a as u16 + 1;
     }
     let mut edge: Option<usize> = None;
-    for a in (0..k).filter(|&a| active[a] && tgt[a] != cur[a]) {
-        let b = occ[tgt[a] as usize];
-        if b != 0 && tgt[b as usize - 1] == cur[a] {
+    for a in (0..k).filter(|&a| lanes[a].moving) {
+        let b = occ[lanes[a].there as usize];
+        if b != 0 && lanes[b as usize - 1].there == lanes[a].here {
             events[a] |= event::CONFLICT;
             edge = edge.or(Some(a));
         }
     }
     // Vertex: `count` holds 1 + the first agent targeting each cell.
     let mut vertex: Option<(usize, usize)> = None;
-    for b in (0..k).filter(|&b| active[b]) {
-        let t = tgt[b] as usize;
+    for b in (0..k).filter(|&b| active(b)) {
+        let t = lanes[b].there as usize;
         let first = count[t];
         if first == 0 {
             count[t] = b as u16 + 1;
@@ -418,89 +657,21 @@ fn strict_conflicts(
             }
         }
     }
-    for a in 0..k {
-        occ[cur[a] as usize] = 0;
-        count[tgt[a] as usize] = 0;
+    for l in lanes {
+        occ[l.here as usize] = 0;
+        count[l.there as usize] = 0;
     }
     edge.map(|a| (FailureKind::EdgeConflict, a)).or(vertex.map(|(a, _)| (FailureKind::VertexConflict, a)))
 }
 
-/// Per-agent working arrays of one environment's step.
-struct Lanes<'a> {
-    cur: &'a [u32],
-    tgt: &'a mut [u32],
-    tgt_rc: &'a [u32],
-    active: &'a [bool],
-    moving: &'a mut [bool],
-    stay: &'a mut [bool],
-}
-
-/// Soft collisions (see the module docs), then the moves: blocked movers stay, the others move.
-/// Written without data-dependent branches in the passes over all agents (random actions make
-/// such branches unpredictable); non-movers count into a spare cell past the grid.
-fn soft_resolve(
-    lanes: Lanes<'_>,
-    agents: &mut [u32],
-    events: &mut [u32],
-    occ: &mut [u16],
-    count: &mut [u16],
-    tocc: &mut [u16],
-    stack: &mut Vec<u16>,
-) {
-    let Lanes { cur, tgt, tgt_rc, active, moving, stay } = lanes;
-    let k = cur.len();
-    let spare = occ.len() - 1;
-    for a in 0..k {
-        let m = active[a] & (tgt[a] != cur[a]);
-        moving[a] = m;
-        stay[a] = false;
-        if active[a] {
-            occ[cur[a] as usize] = a as u16 + 1;
-        }
-        let t = if m { tgt[a] as usize } else { spare };
-        count[t] += 1;
-        tocc[t] = a as u16 + 1;
-    }
-    // Contests, swaps, and moves into the cell of an agent that does not move.
-    stack.clear();
-    stack.resize(k, 0);
-    let mut len = 0;
-    for a in 0..k {
-        let t = tgt[a] as usize;
-        let b = occ[t] as usize;
-        // `b` is 0 (nobody there) or 1 + the agent on the target; for non-movers the target is
-        // their own cell, and `moving[a]` masks them out.
-        let bi = b.saturating_sub(1);
-        let other = (b != 0) & (bi != a) & (!moving[bi] | (tgt[bi] == cur[a]));
-        let blocked = moving[a] & ((count[t] >= 2) | other);
-        stay[a] = blocked;
-        stack[len] = a as u16;
-        len += usize::from(blocked);
-    }
-    stack.truncate(len);
-    // Each agent that stays blocks the single mover (if any) that targets its cell.
-    while let Some(s) = stack.pop() {
-        let cell = cur[s as usize] as usize;
-        if count[cell] == 1 {
-            let m = tocc[cell] as usize - 1;
-            if !stay[m] {
-                stay[m] = true;
-                stack.push(m as u16);
-            }
-        }
-    }
-    count[spare] = 0;
-    tocc[spare] = 0;
-    for a in 0..k {
-        occ[cur[a] as usize] = 0;
-        let t = tgt[a] as usize;
-        count[t] = 0;
-        tocc[t] = 0;
-        let (s, moved) = (stay[a], moving[a] & !stay[a]);
-        tgt[a] = if s { cur[a] } else { tgt[a] };
-        events[a] |= (u32::from(s) * event::BLOCKED) | (u32::from(moved) * event::MOVED);
-        agents[a] = if moved { tgt_rc[a] | AGENT_ACTIVE } else { agents[a] };
-    }
+/// One agent's working record in a step: its padded cell, its target cell (its own cell unless
+/// it moves), its packed position after the move, and whether it tries to move.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Lane {
+    here: u32,
+    there: u32,
+    trc: u32,
+    moving: bool,
 }
 
 /// The CPU batch of environments.
@@ -510,6 +681,7 @@ pub struct CpuEngine {
     pub(crate) pool: std::sync::Arc<InstancePool>,
     pub(crate) state: EnvState,
     maps: HoleMaps,
+    lut: Box<[f32; 256]>,
 }
 
 impl CpuEngine {
@@ -527,7 +699,8 @@ impl CpuEngine {
         let k = pool.max_agents;
         let state = EnvState { env: vec![[0; 4]; cfg.num_envs], agents: vec![0; cfg.num_envs * k] };
         let maps = HoleMaps::new(&pool, cfg.obs_radius);
-        Ok(Self { cfg, pool, state, maps })
+        let lut = Box::new(std::array::from_fn(|ev| cfg.rewards.reward(ev as u32)));
+        Ok(Self { cfg, pool, state, maps, lut })
     }
 
     /// The configuration.
@@ -555,6 +728,7 @@ impl CpuEngine {
             k_max: self.pool.max_agents,
             stride: obs_stride(self.cfg.obs_radius),
             maps: &self.maps,
+            lut: &self.lut,
         };
         (ctx, &mut self.state)
     }
