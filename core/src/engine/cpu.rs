@@ -66,7 +66,7 @@ pub enum Actions<'a> {
 
 #[derive(Default)]
 pub(crate) struct Scratch {
-    /// Soft steps, per padded cell (the last one spare): see [`OCC`].
+    /// Soft steps, per padded cell and then one spare cell per agent: see [`OCC`].
     cells: Vec<u32>,
     /// Strict steps, per padded cell: 1 + the agent on it, and 1 + the first agent to target it.
     occ: Vec<u16>,
@@ -82,7 +82,7 @@ pub(crate) struct Scratch {
 }
 
 impl Scratch {
-    /// Grows the arrays to `cells` padded cells (the last one spare) and `k` agents.
+    /// Grows the arrays to `cells` cells and `k` agents.
     fn fit(&mut self, cells: usize, k: usize) {
         if self.cells.len() < cells {
             self.cells.resize(cells, 0);
@@ -255,10 +255,10 @@ fn observe_with(
 const MAP_SLACK: usize = 8;
 
 /// Per pool instance, two byte maps of its grid padded by `pad = max(radius, 1)` cells on every
-/// side (and on the right to a width of at least [`MAP_SLACK`]), each followed by a spare row: `obs` holds 1 for holes and cells off the
-/// grid (so that each row of an observation window is one copy), `class` holds [`FREE`],
-/// [`HOLE`] or [`OFF`] (so that a move's target needs one load and no bounds test). The step
-/// works on cell indices into these maps ("padded cells").
+/// side (and on the right to a width of at least [`MAP_SLACK`]), each followed by a spare row:
+/// `obs` holds 1 for holes and cells off the grid (so that each row of an observation window is
+/// one copy), `class` holds [`FREE`], [`HOLE`] or [`OFF`] (so that a move's target needs one load
+/// and no bounds test). The step works on cell indices into these maps ("padded cells").
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HoleMaps {
     obs: Vec<u8>,
@@ -389,7 +389,7 @@ pub(crate) fn step_env(
     let maps = ctx.maps.instance(p);
     let hash = step_hash(env_seed(ctx.cfg.seed, e), env[2], env[1]);
     env[1] += 1;
-    sc.fit(ctx.maps.longest + 1, k);
+    sc.fit(ctx.maps.longest + k, k);
     let (agents_k, agents_pad) = agents.split_at_mut(k);
     let (events_k, events_pad) = events.split_at_mut(k);
     let (rewards_k, rewards_pad) = rewards.split_at_mut(k);
@@ -467,8 +467,8 @@ const MOVER_SHIFT: u32 = 16;
 
 /// Soft collisions (see the module docs) in three passes over the agents: targets and marks,
 /// contests, then moves and goals. The passes over all agents have no data-dependent branches
-/// (random actions make such branches unpredictable); non-movers count into a spare cell past the
-/// map, and the cell words are cleared again on the way out.
+/// (random actions make such branches unpredictable); each non-mover counts into a spare cell of
+/// its own past the map, and the cell words are cleared again on the way out.
 fn step_soft<const DROP: bool>(
     s: Step<'_>,
     agents: &mut [u32],
@@ -480,7 +480,8 @@ fn step_soft<const DROP: bool>(
     let (goals, events, rewards) = (&s.goals[..k], &mut events[..k], &mut rewards[..k]);
     let Scratch { cells, lanes, stack, acts, .. } = sc;
     let (lanes, acts) = (&mut lanes[..k], actions_of(s.actions, s.hash, k, acts));
-    let spare = cells.len() - 1;
+    // Agent `a`'s spare cell is `spare + a`.
+    let spare = s.ctx.maps.longest;
     let steps = cell_steps(s.maps.mw);
     for a in 0..k {
         let ag = agents[a];
@@ -508,7 +509,7 @@ fn step_soft<const DROP: bool>(
         if active {
             cells[here] |= a as u32 + 1;
         }
-        let t = if moving { there } else { spare };
+        let t = if moving { there } else { spare + a };
         let w = cells[t];
         cells[t] = ((w + COUNT_ONE) & 0xffff) | ((a as u32 + 1) << MOVER_SHIFT);
         lanes[a] = Lane { here: here as u32, there: if moving { there } else { here } as u32, trc, moving };
@@ -520,7 +521,7 @@ fn step_soft<const DROP: bool>(
     let mut stay = [0u64; 4];
     for a in 0..k {
         let l = lanes[a];
-        let t = if l.moving { l.there as usize } else { spare };
+        let t = if l.moving { l.there as usize } else { spare + a };
         let w = cells[t];
         let b = (w & OCC) as usize;
         // `b` is 0 (nobody there) or 1 + the agent on the target.
@@ -544,12 +545,12 @@ fn step_soft<const DROP: bool>(
             }
         }
     }
-    cells[spare] = 0;
     let mut tally = Tally::new();
     for a in 0..k {
         let l = lanes[a];
         cells[l.here as usize] = 0;
         cells[l.there as usize] = 0;
+        cells[spare + a] = 0;
         let stays = stay[a / 64] >> (a % 64) & 1 != 0;
         let moved = l.moving & !stays;
         let ag = if moved { l.trc | AGENT_ACTIVE } else { agents[a] };
