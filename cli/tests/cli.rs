@@ -18,7 +18,7 @@ fn stderr(o: &Output) -> String {
 }
 
 fn tmp(name: &str, contents: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("floe-cli-test-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("floe-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let p = dir.join(name);
     std::fs::write(&p, contents).expect("write temp file");
@@ -226,7 +226,7 @@ fn movingai_map_and_scenario() {
 
 #[test]
 fn check_passes_on_a_generated_suite() {
-    let dir = std::env::temp_dir().join(format!("floe-cli-suite-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("floe-cli-suite-{}", std::process::id()));
     let o = floe(&["suite", "--out", s(&dir), "--per-cell", "4", "--agents", "3", "--max-size", "5"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = floe(&["check", "--suite", s(&dir)]);

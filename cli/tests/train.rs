@@ -16,7 +16,8 @@ fn run(args: &[&str]) -> Output {
 }
 
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("floe-train-test-{}-{name}", std::process::id()));
+    let d =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("floe-train-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("temp dir");
     d
