@@ -512,13 +512,18 @@ fn step_soft<const DROP: bool>(
         let t = if moving { there } else { spare + a };
         let w = cells[t];
         cells[t] = ((w + COUNT_ONE) & 0xffff) | ((a as u32 + 1) << MOVER_SHIFT);
-        lanes[a] = Lane { here: here as u32, there: if moving { there } else { here } as u32, trc, moving };
+        lanes[a] = Lane {
+            here: here as u32,
+            there: if moving { there } else { here } as u32,
+            trc,
+            moving,
+            stays: false,
+        };
     }
     // Contests, swaps, and moves into the cell of an agent that does not move. `stack[..len]` is
     // the work list (each agent enters it at most once).
     let stack = &mut stack[..k];
     let mut len = 0;
-    let mut stay = [0u64; 4];
     for a in 0..k {
         let l = lanes[a];
         let t = if l.moving { l.there as usize } else { spare + a };
@@ -528,7 +533,7 @@ fn step_soft<const DROP: bool>(
         let o = lanes[b.saturating_sub(1).min(k - 1)];
         let other = (b != 0) & (!o.moving | (o.there == l.here));
         let blocked = l.moving & ((w >> 8 & 0xff >= 2) | other);
-        stay[a / 64] |= u64::from(blocked) << (a % 64);
+        lanes[a].stays = blocked;
         stack[len] = a as u16;
         len += usize::from(blocked);
     }
@@ -538,8 +543,8 @@ fn step_soft<const DROP: bool>(
         let w = cells[lanes[stack[len] as usize].here as usize];
         if w >> 8 & 0xff == 1 {
             let m = (w >> MOVER_SHIFT) as usize - 1;
-            if stay[m / 64] >> (m % 64) & 1 == 0 {
-                stay[m / 64] |= 1 << (m % 64);
+            if !lanes[m].stays {
+                lanes[m].stays = true;
                 stack[len] = m as u16;
                 len += 1;
             }
@@ -551,11 +556,10 @@ fn step_soft<const DROP: bool>(
         cells[l.here as usize] = 0;
         cells[l.there as usize] = 0;
         cells[spare + a] = 0;
-        let stays = stay[a / 64] >> (a % 64) & 1 != 0;
-        let moved = l.moving & !stays;
+        let moved = l.moving & !l.stays;
         let ag = if moved { l.trc | AGENT_ACTIVE } else { agents[a] };
         agents[a] = ag;
-        let ev = events[a] | (u32::from(stays) * event::BLOCKED) | (u32::from(moved) * event::MOVED);
+        let ev = events[a] | (u32::from(l.stays) * event::BLOCKED) | (u32::from(moved) * event::MOVED);
         (events[a], rewards[a]) = tally.finish(a, ag, ev, goals[a], s.ctx.lut);
     }
     tally
@@ -583,7 +587,8 @@ fn step_strict(
         let active = ag & AGENT_ACTIVE != 0;
         let moving = active & (act != 0) & (class == FREE);
         let to = if class == FREE { there } else { here } as u32;
-        lanes[a] = Lane { here: here as u32, there: to, trc: rc.wrapping_add(RC_STEPS[act]), moving };
+        lanes[a] =
+            Lane { here: here as u32, there: to, trc: rc.wrapping_add(RC_STEPS[act]), moving, stays: false };
         events[a] = match (active, class) {
             (false, _) => event::INACTIVE,
             (true, OFF) => event::OFF_GRID,
@@ -666,13 +671,15 @@ fn strict_conflicts(
 }
 
 /// One agent's working record in a step: its padded cell, its target cell (its own cell unless
-/// it moves), its packed position after the move, and whether it tries to move.
+/// it moves), its packed position after the move, whether it tries to move, and (soft mode)
+/// whether it is blocked and stays.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Lane {
     here: u32,
     there: u32,
     trc: u32,
     moving: bool,
+    stays: bool,
 }
 
 /// The CPU batch of environments.
