@@ -71,7 +71,8 @@ pub(crate) struct Scratch {
     /// Strict steps, per padded cell: 1 + the agent on it, and 1 + the first agent to target it.
     occ: Vec<u16>,
     count: Vec<u16>,
-    /// Agents on the padded map of observations.
+    /// Active agents on the padded map of observations (1 on their cells): a step marks them at
+    /// their new cells for the observation that follows, which clears them again.
     bits: Vec<u8>,
     /// Per agent.
     lanes: Vec<Lane>,
@@ -86,6 +87,7 @@ impl Scratch {
     fn fit(&mut self, cells: usize, k: usize) {
         if self.cells.len() < cells {
             self.cells.resize(cells, 0);
+            self.bits.resize(cells, 0);
             self.occ.resize(cells, 0);
             self.count.resize(cells, 0);
         }
@@ -123,13 +125,23 @@ pub(crate) fn reset_env(ctx: Ctx<'_>, env: &mut [u32; 4], agents: &mut [u32], po
 }
 
 /// Writes one environment's local observations (`K · stride` bytes).
-pub(crate) fn observe_env(ctx: Ctx<'_>, env: &[u32; 4], agents: &[u32], obs: &mut [u8], bits: &mut Vec<u8>) {
+///
+/// `marked`: the step before left every active agent marked on `bits` (see [`Scratch::bits`]);
+/// otherwise they are marked here. Either way they are cleared again.
+pub(crate) fn observe_env(
+    ctx: Ctx<'_>,
+    env: &[u32; 4],
+    agents: &[u32],
+    obs: &mut [u8],
+    bits: &mut Vec<u8>,
+    marked: bool,
+) {
     // Constant window widths turn the row copies into fixed-size moves.
     match ctx.cfg.obs_radius {
-        1 => observe_rows::<3, { obs_stride(1) }>(ctx, env, agents, obs, bits),
-        2 => observe_rows::<5, { obs_stride(2) }>(ctx, env, agents, obs, bits),
-        3 => observe_rows::<7, { obs_stride(3) }>(ctx, env, agents, obs, bits),
-        r => observe_with(ctx, env, agents, obs, bits, r),
+        1 => observe_rows::<3, { obs_stride(1) }>(ctx, env, agents, obs, bits, marked),
+        2 => observe_rows::<5, { obs_stride(2) }>(ctx, env, agents, obs, bits, marked),
+        3 => observe_rows::<7, { obs_stride(3) }>(ctx, env, agents, obs, bits, marked),
+        r => observe_with(ctx, env, agents, obs, bits, r, marked),
     }
 }
 
@@ -154,6 +166,7 @@ fn observe_rows<const W: usize, const S: usize>(
     agents: &[u32],
     obs: &mut [u8],
     amap: &mut Vec<u8>,
+    marked: bool,
 ) {
     const { assert!(W >= 3 && W <= 8 && S >= 3 * W * W) };
     let (r, plane) = (W / 2, W * W);
@@ -166,7 +179,9 @@ fn observe_rows<const W: usize, const S: usize>(
     }
     let agents = &agents[..k];
     let goals = &ctx.pool.goals[p * ctx.k_max..p * ctx.k_max + k];
-    mark_agents(amap, agents, maps, 1);
+    if !marked {
+        mark_agents(amap, agents, maps, 1);
+    }
     let (used, padding) = obs.split_at_mut(k * S);
     padding.fill(0);
     for ((o, &ag), &goal) in used.chunks_exact_mut(S).zip(agents).zip(goals) {
@@ -210,6 +225,7 @@ fn observe_with(
     obs: &mut [u8],
     amap: &mut Vec<u8>,
     radius: u32,
+    marked: bool,
 ) {
     let k = unpack_dims(env[0]).2 as usize;
     let r = radius as usize;
@@ -222,7 +238,9 @@ fn observe_with(
     if amap.len() < hmap.len() {
         amap.resize(hmap.len(), 0);
     }
-    mark_agents(amap, &agents[..k], maps, 1);
+    if !marked {
+        mark_agents(amap, &agents[..k], maps, 1);
+    }
     for a in 0..k {
         let ag = agents[a];
         if ag & AGENT_ACTIVE == 0 {
@@ -478,7 +496,7 @@ fn step_soft<const DROP: bool>(
 ) -> Tally {
     let k = agents.len();
     let (goals, events, rewards) = (&s.goals[..k], &mut events[..k], &mut rewards[..k]);
-    let Scratch { cells, lanes, stack, acts, .. } = sc;
+    let Scratch { cells, lanes, stack, acts, bits, .. } = sc;
     let (lanes, acts) = (&mut lanes[..k], actions_of(s.actions, s.hash, k, acts));
     // Agent `a`'s spare cell is `spare + a`.
     let spare = s.ctx.maps.longest;
@@ -559,6 +577,9 @@ fn step_soft<const DROP: bool>(
         let moved = l.moving & !l.stays;
         let ag = if moved { l.trc | AGENT_ACTIVE } else { agents[a] };
         agents[a] = ag;
+        if ag & AGENT_ACTIVE != 0 {
+            bits[if moved { l.there } else { l.here } as usize] = 1;
+        }
         let ev = events[a] | (u32::from(l.stays) * event::BLOCKED) | (u32::from(moved) * event::MOVED);
         (events[a], rewards[a]) = tally.finish(a, ag, ev, goals[a], s.ctx.lut);
     }
@@ -574,7 +595,7 @@ fn step_strict(
     sc: &mut Scratch,
 ) -> (Option<(FailureKind, usize)>, Tally) {
     let k = agents.len();
-    let Scratch { lanes, occ, count, acts, .. } = sc;
+    let Scratch { lanes, occ, count, acts, bits, .. } = sc;
     let (lanes, acts) = (&mut lanes[..k], actions_of(s.actions, s.hash, k, acts));
     let steps = cell_steps(s.maps.mw);
     for a in 0..k {
@@ -610,12 +631,14 @@ fn step_strict(
     if failure.is_none() {
         failure = strict_conflicts(agents, lanes, events, occ, count);
     }
-    if failure.is_none() {
-        for (a, l) in lanes.iter().enumerate() {
-            if l.moving {
-                events[a] |= event::MOVED;
-                agents[a] = l.trc | AGENT_ACTIVE;
-            }
+    let moves = failure.is_none();
+    for (a, l) in lanes.iter().enumerate() {
+        if moves && l.moving {
+            events[a] |= event::MOVED;
+            agents[a] = l.trc | AGENT_ACTIVE;
+        }
+        if agents[a] & AGENT_ACTIVE != 0 {
+            bits[if moves && l.moving { l.there } else { l.here } as usize] = 1;
         }
     }
     let mut tally = Tally::new();
@@ -770,6 +793,7 @@ impl CpuEngine {
                             ag,
                             &mut obs[i * k * ctx.stride..(i + 1) * k * ctx.stride],
                             &mut sc.bits,
+                            false,
                         );
                     }
                 });
@@ -808,6 +832,7 @@ impl CpuEngine {
                 ag,
                 &mut out.obs[env * k * ctx.stride..(env + 1) * k * ctx.stride],
                 &mut sc.bits,
+                false,
             );
         });
         Ok(())
@@ -882,7 +907,7 @@ impl CpuEngine {
                         trunc[i] = u8::from(done_u);
                         let o = i * k * stride..(i + 1) * k * stride;
                         if done_t || done_u {
-                            observe_env(ctx, env, ag, &mut fin[o.clone()], &mut sc.bits);
+                            observe_env(ctx, env, ag, &mut fin[o.clone()], &mut sc.bits, true);
                             let episode = env[2] + 1;
                             reset_env(
                                 ctx,
@@ -892,7 +917,7 @@ impl CpuEngine {
                                 episode,
                             );
                         }
-                        observe_env(ctx, env, ag, &mut obs[o], &mut sc.bits);
+                        observe_env(ctx, env, ag, &mut obs[o], &mut sc.bits, !(done_t || done_u));
                     }
                 });
             });
