@@ -3,8 +3,10 @@
 # 0.2 and 0.3, 4 and 64 agents, random actions, soft collisions (floe with holes as walls, as in
 # POGEMA), observation radius 2, episodes of 64 steps. Prints a table with the ratio per setting.
 #
-# Environment: SECONDS_PER (default 3) seconds per measurement, ENVS (default 1024) floe batch
-# size, BACKENDS (default cpu) floe backends, VENV (default .venv/pogema) the virtual environment.
+# Environment: SECONDS_PER (default 3) seconds per measurement; AGENTS_PER_BATCH (default 65536)
+# agents in a floe batch, so 16,384 environments of 4 agents and 1,024 of 64; ENVS, if set, one
+# batch size for every setting instead; BACKENDS (default cpu) floe backends; VENV (default
+# .venv/pogema) the virtual environment.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VENV=${VENV:-.venv/pogema}
@@ -19,7 +21,10 @@ fi
 "$VENV/bin/python" -c "import pogema" 2>/dev/null || "$VENV/bin/pip" install -q pogema
 cargo build --release -p floe-cli >&2
 out=$(mktemp -d)
-target/release/floe bench --seconds "$SECONDS_PER" --plans 0 --sizes 16,32 --densities 0.2,0.3 --agents 4,64 \
-    --envs "${ENVS:-1024}" --holes block --radius 2 --episode-limit 64 --backends "${BACKENDS:-cpu}" >"$out/floe.jsonl"
+for k in 4 64; do
+    envs=${ENVS:-$(( ${AGENTS_PER_BATCH:-65536} / k ))}
+    target/release/floe bench --seconds "$SECONDS_PER" --plans 0 --sizes 16,32 --densities 0.2,0.3 --agents "$k" \
+        --envs "$envs" --holes block --radius 2 --episode-limit 64 --backends "${BACKENDS:-cpu}" >>"$out/floe.jsonl"
+done
 "$VENV/bin/python" scripts/bench/pogema_bench.py --seconds "$SECONDS_PER" --radius 2 --episode-limit 64 >"$out/pogema.jsonl"
 python3 scripts/bench/compare.py "$out/floe.jsonl" "$out/pogema.jsonl"

@@ -177,6 +177,7 @@ fn observe_rows<const W: usize, const S: usize>(
     if amap.len() < hmap.len() {
         amap.resize(hmap.len(), 0);
     }
+    let amap = amap.as_mut_slice();
     let agents = &agents[..k];
     let goals = &ctx.pool.goals[p * ctx.k_max..p * ctx.k_max + k];
     if !marked {
@@ -238,6 +239,7 @@ fn observe_with(
     if amap.len() < hmap.len() {
         amap.resize(hmap.len(), 0);
     }
+    let amap = amap.as_mut_slice();
     if !marked {
         mark_agents(amap, &agents[..k], maps, 1);
     }
@@ -497,6 +499,8 @@ fn step_soft<const DROP: bool>(
     let k = agents.len();
     let (goals, events, rewards) = (&s.goals[..k], &mut events[..k], &mut rewards[..k]);
     let Scratch { cells, lanes, stack, acts, bits, .. } = sc;
+    // Slices, not vectors, from here on: their pointers and lengths then stay in registers.
+    let (cells, bits) = (cells.as_mut_slice(), bits.as_mut_slice());
     let (lanes, acts) = (&mut lanes[..k], actions_of(s.actions, s.hash, k, acts));
     // Agent `a`'s spare cell is `spare + a`.
     let spare = s.ctx.maps.longest;
@@ -596,6 +600,7 @@ fn step_strict(
 ) -> (Option<(FailureKind, usize)>, Tally) {
     let k = agents.len();
     let Scratch { lanes, occ, count, acts, bits, .. } = sc;
+    let (occ, count, bits) = (occ.as_mut_slice(), count.as_mut_slice(), bits.as_mut_slice());
     let (lanes, acts) = (&mut lanes[..k], actions_of(s.actions, s.hash, k, acts));
     let steps = cell_steps(s.maps.mw);
     for a in 0..k {
