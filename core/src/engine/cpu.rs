@@ -32,6 +32,7 @@
 //! one add and one load, with no bounds arithmetic.
 
 use std::cell::RefCell;
+use std::hint::select_unpredictable;
 
 use rayon::prelude::*;
 
@@ -211,9 +212,9 @@ fn observe_rows<const W: usize, const S: usize>(
         o[plane + r * W + r] = 0;
         let (gr, gc) = unpack_rc(goal);
         let (gr, gc) = ((gr as usize + r).wrapping_sub(r0), (gc as usize + r).wrapping_sub(c0));
-        if gr < W && gc < W {
-            o[2 * plane + gr * W + gc] = 1;
-        }
+        // Branch-free: a goal outside the window writes its 0 over the plane's first 0.
+        let seen = gr < W && gc < W;
+        o[2 * plane + select_unpredictable(seen, gr * W + gc, 0)] = u8::from(seen);
     }
     mark_agents(amap, agents, maps, 0);
 }
@@ -531,12 +532,12 @@ fn step_soft<const DROP: bool>(
         if active {
             cells[here] |= a as u32 + 1;
         }
-        let t = if moving { there } else { spare + a };
+        let t = select_unpredictable(moving, there, spare + a);
         let w = cells[t];
         cells[t] = ((w + COUNT_ONE) & 0xffff) | ((a as u32 + 1) << MOVER_SHIFT);
         lanes[a] = Lane {
             here: here as u32,
-            there: if moving { there } else { here } as u32,
+            there: select_unpredictable(moving, there, here) as u32,
             trc,
             moving,
             stays: false,
@@ -548,7 +549,7 @@ fn step_soft<const DROP: bool>(
     let mut len = 0;
     for a in 0..k {
         let l = lanes[a];
-        let t = if l.moving { l.there as usize } else { spare + a };
+        let t = select_unpredictable(l.moving, l.there as usize, spare + a);
         let w = cells[t];
         let b = (w & OCC) as usize;
         // `b` is 0 (nobody there) or 1 + the agent on the target.
@@ -579,10 +580,10 @@ fn step_soft<const DROP: bool>(
         cells[l.there as usize] = 0;
         cells[spare + a] = 0;
         let moved = l.moving & !l.stays;
-        let ag = if moved { l.trc | AGENT_ACTIVE } else { agents[a] };
+        let ag = select_unpredictable(moved, l.trc | AGENT_ACTIVE, agents[a]);
         agents[a] = ag;
         if ag & AGENT_ACTIVE != 0 {
-            bits[if moved { l.there } else { l.here } as usize] = 1;
+            bits[select_unpredictable(moved, l.there, l.here) as usize] = 1;
         }
         let ev = events[a] | (u32::from(l.stays) * event::BLOCKED) | (u32::from(moved) * event::MOVED);
         (events[a], rewards[a]) = tally.finish(a, ag, ev, goals[a], s.ctx.lut);
