@@ -174,7 +174,7 @@ fn observe_rows<const W: usize, const S: usize>(
     let k = unpack_dims(env[0]).2 as usize;
     let p = env[3] as usize;
     let maps = ctx.maps.instance(p);
-    let (hmap, mw) = (maps.obs, maps.mw);
+    let (hmap, mw) = (maps.obs, maps.mw.min(1 << 16));
     if amap.len() < hmap.len() {
         amap.resize(hmap.len(), 0);
     }
@@ -198,15 +198,15 @@ fn observe_rows<const W: usize, const S: usize>(
         let start = maps.cell(ag & POS_MASK) - r * mw - r;
         // Padded widths are at least 8 and the maps end with a spare row, so every row of the
         // window has 8 bytes to copy.
-        let mut rows = &hmap[start..start + W * mw];
+        // (`mw` is below 2^16, so the row offsets cannot overflow and the one length test per
+        // plane covers every row.)
+        let span = (W - 1) * mw + 8;
+        let (hrows, arows) = (&hmap[start..start + span], &amap[start..start + span]);
         for i in 0..W {
-            o[i * W..i * W + 8].copy_from_slice(&rows[..8]);
-            rows = &rows[mw..];
+            o[i * W..i * W + 8].copy_from_slice(&hrows[i * mw..i * mw + 8]);
         }
-        let mut rows = &amap[start..start + W * mw];
         for i in 0..W {
-            o[plane + i * W..plane + i * W + 8].copy_from_slice(&rows[..8]);
-            rows = &rows[mw..];
+            o[plane + i * W..plane + i * W + 8].copy_from_slice(&arows[i * mw..i * mw + 8]);
         }
         o[2 * plane..].fill(0);
         o[plane + r * W + r] = 0;
@@ -577,8 +577,7 @@ fn step_soft<const DROP: bool>(
     for a in 0..k {
         let l = lanes[a];
         cells[l.here as usize] = 0;
-        cells[l.there as usize] = 0;
-        cells[spare + a] = 0;
+        cells[select_unpredictable(l.moving, l.there as usize, spare + a)] = 0;
         let moved = l.moving & !l.stays;
         let ag = select_unpredictable(moved, l.trc | AGENT_ACTIVE, agents[a]);
         agents[a] = ag;
