@@ -383,12 +383,12 @@ fn actions_of<'a>(actions: Actions<'a>, hash: u32, k: usize, buf: &'a mut Vec<u8
     }
 }
 
-/// What the goal pass of a step found.
+/// What the goal pass of a step counted: agents still in the episode, and those of them on their
+/// goals.
+#[derive(Default)]
 struct Tally {
-    any_active: bool,
-    all_home: bool,
-    /// The first agent that is out of the episode.
-    dropped: Option<usize>,
+    active: u32,
+    home: u32,
 }
 
 /// Steps one environment; returns (terminated, truncated) and fills its rewards, events, info.
@@ -429,8 +429,9 @@ pub(crate) fn step_env(
     };
     let (kind, agent, out) = if let Some((kind, a)) = failure {
         (kind as u32, a as u32, outcome::FAILURE)
-    } else if !tally.any_active || tally.all_home {
-        match tally.dropped {
+    } else if tally.home == tally.active {
+        // Every agent still in is home (or none is left): a success unless one dropped out.
+        match agents_k.iter().position(|&ag| ag & AGENT_ACTIVE == 0) {
             Some(a) => (FailureKind::Hole as u32, a as u32, outcome::FAILURE),
             None => (0, NONE, outcome::SUCCESS),
         }
@@ -454,28 +455,19 @@ struct Step<'a> {
 }
 
 impl Tally {
-    fn new() -> Self {
-        Self { any_active: false, all_home: true, dropped: None }
-    }
-
-    /// The goal pass, for agent `a` after its move (agent word `ag`, events so far `ev`): adds
+    /// The goal pass, for an agent after its move (agent word `ag`, events so far `ev`): adds
     /// `INACTIVE`, `AT_GOAL` and `REACHED`, counts the agent in, and returns its events and
     /// reward.
     #[inline(always)]
-    fn finish(&mut self, a: usize, ag: u32, ev: u32, goal: u32, lut: &[f32; 256]) -> (u32, f32) {
-        let active = ag & AGENT_ACTIVE != 0;
-        let home = active & (ag & POS_MASK == goal);
-        // Arriving is being home after a move (starts and goals differ).
-        let reached = home & (ev & event::MOVED != 0);
-        let ev = ev
-            | (u32::from(!active) * event::INACTIVE)
-            | (u32::from(home) * event::AT_GOAL)
-            | (u32::from(reached) * event::REACHED);
-        self.any_active |= active;
-        self.all_home &= home | !active;
-        if !active && self.dropped.is_none() {
-            self.dropped = Some(a);
-        }
+    fn finish(&mut self, ag: u32, ev: u32, goal: u32, lut: &[f32; 256]) -> (u32, f32) {
+        let active = ag >> 31;
+        let home = active & u32::from(ag & POS_MASK == goal);
+        // Arriving is being home after a move (starts and goals differ); `MOVED` is bit 0.
+        const { assert!(event::MOVED == 1 && AGENT_ACTIVE == 1 << 31) };
+        let reached = home & ev & event::MOVED;
+        let ev = ev | ((active ^ 1) * event::INACTIVE) | (home * event::AT_GOAL) | (reached * event::REACHED);
+        self.active += active;
+        self.home += home;
         (ev, lut[(ev & 0xff) as usize])
     }
 }
@@ -573,7 +565,7 @@ fn step_soft<const DROP: bool>(
             }
         }
     }
-    let mut tally = Tally::new();
+    let mut tally = Tally::default();
     for a in 0..k {
         let l = lanes[a];
         cells[l.here as usize] = 0;
@@ -585,7 +577,7 @@ fn step_soft<const DROP: bool>(
             bits[select_unpredictable(moved, l.there, l.here) as usize] = 1;
         }
         let ev = events[a] | (u32::from(l.stays) * event::BLOCKED) | (u32::from(moved) * event::MOVED);
-        (events[a], rewards[a]) = tally.finish(a, ag, ev, goals[a], s.ctx.lut);
+        (events[a], rewards[a]) = tally.finish(ag, ev, goals[a], s.ctx.lut);
     }
     tally
 }
@@ -646,9 +638,9 @@ fn step_strict(
             bits[if moves && l.moving { l.there } else { l.here } as usize] = 1;
         }
     }
-    let mut tally = Tally::new();
+    let mut tally = Tally::default();
     for a in 0..k {
-        (events[a], rewards[a]) = tally.finish(a, agents[a], events[a], s.goals[a], s.ctx.lut);
+        (events[a], rewards[a]) = tally.finish(agents[a], events[a], s.goals[a], s.ctx.lut);
     }
     (failure, tally)
 }
