@@ -3,8 +3,8 @@
 # 0.2 and 0.3, 4 and 64 agents, random actions, soft collisions (floe with holes as walls, as in
 # POGEMA), observation radius 2, episodes of 64 steps. Prints a table with the ratio per setting.
 #
-# Environment: SECONDS_PER (default 3) seconds per measurement; AGENTS_PER_BATCH (default 65536)
-# agents in a floe batch, so 16,384 environments of 4 agents and 1,024 of 64; ENVS, if set, one
+# Environment: SECONDS_PER (default 3) seconds per measurement; AGENTS_PER_BATCH (default 131072)
+# agents in a floe batch, so 32,768 environments of 4 agents and 2,048 of 64; ENVS, if set, one
 # batch size for every setting instead; BACKENDS (default cpu) floe backends; VENV (default
 # .venv/pogema) the virtual environment.
 set -euo pipefail
@@ -22,7 +22,7 @@ fi
 cargo build --release -p floe-cli >&2
 out=$(mktemp -d)
 for k in 4 64; do
-    envs=${ENVS:-$(( ${AGENTS_PER_BATCH:-65536} / k ))}
+    envs=${ENVS:-$(( ${AGENTS_PER_BATCH:-131072} / k ))}
     target/release/floe bench --seconds "$SECONDS_PER" --plans 0 --sizes 16,32 --densities 0.2,0.3 --agents "$k" \
         --envs "$envs" --holes block --radius 2 --episode-limit 64 --backends "${BACKENDS:-cpu}" >>"$out/floe.jsonl"
 done

@@ -12,6 +12,8 @@ use floe_core::engine::{
 use floe_core::generator::{generate, random_instances, GeneratorConfig};
 use floe_core::Plan;
 
+use rayon::prelude::*;
+
 use crate::error::CliError;
 
 #[derive(Debug, clap::Args)]
@@ -110,9 +112,11 @@ fn step_cpu(
     engine.reset(0, &mut out).map_err(failed)?;
     // Agent-steps count the agents that took part in each step: active ones and those that
     // dropped out in it (padding slots never count).
+    // The count runs on all threads and vectorises, so that it adds little to the measured time.
+    let took_part = |ev: &u32| u64::from((ev & event::INACTIVE == 0) | (ev & event::HOLE != 0));
     let (steps, agent_steps, secs) = timed(a.seconds, || {
         engine.step_random(&mut out).expect("buffers were sized for this engine");
-        out.events.iter().filter(|&&ev| ev & event::INACTIVE == 0 || ev & event::HOLE != 0).count() as u64
+        out.events.par_chunks(1 << 14).map(|c| c.iter().map(took_part).sum::<u64>()).sum()
     });
     Ok((steps, agent_steps, secs, "active agents"))
 }
