@@ -233,3 +233,31 @@ fn check_passes_on_a_generated_suite() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("36 instances: 36 solved"), "{}", stdout(&o));
 }
+
+#[test]
+fn bench_prints_one_json_line_per_setting() {
+    let common =
+        ["bench", "--seconds", "0.05", "--sizes", "8", "--densities", "0.2", "--agents", "3", "--envs", "16"];
+    for holes in ["block", "drop"] {
+        let o = floe(&[&common[..], &["--holes", holes, "--plans", "500"]].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let lines: Vec<serde_json::Value> =
+            stdout(&o).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+        assert_eq!(lines.len(), 2, "one stepping and one verification line");
+        let step = &lines[0];
+        assert_eq!(step["bench"], "step");
+        assert!(step["agent_steps_per_sec"].as_f64().expect("rate") > 0.0);
+        let share = step["active_share"].as_f64().expect("share");
+        if holes == "block" {
+            // Holes as walls: every agent takes part in every step.
+            assert_eq!(share, 1.0);
+        } else {
+            // Agents that fall into holes stop counting.
+            assert!(share > 0.0 && share < 1.0, "{share}");
+        }
+        assert_eq!(lines[1]["bench"], "verify");
+        assert!(lines[1]["plans_per_sec"].as_f64().expect("rate") > 0.0);
+    }
+    let bad = floe(&["bench", "--seconds", "0"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}
