@@ -313,6 +313,25 @@ impl Maps<'_> {
         let (r, c) = unpack_rc(rc);
         (r as usize + self.pad) * self.mw + c as usize + self.pad
     }
+
+    /// Where action `act` (`0..8`) takes the agent with word `ag`, given [`cell_steps`]. Branch-free:
+    /// the padding makes every neighbour of a grid cell a valid index.
+    #[inline(always)]
+    fn target(&self, steps: &[usize; 8], ag: u32, act: usize) -> Target {
+        let rc = ag & POS_MASK;
+        let here = self.cell(rc);
+        let there = here.wrapping_add(steps[act]);
+        Target { rc, here, there, class: self.class[there] }
+    }
+}
+
+/// An agent's packed position and padded cell, the padded cell its action leads to, and that
+/// cell's class.
+struct Target {
+    rc: u32,
+    here: usize,
+    there: usize,
+    class: u8,
 }
 
 impl HoleMaps {
@@ -500,12 +519,8 @@ fn step_soft<const DROP: bool>(
     let steps = cell_steps(s.maps.mw);
     for a in 0..k {
         let ag = agents[a];
-        let rc = ag & POS_MASK;
-        let here = s.maps.cell(rc);
         let act = acts[a] as usize & 7;
-        // Branch-free: the padding makes every neighbour of a grid cell a valid index.
-        let there = here.wrapping_add(steps[act]);
-        let class = s.maps.class[there];
+        let Target { rc, here, there, class } = s.maps.target(&steps, ag, act);
         let was_active = ag & AGENT_ACTIVE != 0;
         let (hole, off) = (class == HOLE, class == OFF);
         let dropped = DROP & was_active & hole;
@@ -597,11 +612,8 @@ fn step_strict(
     let steps = cell_steps(s.maps.mw);
     for a in 0..k {
         let ag = agents[a];
-        let rc = ag & POS_MASK;
-        let here = s.maps.cell(rc);
         let act = acts[a] as usize & 7;
-        let there = here.wrapping_add(steps[act]);
-        let class = s.maps.class[there];
+        let Target { rc, here, there, class } = s.maps.target(&steps, ag, act);
         let active = ag & AGENT_ACTIVE != 0;
         let moving = active & (act != 0) & (class == FREE);
         let to = if class == FREE { there } else { here } as u32;
