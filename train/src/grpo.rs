@@ -27,6 +27,11 @@
 //! distribution that was sampled. `logp_old` is the policy that sampled (detached); with
 //! `mu` > 1 the same rollouts are reused for `mu` optimizer steps, and the ratio then moves away
 //! from 1 and the clip acts. Gradients are clipped to `max_grad_norm` before each AdamW step.
+//!
+//! With `sft_coef` λ > 0 the step's loss is `ℓ_GRPO + λ·CE`, where CE is the mean cross-entropy
+//! per answer token of the step's prompts' CBS-optimal plans (teacher forcing at temperature 1,
+//! each prompt once): a hybrid of GRPO and supervised training on the same prompts. λ = 0 is
+//! pure GRPO.
 
 use floe_core::Instance;
 use serde::{Deserialize, Serialize};
@@ -35,7 +40,7 @@ use tch::{Kind, Tensor};
 use crate::error::TrainError;
 use crate::model::{mean_entropy, target_log_probs, Policy, SeqBatch};
 use crate::optim::AdamW;
-use crate::tokens::sequence;
+use crate::tokens::{answer, optimal_moves, sequence, OUT_SEP};
 
 /// How per-token losses are averaged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,6 +86,17 @@ pub struct GrpoConfig {
     pub skip_zero_variance: bool,
     /// Gradient clipping by global norm \[1.0\]; 0 turns it off.
     pub max_grad_norm: f64,
+    /// Weight λ of a supervised term added to the loss \[0\]: the mean cross-entropy per answer
+    /// token of the step's prompts' CBS-optimal plans (teacher forcing, at temperature 1), so the
+    /// loss is `ℓ_GRPO + λ·CE`. 0 turns it (and its forward pass) off: pure GRPO.
+    pub sft_coef: f64,
+    /// Credit a failed answer's legal prefix \[false\]: an answer with a negative advantage whose
+    /// failure the verifier located at time step t (out of bounds, illegal move, hole, vertex or
+    /// edge conflict) is not pushed down on its moves of steps 1..t−1, which were legal for every
+    /// agent; its penalty falls on the moves from step t on and the separators and end (and the
+    /// `grpo` aggregation averages over those tokens only). Unlocated failures (parse errors,
+    /// wrong agent count, goal not reached) are blamed whole.
+    pub blame_failure: bool,
 }
 
 impl Default for GrpoConfig {
@@ -99,6 +115,8 @@ impl Default for GrpoConfig {
             mu: 1,
             skip_zero_variance: true,
             max_grad_norm: 1.0,
+            sft_coef: 0.0,
+            blame_failure: false,
         }
     }
 }
@@ -121,8 +139,8 @@ impl GrpoConfig {
         if !pos(self.temperature) || !pos(self.lr) || !pos(self.adv_eps) {
             return bad("temperature, lr and adv_eps must be positive");
         }
-        if !nonneg(self.beta) || !nonneg(self.max_grad_norm) {
-            return bad("beta and max_grad_norm must be non-negative");
+        if !nonneg(self.beta) || !nonneg(self.max_grad_norm) || !nonneg(self.sft_coef) {
+            return bad("beta, max_grad_norm and sft_coef must be non-negative");
         }
         if !(nonneg(self.clip_eps_low) && self.clip_eps_low < 1.0 && nonneg(self.clip_eps_high)) {
             return bad("clip_eps_low must be in [0, 1) and clip_eps_high non-negative");
@@ -206,6 +224,33 @@ pub fn grpo_loss(
     Loss { pg: mean(&pg.detach()), kl: mean(&kl.detach()), clip_frac: mean(&was_clipped), loss }
 }
 
+/// The supervised term: the mean cross-entropy (nats) per target token of `logits` `[B, L, V]`
+/// against `targets` `[B, L]` (`-1` where there is none), at temperature 1.
+pub fn supervised_ce(logits: &Tensor, targets: &Tensor) -> Tensor {
+    let (lp, mask) = target_log_probs(logits, targets, 1.0);
+    -lp.sum(Kind::Float) / mask.sum(Kind::Float).clamp_min(1.0)
+}
+
+/// Per answer token (output indices), whether a negative advantage applies to it under
+/// [`GrpoConfig::blame_failure`]: every token except the moves of time steps `1..=legal` (each
+/// agent's j-th move is its step j; separators and the end are always blamed).
+#[must_use]
+pub fn blamed(answer: &[i64], legal: u32) -> Vec<bool> {
+    let mut step = 0u32;
+    answer
+        .iter()
+        .map(|&o| {
+            if o < OUT_SEP {
+                step += 1;
+                step > legal
+            } else {
+                step = 0;
+                true
+            }
+        })
+        .collect()
+}
+
 /// What one GRPO step did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct StepStats {
@@ -225,6 +270,8 @@ pub struct StepStats {
     pub groups: usize,
     /// Mean |advantage| over every answer.
     pub mean_abs_adv: f64,
+    /// Mean cross-entropy per token of the prompts' optimal plans (0 when `sft_coef` is 0).
+    pub sft_ce: f64,
 }
 
 /// Rollouts of one step, scored: the prompts' instances, answers (output tokens), rewards and
@@ -238,6 +285,9 @@ pub struct ScoredRollouts<'a> {
     pub rewards: Vec<f32>,
     pub valid: Vec<bool>,
     pub optimal: Vec<bool>,
+    /// Per answer, the time steps before its located failure (0 when valid or not located):
+    /// see [`GrpoConfig::blame_failure`] and [`crate::reward::located_legal_steps`].
+    pub legal_steps: Vec<u32>,
 }
 
 /// One GRPO update on scored rollouts: advantages, then `mu` optimizer steps on the kept groups.
@@ -264,38 +314,90 @@ pub fn update(
         ..StepStats::default()
     };
     let rows: Vec<usize> = (0..n).filter(|&i| keep[i / g]).collect();
-    if rows.is_empty() {
+    let layout = policy.config.layout;
+    // The supervised term's batch: each prompt's optimal plan, once.
+    let sft_batch = if cfg.sft_coef > 0.0 {
+        let seqs = rollouts
+            .instances
+            .iter()
+            .step_by(g)
+            .map(|inst| sequence(&layout, inst, &answer(&optimal_moves(inst)?)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let refs: Vec<_> = seqs.iter().collect();
+        Some(SeqBatch::pack(&layout, &refs))
+    } else {
+        None
+    };
+    if rows.is_empty() && sft_batch.is_none() {
         return Ok(stats);
     }
-    let layout = policy.config.layout;
     let seqs = rows
         .iter()
         .map(|&i| sequence(&layout, rollouts.instances[i], &rollouts.answers[i]))
         .collect::<Result<Vec<_>, _>>()?;
     let refs: Vec<_> = seqs.iter().collect();
-    let batch = SeqBatch::pack(&layout, &refs);
+    let batch = (!rows.is_empty()).then(|| SeqBatch::pack(&layout, &refs));
     let adv_t = Tensor::from_slice(&rows.iter().map(|&i| adv[i]).collect::<Vec<f32>>());
     let norm_len = rows.iter().map(|&i| layout.answer_cap(rollouts.instances[i])).max().unwrap_or(1) as f64;
-    let ref_logp = match reference {
-        Some(r) if cfg.beta > 0.0 => Some(tch::no_grad(|| {
-            target_log_probs(&r.forward(&batch.features), &batch.targets, cfg.temperature).0
-        })),
+    let ref_logp = match (reference, &batch) {
+        (Some(r), Some(b)) if cfg.beta > 0.0 => {
+            Some(tch::no_grad(|| target_log_probs(&r.forward(&b.features), &b.targets, cfg.temperature).0))
+        }
+        _ => None,
+    };
+    // With blame_failure, a [N, L] weight that is 0 on the legal prefix of failed answers with a
+    // negative advantage.
+    let blame = match &batch {
+        Some(b) if cfg.blame_failure => {
+            let len = b.targets.size()[1] as usize;
+            let mut w = vec![1f32; rows.len() * len];
+            for (r, &i) in rows.iter().enumerate() {
+                if adv[i] < 0.0 && rollouts.legal_steps[i] > 0 {
+                    let at = r * len + seqs[r].plan_at;
+                    for (k, b) in
+                        blamed(&rollouts.answers[i], rollouts.legal_steps[i]).into_iter().enumerate()
+                    {
+                        w[at + k] = f32::from(u8::from(b));
+                    }
+                }
+            }
+            Some(Tensor::from_slice(&w).reshape([rows.len() as i64, len as i64]))
+        }
         _ => None,
     };
     let mut old_logp: Option<Tensor> = None;
     for it in 0..cfg.mu {
-        let logits = policy.forward(&batch.features);
-        let (new_logp, mask) = target_log_probs(&logits, &batch.targets, cfg.temperature);
-        let old = old_logp.get_or_insert_with(|| new_logp.detach()).shallow_clone();
-        let l = grpo_loss(&new_logp, &old, ref_logp.as_ref(), &adv_t, &mask, norm_len, cfg);
+        let mut parts: Vec<Tensor> = Vec::with_capacity(2);
+        if let Some(b) = &batch {
+            let logits = policy.forward(&b.features);
+            let (new_logp, mask) = target_log_probs(&logits, &b.targets, cfg.temperature);
+            let old = old_logp.get_or_insert_with(|| new_logp.detach()).shallow_clone();
+            let loss_mask = match &blame {
+                Some(w) => &mask * w,
+                None => mask.shallow_clone(),
+            };
+            let l = grpo_loss(&new_logp, &old, ref_logp.as_ref(), &adv_t, &loss_mask, norm_len, cfg);
+            if it == 0 {
+                stats.entropy = mean_entropy(&logits, &mask, cfg.temperature);
+                (stats.pg, stats.kl, stats.clip_frac) = (l.pg, l.kl, l.clip_frac);
+            }
+            parts.push(l.loss);
+        }
+        if let Some(b) = &sft_batch {
+            let ce = supervised_ce(&policy.forward(&b.features), &b.targets);
+            if it == 0 {
+                stats.sft_ce = ce.double_value(&[]);
+            }
+            parts.push(ce * cfg.sft_coef);
+        }
+        let loss = Tensor::stack(&parts, 0).sum(Kind::Float);
         opt.zero_grad();
-        l.loss.backward();
+        loss.backward();
         let norm = opt.clip_grad_norm(cfg.max_grad_norm);
         opt.step(cfg.lr);
         if it == 0 {
-            stats.entropy = mean_entropy(&logits, &mask, cfg.temperature);
-            stats.loss = l.loss.double_value(&[]);
-            (stats.pg, stats.kl, stats.clip_frac, stats.grad_norm) = (l.pg, l.kl, l.clip_frac, norm);
+            stats.loss = loss.double_value(&[]);
+            stats.grad_norm = norm;
         }
     }
     Ok(stats)
@@ -385,10 +487,138 @@ mod tests {
     }
 
     #[test]
+    fn supervised_ce_by_hand() {
+        // Row 0: one target (output 1 at probability 3/4); row 1: two targets, output 0 at 1/4
+        // and output 2 at 1/2 (the other outputs at -1e9, probability 0). Mean over the 3 target tokens.
+        let v = crate::tokens::NUM_OUT as usize;
+        let mut l = vec![-1e9f32; 4 * v]; // finite: the padded position must not give NaN
+        (l[0], l[1]) = (0.0, 3f32.ln()); // row 0, position 0: (1/4, 3/4)
+        (l[2 * v], l[2 * v + 1]) = (0.0, 3f32.ln()); // row 1, position 0: (1/4, 3/4)
+        (l[3 * v + 2], l[3 * v + 3]) = (0.0, 0.0); // row 1, position 1: (1/2, 1/2)
+        let logits = Tensor::from_slice(&l).reshape([2, 2, v as i64]).set_requires_grad(true);
+        let targets = Tensor::from_slice(&[1i64, -1, 0, 2]).reshape([2, 2]);
+        let ce = supervised_ce(&logits, &targets);
+        let want = -(0.75f64.ln() + 0.25f64.ln() + 0.5f64.ln()) / 3.0;
+        close(ce.double_value(&[]), want);
+        // d CE / d logit = (softmax − onehot) / 3 at a target position; 0 at the padded one.
+        ce.backward();
+        let g = logits.grad();
+        close(g.double_value(&[0, 0, 0]), 0.25 / 3.0);
+        close(g.double_value(&[0, 0, 1]), (0.75 - 1.0) / 3.0);
+        close(g.double_value(&[1, 0, 0]), (0.25 - 1.0) / 3.0);
+        close(g.double_value(&[0, 1, 0]), 0.0);
+    }
+
+    /// Rollouts whose groups all have one reward: pure GRPO skips the step; with `sft_coef` the
+    /// supervised term alone moves the policy, and its logged value is the optimal plans' CE.
+    #[test]
+    fn the_supervised_term_trains_on_the_prompts_optimal_plans() {
+        use crate::model::ModelConfig;
+        use crate::optim::AdamConfig;
+        use crate::tokens::Layout;
+        use floe_core::{generate, GeneratorConfig};
+        let cfg = ModelConfig {
+            d_model: 16,
+            layers: 1,
+            heads: 2,
+            d_ff: 32,
+            layout: Layout { max_side: 4, max_agents: 2, max_time: 16 },
+        };
+        tch::manual_seed(2);
+        let p = Policy::new(&cfg).unwrap();
+        let insts = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 2, 9)).unwrap();
+        let g = 2;
+        let refs: Vec<&Instance> = insts.iter().flat_map(|i| [i, i]).collect();
+        // Every answer is the optimal plan, every reward 1: no group has any signal.
+        let answers: Vec<Vec<i64>> = refs.iter().map(|i| answer(&optimal_moves(i).unwrap())).collect();
+        let rollouts = ScoredRollouts {
+            instances: refs.clone(),
+            answers,
+            rewards: vec![1.0; refs.len()],
+            valid: vec![true; refs.len()],
+            optimal: vec![true; refs.len()],
+            legal_steps: vec![0; refs.len()],
+        };
+        let seqs: Vec<_> = insts
+            .iter()
+            .map(|i| sequence(&cfg.layout, i, &answer(&optimal_moves(i).unwrap())).unwrap())
+            .collect();
+        let batch = SeqBatch::pack(&cfg.layout, &seqs.iter().collect::<Vec<_>>());
+        let ce = |p: &Policy| {
+            tch::no_grad(|| supervised_ce(&p.forward(&batch.features), &batch.targets)).double_value(&[])
+        };
+        let before = ce(&p);
+        let mut opt = AdamW::new(p.named_variables(), AdamConfig::default());
+        let pure = GrpoConfig { group_size: g, lr: 1e-2, ..GrpoConfig::default() };
+        let st = update(&p, None, &mut opt, &rollouts, &pure).unwrap();
+        assert_eq!((st.groups_kept, st.sft_ce), (0, 0.0));
+        close(ce(&p), before);
+        let hybrid = GrpoConfig { sft_coef: 0.5, ..pure };
+        let st = update(&p, None, &mut opt, &rollouts, &hybrid).unwrap();
+        close(st.sft_ce, before);
+        close(st.loss, 0.5 * before);
+        assert!(ce(&p) < before - 1e-3, "{} -> {}", before, ce(&p));
+    }
+
+    #[test]
+    fn blamed_tokens_by_hand() {
+        // Agent 0: R R D SEP; agent 1: U W SEP; END. Failure located at step 2 (legal: step 1).
+        let ans = [4, 4, 2, OUT_SEP, 1, 0, OUT_SEP, crate::tokens::OUT_END];
+        let want = [false, true, true, true, false, true, true, true];
+        assert_eq!(blamed(&ans, 1), want);
+        // Nothing legal: every token; everything legal up to step 3: only separators and end.
+        assert!(blamed(&ans, 0).into_iter().all(|b| b));
+        assert_eq!(blamed(&ans, 3), [false, false, false, true, false, false, true, true]);
+    }
+
+    /// One group of two answers: the optimal plan (reward 1) and a failed one (reward 0, its
+    /// failure located at step 2). At the first step every ratio is 1, so a token's pg term is
+    /// −A of its answer and the logged pg is their mean over the tokens the loss counts.
+    #[test]
+    fn blame_leaves_the_legal_prefix_of_a_failed_answer_out_of_the_loss() {
+        use crate::model::ModelConfig;
+        use crate::optim::AdamConfig;
+        use crate::tokens::Layout;
+        use floe_core::{generate, GeneratorConfig, Move};
+        let cfg = ModelConfig {
+            d_model: 16,
+            layers: 1,
+            heads: 2,
+            d_ff: 32,
+            layout: Layout { max_side: 4, max_agents: 2, max_time: 16 },
+        };
+        let inst = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 1, 4)).unwrap().remove(0);
+        let good = answer(&optimal_moves(&inst).unwrap());
+        // R D SEP W SEP END: 6 tokens, of which the step-1 moves R and W are the legal prefix.
+        let bad = answer(&[vec![Move::Right, Move::Down], vec![Move::Wait]]);
+        let rollouts = ScoredRollouts {
+            instances: vec![&inst, &inst],
+            answers: vec![good.clone(), bad],
+            rewards: vec![1.0, 0.0],
+            valid: vec![true, false],
+            optimal: vec![true, false],
+            legal_steps: vec![0, 1],
+        };
+        // Rewards 1, 0: mean 0.5, sample std √0.5; A = ±0.5 / (√0.5 + 1e-4).
+        let a = 0.5 / (0.5f64.sqrt() + 1e-4);
+        let n = good.len() as f64;
+        for (blame, counted) in [(false, 6.0), (true, 4.0)] {
+            tch::manual_seed(5);
+            let p = Policy::new(&cfg).unwrap();
+            let mut opt = AdamW::new(p.named_variables(), AdamConfig::default());
+            let c = GrpoConfig { group_size: 2, beta: 0.0, blame_failure: blame, ..GrpoConfig::default() };
+            let st = update(&p, None, &mut opt, &rollouts, &c).unwrap();
+            let want = (-a * n + a * counted) / (n + counted);
+            assert!((st.pg - want).abs() < 1e-4, "blame {blame}: {} vs {want}", st.pg);
+        }
+    }
+
+    #[test]
     fn bad_configs_are_rejected() {
         assert!(GrpoConfig { group_size: 1, ..GrpoConfig::default() }.validate().is_err());
         assert!(GrpoConfig { clip_eps_low: 1.0, ..GrpoConfig::default() }.validate().is_err());
         assert!(GrpoConfig { beta: -0.1, ..GrpoConfig::default() }.validate().is_err());
+        assert!(GrpoConfig { sft_coef: -0.1, ..GrpoConfig::default() }.validate().is_err());
         GrpoConfig::default().validate().unwrap();
         let json = r#"{"loss_agg": "dr_grpo", "beta": 0}"#;
         let c: GrpoConfig = serde_json::from_str(json).unwrap();

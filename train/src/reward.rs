@@ -178,6 +178,24 @@ pub fn record(instance: &Instance, plan: &DecodedPlan, o: &VerifyOut) -> Verdict
     }
 }
 
+/// The time steps before a failure the verifier located at a step (out of bounds, illegal move,
+/// hole, vertex or edge conflict at step t: t − 1, every agent's moves before it being legal);
+/// 0 for a valid plan and for failures without a step (parse error, wrong agent count, goal not
+/// reached).
+#[must_use]
+pub fn located_legal_steps(o: &VerifyOut) -> u32 {
+    match FailureKind::ALL.get((o.kind as usize).wrapping_sub(1)) {
+        Some(
+            FailureKind::OutOfBounds
+            | FailureKind::IllegalMove
+            | FailureKind::Hole
+            | FailureKind::VertexConflict
+            | FailureKind::EdgeConflict,
+        ) if o.time != NONE => o.time.saturating_sub(1),
+        _ => 0,
+    }
+}
+
 /// Rewards of a batch of records from the reward plugin.
 ///
 /// # Errors
@@ -194,6 +212,18 @@ mod tests {
     use super::*;
     use floe_core::rng::Rng;
     use floe_core::{generate, verify, GeneratorConfig, Plan};
+
+    #[test]
+    fn located_failures_by_hand() {
+        let out =
+            |kind: FailureKind, time: u32| VerifyOut { kind: kind as u32, time, ..VerifyOut::default() };
+        assert_eq!(located_legal_steps(&out(FailureKind::Hole, 3)), 2);
+        assert_eq!(located_legal_steps(&out(FailureKind::VertexConflict, 1)), 0);
+        assert_eq!(located_legal_steps(&out(FailureKind::EdgeConflict, 4)), 3);
+        assert_eq!(located_legal_steps(&out(FailureKind::GoalNotReached, 5)), 0);
+        assert_eq!(located_legal_steps(&out(FailureKind::ParseError, NONE)), 0);
+        assert_eq!(located_legal_steps(&VerifyOut { valid: 1, time: 4, ..VerifyOut::default() }), 0);
+    }
 
     #[test]
     fn records_match_the_single_verifier() {

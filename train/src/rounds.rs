@@ -44,7 +44,7 @@ use crate::metrics::JsonLines;
 use crate::model::{ModelConfig, Policy};
 use crate::optim::AdamW;
 use crate::plot::{moving_average, Chart, Series};
-use crate::reward::{rewards, verify_plans, DecodedPlan};
+use crate::reward::{located_legal_steps, rewards, verify_plans, DecodedPlan};
 use crate::sample::{decode, Decode};
 use crate::sft;
 
@@ -380,6 +380,7 @@ impl Run<'_> {
                     rewards: rw,
                     valid: outs.iter().map(|o| o.valid == 1).collect(),
                     optimal: outs.iter().map(|o| o.optimal == 1).collect(),
+                    legal_steps: outs.iter().map(located_legal_steps).collect(),
                 };
                 let sample_s = t0.elapsed().as_secs_f64();
                 let st = grpo::update(&self.policy, reference, &mut self.opt, &scored, &cfg.grpo)?;
