@@ -141,4 +141,13 @@ fn bad_input_is_exit_2() {
     assert!(o.status.success());
     let cfg: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(cfg["rounds"]["curriculum"]["name"], "difficulty-scaling");
+    // The shipped "2 agents only" configuration (the paper's shape) is valid and trains on 2 agents
+    // everywhere.
+    let two = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/two-agents.json");
+    let o = run(&["train", "--config", two, "--print-config"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cfg: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(cfg["warm_start"]["data"]["agents"], serde_json::json!([2]));
+    assert_eq!(cfg["rounds"]["curriculum"]["params"]["agents"], serde_json::json!([2]));
+    assert_eq!(cfg["validation"]["agents"], serde_json::json!([2]));
 }
