@@ -509,21 +509,24 @@ mod tests {
         close(g.double_value(&[0, 1, 0]), 0.0);
     }
 
-    /// Rollouts whose groups all have one reward: pure GRPO skips the step; with `sft_coef` the
-    /// supervised term alone moves the policy, and its logged value is the optimal plans' CE.
-    #[test]
-    fn the_supervised_term_trains_on_the_prompts_optimal_plans() {
-        use crate::model::ModelConfig;
-        use crate::optim::AdamConfig;
-        use crate::tokens::Layout;
-        use floe_core::{generate, GeneratorConfig};
-        let cfg = ModelConfig {
+    /// A one-layer model small enough for exact checks on 3×3 boards with 2 agents.
+    fn tiny_model() -> crate::model::ModelConfig {
+        crate::model::ModelConfig {
             d_model: 16,
             layers: 1,
             heads: 2,
             d_ff: 32,
-            layout: Layout { max_side: 4, max_agents: 2, max_time: 16 },
-        };
+            layout: crate::tokens::Layout { max_side: 4, max_agents: 2, max_time: 16 },
+        }
+    }
+
+    /// Rollouts whose groups all have one reward: pure GRPO skips the step; with `sft_coef` the
+    /// supervised term alone moves the policy, and its logged value is the optimal plans' CE.
+    #[test]
+    fn the_supervised_term_trains_on_the_prompts_optimal_plans() {
+        use crate::optim::AdamConfig;
+        use floe_core::{generate, GeneratorConfig};
+        let cfg = tiny_model();
         tch::manual_seed(2);
         let p = Policy::new(&cfg).unwrap();
         let insts = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 2, 9)).unwrap();
@@ -576,17 +579,9 @@ mod tests {
     /// −A of its answer and the logged pg is their mean over the tokens the loss counts.
     #[test]
     fn blame_leaves_the_legal_prefix_of_a_failed_answer_out_of_the_loss() {
-        use crate::model::ModelConfig;
         use crate::optim::AdamConfig;
-        use crate::tokens::Layout;
         use floe_core::{generate, GeneratorConfig, Move};
-        let cfg = ModelConfig {
-            d_model: 16,
-            layers: 1,
-            heads: 2,
-            d_ff: 32,
-            layout: Layout { max_side: 4, max_agents: 2, max_time: 16 },
-        };
+        let cfg = tiny_model();
         let inst = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 1, 4)).unwrap().remove(0);
         let good = answer(&optimal_moves(&inst).unwrap());
         // R D SEP W SEP END: 6 tokens, of which the step-1 moves R and W are the legal prefix.
