@@ -273,10 +273,10 @@ fn observe_with(
 }
 
 /// The least padded width: window rows are read as 8 bytes.
-const MAP_SLACK: usize = 8;
+const MIN_MAP_WIDTH: usize = 8;
 
 /// Per pool instance, two byte maps of its grid padded by `pad = max(radius, 1)` cells on every
-/// side (and on the right to a width of at least [`MAP_SLACK`]), each followed by a spare row:
+/// side (and on the right to a width of at least [`MIN_MAP_WIDTH`]), each followed by a spare row:
 /// `obs` holds 1 for holes and cells off the grid (so that each row of an observation window is
 /// one copy), `class` holds [`FREE`], [`HOLE`] or [`OFF`] (so that a move's target needs one load
 /// and no bounds test). The step works on cell indices into these maps ("padded cells").
@@ -341,7 +341,7 @@ impl HoleMaps {
         for p in 0..pool.len() {
             let (w, h, _) = unpack_dims(pool.dims[p]);
             let (w, h) = (w as usize, h as usize);
-            let mw = (w + 2 * pad).max(MAP_SLACK);
+            let mw = (w + 2 * pad).max(MIN_MAP_WIDTH);
             maps.index.push((maps.obs.len(), mw));
             for pr in 0..h + 2 * pad {
                 for pc in 0..mw {
