@@ -438,3 +438,18 @@ fn observations_match_a_naive_window() {
         }
     }
 }
+
+#[test]
+fn an_observation_radius_over_the_limit_is_an_error() {
+    let insts = floe_core::generator::random_instances(&GeneratorConfig::square(5, 2, 0.2, 0.0, 2, 1))
+        .expect("draws");
+    let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+    let cfg = |obs_radius| EnvConfig { num_envs: 2, obs_radius, ..EnvConfig::default() };
+    let max = floe_core::engine::MAX_OBS_RADIUS;
+    let err = CpuEngine::new(cfg(max + 1), Arc::clone(&pool)).expect_err("over the limit");
+    assert!(err.to_string().contains("observation radius"), "{err}");
+    let mut env = CpuEngine::new(cfg(max), Arc::clone(&pool)).expect("at the limit");
+    let mut out = StepBuffers::new(&cfg(max), pool.max_agents);
+    env.reset(1, &mut out).expect("reset");
+    env.step_random(&mut out).expect("step");
+}

@@ -121,7 +121,7 @@ fn step_cpu(
     // pass over the events (about 5 % of a 64-agent step). The last step is checked below.
     let walls = cfg.mode == CollisionMode::Soft && cfg.holes == HoleRule::Block;
     let agents_in = |engine: &CpuEngine| -> u64 {
-        engine.state().env.iter().map(|e| u64::from(floe_core::engine::layout::unpack_dims(e[0]).2)).sum()
+        engine.envs().iter().map(|e| u64::from(floe_core::engine::layout::unpack_dims(e[0]).2)).sum()
     };
     // The loop runs on a thread of rayon's pool, as a training loop that steps from a rayon task
     // would: each step's fork and join then stays inside the pool instead of handing the work to

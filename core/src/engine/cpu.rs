@@ -26,10 +26,11 @@
 //!    resets in the same step to the pool instance `pool_pick(seed + env, episode + 1)`; `obs`
 //!    holds the new episode's first observation.
 //!
-//! Positions stay packed rows and columns in the state (as on the GPU); the step works on cell
-//! indices into per-instance maps padded by a border of cells off the grid ([`HoleMaps`]), so a
-//! move's target, its class (free, hole, off the grid) and an observation window's rows are each
-//! one add and one load, with no bounds arithmetic.
+//! The engine's agent words hold cell indices into per-instance maps padded by a border of cells
+//! off the grid ([`HoleMaps`]), so a move's target, its class (free, hole, off the grid) and an
+//! observation window's rows are each one add and one load, with no bounds arithmetic, and a goal
+//! is placed in a window by one table lookup; [`CpuEngine::state`] converts them back to the
+//! packed rows and columns of the GPU backend's state.
 
 use std::cell::RefCell;
 use std::hint::select_unpredictable;
@@ -38,7 +39,7 @@ use rayon::prelude::*;
 
 use super::hash::{env_seed, pool_pick, random_action, step_hash};
 use super::layout::{
-    event, obs_stride, outcome, unpack_dims, unpack_rc, CollisionMode, EnvConfig, EnvInfo, HoleRule,
+    event, obs_stride, outcome, pack_rc, unpack_dims, unpack_rc, CollisionMode, EnvConfig, EnvInfo, HoleRule,
     AGENT_ACTIVE, NONE, OBS_CHANNELS, POS_MASK,
 };
 use super::pool::{EngineError, InstancePool};
@@ -49,7 +50,12 @@ use crate::verify::FailureKind;
 const ENVS_PER_TASK: usize = 64;
 
 /// Engine state: per environment 4 words (dims, step, episode, pool index) and per agent one
-/// word (cell and active bit). Goals and holes are read from the pool.
+/// word (position and active bit, see [`AGENT_ACTIVE`]). Goals and holes are read from the pool.
+///
+/// Positions are packed rows and columns ([`super::layout::pack_rc`]) in the copies that
+/// [`CpuEngine::state`] and the GPU backend's read-back give; inside the CPU engine an agent word
+/// holds the agent's cell on its instance's padded maps instead, which saves the step and the
+/// observation every conversion.
 #[derive(Debug, Clone)]
 pub struct EnvState {
     pub env: Vec<[u32; 4]>,
@@ -121,7 +127,7 @@ pub(crate) fn reset_env(ctx: Ctx<'_>, env: &mut [u32; 4], agents: &mut [u32], po
     let k = unpack_dims(dims).2 as usize;
     *env = [dims, 0, episode, pool_index];
     for (a, slot) in agents.iter_mut().enumerate() {
-        *slot = if a < k { ctx.pool.starts[p * ctx.k_max + a] | AGENT_ACTIVE } else { 0 };
+        *slot = if a < k { ctx.maps.starts[p * ctx.k_max + a] | AGENT_ACTIVE } else { 0 };
     }
 }
 
@@ -148,10 +154,10 @@ pub(crate) fn observe_env(
 
 /// Marks (`on`) or clears the active agents of one environment on a padded byte map.
 #[inline(always)]
-fn mark_agents(amap: &mut [u8], agents: &[u32], maps: Maps<'_>, on: u8) {
+fn mark_agents(amap: &mut [u8], agents: &[u32], on: u8) {
     for &ag in agents {
         if ag & AGENT_ACTIVE != 0 {
-            amap[maps.cell(ag & POS_MASK)] = on;
+            amap[(ag & POS_MASK) as usize] = on;
         }
     }
 }
@@ -180,9 +186,9 @@ fn observe_rows<const W: usize, const S: usize>(
     }
     let amap = amap.as_mut_slice();
     let agents = &agents[..k];
-    let goals = &ctx.pool.goals[p * ctx.k_max..p * ctx.k_max + k];
+    let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
     if !marked {
-        mark_agents(amap, agents, maps, 1);
+        mark_agents(amap, agents, 1);
     }
     let (used, padding) = obs.split_at_mut(k * S);
     padding.fill(0);
@@ -192,10 +198,8 @@ fn observe_rows<const W: usize, const S: usize>(
             o.fill(0);
             continue;
         }
-        let (r0, c0) = unpack_rc(ag & POS_MASK);
-        let (r0, c0) = (r0 as usize, c0 as usize);
         // The window's top-left padded cell; its rows are `mw` apart.
-        let start = maps.cell(ag & POS_MASK) - r * mw - r;
+        let start = (ag & POS_MASK) as usize - r * mw - r;
         // Padded widths are at least 8 and the maps end with a spare row, so every row of the
         // window has 8 bytes to copy.
         // (`mw` is below 2^16, so the row offsets cannot overflow and the one length test per
@@ -210,13 +214,11 @@ fn observe_rows<const W: usize, const S: usize>(
         }
         o[2 * plane..].fill(0);
         o[plane + r * W + r] = 0;
-        let (gr, gc) = unpack_rc(goal);
-        let (gr, gc) = ((gr as usize + r).wrapping_sub(r0), (gc as usize + r).wrapping_sub(c0));
-        // Branch-free: a goal outside the window writes its 0 over the plane's first 0.
-        let seen = gr < W && gc < W;
-        o[2 * plane + select_unpredictable(seen, gr * W + gc, 0)] = u8::from(seen);
+        // A goal outside the window writes its 0 over the plane's first 0.
+        let (at, seen) = maps.goal_in_window(goal, start);
+        o[2 * plane + at] = seen;
     }
-    mark_agents(amap, agents, maps, 0);
+    mark_agents(amap, agents, 0);
 }
 
 /// Observations for any radius, one row copy of `2r + 1` bytes at a time.
@@ -242,19 +244,17 @@ fn observe_with(
     }
     let amap = amap.as_mut_slice();
     if !marked {
-        mark_agents(amap, &agents[..k], maps, 1);
+        mark_agents(amap, &agents[..k], 1);
     }
     for a in 0..k {
         let ag = agents[a];
         if ag & AGENT_ACTIVE == 0 {
             continue;
         }
-        let (r0, c0) = unpack_rc(ag & POS_MASK);
-        let (r0, c0) = (r0 as usize, c0 as usize);
         let o = &mut obs[a * ctx.stride..a * ctx.stride + OBS_CHANNELS * plane];
         let (holes_plane, rest) = o.split_at_mut(plane);
         let agents_plane = &mut rest[..plane];
-        let start = maps.cell(ag & POS_MASK) - r * mw - r;
+        let start = (ag & POS_MASK) as usize - r * mw - r;
         let span = (win - 1) * mw + win;
         let (hrows, arows) = (&hmap[start..start + span], &amap[start..start + span]);
         let dst = holes_plane.chunks_exact_mut(win).zip(agents_plane.chunks_exact_mut(win));
@@ -263,14 +263,14 @@ fn observe_with(
             da.copy_from_slice(&sa[..win]);
         }
         o[plane + r * win + r] = 0;
-        let (gr, gc) = unpack_rc(ctx.pool.goals[p * ctx.k_max + a]);
-        let (gr, gc) = ((gr as usize + r).wrapping_sub(r0), (gc as usize + r).wrapping_sub(c0));
-        if gr < win && gc < win {
-            o[2 * plane + gr * win + gc] = 1;
-        }
+        let (at, seen) = maps.goal_in_window(ctx.maps.goals[p * ctx.k_max + a], start);
+        o[2 * plane + at] |= seen;
     }
-    mark_agents(amap, &agents[..k], maps, 0);
+    mark_agents(amap, &agents[..k], 0);
 }
+
+/// The largest observation radius of the CPU backend: a window of 255 × 255 cells.
+pub const MAX_OBS_RADIUS: u32 = 127;
 
 /// The least padded width: window rows are read as 8 bytes.
 const MIN_MAP_WIDTH: usize = 8;
@@ -279,16 +279,33 @@ const MIN_MAP_WIDTH: usize = 8;
 /// side (and on the right to a width of at least [`MIN_MAP_WIDTH`]), each followed by a spare row:
 /// `obs` holds 1 for holes and cells off the grid (so that each row of an observation window is
 /// one copy), `class` holds [`FREE`], [`HOLE`] or [`OFF`] (so that a move's target needs one load
-/// and no bounds test). The step works on cell indices into these maps ("padded cells").
+/// and no bounds test). The step works on cell indices into these maps ("padded cells"): the
+/// engine's agent words hold them, and the instances' starts and goals are kept here as padded
+/// cells too. Per padded width, a table places a goal in an observation window: see
+/// [`HoleMaps::window_table`].
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HoleMaps {
     obs: Vec<u8>,
     class: Vec<u8>,
-    /// Per instance: offset into the byte vectors and padded width.
-    index: Vec<(usize, usize)>,
+    /// Per instance and agent slot (`k_max` a instance): padded cells of the starts and goals.
+    starts: Vec<u32>,
+    goals: Vec<u32>,
+    /// The window tables, one per padded width, back to back.
+    windows: Vec<u16>,
+    /// Window width.
+    win: usize,
+    index: Vec<MapIndex>,
     pad: usize,
     /// The longest map, slack included.
     longest: usize,
+}
+
+/// Where one instance's maps and window table start, and its padded width.
+#[derive(Debug, Clone, Copy)]
+struct MapIndex {
+    off: usize,
+    mw: usize,
+    window: usize,
 }
 
 /// Map classes.
@@ -301,48 +318,78 @@ const OFF: u8 = 2;
 pub(crate) struct Maps<'a> {
     obs: &'a [u8],
     class: &'a [u8],
+    /// The window table of this padded width (see [`HoleMaps::window_table`]).
+    window: &'a [u16],
     /// Padded width.
     mw: usize,
     pad: usize,
 }
 
 impl Maps<'_> {
-    /// The padded cell of a packed position.
-    #[inline(always)]
-    fn cell(&self, rc: u32) -> usize {
-        let (r, c) = unpack_rc(rc);
-        (r as usize + self.pad) * self.mw + c as usize + self.pad
+    /// The packed position of a padded cell on the grid.
+    fn rc(&self, cell: usize) -> u32 {
+        pack_rc((cell / self.mw - self.pad) as u32, (cell % self.mw - self.pad) as u32)
     }
 
     /// Where action `act` (`0..8`) takes the agent with word `ag`, given [`cell_steps`]. Branch-free:
     /// the padding makes every neighbour of a grid cell a valid index.
     #[inline(always)]
     fn target(&self, steps: &[usize; 8], ag: u32, act: usize) -> Target {
-        let rc = ag & POS_MASK;
-        let here = self.cell(rc);
+        let here = (ag & POS_MASK) as usize;
         let there = here.wrapping_add(steps[act]);
-        Target { rc, here, there, class: self.class[there] }
+        Target { here, there, class: self.class[there] }
+    }
+
+    /// The place of padded cell `goal` in the observation window (width `win`) whose top-left
+    /// padded cell is `start`: `(index in the window, 1)`, or `(0, 0)` outside it. Branch-free.
+    #[inline(always)]
+    fn goal_in_window(&self, goal: u32, start: usize) -> (usize, u8) {
+        let last = self.window.len() - 1;
+        let v = self.window[(goal as usize).wrapping_sub(start).min(last)];
+        (usize::from(v.saturating_sub(1)), u8::from(v != 0))
     }
 }
 
-/// An agent's packed position and padded cell, the padded cell its action leads to, and that
-/// cell's class.
+/// An agent's padded cell, the padded cell its action leads to, and that cell's class.
 struct Target {
-    rc: u32,
     here: usize,
     there: usize,
     class: u8,
 }
 
 impl HoleMaps {
-    pub(crate) fn new(pool: &InstancePool, radius: u32) -> Self {
+    /// The maps of every pool instance for observation radius `radius`.
+    ///
+    /// # Errors
+    /// A radius over [`MAX_OBS_RADIUS`], or a padded map with 2^24 cells or more (agent words
+    /// hold padded cells in 24 bits).
+    pub(crate) fn new(pool: &InstancePool, radius: u32) -> Result<Self, EngineError> {
+        if radius > MAX_OBS_RADIUS {
+            return Err(EngineError::Invalid(format!(
+                "observation radius {radius}: the CPU backend takes at most {MAX_OBS_RADIUS}"
+            )));
+        }
         let pad = radius.max(1) as usize;
-        let mut maps = Self { pad, ..Self::default() };
+        let win = 2 * radius as usize + 1;
+        let k_max = pool.max_agents;
+        let mut maps = Self { pad, win, ..Self::default() };
+        let mut tables = std::collections::BTreeMap::new();
         for p in 0..pool.len() {
-            let (w, h, _) = unpack_dims(pool.dims[p]);
+            let (w, h, k) = unpack_dims(pool.dims[p]);
             let (w, h) = (w as usize, h as usize);
             let mw = (w + 2 * pad).max(MIN_MAP_WIDTH);
-            maps.index.push((maps.obs.len(), mw));
+            if (h + 2 * pad + 1) * mw > POS_MASK as usize {
+                return Err(EngineError::Invalid(format!(
+                    "observation radius {radius}: instance {p}'s padded map of {w}x{h} cells is too large"
+                )));
+            }
+            let window = *tables.entry(mw).or_insert_with(|| {
+                let at = maps.windows.len();
+                maps.windows.extend(Self::window_table(mw, win));
+                at
+            });
+            let off = maps.obs.len();
+            maps.index.push(MapIndex { off, mw, window });
             for pr in 0..h + 2 * pad {
                 for pc in 0..mw {
                     let inside = (pad..pad + h).contains(&pr) && (pad..pad + w).contains(&pc);
@@ -359,17 +406,57 @@ impl HoleMaps {
             }
             maps.obs.resize(maps.obs.len() + mw, 1);
             maps.class.resize(maps.class.len() + mw, OFF);
-            maps.longest = maps.longest.max(maps.obs.len() - maps.index[p].0);
+            maps.longest = maps.longest.max(maps.obs.len() - off);
+            let cell = |rc: u32| {
+                let (r, c) = unpack_rc(rc);
+                ((r as usize + pad) * mw + c as usize + pad) as u32
+            };
+            for a in 0..k_max {
+                let (start, goal) = if a < k as usize {
+                    (cell(pool.starts[p * k_max + a]), cell(pool.goals[p * k_max + a]))
+                } else {
+                    (0, 0)
+                };
+                maps.starts.push(start);
+                maps.goals.push(goal);
+            }
         }
-        maps
+        Ok(maps)
+    }
+
+    /// The window table of padded width `mw` and window width `win`: entry `d` (the offset of a
+    /// padded cell from a window's top-left cell) is 1 + the cell's index in the window, or 0
+    /// where the cell is outside it; one last 0 entry stands for every larger offset.
+    fn window_table(mw: usize, win: usize) -> Vec<u16> {
+        let span = (win - 1) * mw + win;
+        let mut table: Vec<u16> = (0..span)
+            .map(|d| {
+                let (r, c) = (d / mw, d % mw);
+                // At most 255 × 255 window cells (`MAX_OBS_RADIUS`), so the entry fits.
+                if c < win {
+                    (r * win + c + 1) as u16
+                } else {
+                    0
+                }
+            })
+            .collect();
+        table.push(0);
+        table
     }
 
     /// The maps of instance `p`.
     #[inline]
     pub(crate) fn instance(&self, p: usize) -> Maps<'_> {
-        let (off, mw) = self.index[p];
-        let end = self.index.get(p + 1).map_or(self.obs.len(), |&(o, _)| o);
-        Maps { obs: &self.obs[off..end], class: &self.class[off..end], mw, pad: self.pad }
+        let MapIndex { off, mw, window } = self.index[p];
+        let end = self.index.get(p + 1).map_or(self.obs.len(), |i| i.off);
+        let len = (self.win - 1) * mw + self.win + 1;
+        Maps {
+            obs: &self.obs[off..end],
+            class: &self.class[off..end],
+            window: &self.windows[window..window + len],
+            mw,
+            pad: self.pad,
+        }
     }
 }
 
@@ -379,9 +466,6 @@ impl HoleMaps {
 fn cell_steps(mw: usize) -> [usize; 8] {
     [0, mw.wrapping_neg(), mw, usize::MAX, 1, 0, 0, 0]
 }
-
-/// Packed-position steps of the actions, indexed like [`cell_steps`].
-const RC_STEPS: [u32; 8] = [0, (1u32 << 12).wrapping_neg(), 1 << 12, u32::MAX, 1, 0, 0, 0];
 
 /// The actions of one environment's `k` agents: the caller's, or random ones written into `buf`
 /// (a loop the compiler vectorises).
@@ -425,7 +509,7 @@ pub(crate) fn step_env(
 ) -> (bool, bool) {
     let k = unpack_dims(env[0]).2 as usize;
     let p = env[3] as usize;
-    let goals = &ctx.pool.goals[p * ctx.k_max..p * ctx.k_max + k];
+    let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
     let maps = ctx.maps.instance(p);
     let hash = step_hash(env_seed(ctx.cfg.seed, e), env[2], env[1]);
     env[1] += 1;
@@ -520,16 +604,15 @@ fn step_soft<const DROP: bool>(
     for a in 0..k {
         let ag = agents[a];
         let act = acts[a] as usize & 7;
-        let Target { rc, here, there, class } = s.maps.target(&steps, ag, act);
+        let Target { here, there, class } = s.maps.target(&steps, ag, act);
         let was_active = ag & AGENT_ACTIVE != 0;
         let (hole, off) = (class == HOLE, class == OFF);
         let dropped = DROP & was_active & hole;
         let active = was_active & !dropped;
         let moving = active & (class == FREE) & (act != 0);
-        let trc = rc.wrapping_add(RC_STEPS[act]);
         if DROP {
             // Dropping out leaves the agent, inactive, on the hole.
-            agents[a] = if dropped { trc } else { ag };
+            agents[a] = if dropped { there as u32 } else { ag };
         }
         events[a] = if was_active {
             (u32::from(off) * event::OFF_GRID) | (u32::from(hole) * event::HOLE)
@@ -545,7 +628,6 @@ fn step_soft<const DROP: bool>(
         lanes[a] = Lane {
             here: here as u32,
             there: select_unpredictable(moving, there, here) as u32,
-            trc,
             moving,
             stays: false,
         };
@@ -586,10 +668,10 @@ fn step_soft<const DROP: bool>(
         cells[l.here as usize] = 0;
         cells[select_unpredictable(l.moving, l.there as usize, spare + a)] = 0;
         let moved = l.moving & !l.stays;
-        let ag = select_unpredictable(moved, l.trc | AGENT_ACTIVE, agents[a]);
+        let ag = select_unpredictable(moved, l.there | AGENT_ACTIVE, agents[a]);
         agents[a] = ag;
         if ag & AGENT_ACTIVE != 0 {
-            bits[select_unpredictable(moved, l.there, l.here) as usize] = 1;
+            bits[(ag & POS_MASK) as usize] = 1;
         }
         let ev = events[a] | (u32::from(l.stays) * event::BLOCKED) | (u32::from(moved) * event::MOVED);
         (events[a], rewards[a]) = tally.finish(ag, ev, goals[a], s.ctx.lut);
@@ -613,12 +695,11 @@ fn step_strict(
     for a in 0..k {
         let ag = agents[a];
         let act = acts[a] as usize & 7;
-        let Target { rc, here, there, class } = s.maps.target(&steps, ag, act);
+        let Target { here, there, class } = s.maps.target(&steps, ag, act);
         let active = ag & AGENT_ACTIVE != 0;
         let moving = active & (act != 0) & (class == FREE);
         let to = if class == FREE { there } else { here } as u32;
-        lanes[a] =
-            Lane { here: here as u32, there: to, trc: rc.wrapping_add(RC_STEPS[act]), moving, stays: false };
+        lanes[a] = Lane { here: here as u32, there: to, moving, stays: false };
         events[a] = match (active, class) {
             (false, _) => event::INACTIVE,
             (true, OFF) => event::OFF_GRID,
@@ -644,7 +725,7 @@ fn step_strict(
     for (a, l) in lanes.iter().enumerate() {
         if moves && l.moving {
             events[a] |= event::MOVED;
-            agents[a] = l.trc | AGENT_ACTIVE;
+            agents[a] = l.there | AGENT_ACTIVE;
         }
         if agents[a] & AGENT_ACTIVE != 0 {
             bits[if moves && l.moving { l.there } else { l.here } as usize] = 1;
@@ -703,13 +784,12 @@ fn strict_conflicts(
 }
 
 /// One agent's working record in a step: its padded cell, its target cell (its own cell unless
-/// it moves), its packed position after the move, whether it tries to move, and (soft mode)
-/// whether it is blocked and stays.
+/// it moves), whether it tries to move, and (soft mode) whether it is blocked and stays.
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(align(16))]
 pub(crate) struct Lane {
     here: u32,
     there: u32,
-    trc: u32,
     moving: bool,
     stays: bool,
 }
@@ -738,7 +818,7 @@ impl CpuEngine {
         }
         let k = pool.max_agents;
         let state = EnvState { env: vec![[0; 4]; cfg.num_envs], agents: vec![0; cfg.num_envs * k] };
-        let maps = HoleMaps::new(&pool, cfg.obs_radius);
+        let maps = HoleMaps::new(&pool, cfg.obs_radius)?;
         let lut = Box::new(std::array::from_fn(|ev| cfg.rewards.reward(ev as u32)));
         Ok(Self { cfg, pool, state, maps, lut })
     }
@@ -755,10 +835,26 @@ impl CpuEngine {
         &self.pool
     }
 
-    /// The current state.
+    /// Every environment's state words (dims, step, episode, pool index), as in [`EnvState::env`],
+    /// without a copy.
     #[must_use]
-    pub fn state(&self) -> &EnvState {
-        &self.state
+    pub fn envs(&self) -> &[[u32; 4]] {
+        &self.state.env
+    }
+
+    /// A copy of the current state, agents' positions packed as rows and columns (as the GPU
+    /// backend's [`super::GpuEngine::read_state`] gives them).
+    #[must_use]
+    pub fn state(&self) -> EnvState {
+        let k = self.pool.max_agents;
+        let mut agents = self.state.agents.clone();
+        for (env, agents) in self.state.env.iter().zip(agents.chunks_mut(k.max(1))) {
+            let maps = self.maps.instance(env[3] as usize);
+            for ag in &mut agents[..unpack_dims(env[0]).2 as usize] {
+                *ag = maps.rc((*ag & POS_MASK) as usize) | (*ag & AGENT_ACTIVE);
+            }
+        }
+        EnvState { env: self.state.env.clone(), agents }
     }
 
     fn split(&mut self) -> (Ctx<'_>, &mut EnvState) {
@@ -940,7 +1036,7 @@ impl CpuEngine {
     /// # Errors
     /// A buffer of the wrong size.
     pub fn global_state(&self, out: &mut [u8]) -> Result<(), EngineError> {
-        global_state(&self.pool, &self.state, out)
+        global_state(&self.pool, &self.state(), out)
     }
 }
 

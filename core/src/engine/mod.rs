@@ -48,7 +48,7 @@ pub mod pool;
 pub mod shaders;
 pub mod verify_batch;
 
-pub use cpu::{Actions, CpuEngine, EnvState};
+pub use cpu::{Actions, CpuEngine, EnvState, MAX_OBS_RADIUS};
 pub use layout::{
     event, obs_stride, outcome, CollisionMode, EnvConfig, EnvInfo, HoleRule, RewardWeights, VerifyOut, NONE,
 };
