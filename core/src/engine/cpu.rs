@@ -98,8 +98,8 @@ impl Scratch {
             self.occ.resize(cells, 0);
             self.count.resize(cells, 0);
         }
-        if self.lanes.len() < k {
-            self.lanes.resize(k, Lane::default());
+        if self.lanes.len() <= k {
+            self.lanes.resize(k + 1, Lane::default());
             self.stack.resize(k, 0);
         }
     }
@@ -218,7 +218,21 @@ fn observe_rows<const W: usize, const S: usize>(
         let (at, seen) = maps.goal_in_window(goal, start);
         o[2 * plane + at] = seen;
     }
-    mark_agents(amap, agents, 0);
+    clear_agents(amap, agents, hmap.len());
+}
+
+/// The observation map of agents is cleared whole (a few wide stores) when it has at most this
+/// many bytes per agent.
+const BULK_CLEAR_BYTES_PER_AGENT: usize = 64;
+
+/// Clears the agent marks of one environment from a padded byte map of `len` bytes.
+#[inline(always)]
+fn clear_agents(amap: &mut [u8], agents: &[u32], len: usize) {
+    if len <= BULK_CLEAR_BYTES_PER_AGENT * agents.len() {
+        amap[..len].fill(0);
+    } else {
+        mark_agents(amap, agents, 0);
+    }
 }
 
 /// Observations for any radius, one row copy of `2r + 1` bytes at a time.
@@ -266,7 +280,7 @@ fn observe_with(
         let (at, seen) = maps.goal_in_window(ctx.maps.goals[p * ctx.k_max + a], start);
         o[2 * plane + at] |= seen;
     }
-    mark_agents(amap, &agents[..k], 0);
+    clear_agents(amap, &agents[..k], hmap.len());
 }
 
 /// The largest observation radius of the CPU backend: a window of 255 × 255 cells.
@@ -593,11 +607,13 @@ fn step_soft<const DROP: bool>(
     sc: &mut Scratch,
 ) -> Tally {
     let k = agents.len();
-    let (goals, events, rewards) = (&s.goals[..k], &mut events[..k], &mut rewards[..k]);
     let Scratch { cells, lanes, stack, acts, bits, .. } = sc;
     // Slices, not vectors, from here on: their pointers and lengths then stay in registers.
-    let (cells, bits) = (cells.as_mut_slice(), bits.as_mut_slice());
-    let (lanes, acts) = (&mut lanes[..k], actions_of(s.actions, s.hash, k, acts));
+    let cells = cells.as_mut_slice();
+    // Lanes are 1-based, as the cell words' agents are: lane 0 is a sentinel that moves to no
+    // cell, so an empty target's "occupant" never blocks.
+    let (lanes, acts) = (&mut lanes[..=k], actions_of(s.actions, s.hash, k, acts));
+    lanes[0] = Lane { here: u32::MAX, there: u32::MAX, moving: true, stays: false, ev: 0 };
     // Agent `a`'s spare cell is `spare + a`.
     let spare = s.ctx.maps.longest;
     let steps = cell_steps(s.maps.mw);
@@ -614,7 +630,8 @@ fn step_soft<const DROP: bool>(
             // Dropping out leaves the agent, inactive, on the hole.
             agents[a] = if dropped { there as u32 } else { ag };
         }
-        events[a] = if was_active {
+        const { assert!((event::INACTIVE | event::OFF_GRID | event::HOLE) >> 8 == 0) };
+        let ev = if was_active {
             (u32::from(off) * event::OFF_GRID) | (u32::from(hole) * event::HOLE)
         } else {
             event::INACTIVE
@@ -625,25 +642,25 @@ fn step_soft<const DROP: bool>(
         let t = select_unpredictable(moving, there, spare + a);
         let w = cells[t];
         cells[t] = ((w + COUNT_ONE) & 0xffff) | ((a as u32 + 1) << MOVER_SHIFT);
-        lanes[a] = Lane {
+        lanes[a + 1] = Lane {
             here: here as u32,
             there: select_unpredictable(moving, there, here) as u32,
             moving,
             stays: false,
+            ev: ev as u8,
         };
     }
     // Contests, swaps, and moves into the cell of an agent that does not move. `stack[..len]` is
-    // the work list (each agent enters it at most once).
+    // the work list of lanes (each enters it at most once).
     let stack = &mut stack[..k];
     let mut len = 0;
-    for a in 0..k {
+    for a in 1..=k {
         let l = lanes[a];
-        let t = select_unpredictable(l.moving, l.there as usize, spare + a);
-        let w = cells[t];
-        let b = (w & OCC) as usize;
-        // `b` is 0 (nobody there) or 1 + the agent on the target.
-        let o = lanes[b.saturating_sub(1).min(k - 1)];
-        let other = (b != 0) & (!o.moving | (o.there == l.here));
+        // A mover's target, or the cell of one that does not move (which is then not blocked).
+        let w = cells[l.there as usize];
+        // The lane of the agent on the target (0, the sentinel, if nobody is there).
+        let o = lanes[(w & OCC) as usize];
+        let other = !o.moving | (o.there == l.here);
         let blocked = l.moving & ((w >> 8 & 0xff >= 2) | other);
         lanes[a].stays = blocked;
         stack[len] = a as u16;
@@ -654,7 +671,7 @@ fn step_soft<const DROP: bool>(
         len -= 1;
         let w = cells[lanes[stack[len] as usize].here as usize];
         if w >> 8 & 0xff == 1 {
-            let m = (w >> MOVER_SHIFT) as usize - 1;
+            let m = (w >> MOVER_SHIFT) as usize;
             if !lanes[m].stays {
                 lanes[m].stays = true;
                 stack[len] = m as u16;
@@ -662,19 +679,61 @@ fn step_soft<const DROP: bool>(
             }
         }
     }
+    // Clearing the cell words: whole when the map is small for the agents (a few wide stores),
+    // else the two words each agent touched.
+    let map = s.maps.class.len();
+    let out = SoftOut { agents, events, rewards, bits: bits.as_mut_slice(), goals: &s.goals[..k] };
+    if map <= BULK_CLEAR_CELLS_PER_AGENT * k {
+        let tally = soft_moves::<false>(out, &lanes[1..], cells, spare, s.ctx.lut);
+        cells[..map].fill(0);
+        cells[spare..spare + k].fill(0);
+        tally
+    } else {
+        soft_moves::<true>(out, &lanes[1..], cells, spare, s.ctx.lut)
+    }
+}
+
+/// A soft step clears its cell words all at once when the padded map has at most this many
+/// cells per agent.
+const BULK_CLEAR_CELLS_PER_AGENT: usize = 16;
+
+/// What the last pass of a soft step writes.
+struct SoftOut<'a> {
+    agents: &'a mut [u32],
+    events: &'a mut [u32],
+    rewards: &'a mut [f32],
+    bits: &'a mut [u8],
+    goals: &'a [u32],
+}
+
+/// The last pass of a soft step: moves, marks for the observation, goals and rewards; with
+/// `CLEAR`, also clears the cell words each agent touched.
+#[inline(always)]
+fn soft_moves<const CLEAR: bool>(
+    o: SoftOut<'_>,
+    lanes: &[Lane],
+    cells: &mut [u32],
+    spare: usize,
+    lut: &[f32; 256],
+) -> Tally {
+    let k = o.agents.len();
+    let (lanes, events, rewards, goals) =
+        (&lanes[..k], &mut o.events[..k], &mut o.rewards[..k], &o.goals[..k]);
     let mut tally = Tally::default();
     for a in 0..k {
         let l = lanes[a];
-        cells[l.here as usize] = 0;
-        cells[select_unpredictable(l.moving, l.there as usize, spare + a)] = 0;
-        let moved = l.moving & !l.stays;
-        let ag = select_unpredictable(moved, l.there | AGENT_ACTIVE, agents[a]);
-        agents[a] = ag;
-        if ag & AGENT_ACTIVE != 0 {
-            bits[(ag & POS_MASK) as usize] = 1;
+        if CLEAR {
+            cells[l.here as usize] = 0;
+            cells[select_unpredictable(l.moving, l.there as usize, spare + a)] = 0;
         }
-        let ev = events[a] | (u32::from(l.stays) * event::BLOCKED) | (u32::from(moved) * event::MOVED);
-        (events[a], rewards[a]) = tally.finish(ag, ev, goals[a], s.ctx.lut);
+        let moved = l.moving & !l.stays;
+        let ag = select_unpredictable(moved, l.there | AGENT_ACTIVE, o.agents[a]);
+        o.agents[a] = ag;
+        if ag & AGENT_ACTIVE != 0 {
+            o.bits[(ag & POS_MASK) as usize] = 1;
+        }
+        let ev = u32::from(l.ev) | (u32::from(l.stays) * event::BLOCKED) | (u32::from(moved) * event::MOVED);
+        (events[a], rewards[a]) = tally.finish(ag, ev, goals[a], lut);
     }
     tally
 }
@@ -699,7 +758,7 @@ fn step_strict(
         let active = ag & AGENT_ACTIVE != 0;
         let moving = active & (act != 0) & (class == FREE);
         let to = if class == FREE { there } else { here } as u32;
-        lanes[a] = Lane { here: here as u32, there: to, moving, stays: false };
+        lanes[a] = Lane { here: here as u32, there: to, moving, stays: false, ev: 0 };
         events[a] = match (active, class) {
             (false, _) => event::INACTIVE,
             (true, OFF) => event::OFF_GRID,
@@ -784,7 +843,8 @@ fn strict_conflicts(
 }
 
 /// One agent's working record in a step: its padded cell, its target cell (its own cell unless
-/// it moves), whether it tries to move, and (soft mode) whether it is blocked and stays.
+/// it moves), whether it tries to move, and (soft mode) whether it is blocked and stays and its
+/// events so far.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(align(16))]
 pub(crate) struct Lane {
@@ -792,6 +852,8 @@ pub(crate) struct Lane {
     there: u32,
     moving: bool,
     stays: bool,
+    /// Soft steps: the events of the first pass (`INACTIVE`, `OFF_GRID`, `HOLE`).
+    ev: u8,
 }
 
 /// The CPU batch of environments.
