@@ -572,17 +572,18 @@ struct Step<'a> {
 }
 
 impl Tally {
-    /// The goal pass, for an agent after its move (agent word `ag`, events so far `ev`): adds
-    /// `INACTIVE`, `AT_GOAL` and `REACHED`, counts the agent in, and returns its events and
-    /// reward.
+    /// The goal pass, for an agent after its move (agent word `ag`, events so far `ev`, which
+    /// hold `INACTIVE` already for an agent out of the episode): adds `AT_GOAL` and `REACHED`,
+    /// counts the agent in, and returns its events and reward.
     #[inline(always)]
     fn finish(&mut self, ag: u32, ev: u32, goal: u32, lut: &[f32; 256]) -> (u32, f32) {
         let active = ag >> 31;
         let home = active & u32::from(ag & POS_MASK == goal);
         // Arriving is being home after a move (starts and goals differ); `MOVED` is bit 0.
         const { assert!(event::MOVED == 1 && AGENT_ACTIVE == 1 << 31) };
-        let reached = home & ev & event::MOVED;
-        let ev = ev | ((active ^ 1) * event::INACTIVE) | (home * event::AT_GOAL) | (reached * event::REACHED);
+        let reached = home & ev;
+        let ev =
+            ev | (home << event::AT_GOAL.trailing_zeros()) | (reached << event::REACHED.trailing_zeros());
         self.active += active;
         self.home += home;
         (ev, lut[(ev & 0xff) as usize])
@@ -613,7 +614,7 @@ fn step_soft<const DROP: bool>(
     // Lanes are 1-based, as the cell words' agents are: lane 0 is a sentinel that moves to no
     // cell, so an empty target's "occupant" never blocks.
     let (lanes, acts) = (&mut lanes[..=k], actions_of(s.actions, s.hash, k, acts));
-    lanes[0] = Lane { here: u32::MAX, there: u32::MAX, moving: true, stays: false, ev: 0 };
+    lanes[0] = Lane { here: u32::MAX, there: u32::MAX, ev: event::MOVED as u8 };
     // Agent `a`'s spare cell is `spare + a`.
     let spare = s.ctx.maps.longest;
     let steps = cell_steps(s.maps.mw);
@@ -622,33 +623,26 @@ fn step_soft<const DROP: bool>(
         let act = acts[a] as usize & 7;
         let Target { here, there, class } = s.maps.target(&steps, ag, act);
         let was_active = ag & AGENT_ACTIVE != 0;
-        let (hole, off) = (class == HOLE, class == OFF);
-        let dropped = DROP & was_active & hole;
+        let dropped = DROP & was_active & (class == HOLE);
         let active = was_active & !dropped;
         let moving = active & (class == FREE) & (act != 0);
         if DROP {
             // Dropping out leaves the agent, inactive, on the hole.
             agents[a] = if dropped { there as u32 } else { ag };
         }
-        const { assert!((event::INACTIVE | event::OFF_GRID | event::HOLE) >> 8 == 0) };
-        let ev = if was_active {
-            (u32::from(off) * event::OFF_GRID) | (u32::from(hole) * event::HOLE)
-        } else {
-            event::INACTIVE
-        };
+        // `MOVED` here means "tries to move"; the contests add `BLOCKED`, and the last pass
+        // clears `MOVED` from the blocked.
+        let ev = select_unpredictable(was_active, CLASS_EVENTS[usize::from(class)], event::INACTIVE as u8)
+            | (u8::from(dropped) << event::INACTIVE.trailing_zeros())
+            | u8::from(moving);
         if active {
             cells[here] |= a as u32 + 1;
         }
         let t = select_unpredictable(moving, there, spare + a);
         let w = cells[t];
         cells[t] = ((w + COUNT_ONE) & 0xffff) | ((a as u32 + 1) << MOVER_SHIFT);
-        lanes[a + 1] = Lane {
-            here: here as u32,
-            there: select_unpredictable(moving, there, here) as u32,
-            moving,
-            stays: false,
-            ev: ev as u8,
-        };
+        lanes[a + 1] =
+            Lane { here: here as u32, there: select_unpredictable(moving, there, here) as u32, ev };
     }
     // Contests, swaps, and moves into the cell of an agent that does not move. `stack[..len]` is
     // the work list of lanes (each enters it at most once).
@@ -660,9 +654,9 @@ fn step_soft<const DROP: bool>(
         let w = cells[l.there as usize];
         // The lane of the agent on the target (0, the sentinel, if nobody is there).
         let o = lanes[(w & OCC) as usize];
-        let other = !o.moving | (o.there == l.here);
-        let blocked = l.moving & ((w >> 8 & 0xff >= 2) | other);
-        lanes[a].stays = blocked;
+        let other = !o.moving() | (o.there == l.here);
+        let blocked = l.moving() & ((w >> 8 & 0xff >= 2) | other);
+        lanes[a].ev |= u8::from(blocked) << 1;
         stack[len] = a as u16;
         len += usize::from(blocked);
     }
@@ -672,8 +666,8 @@ fn step_soft<const DROP: bool>(
         let w = cells[lanes[stack[len] as usize].here as usize];
         if w >> 8 & 0xff == 1 {
             let m = (w >> MOVER_SHIFT) as usize;
-            if !lanes[m].stays {
-                lanes[m].stays = true;
+            if lanes[m].ev & BLOCKED == 0 {
+                lanes[m].ev |= BLOCKED;
                 stack[len] = m as u16;
                 len += 1;
             }
@@ -724,15 +718,15 @@ fn soft_moves<const CLEAR: bool>(
         let l = lanes[a];
         if CLEAR {
             cells[l.here as usize] = 0;
-            cells[select_unpredictable(l.moving, l.there as usize, spare + a)] = 0;
+            cells[select_unpredictable(l.moving(), l.there as usize, spare + a)] = 0;
         }
-        let moved = l.moving & !l.stays;
-        let ag = select_unpredictable(moved, l.there | AGENT_ACTIVE, o.agents[a]);
+        // A blocked agent tried to move and did not.
+        let ev = u32::from(l.ev & !(l.ev >> 1 & 1));
+        let ag = select_unpredictable(ev & event::MOVED != 0, l.there | AGENT_ACTIVE, o.agents[a]);
         o.agents[a] = ag;
         if ag & AGENT_ACTIVE != 0 {
             o.bits[(ag & POS_MASK) as usize] = 1;
         }
-        let ev = u32::from(l.ev) | (u32::from(l.stays) * event::BLOCKED) | (u32::from(moved) * event::MOVED);
         (events[a], rewards[a]) = tally.finish(ag, ev, goals[a], lut);
     }
     tally
@@ -758,7 +752,7 @@ fn step_strict(
         let active = ag & AGENT_ACTIVE != 0;
         let moving = active & (act != 0) & (class == FREE);
         let to = if class == FREE { there } else { here } as u32;
-        lanes[a] = Lane { here: here as u32, there: to, moving, stays: false, ev: 0 };
+        lanes[a] = Lane { here: here as u32, there: to, ev: u8::from(moving) };
         events[a] = match (active, class) {
             (false, _) => event::INACTIVE,
             (true, OFF) => event::OFF_GRID,
@@ -782,12 +776,12 @@ fn step_strict(
     }
     let moves = failure.is_none();
     for (a, l) in lanes.iter().enumerate() {
-        if moves && l.moving {
+        if moves && l.moving() {
             events[a] |= event::MOVED;
             agents[a] = l.there | AGENT_ACTIVE;
         }
         if agents[a] & AGENT_ACTIVE != 0 {
-            bits[if moves && l.moving { l.there } else { l.here } as usize] = 1;
+            bits[if moves && l.moving() { l.there } else { l.here } as usize] = 1;
         }
     }
     let mut tally = Tally::default();
@@ -812,7 +806,7 @@ fn strict_conflicts(
         occ[lanes[a].here as usize] = a as u16 + 1;
     }
     let mut edge: Option<usize> = None;
-    for a in (0..k).filter(|&a| lanes[a].moving) {
+    for a in (0..k).filter(|&a| lanes[a].moving()) {
         let b = occ[lanes[a].there as usize];
         if b != 0 && lanes[b as usize - 1].there == lanes[a].here {
             events[a] |= event::CONFLICT;
@@ -843,17 +837,29 @@ fn strict_conflicts(
 }
 
 /// One agent's working record in a step: its padded cell, its target cell (its own cell unless
-/// it moves), whether it tries to move, and (soft mode) whether it is blocked and stays and its
-/// events so far.
+/// it moves), and its events so far (including whether it tries to move).
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(align(16))]
 pub(crate) struct Lane {
     here: u32,
     there: u32,
-    moving: bool,
-    stays: bool,
-    /// Soft steps: the events of the first pass (`INACTIVE`, `OFF_GRID`, `HOLE`).
+    /// Event bits: `MOVED` while the agent tries to move; soft steps add `BLOCKED` when it
+    /// stays, and `INACTIVE`, `OFF_GRID`, `HOLE` as their first pass finds them.
     ev: u8,
+}
+
+/// Lane event bit of a blocked agent.
+const BLOCKED: u8 = event::BLOCKED as u8;
+
+/// The events of a target cell's class (`FREE`, `HOLE`, `OFF`, and a spare entry).
+const CLASS_EVENTS: [u8; 4] = [0, event::HOLE as u8, event::OFF_GRID as u8, 0];
+
+impl Lane {
+    /// Whether the agent tries to move.
+    #[inline(always)]
+    fn moving(self) -> bool {
+        self.ev & event::MOVED as u8 != 0
+    }
 }
 
 /// The CPU batch of environments.
