@@ -876,7 +876,8 @@ impl CpuEngine {
     /// A batch playing instances from `pool`.
     ///
     /// # Errors
-    /// Zero environments.
+    /// Zero environments or too many, an episode limit of 0, an observation radius over
+    /// [`MAX_OBS_RADIUS`].
     pub fn new(cfg: EnvConfig, pool: std::sync::Arc<InstancePool>) -> Result<Self, EngineError> {
         if cfg.num_envs == 0 || cfg.num_envs > u32::MAX as usize {
             return Err(EngineError::Invalid(format!("num_envs {} is out of range", cfg.num_envs)));
