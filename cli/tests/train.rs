@@ -111,7 +111,18 @@ fn a_killed_run_resumes_and_keeps_its_finished_round() {
     assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
     let json = d.join("eval.json");
     let ckpt = out.join("checkpoint.safetensors");
-    let e = run(&["eval", "--checkpoint", s(&ckpt), "--suite", s(&suite), "--json", s(&json)]);
+    let each = d.join("outcomes.jsonl");
+    let e = run(&[
+        "eval",
+        "--checkpoint",
+        s(&ckpt),
+        "--suite",
+        s(&suite),
+        "--json",
+        s(&json),
+        "--outcomes",
+        s(&each),
+    ]);
     assert!(e.status.success(), "{}", String::from_utf8_lossy(&e.stderr));
     let md = String::from_utf8_lossy(&e.stdout);
     assert!(md.starts_with("| agents | 2x2 | 3x3 | 4x4 | mean |"), "{md}");
@@ -121,6 +132,14 @@ fn a_killed_run_resumes_and_keeps_its_finished_round() {
     assert_eq!(cells.len(), 5);
     assert!(cells.iter().all(|c| c["instances"] == 2));
     assert_eq!(v["mean"].as_array().unwrap().len(), 2);
+    // One outcome per instance, in the suite's order, adding up to the cells' counts.
+    let rows: Vec<serde_json::Value> =
+        std::fs::read_to_string(&each).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 10);
+    assert_eq!((&rows[0]["index"], &rows[1]["index"]), (&0.into(), &1.into()));
+    let valid = rows.iter().filter(|r| r["valid"] == true).count() as u64;
+    assert_eq!(valid, cells.iter().map(|c| c["valid"].as_u64().unwrap()).sum::<u64>());
+    assert!(rows.iter().all(|r| r["optimal"] == false || r["valid"] == true));
 }
 
 #[test]

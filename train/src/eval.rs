@@ -44,11 +44,30 @@ pub struct EvalReport {
     pub cells: Vec<EvalCell>,
 }
 
+/// One instance's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub valid: bool,
+    pub optimal: bool,
+}
+
 /// Verifies `plans` (one per instance) and counts the outcomes per cell.
 ///
 /// # Errors
 /// Engine errors.
 pub fn score(instances: &[&Instance], plans: &[DecodedPlan]) -> Result<EvalReport, TrainError> {
+    score_each(instances, plans).map(|(report, _)| report)
+}
+
+/// As [`score`], with each instance's outcome too (in the order of `instances`), for paired
+/// comparisons of two policies on one set.
+///
+/// # Errors
+/// Engine errors.
+pub fn score_each(
+    instances: &[&Instance],
+    plans: &[DecodedPlan],
+) -> Result<(EvalReport, Vec<Outcome>), TrainError> {
     let owned: Vec<Instance> = instances.iter().map(|&i| i.clone()).collect();
     let pool = InstancePool::new(&owned, false)?;
     let index: Vec<u32> = (0..instances.len() as u32).collect();
@@ -71,7 +90,8 @@ pub fn score(instances: &[&Instance], plans: &[DecodedPlan]) -> Result<EvalRepor
             *c.failures.entry(*kind).or_default() += 1;
         }
     }
-    Ok(EvalReport { cells: cells.into_values().collect() })
+    let each = outs.iter().map(|o| Outcome { valid: o.valid == 1, optimal: o.optimal == 1 }).collect();
+    Ok((EvalReport { cells: cells.into_values().collect() }, each))
 }
 
 /// Greedy answers from `policy` to every instance, scored.
@@ -82,6 +102,20 @@ pub fn evaluate(policy: &Policy, instances: &[&Instance], batch: usize) -> Resul
     let answers = decode(policy, instances, Decode::Greedy, batch)?;
     let plans: Vec<DecodedPlan> = answers.into_iter().map(|a| a.plan).collect();
     score(instances, &plans)
+}
+
+/// As [`evaluate`], with each instance's outcome too.
+///
+/// # Errors
+/// An instance the model cannot read; engine errors.
+pub fn evaluate_each(
+    policy: &Policy,
+    instances: &[&Instance],
+    batch: usize,
+) -> Result<(EvalReport, Vec<Outcome>), TrainError> {
+    let answers = decode(policy, instances, Decode::Greedy, batch)?;
+    let plans: Vec<DecodedPlan> = answers.into_iter().map(|a| a.plan).collect();
+    score_each(instances, &plans)
 }
 
 impl EvalReport {

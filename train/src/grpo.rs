@@ -32,6 +32,14 @@
 //! per answer token of the step's prompts' CBS-optimal plans (teacher forcing at temperature 1,
 //! each prompt once): a hybrid of GRPO and supervised training on the same prompts. λ = 0 is
 //! pure GRPO.
+//!
+//! With `dynamic_sampling` (DAPO's dynamic sampling; verl's `filter_groups`) a step whose groups
+//! fall short of `prompts_per_step` groups with a reward spread draws more prompts from the
+//! round's pool and samples their groups, until it has `prompts_per_step` such groups, the pool
+//! is used up, or it has generated `max_num_gen_batches` batches ([`draw_groups`]). The step
+//! then trains on the first `prompts_per_step` groups with a spread; surplus ones are dropped,
+//! and a step that still falls short is filled up with flat groups (which only the supervised
+//! term uses). Prompts drawn are used up, so a round takes fewer, fuller steps.
 
 use floe_core::Instance;
 use serde::{Deserialize, Serialize};
@@ -97,6 +105,13 @@ pub struct GrpoConfig {
     /// `grpo` aggregation averages over those tokens only). Unlocated failures (parse errors,
     /// wrong agent count, goal not reached) are blamed whole.
     pub blame_failure: bool,
+    /// DAPO's dynamic sampling \[false\]: draw more prompts from the round's pool until the step
+    /// has `prompts_per_step` groups whose rewards are not all equal (see [`draw_groups`]). Off:
+    /// a step samples exactly `prompts_per_step` prompts, some of whose groups may be flat.
+    pub dynamic_sampling: bool,
+    /// With `dynamic_sampling`, the most generation batches one step may sample, the first
+    /// included \[4\]; 0: no bound but the round's prompts (verl's `max_num_gen_batches`).
+    pub max_num_gen_batches: usize,
 }
 
 impl Default for GrpoConfig {
@@ -117,6 +132,8 @@ impl Default for GrpoConfig {
             max_grad_norm: 1.0,
             sft_coef: 0.0,
             blame_failure: false,
+            dynamic_sampling: false,
+            max_num_gen_batches: 4,
         }
     }
 }
@@ -168,6 +185,68 @@ pub fn advantages(rewards: &[f32], group: usize, cfg: &GrpoConfig) -> (Vec<f32>,
         }
     }
     (adv, keep)
+}
+
+/// Whether a group's rewards are not all equal (it carries a learning signal).
+#[must_use]
+pub fn has_spread(rewards: &[f32]) -> bool {
+    rewards.iter().any(|&r| r != rewards[0])
+}
+
+/// The groups one step trains on: see [`draw_groups`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepDraw {
+    /// Prompts taken from the front of the pool (all sampled).
+    pub drawn: usize,
+    /// Generation batches sampled.
+    pub batches: usize,
+    /// The groups the step trains on, as positions among the drawn prompts, in draw order.
+    pub used: Vec<usize>,
+}
+
+/// Chooses one step's groups from the front of a pool of `pool_len` prompts. `sample(range)`
+/// samples the groups of the pool's prompts in `range` and tells for each whether it has a
+/// reward spread ([`has_spread`]).
+///
+/// Without `dynamic_sampling`: one batch of the first `prompts_per_step` prompts, all used. With
+/// it: after each batch, while fewer than `prompts_per_step` groups have a spread, the pool has
+/// prompts left and `max_num_gen_batches` (0: no bound) is not reached, another batch of
+/// prompts is sampled: as many as the missing groups need at the spread rate seen so far in this
+/// step (all `prompts_per_step` while none had one). The step uses the first `prompts_per_step`
+/// groups with a spread; short of that, the earliest flat groups fill it up to
+/// `prompts_per_step`.
+///
+/// # Errors
+/// Those of `sample`.
+pub fn draw_groups<E>(
+    pool_len: usize,
+    cfg: &GrpoConfig,
+    mut sample: impl FnMut(std::ops::Range<usize>) -> Result<Vec<bool>, E>,
+) -> Result<StepDraw, E> {
+    let want = cfg.prompts_per_step;
+    let first = want.min(pool_len);
+    let mut spread = sample(0..first)?;
+    let mut batches = 1;
+    if !cfg.dynamic_sampling {
+        return Ok(StepDraw { drawn: first, batches, used: (0..first).collect() });
+    }
+    loop {
+        let kept = spread.iter().filter(|&&s| s).count();
+        let drawn = spread.len();
+        let bound = cfg.max_num_gen_batches > 0 && batches >= cfg.max_num_gen_batches;
+        if kept >= want || drawn == pool_len || bound {
+            break;
+        }
+        let n = if kept == 0 { want } else { ((want - kept) * drawn).div_ceil(kept).min(want) };
+        let n = n.min(pool_len - drawn);
+        spread.extend(sample(drawn..drawn + n)?);
+        batches += 1;
+    }
+    let mut used: Vec<usize> = (0..spread.len()).filter(|&i| spread[i]).take(want).collect();
+    let fill = want.min(spread.len()).saturating_sub(used.len());
+    used.extend((0..spread.len()).filter(|&i| !spread[i]).take(fill));
+    used.sort_unstable();
+    Ok(StepDraw { drawn: spread.len(), batches, used })
 }
 
 /// The loss and its parts (means over answer tokens, for logging).
@@ -614,10 +693,87 @@ mod tests {
         assert!(GrpoConfig { clip_eps_low: 1.0, ..GrpoConfig::default() }.validate().is_err());
         assert!(GrpoConfig { beta: -0.1, ..GrpoConfig::default() }.validate().is_err());
         assert!(GrpoConfig { sft_coef: -0.1, ..GrpoConfig::default() }.validate().is_err());
+        let json = r#"{"dynamic_sampling": true, "max_num_gen_batches": 0}"#;
+        let c: GrpoConfig = serde_json::from_str(json).unwrap();
+        assert!(c.dynamic_sampling && c.max_num_gen_batches == 0);
+        assert!(!GrpoConfig::default().dynamic_sampling);
         GrpoConfig::default().validate().unwrap();
         let json = r#"{"loss_agg": "dr_grpo", "beta": 0}"#;
         let c: GrpoConfig = serde_json::from_str(json).unwrap();
         assert_eq!((c.loss_agg, c.beta, c.group_size), (LossAgg::DrGrpo, 0.0, 8));
         assert!(serde_json::from_str::<GrpoConfig>(r#"{"betta": 0}"#).is_err());
+    }
+
+    /// A fake sampler over a pool whose prompt i has a reward spread when `spread(i)`: records
+    /// the ranges it was asked for.
+    fn fake<'a>(
+        spread: impl Fn(usize) -> bool + 'a,
+        calls: &'a mut Vec<std::ops::Range<usize>>,
+    ) -> impl FnMut(std::ops::Range<usize>) -> Result<Vec<bool>, ()> + 'a {
+        move |r| {
+            calls.push(r.clone());
+            Ok(r.map(&spread).collect())
+        }
+    }
+
+    #[test]
+    fn without_dynamic_sampling_a_step_is_its_first_prompts() {
+        let cfg = GrpoConfig { prompts_per_step: 4, ..GrpoConfig::default() };
+        let mut calls = Vec::new();
+        let d = draw_groups(10, &cfg, fake(|i| i % 2 == 0, &mut calls)).unwrap();
+        assert_eq!(d, StepDraw { drawn: 4, batches: 1, used: vec![0, 1, 2, 3] });
+        assert_eq!(calls, vec![0..4]);
+        // The pool's last, short step.
+        let mut calls = Vec::new();
+        let d = draw_groups(3, &cfg, fake(|_| false, &mut calls)).unwrap();
+        assert_eq!(d, StepDraw { drawn: 3, batches: 1, used: vec![0, 1, 2] });
+    }
+
+    #[test]
+    fn dynamic_sampling_fills_the_step_with_groups_that_have_a_spread() {
+        let cfg = GrpoConfig { prompts_per_step: 4, dynamic_sampling: true, ..GrpoConfig::default() };
+        // Every third prompt is flat: the first batch keeps 0, 1, 3 (2 is flat); one group is
+        // missing at a rate of 3 in 4, so 2 more prompts (4, 5) are drawn; 4 has a spread, 5 is
+        // flat and not needed.
+        let spread = |i: usize| i % 3 != 2;
+        let mut calls = Vec::new();
+        let d = draw_groups(100, &cfg, fake(spread, &mut calls)).unwrap();
+        assert_eq!(calls, vec![0..4, 4..6]);
+        assert_eq!(d, StepDraw { drawn: 6, batches: 2, used: vec![0, 1, 3, 4] });
+        assert!(d.used.iter().all(|&i| spread(i)));
+        // Surplus groups with a spread are dropped: the step has exactly prompts_per_step.
+        let mut calls = Vec::new();
+        let d = draw_groups(100, &cfg, fake(|i| i != 0, &mut calls)).unwrap();
+        assert_eq!(calls, vec![0..4, 4..6]);
+        assert_eq!(d.used, vec![1, 2, 3, 4]);
+        // Nothing with a spread in the first batch: a whole batch more.
+        let mut calls = Vec::new();
+        let d = draw_groups(100, &cfg, fake(|i| i >= 4, &mut calls)).unwrap();
+        assert_eq!(calls, vec![0..4, 4..8]);
+        assert_eq!(d.used, vec![4, 5, 6, 7]);
+    }
+
+    #[test]
+    fn dynamic_sampling_stops_at_its_bound_or_the_end_of_the_pool_and_fills_up_with_flat_groups() {
+        let cfg = GrpoConfig {
+            prompts_per_step: 4,
+            dynamic_sampling: true,
+            max_num_gen_batches: 2,
+            ..GrpoConfig::default()
+        };
+        // Only prompt 1 has a spread: two batches (the bound), then the earliest flat groups.
+        let mut calls = Vec::new();
+        let d = draw_groups(100, &cfg, fake(|i| i == 1, &mut calls)).unwrap();
+        assert_eq!(calls, vec![0..4, 4..8]);
+        assert_eq!(d, StepDraw { drawn: 8, batches: 2, used: vec![0, 1, 2, 3] });
+        // No bound: it goes on to the end of the pool (10 prompts).
+        let unbounded = GrpoConfig { max_num_gen_batches: 0, ..cfg };
+        let mut calls = Vec::new();
+        let d = draw_groups(10, &unbounded, fake(|i| i == 1 || i == 9, &mut calls)).unwrap();
+        assert_eq!(calls, vec![0..4, 4..8, 8..10]);
+        assert_eq!(d, StepDraw { drawn: 10, batches: 3, used: vec![0, 1, 2, 9] });
+        // A sampler's error passes through.
+        let err: Result<StepDraw, &str> = draw_groups(10, &unbounded, |_| Err("boom"));
+        assert_eq!(err, Err("boom"));
     }
 }

@@ -38,7 +38,7 @@ pub mod tokens;
 
 pub use config::TrainConfig;
 pub use error::TrainError;
-pub use eval::{evaluate, EvalReport};
+pub use eval::{evaluate, evaluate_each, EvalReport, Outcome};
 pub use model::{ModelConfig, Policy};
 pub use rounds::{load_policy, run, RunOptions, RunState};
 

@@ -347,7 +347,8 @@ impl Run<'_> {
         for epoch in 0..cfg.rounds.epochs {
             let mut order: Vec<usize> = (0..train.len()).collect();
             Rng::from_counters(&[cfg.seed, TAG_ROUND, r.into(), epoch.into()]).shuffle(&mut order);
-            for chunk in order.chunks(cfg.grpo.prompts_per_step) {
+            let mut at = 0;
+            while at < order.len() {
                 if self.opts.stop_before_grpo_step == Some(self.state.grpo_steps) {
                     pb.abandon();
                     return Err(TrainError::Interrupted(format!(
@@ -357,31 +358,25 @@ impl Run<'_> {
                 }
                 let t0 = Instant::now();
                 tch::manual_seed(hash(&[cfg.seed, TAG_GRPO, self.state.grpo_steps]) as i64);
-                let idx: Vec<u32> = chunk.iter().flat_map(|&i| std::iter::repeat_n(i as u32, g)).collect();
-                let insts: Vec<&Instance> = idx.iter().map(|&i| &train[i as usize]).collect();
-                let answers = decode(
-                    &self.policy,
-                    &insts,
-                    Decode::Sample { temperature: cfg.grpo.temperature },
-                    cfg.eval_batch.max(g),
-                )?;
-                let (plans, tokens): (Vec<DecodedPlan>, Vec<Vec<i64>>) =
-                    answers.into_iter().map(|a| (a.plan, a.tokens)).unzip();
-                let (outs, records) = verify_plans(&pool, &idx, &insts, &plans)?;
-                let rw = rewards(reward, &records)?;
-                let (adv, _) = grpo::advantages(&rw, g, &cfg.grpo);
-                for (inst, a) in insts.iter().zip(&adv) {
+                let pool_left = &order[at..];
+                let mut sampled = Sampled::default();
+                let draw = grpo::draw_groups(pool_left.len(), &cfg.grpo, |range| {
+                    sample_groups(
+                        &self.policy,
+                        &pool,
+                        &train,
+                        &pool_left[range],
+                        &mut *reward,
+                        cfg,
+                        &mut sampled,
+                    )
+                })?;
+                at += draw.drawn;
+                for (inst, a) in sampled.insts.iter().zip(&sampled.adv) {
                     let e = abs_adv.entry(inst.grid.width()).or_default();
                     (e.0, e.1) = (e.0 + f64::from(a.abs()), e.1 + 1);
                 }
-                let scored = ScoredRollouts {
-                    instances: insts,
-                    answers: tokens,
-                    rewards: rw,
-                    valid: outs.iter().map(|o| o.valid == 1).collect(),
-                    optimal: outs.iter().map(|o| o.optimal == 1).collect(),
-                    legal_steps: outs.iter().map(located_legal_steps).collect(),
-                };
+                let scored = sampled.rollouts(&train, &draw.used, g);
                 let sample_s = t0.elapsed().as_secs_f64();
                 let st = grpo::update(&self.policy, reference, &mut self.opt, &scored, &cfg.grpo)?;
                 let step_s = t0.elapsed().as_secs_f64();
@@ -394,6 +389,10 @@ impl Run<'_> {
                 line["train_s"] = self.train_s().into();
                 line["sample_s"] = sample_s.into();
                 line["update_s"] = (step_s - sample_s).into();
+                if cfg.grpo.dynamic_sampling {
+                    line["groups_sampled"] = draw.drawn.into();
+                    line["gen_batches"] = draw.batches.into();
+                }
                 self.steps.write(&line)?;
                 self.state.grpo_curve.push((self.state.grpo_steps, st.reward, st.valid));
                 self.state.grpo_steps += 1;
@@ -423,6 +422,68 @@ impl Run<'_> {
         plots(&self.opts.out_dir, &self.state)?;
         Ok(())
     }
+}
+
+/// The groups sampled for one step, in draw order: per answer, its instance (an index into the
+/// round's training set), tokens, reward, verdict and advantage.
+#[derive(Default)]
+struct Sampled<'a> {
+    idx: Vec<u32>,
+    insts: Vec<&'a Instance>,
+    tokens: Vec<Vec<i64>>,
+    rewards: Vec<f32>,
+    adv: Vec<f32>,
+    valid: Vec<bool>,
+    optimal: Vec<bool>,
+    legal_steps: Vec<u32>,
+}
+
+impl<'a> Sampled<'a> {
+    /// The rollouts of the groups `used` (positions in draw order) of `g` answers each.
+    fn rollouts(&self, train: &'a [Instance], used: &[usize], g: usize) -> ScoredRollouts<'a> {
+        let rows: Vec<usize> = used.iter().flat_map(|&u| u * g..(u + 1) * g).collect();
+        ScoredRollouts {
+            instances: rows.iter().map(|&i| &train[self.idx[i] as usize]).collect(),
+            answers: rows.iter().map(|&i| self.tokens[i].clone()).collect(),
+            rewards: rows.iter().map(|&i| self.rewards[i]).collect(),
+            valid: rows.iter().map(|&i| self.valid[i]).collect(),
+            optimal: rows.iter().map(|&i| self.optimal[i]).collect(),
+            legal_steps: rows.iter().map(|&i| self.legal_steps[i]).collect(),
+        }
+    }
+}
+
+/// Samples `group_size` answers to each of `prompts` (indices into `train`), verifies and scores
+/// them, appends them to `out`, and tells for each group whether its rewards have a spread.
+fn sample_groups<'a>(
+    policy: &Policy,
+    pool: &InstancePool,
+    train: &'a [Instance],
+    prompts: &[usize],
+    reward: &mut dyn floe_plugin_api::RewardFn,
+    cfg: &TrainConfig,
+    out: &mut Sampled<'a>,
+) -> Result<Vec<bool>, TrainError> {
+    let g = cfg.grpo.group_size;
+    let idx: Vec<u32> = prompts.iter().flat_map(|&i| std::iter::repeat_n(i as u32, g)).collect();
+    let insts: Vec<&Instance> = idx.iter().map(|&i| &train[i as usize]).collect();
+    let answers =
+        decode(policy, &insts, Decode::Sample { temperature: cfg.grpo.temperature }, cfg.eval_batch.max(g))?;
+    let (plans, tokens): (Vec<DecodedPlan>, Vec<Vec<i64>>) =
+        answers.into_iter().map(|a| (a.plan, a.tokens)).unzip();
+    let (outs, records) = verify_plans(pool, &idx, &insts, &plans)?;
+    let rw = rewards(reward, &records)?;
+    let (adv, _) = grpo::advantages(&rw, g, &cfg.grpo);
+    let spread = rw.chunks(g).map(grpo::has_spread).collect();
+    out.idx.extend(idx);
+    out.insts.extend(insts);
+    out.tokens.extend(tokens);
+    out.rewards.extend(rw);
+    out.adv.extend(adv);
+    out.valid.extend(outs.iter().map(|o| o.valid == 1));
+    out.optimal.extend(outs.iter().map(|o| o.optimal == 1));
+    out.legal_steps.extend(outs.iter().map(located_legal_steps));
+    Ok(spread)
 }
 
 /// Runs (or, with `opts.resume`, continues) the loop; returns the final state.

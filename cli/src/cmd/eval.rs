@@ -20,6 +20,11 @@ pub struct Args {
     /// Also write the report as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Also write each instance's outcome here, as JSON Lines in the suite's order (files by
+    /// name, then their order in the file): file, index, agents, size, valid, optimal. Two
+    /// checkpoints' files on one suite pair up line by line.
+    #[arg(long)]
+    outcomes: Option<PathBuf>,
     /// Print JSON instead of Markdown.
     #[arg(long)]
     print_json: bool,
@@ -62,8 +67,12 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     }
     let policy = floe_train::load_policy(&a.checkpoint).map_err(cli_error)?;
     let mut instances: Vec<Instance> = Vec::new();
+    let mut origin: Vec<(String, usize)> = Vec::new();
     for f in suite_files(&a.suite)? {
-        instances.extend(read_instances(&f)?);
+        let read = read_instances(&f)?;
+        let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        origin.extend((0..read.len()).map(|i| (name.clone(), i)));
+        instances.extend(read);
     }
     for (i, inst) in instances.iter().enumerate() {
         policy
@@ -73,7 +82,20 @@ pub fn run(a: &Args) -> Result<(), CliError> {
             .map_err(|e| CliError::input(&a.suite, format!("instance {i}: {e}")))?;
     }
     let refs: Vec<&Instance> = instances.iter().collect();
-    let report = floe_train::evaluate(&policy, &refs, a.batch).map_err(cli_error)?;
+    let (report, each) = floe_train::evaluate_each(&policy, &refs, a.batch).map_err(cli_error)?;
+    if let Some(p) = &a.outcomes {
+        let mut text = String::new();
+        for ((inst, (file, line)), o) in instances.iter().zip(&origin).zip(&each) {
+            let row = serde_json::json!({
+                "file": file, "index": line, "agents": inst.num_agents(),
+                "size": inst.grid.width().max(inst.grid.height()),
+                "valid": o.valid, "optimal": o.optimal,
+            });
+            text.push_str(&row.to_string());
+            text.push('\n');
+        }
+        std::fs::write(p, text).map_err(|e| CliError::input(p, format!("cannot write: {e}")))?;
+    }
     let json = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default() + "\n";
     if let Some(p) = &a.json {
         std::fs::write(p, &json).map_err(|e| CliError::input(p, format!("cannot write: {e}")))?;
