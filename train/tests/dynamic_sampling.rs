@@ -2,44 +2,18 @@
 //! `prompts_per_step` groups with a reward spread, the round's prompts are each drawn once, and
 //! with the knob off the steps are the plain ones.
 
-use floe_train::config::{TrainConfig, ValidationConfig, WarmStartConfig};
-use floe_train::grpo::GrpoConfig;
-use floe_train::model::ModelConfig;
-use floe_train::tokens::Layout;
+mod common;
+
+use floe_train::config::{TrainConfig, ValidationConfig};
 use floe_train::{run, RunOptions};
 
 fn tiny(dynamic: bool) -> TrainConfig {
-    let mut c = TrainConfig {
-        seed: 3,
-        threads: 1,
-        model: ModelConfig {
-            d_model: 16,
-            layers: 1,
-            heads: 2,
-            d_ff: 32,
-            layout: Layout { max_side: 6, max_agents: 3, max_time: 32 },
-        },
-        warm_start: WarmStartConfig {
-            samples: 48,
-            steps: 4,
-            batch_size: 16,
-            warmup_steps: 2,
-            ..Default::default()
-        },
-        grpo: GrpoConfig {
-            group_size: 4,
-            prompts_per_step: 4,
-            // Cold enough that some groups give one answer four times.
-            temperature: TEMPERATURE,
-            lr: 1e-3,
-            dynamic_sampling: dynamic,
-            max_num_gen_batches: 0,
-            ..GrpoConfig::default()
-        },
-        validation: ValidationConfig { sizes: vec![3], agents: vec![2], per_cell: 4, ..Default::default() },
-        eval_batch: 32,
-        ..TrainConfig::default()
-    };
+    let mut c = common::tiny(3);
+    // Cold enough that some groups give one answer four times.
+    c.grpo.temperature = TEMPERATURE;
+    c.grpo.dynamic_sampling = dynamic;
+    c.grpo.max_num_gen_batches = 0;
+    c.validation = ValidationConfig { sizes: vec![3], agents: vec![2], per_cell: 4, ..Default::default() };
     c.rounds.rounds = 1;
     c.rounds.epochs = 1;
     c.rounds.samples = 32;

@@ -1,40 +1,14 @@
 //! A run stopped in the middle of a round and resumed ends exactly where an uninterrupted run
 //! ends: the finished round is kept, the unfinished one is redone, the metrics are not doubled.
 
-use floe_train::config::{TrainConfig, ValidationConfig, WarmStartConfig};
-use floe_train::grpo::GrpoConfig;
-use floe_train::model::ModelConfig;
-use floe_train::tokens::Layout;
+mod common;
+
+use floe_train::config::{TrainConfig, ValidationConfig};
 use floe_train::{run, RunOptions, TrainError};
 
 fn tiny() -> TrainConfig {
-    let mut c = TrainConfig {
-        seed: 9,
-        threads: 1,
-        model: ModelConfig {
-            d_model: 16,
-            layers: 1,
-            heads: 2,
-            d_ff: 32,
-            layout: Layout { max_side: 6, max_agents: 3, max_time: 32 },
-        },
-        warm_start: WarmStartConfig {
-            samples: 48,
-            steps: 4,
-            batch_size: 16,
-            warmup_steps: 2,
-            ..Default::default()
-        },
-        grpo: GrpoConfig { group_size: 4, prompts_per_step: 4, lr: 1e-3, ..GrpoConfig::default() },
-        validation: ValidationConfig {
-            sizes: vec![3, 4],
-            agents: vec![2],
-            per_cell: 4,
-            ..Default::default()
-        },
-        eval_batch: 32,
-        ..TrainConfig::default()
-    };
+    let mut c = common::tiny(9);
+    c.validation = ValidationConfig { sizes: vec![3, 4], agents: vec![2], per_cell: 4, ..Default::default() };
     c.rounds.rounds = 2;
     c.rounds.epochs = 1;
     c.rounds.samples = 8; // 2 GRPO steps a round

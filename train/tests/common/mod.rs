@@ -1,0 +1,32 @@
+//! The tiny whole-run configuration the integration tests start from: a one-layer model of width
+//! 16, four warm-start steps, groups of 4 and 4 prompts a step; each test sets its rounds,
+//! validation and further GRPO knobs.
+
+use floe_train::config::{TrainConfig, WarmStartConfig};
+use floe_train::grpo::GrpoConfig;
+use floe_train::model::ModelConfig;
+use floe_train::tokens::Layout;
+
+pub fn tiny(seed: u64) -> TrainConfig {
+    TrainConfig {
+        seed,
+        threads: 1,
+        model: ModelConfig {
+            d_model: 16,
+            layers: 1,
+            heads: 2,
+            d_ff: 32,
+            layout: Layout { max_side: 6, max_agents: 3, max_time: 32 },
+        },
+        warm_start: WarmStartConfig {
+            samples: 48,
+            steps: 4,
+            batch_size: 16,
+            warmup_steps: 2,
+            ..Default::default()
+        },
+        grpo: GrpoConfig { group_size: 4, prompts_per_step: 4, lr: 1e-3, ..GrpoConfig::default() },
+        eval_batch: 32,
+        ..TrainConfig::default()
+    }
+}
