@@ -14,7 +14,11 @@ use crate::rng::hash;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuiteConfig {
     pub agents: Vec<usize>,
-    /// Map sizes run from the agent count up to this.
+    /// Smallest map side; 0 (the default): the agent count. Sizes run from the larger of the two,
+    /// so a hole ratio that leaves a k×k map too few free cells for k agents can skip it.
+    #[serde(default)]
+    pub min_size: u32,
+    /// Map sizes run from the agent count (or `min_size`) up to this.
     pub max_size: u32,
     pub wait_ratios: Vec<f64>,
     pub per_cell: usize,
@@ -26,6 +30,7 @@ impl Default for SuiteConfig {
     fn default() -> Self {
         Self {
             agents: vec![3, 4, 5],
+            min_size: 0,
             max_size: 10,
             wait_ratios: vec![0.25, 0.5, 0.75],
             per_cell: 50,
@@ -58,7 +63,7 @@ impl SuiteConfig {
     pub fn cells(&self) -> Vec<GeneratorConfig> {
         let mut out = Vec::new();
         for &k in &self.agents {
-            for size in (k as u32).max(1)..=self.max_size {
+            for size in (k as u32).max(self.min_size).max(1)..=self.max_size {
                 for &w in &self.wait_ratios {
                     let seed = hash(&[self.seed, k as u64, u64::from(size), (w * 1e6).round() as u64]);
                     out.push(GeneratorConfig::square(size, k, self.hole_ratio, w, self.per_cell, seed));

@@ -74,3 +74,26 @@ fn a_small_suite_has_the_papers_layout() {
         assert_eq!(waits, (cell.wait_ratio * 4.0).round() as usize, "{}", cell.file_name());
     }
 }
+
+#[test]
+fn min_size_skips_maps_too_small_for_the_hole_ratio() {
+    // Two agents need four free cells; a 2x2 map at hole ratio 0.2 has one hole and three.
+    let config = SuiteConfig {
+        agents: vec![2],
+        max_size: 4,
+        wait_ratios: vec![0.5],
+        per_cell: 2,
+        hole_ratio: 0.2,
+        ..SuiteConfig::default()
+    };
+    let err = build_suite(&config).expect_err("2x2 cannot hold two agents and a hole");
+    assert!(err.to_string().contains("2x2"), "{err}");
+    let cells = build_suite(&SuiteConfig { min_size: 3, ..config }).expect("generates");
+    assert_eq!(cells.iter().map(|c| c.size).collect::<Vec<_>>(), [3, 4]);
+    // Below the agent count, min_size changes nothing.
+    let cells = build_suite(&SuiteConfig {
+        min_size: 1,
+        ..SuiteConfig { per_cell: 1, max_size: 4, ..SuiteConfig::default() }
+    });
+    assert_eq!(cells.expect("generates").iter().map(|c| c.size).min(), Some(3));
+}

@@ -12,7 +12,10 @@ pub struct Args {
     /// Agent counts.
     #[arg(long, value_delimiter = ',', default_values_t = [3usize, 4, 5])]
     agents: Vec<usize>,
-    /// Largest map side; sizes run from the agent count up to this.
+    /// Smallest map side; 0: the agent count (sizes start at the larger of the two).
+    #[arg(long, default_value_t = 0)]
+    min_size: u32,
+    /// Largest map side; sizes run from the agent count (or --min-size) up to this.
     #[arg(long, default_value_t = 10)]
     max_size: u32,
     /// Wait-ratio subsets.
@@ -32,6 +35,7 @@ pub struct Args {
 pub fn run(a: &Args) -> Result<(), CliError> {
     let config = SuiteConfig {
         agents: a.agents.clone(),
+        min_size: a.min_size,
         max_size: a.max_size,
         wait_ratios: a.wait_ratios.clone(),
         per_cell: a.per_cell,
