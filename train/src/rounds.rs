@@ -11,7 +11,7 @@
 //! | `reference.safetensors` | the policy after the warm start (GRPO's KL reference) |
 //! | `round-<r>.safetensors` | the policy after round r |
 //! | `steps.jsonl` | one line per optimizer step (loss, KL, reward, entropy, sampled valid/optimal rates, …) |
-//! | `rounds.jsonl` | one line per evaluation stage (untrained, warm start, each round): rates, failures per size, configuration |
+//! | `rounds.jsonl` | one line per evaluation stage (untrained or initial checkpoint, warm start, each round): rates, failures per size, configuration |
 //! | `eval.md`, `eval.json` | the last validation as the paper's tables |
 //! | `sft_loss.png`, `grpo.png`, `per_size.png` | learning curves and validation valid rate per map size |
 //!
@@ -71,7 +71,8 @@ pub struct RunOptions {
 /// One evaluation of the validation set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StageEval {
-    /// `untrained`, `warm start`, or `round <r>`.
+    /// `untrained` (`initial checkpoint` with `init_checkpoint`), `warm start`, `warm start @<n>`,
+    /// or `round <r>`.
     pub stage: String,
     pub valid: f64,
     pub optimal: f64,
@@ -559,7 +560,8 @@ pub fn run(cfg: &TrainConfig, opts: &RunOptions) -> Result<RunState, TrainError>
     let mut curriculum = cfg.rounds.curriculum.curriculum()?;
     if !run.state.warm_start_done {
         if run.state.evals.is_empty() {
-            run.evaluate("untrained")?;
+            let stage = if cfg.init_checkpoint.is_some() { "initial checkpoint" } else { "untrained" };
+            run.evaluate(stage)?;
         }
         if cfg.warm_start.steps > 0 {
             run.warm_start()?;
@@ -673,7 +675,7 @@ pub fn plots(out: &Path, state: &RunState) -> Result<(), TrainError> {
             .evals
             .iter()
             .map(|e| match e.stage.as_str() {
-                "untrained" => "init".to_string(),
+                "untrained" | "initial checkpoint" => "init".to_string(),
                 "warm start" => "sft".to_string(),
                 s => s.replace("warm start @", "").replace("round ", "r"),
             })
