@@ -112,6 +112,12 @@ pub struct GrpoConfig {
     /// With `dynamic_sampling`, the most generation batches one step may sample, the first
     /// included \[4\]; 0: no bound but the round's prompts (verl's `max_num_gen_batches`).
     pub max_num_gen_batches: usize,
+    /// PODS's max-variance down-sampling \[0: off\]: of each group's `group_size` answers the
+    /// update trains on only this many, the subset whose rewards vary most (see
+    /// [`max_variance_subset`]), and normalises advantages within that subset. Sampling is
+    /// cheaper than updating, so this buys more prompts per second. 0, or `group_size`: every
+    /// answer.
+    pub keep_per_group: usize,
 }
 
 impl Default for GrpoConfig {
@@ -134,6 +140,7 @@ impl Default for GrpoConfig {
             blame_failure: false,
             dynamic_sampling: false,
             max_num_gen_batches: 4,
+            keep_per_group: 0,
         }
     }
 }
@@ -162,6 +169,9 @@ impl GrpoConfig {
         if !(nonneg(self.clip_eps_low) && self.clip_eps_low < 1.0 && nonneg(self.clip_eps_high)) {
             return bad("clip_eps_low must be in [0, 1) and clip_eps_high non-negative");
         }
+        if self.keep_per_group == 1 || self.keep_per_group > self.group_size {
+            return bad("keep_per_group must be 0 (every answer) or between 2 and group_size");
+        }
         Ok(())
     }
 }
@@ -185,6 +195,38 @@ pub fn advantages(rewards: &[f32], group: usize, cfg: &GrpoConfig) -> (Vec<f32>,
         }
     }
     (adv, keep)
+}
+
+/// The positions of the `m` rewards whose variance is largest (PODS's max-variance
+/// down-sampling; Xu et al. 2025, "Not All Rollouts are Useful"), ascending. Such a subset is
+/// always the `k` largest and the `m − k` smallest rewards for some `k`, so this sorts once and
+/// tries every `k`. Ties: rewards are ordered by value then position, and the smallest `k`
+/// with the largest variance wins. `m ≥ rewards.len()` keeps them all.
+#[must_use]
+pub fn max_variance_subset(rewards: &[f32], m: usize) -> Vec<usize> {
+    let n = rewards.len();
+    if m >= n {
+        return (0..n).collect();
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| rewards[a].total_cmp(&rewards[b]).then(a.cmp(&b)));
+    let spread = |k: usize| {
+        let picked = order[..m - k].iter().chain(&order[n - k..]);
+        let v: Vec<f64> = picked.map(|&i| f64::from(rewards[i])).collect();
+        let mean = v.iter().sum::<f64>() / m as f64;
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
+    };
+    let mut best = 0;
+    let mut best_spread = spread(0);
+    for k in 1..=m {
+        let s = spread(k);
+        if s > best_spread {
+            (best, best_spread) = (k, s);
+        }
+    }
+    let mut out: Vec<usize> = order[..m - best].iter().chain(&order[n - best..]).copied().collect();
+    out.sort_unstable();
+    out
 }
 
 /// Whether a group's rewards are not all equal (it carries a learning signal).
@@ -347,7 +389,7 @@ pub struct StepStats {
     /// Groups kept and sampled.
     pub groups_kept: usize,
     pub groups: usize,
-    /// Mean |advantage| over every answer.
+    /// Mean |advantage| over every answer, or with `keep_per_group` over the answers kept.
     pub mean_abs_adv: f64,
     /// Mean cross-entropy per token of the prompts' optimal plans (0 when `sft_coef` is 0).
     pub sft_ce: f64,
@@ -382,17 +424,33 @@ pub fn update(
 ) -> Result<StepStats, TrainError> {
     let g = cfg.group_size;
     let n = rollouts.answers.len();
-    let (adv, keep) = advantages(&rollouts.rewards, g, cfg);
+    // The answers the update may train on (original positions), `m` per group.
+    let m = if cfg.keep_per_group >= 2 && cfg.keep_per_group < g { cfg.keep_per_group } else { g };
+    let sel: Vec<usize> = if m < g {
+        (0..n.div_ceil(g))
+            .flat_map(|q| {
+                let group = &rollouts.rewards[q * g..((q + 1) * g).min(n)];
+                max_variance_subset(group, m).into_iter().map(move |i| q * g + i)
+            })
+            .collect()
+    } else {
+        (0..n).collect()
+    };
+    let sel_rewards: Vec<f32> = sel.iter().map(|&i| rollouts.rewards[i]).collect();
+    let (sel_adv, keep) = advantages(&sel_rewards, m, cfg);
     let mut stats = StepStats {
         reward: rollouts.rewards.iter().map(|&r| f64::from(r)).sum::<f64>() / n.max(1) as f64,
         valid: rollouts.valid.iter().filter(|&&v| v).count() as f64 / n.max(1) as f64,
         optimal: rollouts.optimal.iter().filter(|&&v| v).count() as f64 / n.max(1) as f64,
         groups: keep.len(),
         groups_kept: keep.iter().filter(|&&k| k).count(),
-        mean_abs_adv: adv.iter().map(|a| f64::from(a.abs())).sum::<f64>() / n.max(1) as f64,
+        mean_abs_adv: sel_adv.iter().map(|a| f64::from(a.abs())).sum::<f64>() / sel.len().max(1) as f64,
         ..StepStats::default()
     };
-    let rows: Vec<usize> = (0..n).filter(|&i| keep[i / g]).collect();
+    // Trained answers: (original position, advantage), in kept groups.
+    let picked: Vec<(usize, f32)> =
+        (0..sel.len()).filter(|&j| keep[j / m]).map(|j| (sel[j], sel_adv[j])).collect();
+    let rows: Vec<usize> = picked.iter().map(|&(i, _)| i).collect();
     let layout = policy.config.layout;
     // The supervised term's batch: each prompt's optimal plan, once.
     let sft_batch = if cfg.sft_coef > 0.0 {
@@ -416,7 +474,7 @@ pub fn update(
         .collect::<Result<Vec<_>, _>>()?;
     let refs: Vec<_> = seqs.iter().collect();
     let batch = (!rows.is_empty()).then(|| SeqBatch::pack(&layout, &refs));
-    let adv_t = Tensor::from_slice(&rows.iter().map(|&i| adv[i]).collect::<Vec<f32>>());
+    let adv_t = Tensor::from_slice(&picked.iter().map(|&(_, a)| a).collect::<Vec<f32>>());
     let norm_len = rows.iter().map(|&i| layout.answer_cap(rollouts.instances[i])).max().unwrap_or(1) as f64;
     let ref_logp = match (reference, &batch) {
         (Some(r), Some(b)) if cfg.beta > 0.0 => {
@@ -430,8 +488,8 @@ pub fn update(
         Some(b) if cfg.blame_failure => {
             let len = b.targets.size()[1] as usize;
             let mut w = vec![1f32; rows.len() * len];
-            for (r, &i) in rows.iter().enumerate() {
-                if adv[i] < 0.0 && rollouts.legal_steps[i] > 0 {
+            for (r, &(i, a)) in picked.iter().enumerate() {
+                if a < 0.0 && rollouts.legal_steps[i] > 0 {
                     let at = r * len + seqs[r].plan_at;
                     for (k, b) in
                         blamed(&rollouts.answers[i], rollouts.legal_steps[i]).into_iter().enumerate()
@@ -688,11 +746,102 @@ mod tests {
     }
 
     #[test]
+    fn max_variance_subset_by_hand_and_against_every_subset() {
+        // Sorted: 0.1 (pos 0), 0.1 (3), 0.3 (5), 0.6 (2), 1.0 (1), 1.0 (4).
+        let r = [0.1f32, 1.0, 0.6, 0.1, 1.0, 0.3];
+        assert_eq!(max_variance_subset(&r, 2), [0, 4]);
+        assert_eq!(max_variance_subset(&r, 4), [0, 1, 3, 4]);
+        assert_eq!(max_variance_subset(&r, 6), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(max_variance_subset(&r, 9).len(), 6);
+        // Three high values and one low: the best three are the low one and the two highest.
+        assert_eq!(max_variance_subset(&[0.0, 1.0, 0.9, 0.95], 3), [0, 1, 3]);
+        let sq = |v: &[f32]| {
+            let mean = v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len() as f64;
+            v.iter().map(|&x| (f64::from(x) - mean).powi(2)).sum::<f64>()
+        };
+        let mut x = 12345u64;
+        for case in 0..300 {
+            let n = 2 + case % 7;
+            let rewards: Vec<f32> = (0..n)
+                .map(|_| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    f32::from(((x >> 33) % 6) as u8) / 5.0
+                })
+                .collect();
+            for m in 2..=n {
+                let got = max_variance_subset(&rewards, m);
+                assert_eq!(got.len(), m);
+                assert!(got.windows(2).all(|w| w[0] < w[1]));
+                let best = (0u32..1 << n)
+                    .filter(|b| b.count_ones() as usize == m)
+                    .map(|b| sq(&(0..n).filter(|i| b >> i & 1 == 1).map(|i| rewards[i]).collect::<Vec<_>>()))
+                    .fold(0.0, f64::max);
+                let mine = sq(&got.iter().map(|&i| rewards[i]).collect::<Vec<_>>());
+                assert!((mine - best).abs() < 1e-9, "{rewards:?} m {m}: {mine} < {best}");
+            }
+        }
+    }
+
+    /// Down-sampling a group of four to two is the update on those two answers alone.
+    #[test]
+    fn down_sampling_trains_on_the_chosen_answers_only() {
+        use crate::optim::AdamConfig;
+        use floe_core::{generate, GeneratorConfig, Move};
+        let cfg = tiny_model();
+        let inst = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 1, 4)).unwrap().remove(0);
+        let good = answer(&optimal_moves(&inst).unwrap());
+        let bad = answer(&[vec![Move::Right, Move::Down], vec![Move::Wait]]);
+        let other = answer(&[vec![Move::Up], vec![Move::Left, Move::Left]]);
+        let four = ScoredRollouts {
+            instances: vec![&inst; 4],
+            answers: vec![other.clone(), good.clone(), other, bad.clone()],
+            rewards: vec![0.3, 1.0, 0.4, 0.1],
+            valid: vec![false, true, false, false],
+            optimal: vec![false, true, false, false],
+            legal_steps: vec![0; 4],
+        };
+        let two = ScoredRollouts {
+            instances: vec![&inst; 2],
+            answers: vec![good, bad],
+            rewards: vec![1.0, 0.1],
+            valid: vec![true, false],
+            optimal: vec![true, false],
+            legal_steps: vec![0; 2],
+        };
+        let run = |rollouts: &ScoredRollouts<'_>, c: &GrpoConfig| {
+            tch::manual_seed(5);
+            let p = Policy::new(&cfg).unwrap();
+            let mut opt = AdamW::new(p.named_variables(), AdamConfig::default());
+            let st = update(&p, None, &mut opt, rollouts, c).unwrap();
+            let w: Vec<f32> = p
+                .named_variables()
+                .iter()
+                .flat_map(|(_, t)| Vec::<f32>::try_from(t.flatten(0, -1)).unwrap())
+                .collect();
+            (st, w)
+        };
+        let base = GrpoConfig { beta: 0.0, lr: 1e-2, ..GrpoConfig::default() };
+        let (st4, w4) = run(&four, &GrpoConfig { group_size: 4, keep_per_group: 2, ..base.clone() });
+        let (st2, w2) = run(&two, &GrpoConfig { group_size: 2, ..base.clone() });
+        let (st_all, w_all) = run(&four, &GrpoConfig { group_size: 4, ..base });
+        assert_eq!((st4.loss, st4.pg, st4.mean_abs_adv), (st2.loss, st2.pg, st2.mean_abs_adv));
+        assert_eq!(w4, w2);
+        assert_ne!(w4, w_all, "every answer trained on must differ from two");
+        assert!(
+            (st4.reward - 0.45).abs() < 1e-6 && (st_all.reward - 0.45).abs() < 1e-6,
+            "reward is over all sampled"
+        );
+    }
+
+    #[test]
     fn bad_configs_are_rejected() {
         assert!(GrpoConfig { group_size: 1, ..GrpoConfig::default() }.validate().is_err());
         assert!(GrpoConfig { clip_eps_low: 1.0, ..GrpoConfig::default() }.validate().is_err());
         assert!(GrpoConfig { beta: -0.1, ..GrpoConfig::default() }.validate().is_err());
         assert!(GrpoConfig { sft_coef: -0.1, ..GrpoConfig::default() }.validate().is_err());
+        assert!(GrpoConfig { keep_per_group: 1, ..GrpoConfig::default() }.validate().is_err());
+        assert!(GrpoConfig { keep_per_group: 9, ..GrpoConfig::default() }.validate().is_err());
+        GrpoConfig { keep_per_group: 8, ..GrpoConfig::default() }.validate().unwrap();
         let json = r#"{"dynamic_sampling": true, "max_num_gen_batches": 0}"#;
         let c: GrpoConfig = serde_json::from_str(json).unwrap();
         assert!(c.dynamic_sampling && c.max_num_gen_batches == 0);
