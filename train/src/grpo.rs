@@ -72,8 +72,13 @@ pub struct GrpoConfig {
     pub prompts_per_step: usize,
     /// Sampling temperature \[1.0\].
     pub temperature: f64,
-    /// AdamW learning rate \[5e-5\] (constant).
+    /// AdamW learning rate \[5e-5\]: constant, or the start of a cosine decay (`min_lr_ratio`).
     pub lr: f64,
+    /// Cosine decay of the learning rate over the run's GRPO rounds down to this fraction of `lr`
+    /// \[1: constant\]. The decay follows the share of the run's prompts drawn before a step
+    /// (rounds × epochs × the round's prompts), not the step count, which dynamic sampling
+    /// makes unknown in advance.
+    pub min_lr_ratio: f64,
     /// Lower clip range ε_low \[0.2\].
     pub clip_eps_low: f64,
     /// Upper clip range ε_high \[0.28\] (DAPO's clip-higher; set equal to ε_low for the symmetric
@@ -127,6 +132,7 @@ impl Default for GrpoConfig {
             prompts_per_step: 16,
             temperature: 1.0,
             lr: 5e-5,
+            min_lr_ratio: 1.0,
             clip_eps_low: 0.2,
             clip_eps_high: 0.28,
             beta: 0.02,
@@ -169,10 +175,24 @@ impl GrpoConfig {
         if !(nonneg(self.clip_eps_low) && self.clip_eps_low < 1.0 && nonneg(self.clip_eps_high)) {
             return bad("clip_eps_low must be in [0, 1) and clip_eps_high non-negative");
         }
+        if !(self.min_lr_ratio.is_finite() && (0.0..=1.0).contains(&self.min_lr_ratio)) {
+            return bad("min_lr_ratio must be in [0, 1]");
+        }
         if self.keep_per_group == 1 || self.keep_per_group > self.group_size {
             return bad("keep_per_group must be 0 (every answer) or between 2 and group_size");
         }
         Ok(())
+    }
+}
+
+impl GrpoConfig {
+    /// The learning rate after `progress` (0 to 1) of the run's GRPO prompts: `lr` decaying along
+    /// a half cosine to `lr · min_lr_ratio`.
+    #[must_use]
+    pub fn lr_at(&self, progress: f64) -> f64 {
+        let p = progress.clamp(0.0, 1.0);
+        let r = self.min_lr_ratio;
+        self.lr * (r + (1.0 - r) * 0.5 * (1.0 + (std::f64::consts::PI * p).cos()))
     }
 }
 
@@ -834,12 +854,26 @@ mod tests {
     }
 
     #[test]
+    fn the_learning_rate_decays_along_a_cosine_over_the_run() {
+        let c = GrpoConfig { lr: 1e-4, min_lr_ratio: 0.1, ..GrpoConfig::default() };
+        close(c.lr_at(0.0), 1e-4);
+        close(c.lr_at(0.5), 0.55e-4);
+        close(c.lr_at(1.0), 1e-5);
+        close(c.lr_at(2.0), 1e-5);
+        assert!(c.lr_at(0.3) > c.lr_at(0.31));
+        let constant = GrpoConfig::default();
+        assert!([0.0, 0.4, 1.0].iter().all(|&p| constant.lr_at(p) == constant.lr));
+    }
+
+    #[test]
     fn bad_configs_are_rejected() {
         assert!(GrpoConfig { group_size: 1, ..GrpoConfig::default() }.validate().is_err());
         assert!(GrpoConfig { clip_eps_low: 1.0, ..GrpoConfig::default() }.validate().is_err());
         assert!(GrpoConfig { beta: -0.1, ..GrpoConfig::default() }.validate().is_err());
         assert!(GrpoConfig { sft_coef: -0.1, ..GrpoConfig::default() }.validate().is_err());
         assert!(GrpoConfig { keep_per_group: 1, ..GrpoConfig::default() }.validate().is_err());
+        assert!(GrpoConfig { min_lr_ratio: 1.5, ..GrpoConfig::default() }.validate().is_err());
+        assert!(GrpoConfig { min_lr_ratio: f64::NAN, ..GrpoConfig::default() }.validate().is_err());
         assert!(GrpoConfig { keep_per_group: 9, ..GrpoConfig::default() }.validate().is_err());
         GrpoConfig { keep_per_group: 8, ..GrpoConfig::default() }.validate().unwrap();
         let json = r#"{"dynamic_sampling": true, "max_num_gen_batches": 0}"#;

@@ -379,13 +379,19 @@ impl Run<'_> {
                 }
                 let scored = sampled.rollouts(&train, &draw.used, g);
                 let sample_s = t0.elapsed().as_secs_f64();
-                let st = grpo::update(&self.policy, reference, &mut self.opt, &scored, &cfg.grpo)?;
+                // The share of the run's prompts drawn before this step.
+                let passes = f64::from(cfg.rounds.rounds) * f64::from(cfg.rounds.epochs);
+                let done = f64::from(r * cfg.rounds.epochs + epoch)
+                    + (at - draw.drawn) as f64 / train.len().max(1) as f64;
+                let step_cfg = grpo::GrpoConfig { lr: cfg.grpo.lr_at(done / passes), ..cfg.grpo.clone() };
+                let st = grpo::update(&self.policy, reference, &mut self.opt, &scored, &step_cfg)?;
                 let step_s = t0.elapsed().as_secs_f64();
                 self.trained += step_s;
                 let mut line = serde_json::to_value(&st).unwrap_or_default();
                 line["phase"] = "grpo".into();
                 line["round"] = r.into();
                 line["epoch"] = epoch.into();
+                line["lr"] = step_cfg.lr.into();
                 line["step"] = self.state.grpo_steps.into();
                 line["train_s"] = self.train_s().into();
                 line["sample_s"] = sample_s.into();
