@@ -5,7 +5,7 @@
 mod common;
 
 use floe_train::config::{TrainConfig, ValidationConfig};
-use floe_train::{run, RunOptions};
+use floe_train::run;
 
 fn tiny(dynamic: bool) -> TrainConfig {
     let mut c = common::tiny(3);
@@ -24,19 +24,8 @@ const TEMPERATURE: f64 = 0.3;
 
 fn grpo_steps(cfg: &TrainConfig) -> Vec<serde_json::Value> {
     let dir = tempfile::tempdir().unwrap();
-    let opts = RunOptions {
-        out_dir: dir.path().to_path_buf(),
-        resume: false,
-        progress: false,
-        stop_before_grpo_step: None,
-    };
-    run(cfg, &opts).unwrap();
-    std::fs::read_to_string(dir.path().join("steps.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|v| v["phase"] == "grpo")
-        .collect()
+    run(cfg, &common::opts(dir.path())).unwrap();
+    common::jsonl(&dir.path().join("steps.jsonl")).into_iter().filter(|v| v["phase"] == "grpo").collect()
 }
 
 fn get(v: &serde_json::Value, k: &str) -> u64 {

@@ -5,19 +5,7 @@
 mod common;
 
 use floe_train::config::{TrainConfig, ValidationConfig};
-use floe_train::{run, RunOptions};
-
-fn opts(dir: &std::path::Path) -> RunOptions {
-    RunOptions { out_dir: dir.to_path_buf(), resume: false, progress: false, stop_before_grpo_step: None }
-}
-
-fn stages(dir: &std::path::Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join("rounds.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use floe_train::run;
 
 fn tiny() -> TrainConfig {
     let mut c = common::tiny(5);
@@ -31,8 +19,8 @@ fn tiny() -> TrainConfig {
 #[test]
 fn a_run_starts_from_another_runs_weights() {
     let a = tempfile::tempdir().unwrap();
-    run(&tiny(), &opts(a.path())).unwrap();
-    let first = stages(a.path());
+    run(&tiny(), &common::opts(a.path())).unwrap();
+    let first = common::jsonl(&a.path().join("rounds.jsonl"));
     assert_eq!(first[0]["stage"], "untrained");
     let trained = first.last().unwrap();
     assert_eq!(trained["stage"], "warm start");
@@ -42,8 +30,8 @@ fn a_run_starts_from_another_runs_weights() {
     cfg.seed = 9;
     cfg.warm_start.steps = 0;
     cfg.init_checkpoint = Some(a.path().join("reference.safetensors"));
-    run(&cfg, &opts(b.path())).unwrap();
-    let second = stages(b.path());
+    run(&cfg, &common::opts(b.path())).unwrap();
+    let second = common::jsonl(&b.path().join("rounds.jsonl"));
     assert_eq!(second.len(), 1);
     assert_eq!(second[0]["stage"], "initial checkpoint");
     assert_eq!(second[0]["report"], trained["report"], "the same weights score the same");
@@ -52,6 +40,6 @@ fn a_run_starts_from_another_runs_weights() {
 
     let c = tempfile::tempdir().unwrap();
     cfg.model.d_model = 32;
-    let err = run(&cfg, &opts(c.path())).unwrap_err().to_string();
+    let err = run(&cfg, &common::opts(c.path())).unwrap_err().to_string();
     assert!(err.contains("reference.safetensors") && err.contains("model configuration"), "{err}");
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use floe_train::config::ValidationConfig;
-use floe_train::{run, RunOptions};
+use floe_train::run;
 
 #[test]
 fn the_logged_learning_rate_follows_the_share_of_prompts_drawn() {
@@ -15,17 +15,9 @@ fn the_logged_learning_rate_follows_the_share_of_prompts_drawn() {
     cfg.rounds.samples = 8;
     cfg.grpo.min_lr_ratio = 0.1;
     let dir = tempfile::tempdir().unwrap();
-    let opts = RunOptions {
-        out_dir: dir.path().to_path_buf(),
-        resume: false,
-        progress: false,
-        stop_before_grpo_step: None,
-    };
-    run(&cfg, &opts).unwrap();
-    let lrs: Vec<f64> = std::fs::read_to_string(dir.path().join("steps.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+    run(&cfg, &common::opts(dir.path())).unwrap();
+    let lrs: Vec<f64> = common::jsonl(&dir.path().join("steps.jsonl"))
+        .into_iter()
         .filter(|v| v["phase"] == "grpo")
         .map(|v| v["lr"].as_f64().expect("each GRPO step logs its learning rate"))
         .collect();

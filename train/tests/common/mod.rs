@@ -6,6 +6,7 @@ use floe_train::config::{TrainConfig, WarmStartConfig};
 use floe_train::grpo::GrpoConfig;
 use floe_train::model::ModelConfig;
 use floe_train::tokens::Layout;
+use floe_train::RunOptions;
 
 pub fn tiny(seed: u64) -> TrainConfig {
     TrainConfig {
@@ -29,4 +30,16 @@ pub fn tiny(seed: u64) -> TrainConfig {
         eval_batch: 32,
         ..TrainConfig::default()
     }
+}
+
+/// A fresh run's options (no resume, no progress bar, no interruption) writing into `dir`.
+#[allow(dead_code)] // not every test crate that includes this module uses it
+pub fn opts(dir: &std::path::Path) -> RunOptions {
+    RunOptions { out_dir: dir.to_path_buf(), resume: false, progress: false, stop_before_grpo_step: None }
+}
+
+/// The lines of a JSON Lines file of a run (`steps.jsonl`, `rounds.jsonl`).
+#[allow(dead_code)]
+pub fn jsonl(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
