@@ -684,8 +684,7 @@ mod tests {
         use crate::optim::AdamConfig;
         use floe_core::{generate, GeneratorConfig};
         let cfg = tiny_model();
-        tch::manual_seed(2);
-        let p = Policy::new(&cfg).unwrap();
+        let p = crate::test_rng::seeded_policy(&cfg, 2);
         let insts = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 2, 9)).unwrap();
         let g = 2;
         let refs: Vec<&Instance> = insts.iter().flat_map(|i| [i, i]).collect();
@@ -755,8 +754,7 @@ mod tests {
         let a = 0.5 / (0.5f64.sqrt() + 1e-4);
         let n = good.len() as f64;
         for (blame, counted) in [(false, 6.0), (true, 4.0)] {
-            tch::manual_seed(5);
-            let p = Policy::new(&cfg).unwrap();
+            let p = crate::test_rng::seeded_policy(&cfg, 5);
             let mut opt = AdamW::new(p.named_variables(), AdamConfig::default());
             let c = GrpoConfig { group_size: 2, beta: 0.0, blame_failure: blame, ..GrpoConfig::default() };
             let st = update(&p, None, &mut opt, &rollouts, &c).unwrap();
@@ -828,9 +826,13 @@ mod tests {
             optimal: vec![true, false],
             legal_steps: vec![0; 2],
         };
+        // Every run starts from a copy of one policy.
+        let start = crate::test_rng::seeded_policy(&cfg, 7);
         let run = |rollouts: &ScoredRollouts<'_>, c: &GrpoConfig| {
-            tch::manual_seed(5);
-            let p = Policy::new(&cfg).unwrap();
+            let p = {
+                let _held = crate::test_rng::lock();
+                start.duplicate().unwrap()
+            };
             let mut opt = AdamW::new(p.named_variables(), AdamConfig::default());
             let st = update(&p, None, &mut opt, rollouts, c).unwrap();
             let w: Vec<f32> = p

@@ -48,6 +48,31 @@ pub fn set_threads(n: usize) {
 }
 
 #[cfg(test)]
+pub(crate) mod test_rng {
+    //! libtorch's global generator is shared by the unit tests that run side by side. A test
+    //! whose draws must repeat holds [`lock`] while it seeds and draws, and so does every test
+    //! that draws from the generator (a new policy's weights, sampling), so that no other test's
+    //! draw lands in between.
+
+    use std::sync::{Mutex, MutexGuard, PoisonError};
+
+    use crate::model::{ModelConfig, Policy};
+
+    static GLOBAL: Mutex<()> = Mutex::new(());
+
+    pub(crate) fn lock() -> MutexGuard<'static, ()> {
+        GLOBAL.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A new policy with the weights `tch::manual_seed(seed)` gives.
+    pub(crate) fn seeded_policy(cfg: &ModelConfig, seed: i64) -> Policy {
+        let _held = lock();
+        tch::manual_seed(seed);
+        Policy::new(cfg).unwrap()
+    }
+}
+
+#[cfg(test)]
 mod tests {
     #[test]
     fn libtorch_runs() {

@@ -325,8 +325,7 @@ mod tests {
 
     #[test]
     fn cached_decoding_matches_the_whole_sequence_forward() {
-        tch::manual_seed(3);
-        let p = Policy::new(&small()).unwrap();
+        let p = crate::test_rng::seeded_policy(&small(), 3);
         let grid = Grid::from_rows(&["FFF", "FHF", "FFF"]).unwrap();
         let inst = Instance::new(
             grid,

@@ -62,7 +62,6 @@ mod tests {
 
     #[test]
     fn a_few_steps_lower_the_loss_on_a_small_set() {
-        tch::manual_seed(1);
         let cfg = ModelConfig {
             d_model: 32,
             layers: 1,
@@ -70,7 +69,7 @@ mod tests {
             d_ff: 64,
             layout: Layout { max_side: 4, max_agents: 2, max_time: 16 },
         };
-        let p = Policy::new(&cfg).unwrap();
+        let p = crate::test_rng::seeded_policy(&cfg, 1);
         let insts = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 8, 5)).unwrap();
         let seqs = sequences(&p, &insts).unwrap();
         let refs: Vec<&Sequence> = seqs.iter().collect();
