@@ -183,9 +183,7 @@ impl GrpoConfig {
         }
         Ok(())
     }
-}
 
-impl GrpoConfig {
     /// The learning rate after `progress` (0 to 1) of the run's GRPO prompts: `lr` decaying along
     /// a half cosine to `lr · min_lr_ratio`.
     #[must_use]
