@@ -373,8 +373,8 @@ impl Run<'_> {
                     )
                 })?;
                 at += draw.drawn;
-                for (inst, a) in sampled.insts.iter().zip(&sampled.adv) {
-                    let e = abs_adv.entry(inst.grid.width()).or_default();
+                for (&i, a) in sampled.idx.iter().zip(&sampled.adv) {
+                    let e = abs_adv.entry(train[i as usize].grid.width()).or_default();
                     (e.0, e.1) = (e.0 + f64::from(a.abs()), e.1 + 1);
                 }
                 let scored = sampled.rollouts(&train, &draw.used, g);
@@ -434,9 +434,8 @@ impl Run<'_> {
 /// The groups sampled for one step, in draw order: per answer, its instance (an index into the
 /// round's training set), tokens, reward, verdict and advantage.
 #[derive(Default)]
-struct Sampled<'a> {
+struct Sampled {
     idx: Vec<u32>,
-    insts: Vec<&'a Instance>,
     tokens: Vec<Vec<i64>>,
     rewards: Vec<f32>,
     adv: Vec<f32>,
@@ -445,9 +444,9 @@ struct Sampled<'a> {
     legal_steps: Vec<u32>,
 }
 
-impl<'a> Sampled<'a> {
+impl Sampled {
     /// The rollouts of the groups `used` (positions in draw order) of `g` answers each.
-    fn rollouts(&self, train: &'a [Instance], used: &[usize], g: usize) -> ScoredRollouts<'a> {
+    fn rollouts<'a>(&self, train: &'a [Instance], used: &[usize], g: usize) -> ScoredRollouts<'a> {
         let rows: Vec<usize> = used.iter().flat_map(|&u| u * g..(u + 1) * g).collect();
         ScoredRollouts {
             instances: rows.iter().map(|&i| &train[self.idx[i] as usize]).collect(),
@@ -462,14 +461,14 @@ impl<'a> Sampled<'a> {
 
 /// Samples `group_size` answers to each of `prompts` (indices into `train`), verifies and scores
 /// them, appends them to `out`, and tells for each group whether its rewards have a spread.
-fn sample_groups<'a>(
+fn sample_groups(
     policy: &Policy,
     pool: &InstancePool,
-    train: &'a [Instance],
+    train: &[Instance],
     prompts: &[usize],
     reward: &mut dyn floe_plugin_api::RewardFn,
     cfg: &TrainConfig,
-    out: &mut Sampled<'a>,
+    out: &mut Sampled,
 ) -> Result<Vec<bool>, TrainError> {
     let g = cfg.grpo.group_size;
     let idx: Vec<u32> = prompts.iter().flat_map(|&i| std::iter::repeat_n(i as u32, g)).collect();
@@ -483,7 +482,6 @@ fn sample_groups<'a>(
     let (adv, _) = grpo::advantages(&rw, g, &cfg.grpo);
     let spread = rw.chunks(g).map(grpo::has_spread).collect();
     out.idx.extend(idx);
-    out.insts.extend(insts);
     out.tokens.extend(tokens);
     out.rewards.extend(rw);
     out.adv.extend(adv);
