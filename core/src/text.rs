@@ -35,6 +35,13 @@ use crate::moves::Move;
 use crate::plan::Plan;
 use crate::verify::{verify_with_optimum, FailureKind, Verdict};
 
+/// `n` and a noun, singular for one: `count(1, "hole", "holes")` is `"1 hole"`.
+#[must_use]
+pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Start letters of agents 0–4 in the paper's prompt.
 pub const START_LETTERS: [char; 5] = ['S', 's', 'A', 'B', 'C'];
 /// Goal letters of agents 0–4 in the paper's prompt.
@@ -131,26 +138,42 @@ pub fn parse_answer(text: &str, instance: &Instance) -> Result<Plan, AnswerError
     let k = instance.num_agents();
     let text = last_tagged(text).unwrap_or(text);
     let mut blocks: Vec<Vec<(usize, Body)>> = Vec::new();
+    // Lines that look like plan lines but hold a word that is not a move, for the error message.
+    let mut unreadable: Vec<(usize, usize, UnknownMove)> = Vec::new();
     let mut in_block = false;
-    for line in text.lines() {
+    for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         match plan_line(line) {
-            Some(entry) => {
+            Line::Plan(id, body) => {
                 if !in_block {
                     blocks.push(Vec::new());
                     in_block = true;
                 }
-                blocks.last_mut().expect("a block was pushed").push(entry);
+                blocks.last_mut().expect("a block was pushed").push((id, body));
             }
-            None => in_block = false,
+            Line::UnknownMove(id, bad) => {
+                unreadable.push((n + 1, id, bad));
+                in_block = false;
+            }
+            Line::Prose => in_block = false,
         }
     }
+    let unknown_move = |missing: &dyn Fn(usize) -> bool| {
+        unreadable.iter().find(|(_, id, _)| missing(*id)).map(|(line, id, bad)| {
+            AnswerError::Parse(format!(
+                "line {line}: '{}' (move {} of agent {id}) is not a move; moves are UP, DOWN, LEFT, RIGHT and WAIT (or U, D, L, R, W)",
+                bad.word, bad.position
+            ))
+        })
+    };
     let Some(block) = blocks.pop() else {
-        return Err(AnswerError::Parse(
-            "no plan line found (expected lines such as 'Agent 0: RIGHT DOWN WAIT')".into(),
-        ));
+        return Err(unknown_move(&|_| true).unwrap_or_else(|| {
+            AnswerError::Parse(
+                "no plan line found (expected lines such as 'Agent 0: RIGHT DOWN WAIT')".into(),
+            )
+        }));
     };
     let mut ids: Vec<usize> = block.iter().map(|(i, _)| *i).collect();
     ids.sort_unstable();
@@ -158,6 +181,9 @@ pub fn parse_answer(text: &str, instance: &Instance) -> Result<Plan, AnswerError
         return Err(AnswerError::Parse(format!("agent {} has more than one plan line", w[0])));
     }
     if ids.len() != k {
+        if let Some(e) = unknown_move(&|id| ids.binary_search(&id).is_err()) {
+            return Err(e);
+        }
         return Err(AnswerError::WrongAgentCount { found: ids.len(), expected: k });
     }
     let base = if ids[0] == 1 { 1 } else { 0 };
@@ -229,8 +255,38 @@ fn last_tagged(text: &str) -> Option<&str> {
     Some(&text[from..close])
 }
 
-/// Parses `Agent <n><sep> <body>`; `None` for prose.
-fn plan_line(line: &str) -> Option<(usize, Body)> {
+/// A word in a plan line that is not a move: the word and its place (1-based) among the moves.
+#[derive(Debug, Clone, PartialEq)]
+struct UnknownMove {
+    word: String,
+    position: usize,
+}
+
+/// What one line of an answer is.
+enum Line {
+    Plan(usize, Body),
+    /// `Agent <n>:` followed by moves and a word that is not one: not a plan line, but named in
+    /// the error when the answer has no plan for that agent.
+    UnknownMove(usize, UnknownMove),
+    Prose,
+}
+
+fn plan_line(line: &str) -> Line {
+    let Some((id, body)) = plan_header(line) else {
+        return Line::Prose;
+    };
+    match parse_body(body) {
+        Some(b) => Line::Plan(id, b),
+        None => match parse_moves(body) {
+            // A line with at least one move word reads as a plan with a typo.
+            Err(bad) if body.split_whitespace().any(is_move_word) => Line::UnknownMove(id, bad),
+            _ => Line::Prose,
+        },
+    }
+}
+
+/// Splits `Agent <n><sep> <body>` into the agent number and the body; `None` for prose.
+fn plan_header(line: &str) -> Option<(usize, &str)> {
     let s = line.trim().trim_start_matches(['-', '*', '#', '>', '`', '|', '•']).trim_start();
     let lower = s.to_ascii_lowercase();
     let rest = lower.strip_prefix("agent")?;
@@ -244,7 +300,7 @@ fn plan_line(line: &str) -> Option<(usize, Body)> {
     let after = rest_orig[digits..].trim_start_matches(['*', '`', ' ']);
     let body = after.strip_prefix([':', '=', '-'])?;
     let body = body.trim().trim_matches(['*', '`']).trim().trim_end_matches('.');
-    parse_body(body).map(|b| (id, b))
+    Some((id, body))
 }
 
 fn parse_body(body: &str) -> Option<Body> {
@@ -258,6 +314,28 @@ fn parse_body(body: &str) -> Option<Body> {
     if body.contains(|c: char| c.is_ascii_digit()) {
         return parse_coords(body).map(Body::Coords);
     }
+    parse_moves(body).ok().map(Body::Moves)
+}
+
+/// A whole-word move: `UP`, `DOWN`, `LEFT`, `RIGHT`, `WAIT` or `STAY`, in any case.
+fn move_word(word: &str) -> Option<Move> {
+    match word.to_ascii_uppercase().as_str() {
+        "UP" => Some(Move::Up),
+        "DOWN" => Some(Move::Down),
+        "LEFT" => Some(Move::Left),
+        "RIGHT" => Some(Move::Right),
+        "WAIT" | "STAY" => Some(Move::Wait),
+        _ => None,
+    }
+}
+
+fn is_move_word(word: &str) -> bool {
+    move_word(word.trim_matches(|c: char| !c.is_ascii_alphabetic())).is_some()
+}
+
+/// Moves as words (`RIGHT DOWN`), letters (`R D`) or compact letters (`RDW`), between any of
+/// the accepted separators; the first word that is none of these is the error.
+fn parse_moves(body: &str) -> Result<Vec<Move>, UnknownMove> {
     let mut moves = Vec::new();
     let separators =
         |c: char| c.is_whitespace() || matches!(c, ',' | ';' | '|' | '>' | '→' | '[' | ']' | '"' | '\'');
@@ -266,21 +344,18 @@ fn parse_body(body: &str) -> Option<Body> {
         if token.is_empty() {
             continue;
         }
-        let upper = token.to_ascii_uppercase();
-        match upper.as_str() {
-            "UP" => moves.push(Move::Up),
-            "DOWN" => moves.push(Move::Down),
-            "LEFT" => moves.push(Move::Left),
-            "RIGHT" => moves.push(Move::Right),
-            "WAIT" | "STAY" => moves.push(Move::Wait),
-            _ => {
-                for ch in upper.chars() {
-                    moves.push(Move::from_letter(ch)?);
-                }
-            }
+        if let Some(m) = move_word(token) {
+            moves.push(m);
+            continue;
+        }
+        let letters: Option<Vec<Move>> =
+            token.chars().map(|ch| Move::from_letter(ch.to_ascii_uppercase())).collect();
+        match letters {
+            Some(l) => moves.extend(l),
+            None => return Err(UnknownMove { word: token.to_string(), position: moves.len() + 1 }),
         }
     }
-    Some(Body::Moves(moves))
+    Ok(moves)
 }
 
 /// Parses `(r, c)` / `[r, c]` pairs separated only by commas, semicolons, arrows and spaces.
@@ -371,5 +446,31 @@ mod tests {
         ));
         let v = verify_answer(&i, "Agent 0: RIGHT JUMP", Some(4));
         assert_eq!(v.failure.map(|f| f.kind), Some(FailureKind::ParseError));
+    }
+
+    #[test]
+    fn an_unknown_move_is_named_with_its_place() {
+        let i = inst();
+        let expect = |text: &str, line: usize, word: &str, at: usize, agent: usize| {
+            let Err(AnswerError::Parse(m)) = parse_answer(text, &i) else {
+                panic!("{text:?} should not parse");
+            };
+            assert!(
+                m.starts_with(&format!("line {line}: '{word}' (move {at} of agent {agent}) is not a move")),
+                "{m}"
+            );
+        };
+        expect("Agent 0: RIGHT RIGHT JUMP DOWN", 1, "JUMP", 3, 0);
+        expect("Agent 0: hop right", 1, "hop", 1, 0);
+        expect("Plan:\nAgent 0: RR\nAgent 1: R, R, fly", 3, "fly", 3, 1);
+        // A complete plan elsewhere wins over a line with a typo.
+        assert!(parse_answer("Agent 0: R JUMP\n\nAgent 0: RR\nAgent 1: RR", &i).is_ok());
+        // Prose without a move word is still just prose.
+        assert_eq!(
+            parse_answer("Agent 0: is the first agent", &i),
+            Err(AnswerError::Parse(
+                "no plan line found (expected lines such as 'Agent 0: RIGHT DOWN WAIT')".into()
+            ))
+        );
     }
 }
