@@ -17,6 +17,10 @@ use crate::grid::{Cell, Grid, UNREACHABLE};
 use crate::instance::{Agent, Instance};
 use crate::rng::Rng;
 use crate::solver::{solve, Solution, SolveError, SolverConfig};
+use crate::text::count;
+
+/// The largest map side the generator makes.
+pub const MAX_SIDE: u32 = 256;
 
 /// What to generate.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -82,8 +86,8 @@ impl GeneratorConfig {
 
     fn validate(&self) -> Result<(), GenerateError> {
         let bad = |m: String| Err(GenerateError::Config(m));
-        if self.width == 0 || self.height == 0 || self.width > 256 || self.height > 256 {
-            return bad(format!("map size {}x{} is outside 1..=256", self.width, self.height));
+        if self.width == 0 || self.height == 0 || self.width > MAX_SIDE || self.height > MAX_SIDE {
+            return bad(format!("map size {}x{} is outside 1..={MAX_SIDE}", self.width, self.height));
         }
         if self.agents == 0 {
             return bad("at least one agent is needed".into());
@@ -97,12 +101,12 @@ impl GeneratorConfig {
         let free = self.width * self.height - self.holes();
         if (self.agents * 2) as u32 > free {
             return bad(format!(
-                "{} agents need {} distinct free cells; a {}x{} map with {} holes has {free}",
-                self.agents,
+                "{} need {} distinct free cells; a {}x{} map with {} has {free}",
+                count(self.agents as u64, "agent", "agents"),
                 self.agents * 2,
                 self.width,
                 self.height,
-                self.holes()
+                count(self.holes(), "hole", "holes")
             ));
         }
         if self.agents == 1 && self.wait_count() > 0 {
@@ -120,8 +124,8 @@ pub enum GenerateError {
     #[error("invalid generator setting: {0}")]
     Config(String),
     /// No candidate with the requested `needs_wait` flag was found in time.
-    #[error("could not reach the requested wait ratio for {setting}: no instance with needs_wait = {needs_wait} in {attempts} attempts (instance {slot}); lower wait_ratio or hole_ratio, or use a larger map")]
-    Unreachable { setting: String, needs_wait: bool, attempts: u32, slot: usize },
+    #[error("could not reach the requested wait ratio for {setting}: no instance with needs_wait = {needs_wait} in {attempts} attempts (instance {} of {count}); lower wait_ratio or hole_ratio, or use a larger map", slot + 1)]
+    Unreachable { setting: String, needs_wait: bool, attempts: u32, slot: usize, count: usize },
 }
 
 /// Decides `needs_wait` for an instance given one of its optimal plans. Returns the flag and, when
@@ -235,6 +239,7 @@ pub fn random_instances(cfg: &GeneratorConfig) -> Result<Vec<Instance>, Generate
                     needs_wait: false,
                     attempts: cfg.max_attempts,
                     slot,
+                    count: cfg.count,
                 })
         })
         .collect()
@@ -289,6 +294,7 @@ fn generate_slot(cfg: &GeneratorConfig, slot: usize, want_wait: bool) -> Result<
         needs_wait: want_wait,
         attempts: cfg.max_attempts,
         slot,
+        count: cfg.count,
     })
 }
 
@@ -304,6 +310,34 @@ fn slot_flags(cfg: &GeneratorConfig) -> Vec<bool> {
 /// # Errors
 /// An out-of-range configuration, or a wait ratio that could not be reached.
 pub fn generate(cfg: &GeneratorConfig) -> Result<Vec<Instance>, GenerateError> {
+    generate_with_progress(cfg, &crate::progress::Silent)
+}
+
+/// As [`generate`], advancing `progress` by one for each instance as it is finished (from the
+/// worker threads, in any order). The caller begins and ends the stage.
+///
+/// # Errors
+/// As [`generate`].
+pub fn generate_with_progress(
+    cfg: &GeneratorConfig,
+    progress: &dyn crate::progress::Progress,
+) -> Result<Vec<Instance>, GenerateError> {
     cfg.validate()?;
-    slot_flags(cfg).into_par_iter().enumerate().map(|(slot, want)| generate_slot(cfg, slot, want)).collect()
+    slot_flags(cfg)
+        .into_par_iter()
+        .enumerate()
+        .map(|(slot, want)| {
+            let inst = generate_slot(cfg, slot, want);
+            progress.advance(1, "");
+            inst
+        })
+        .collect()
+}
+
+/// Checks a configuration without generating anything: what [`generate`] refuses up front.
+///
+/// # Errors
+/// [`GenerateError::Config`] naming the setting.
+pub fn validate(cfg: &GeneratorConfig) -> Result<(), GenerateError> {
+    cfg.validate()
 }

@@ -18,6 +18,7 @@ pub mod instance;
 pub mod moves;
 pub mod movingai;
 pub mod plan;
+pub mod progress;
 pub mod rng;
 pub mod rules;
 pub mod solver;

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::generator::{generate, GenerateError, GeneratorConfig};
+use crate::generator::{generate_with_progress, GenerateError, GeneratorConfig, MAX_SIDE};
 use crate::instance::Instance;
 use crate::rng::hash;
 
@@ -74,11 +74,74 @@ impl SuiteConfig {
     }
 }
 
+impl SuiteConfig {
+    /// Refuses, before any work, a layout that cannot give a whole suite: no agent counts, no
+    /// wait ratios, no instances per cell, an agent count with no map size in range, or a cell
+    /// the generator would refuse (a map side over 256, ratios out of range, too few free cells).
+    ///
+    /// # Errors
+    /// [`GenerateError::Config`] naming the setting.
+    pub fn validate(&self) -> Result<(), GenerateError> {
+        let bad = |m: String| Err(GenerateError::Config(m));
+        if self.agents.is_empty() || self.agents.contains(&0) {
+            return bad("agent counts must be given, each at least 1".into());
+        }
+        if self.wait_ratios.is_empty() {
+            return bad("at least one wait ratio is needed".into());
+        }
+        if self.per_cell == 0 {
+            return bad("instances per cell must be at least 1".into());
+        }
+        if self.min_size > self.max_size {
+            return bad(format!(
+                "the smallest map side {} is larger than the largest {}",
+                self.min_size, self.max_size
+            ));
+        }
+        if self.max_size > MAX_SIDE {
+            return bad(format!(
+                "the largest map side {} is over the generator's limit {MAX_SIDE}",
+                self.max_size
+            ));
+        }
+        for &k in &self.agents {
+            let first = (k as u32).max(self.min_size).max(1);
+            if first > self.max_size {
+                return bad(format!(
+                    "{k} agents get no map size: sizes run from {first} (the larger of the agent count and the smallest side) to {}",
+                    self.max_size
+                ));
+            }
+        }
+        self.cells().iter().try_for_each(crate::generator::validate)
+    }
+
+    /// Instances in the whole suite.
+    #[must_use]
+    pub fn total(&self) -> usize {
+        self.cells().iter().map(|c| c.count).sum()
+    }
+}
+
 /// Generates every cell of the suite.
 ///
 /// # Errors
-/// The first cell that could not be generated.
+/// A layout that [`SuiteConfig::validate`] refuses, or the first cell that could not be
+/// generated.
 pub fn build_suite(config: &SuiteConfig) -> Result<Vec<SuiteCell>, GenerateError> {
+    build_suite_with_progress(config, &crate::progress::Silent)
+}
+
+/// As [`build_suite`], advancing `progress` by one for each instance as it is finished. The
+/// caller begins and ends the stage (of [`SuiteConfig::total`] units).
+///
+/// # Errors
+/// As [`build_suite`].
+pub fn build_suite_with_progress(
+    config: &SuiteConfig,
+    progress: &dyn crate::progress::Progress,
+) -> Result<Vec<SuiteCell>, GenerateError> {
+    config.validate()?;
     config
         .cells()
         .into_iter()
@@ -87,7 +150,7 @@ pub fn build_suite(config: &SuiteConfig) -> Result<Vec<SuiteCell>, GenerateError
                 agents: g.agents,
                 size: g.width,
                 wait_ratio: g.wait_ratio,
-                instances: generate(&g)?,
+                instances: generate_with_progress(&g, progress)?,
             })
         })
         .collect()
@@ -118,4 +181,50 @@ pub fn write_suite(dir: &Path, config: &SuiteConfig, cells: &[SuiteCell]) -> std
     }
     let manifest = serde_json::json!({ "config": config, "cells": files });
     std::fs::write(dir.join("suite.json"), serde_json::to_string_pretty(&manifest)? + "\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(change: impl FnOnce(&mut SuiteConfig)) -> String {
+        let mut c = SuiteConfig::default();
+        change(&mut c);
+        match c.validate() {
+            Err(GenerateError::Config(m)) => m,
+            other => panic!("{c:?} should be refused, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn layouts_that_give_nothing_are_refused_up_front() {
+        SuiteConfig::default().validate().unwrap();
+        assert!(refused(|c| c.per_cell = 0).contains("at least 1"));
+        assert!(refused(|c| (c.min_size, c.max_size) = (20, 10)).contains("20 is larger than the largest 10"));
+        assert!(refused(|c| c.max_size = 300).contains("300 is over the generator's limit 256"));
+        assert!(refused(|c| c.max_size = 4).contains("5 agents get no map size"));
+        assert!(refused(|c| c.hole_ratio = 0.9).contains("distinct free cells"));
+        assert!(refused(|c| c.wait_ratios = vec![]).contains("wait ratio"));
+        assert!(refused(|c| c.hole_ratio = -0.1).contains("hole_ratio -0.1"));
+        // Refused before any instance is generated, not at the first cell out of range.
+        let c = SuiteConfig { agents: vec![2], max_size: 300, per_cell: 1, ..SuiteConfig::default() };
+        struct Count(std::sync::atomic::AtomicU64);
+        impl crate::progress::Progress for Count {
+            fn begin(&self, _: &str, _: u64) {}
+            fn advance(&self, n: u64, _: &str) {
+                self.0.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            }
+            fn end(&self, _: &str) {}
+            fn line(&self, _: &str) {}
+        }
+        let made = Count(std::sync::atomic::AtomicU64::new(0));
+        let got = build_suite_with_progress(&c, &made);
+        assert!(matches!(got, Err(GenerateError::Config(_))), "{got:?}");
+        assert_eq!(made.0.load(std::sync::atomic::Ordering::Relaxed), 0);
+        // The same layout one size smaller is generated, and every instance is counted.
+        let ok = SuiteConfig { agents: vec![2], max_size: 3, wait_ratios: vec![0.5], per_cell: 2, ..c };
+        let cells = build_suite_with_progress(&ok, &made).unwrap();
+        assert_eq!(made.0.load(std::sync::atomic::Ordering::Relaxed), 4);
+        assert_eq!(cells.iter().map(|c| c.instances.len()).sum::<usize>(), ok.total());
+    }
 }
