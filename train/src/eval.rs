@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use floe_core::engine::InstancePool;
+use floe_core::progress::{Progress, Silent};
 use floe_core::{FailureKind, Instance};
 use floe_plugin_api::{FailureCounts, SizeResult};
 use serde::{Deserialize, Serialize};
@@ -12,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::TrainError;
 use crate::model::Policy;
 use crate::reward::{verify_plans, DecodedPlan};
-use crate::sample::{decode, Decode};
+use crate::sample::{decode_with_progress, Decode};
 
 /// One agent count × map size cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -99,12 +100,11 @@ pub fn score_each(
 /// # Errors
 /// An instance the model cannot read; engine errors.
 pub fn evaluate(policy: &Policy, instances: &[&Instance], batch: usize) -> Result<EvalReport, TrainError> {
-    let answers = decode(policy, instances, Decode::Greedy, batch)?;
-    let plans: Vec<DecodedPlan> = answers.into_iter().map(|a| a.plan).collect();
-    score(instances, &plans)
+    evaluate_each(policy, instances, batch, &Silent).map(|(report, _)| report)
 }
 
-/// As [`evaluate`], with each instance's outcome too.
+/// As [`evaluate`], with each instance's outcome too, advancing `progress` by the instances
+/// answered (the caller begins and ends the stage).
 ///
 /// # Errors
 /// An instance the model cannot read; engine errors.
@@ -112,8 +112,9 @@ pub fn evaluate_each(
     policy: &Policy,
     instances: &[&Instance],
     batch: usize,
+    progress: &dyn Progress,
 ) -> Result<(EvalReport, Vec<Outcome>), TrainError> {
-    let answers = decode(policy, instances, Decode::Greedy, batch)?;
+    let answers = decode_with_progress(policy, instances, Decode::Greedy, batch, progress)?;
     let plans: Vec<DecodedPlan> = answers.into_iter().map(|a| a.plan).collect();
     score_each(instances, &plans)
 }

@@ -40,11 +40,14 @@ pub use config::TrainConfig;
 pub use error::TrainError;
 pub use eval::{evaluate, evaluate_each, EvalReport, Outcome};
 pub use model::{ModelConfig, Policy};
-pub use rounds::{load_policy, run, RunOptions, RunState};
+pub use rounds::{load_policy, run, run_with_progress, RunOptions, RunState};
 
-/// Sets libtorch's CPU thread count.
+/// Sets libtorch's CPU thread count; 0: one per core this process may run on (its CPU
+/// affinity and quota, not the machine's core count).
 pub fn set_threads(n: usize) {
-    tch::set_num_threads(n as i32);
+    let n =
+        if n > 0 { n } else { std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get) };
+    tch::set_num_threads(i32::try_from(n).unwrap_or(i32::MAX));
 }
 
 #[cfg(test)]

@@ -27,10 +27,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use floe_core::engine::InstancePool;
+use floe_core::generator::generate_with_progress;
+use floe_core::progress::{Lines, Progress, Silent};
 use floe_core::rng::{hash, Rng};
-use floe_core::{generate, GeneratorConfig, Instance};
+use floe_core::text::count;
+use floe_core::{GeneratorConfig, Instance};
 use floe_plugin_api::{History, RoundConfig, RoundRecord};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tch::Tensor;
@@ -38,7 +40,7 @@ use tch::Tensor;
 use crate::checkpoint;
 use crate::config::TrainConfig;
 use crate::error::TrainError;
-use crate::eval::{evaluate, EvalReport};
+use crate::eval::{evaluate_each, EvalReport};
 use crate::grpo::{self, ScoredRollouts};
 use crate::metrics::JsonLines;
 use crate::model::{ModelConfig, Policy};
@@ -61,7 +63,8 @@ pub struct RunOptions {
     pub out_dir: PathBuf,
     /// Continue from the folder's checkpoint, if there is one.
     pub resume: bool,
-    /// Progress bars and one line per stage on stderr.
+    /// One line per stage on stderr, with [`run`] ([`run_with_progress`] takes any
+    /// [`Progress`] instead).
     pub progress: bool,
     /// Stop with [`TrainError::Interrupted`] before GRPO step `n` (counted over the whole run):
     /// a stand-in for a killed process, for tests.
@@ -164,12 +167,29 @@ fn save_model(path: &Path, policy: &Policy) -> Result<(), TrainError> {
     checkpoint::save(path, &tensors, model_meta(policy))
 }
 
-/// Generates the instances of several generator jobs, in order.
-fn generate_all(jobs: &[GeneratorConfig]) -> Result<Vec<Instance>, TrainError> {
+/// Generates the instances of several generator jobs, in order, as one stage of `progress`.
+fn generate_all(
+    jobs: &[GeneratorConfig],
+    what: &str,
+    progress: &dyn Progress,
+) -> Result<Vec<Instance>, TrainError> {
+    let started = Instant::now();
+    progress.begin(what, jobs.iter().map(|j| j.count as u64).sum());
     let mut out = Vec::new();
     for j in jobs {
-        out.extend(generate(j)?);
+        match generate_with_progress(j, progress) {
+            Ok(v) => out.extend(v),
+            Err(e) => {
+                progress.end(&format!("{what}: stopped: {e}"));
+                return Err(e.into());
+            }
+        }
     }
+    progress.end(&format!(
+        "{what}: {} with optimal plans in {:.1} s",
+        count(out.len() as u64, "instance", "instances"),
+        started.elapsed().as_secs_f64()
+    ));
     Ok(out)
 }
 
@@ -178,6 +198,13 @@ fn generate_all(jobs: &[GeneratorConfig]) -> Result<Vec<Instance>, TrainError> {
 /// # Errors
 /// A setting the generator cannot meet.
 pub fn validation_set(cfg: &TrainConfig) -> Result<Vec<Instance>, TrainError> {
+    validation_set_with_progress(cfg, &Silent)
+}
+
+fn validation_set_with_progress(
+    cfg: &TrainConfig,
+    progress: &dyn Progress,
+) -> Result<Vec<Instance>, TrainError> {
     let v = &cfg.validation;
     let mut jobs = Vec::new();
     for &k in &v.agents {
@@ -193,12 +220,13 @@ pub fn validation_set(cfg: &TrainConfig) -> Result<Vec<Instance>, TrainError> {
             ));
         }
     }
-    generate_all(&jobs)
+    generate_all(&jobs, "validation set", progress)
 }
 
 struct Run<'a> {
     cfg: &'a TrainConfig,
     opts: &'a RunOptions,
+    progress: &'a dyn Progress,
     policy: Policy,
     opt: AdamW,
     state: RunState,
@@ -212,25 +240,9 @@ struct Run<'a> {
     trained: f64,
 }
 
-fn bar(opts: &RunOptions, len: u64, prefix: &str) -> ProgressBar {
-    if !opts.progress {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new(len);
-    pb.set_style(
-        ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} {msg} ({elapsed} < {eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    pb.set_prefix(prefix.to_string());
-    pb
-}
-
 impl Run<'_> {
     fn say(&self, line: &str) {
-        if self.opts.progress {
-            eprintln!("floe train: {line}");
-        }
+        self.progress.line(line);
     }
 
     fn train_s(&self) -> f64 {
@@ -253,7 +265,15 @@ impl Run<'_> {
 
     fn evaluate(&mut self, stage: &str) -> Result<EvalReport, TrainError> {
         let refs: Vec<&Instance> = self.validation.iter().collect();
-        let report = evaluate(&self.policy, &refs, self.cfg.eval_batch)?;
+        let t0 = Instant::now();
+        self.progress.begin("validation", refs.len() as u64);
+        let report = match evaluate_each(&self.policy, &refs, self.cfg.eval_batch, self.progress) {
+            Ok((report, _)) => report,
+            Err(e) => {
+                self.progress.end(&format!("{stage}: validation stopped: {e}"));
+                return Err(e);
+            }
+        };
         let (valid, optimal) = report.overall();
         let e = StageEval {
             stage: stage.to_string(),
@@ -273,11 +293,12 @@ impl Run<'_> {
             line["config"] = serde_json::to_value(&last.config).unwrap_or_default();
         }
         self.rounds.write(&line)?;
-        self.say(&format!(
-            "{stage}: validation valid {:.1}%, optimal {:.1}% ({} instances)",
+        self.progress.end(&format!(
+            "{stage}: validation valid {:.1}%, optimal {:.1}% ({} instances, {:.0} s)",
             100.0 * valid,
             100.0 * optimal,
-            refs.len()
+            refs.len(),
+            t0.elapsed().as_secs_f64()
         ));
         self.state.evals.push(e);
         Ok(report)
@@ -287,10 +308,15 @@ impl Run<'_> {
         let cfg: &TrainConfig = self.cfg;
         let w = &cfg.warm_start;
         let seed = self.cfg.seed;
-        self.say(&format!("warm start: generating {} instances with optimal plans", w.samples));
-        let data = generate_all(&w.data.generator_configs(w.samples, hash(&[seed, TAG_SFT])))?;
+        let data = generate_all(
+            &w.data.generator_configs(w.samples, hash(&[seed, TAG_SFT])),
+            "warm-start data",
+            self.progress,
+        )?;
         let seqs = sft::sequences(&self.policy, &data)?;
-        let pb = bar(self.opts, w.steps as u64, "warm start");
+        let t_stage = Instant::now();
+        self.progress.begin("warm start", w.steps as u64);
+        let mut last = (f64::NAN, f64::NAN);
         let (mut order, mut epoch, mut at) = (Vec::new(), 0u64, usize::MAX);
         for step in 0..w.steps {
             if at + w.batch_size > seqs.len() || at == usize::MAX {
@@ -313,13 +339,19 @@ impl Run<'_> {
             }))?;
             self.state.sft_curve.push((step as u64, s.loss));
             self.state.sft_steps = step as u64 + 1;
-            pb.set_message(format!("loss {:.3} acc {:.3}", s.loss, s.accuracy));
-            pb.inc(1);
+            last = (s.loss, s.accuracy);
+            self.progress.advance(1, &format!("loss {:.3} acc {:.3}", s.loss, s.accuracy));
             if w.eval_every > 0 && (step + 1) % w.eval_every == 0 && step + 1 < w.steps {
-                pb.suspend(|| self.evaluate(&format!("warm start @{}", step + 1)))?;
+                self.evaluate(&format!("warm start @{}", step + 1))?;
             }
         }
-        pb.finish_and_clear();
+        self.progress.end(&format!(
+            "warm start: {} in {:.0} s (last loss {:.3}, token accuracy {:.3})",
+            count(w.steps as u64, "step", "steps"),
+            t_stage.elapsed().as_secs_f64(),
+            last.0,
+            last.1
+        ));
         Ok(())
     }
 
@@ -335,6 +367,8 @@ impl Run<'_> {
         let g = cfg.grpo.group_size;
         let train = generate_all(
             &config.generator_configs(cfg.rounds.samples, hash(&[cfg.seed, TAG_ROUND, r.into()])),
+            &format!("round {r} data"),
+            self.progress,
         )?;
         let pool = InstancePool::new(&train, false)?;
         self.say(&format!(
@@ -343,7 +377,10 @@ impl Run<'_> {
             config.to_json()
         ));
         let per_epoch = train.len().div_ceil(cfg.grpo.prompts_per_step);
-        let pb = bar(self.opts, (per_epoch * cfg.rounds.epochs as usize) as u64, &format!("round {r}"));
+        let t_stage = Instant::now();
+        self.progress.begin(&format!("round {r}"), (per_epoch * cfg.rounds.epochs as usize) as u64);
+        let steps0 = self.state.grpo_steps;
+        let mut last = (f64::NAN, f64::NAN);
         let mut abs_adv: BTreeMap<u32, (f64, u32)> = BTreeMap::new();
         for epoch in 0..cfg.rounds.epochs {
             let mut order: Vec<usize> = (0..train.len()).collect();
@@ -351,7 +388,7 @@ impl Run<'_> {
             let mut at = 0;
             while at < order.len() {
                 if self.opts.stop_before_grpo_step == Some(self.state.grpo_steps) {
-                    pb.abandon();
+                    self.progress.end(&format!("round {r}: interrupted"));
                     return Err(TrainError::Interrupted(format!(
                         "before GRPO step {}",
                         self.state.grpo_steps
@@ -403,11 +440,18 @@ impl Run<'_> {
                 self.steps.write(&line)?;
                 self.state.grpo_curve.push((self.state.grpo_steps, st.reward, st.valid));
                 self.state.grpo_steps += 1;
-                pb.set_message(format!("reward {:.3} valid {:.2} kl {:.4}", st.reward, st.valid, st.kl));
-                pb.inc(1);
+                last = (st.reward, st.valid);
+                self.progress
+                    .advance(1, &format!("reward {:.3} valid {:.2} kl {:.4}", st.reward, st.valid, st.kl));
             }
         }
-        pb.finish_and_clear();
+        self.progress.end(&format!(
+            "round {r}: {} in {:.0} s (last reward {:.3}, sampled valid {:.2})",
+            count(self.state.grpo_steps - steps0, "GRPO step", "GRPO steps"),
+            t_stage.elapsed().as_secs_f64(),
+            last.0,
+            last.1
+        ));
         let stage = format!("round {r}");
         // The round's record first, so that the evaluation line carries its configuration.
         self.state.history.rounds.push(RoundRecord { round: r, config, results: Vec::new() });
@@ -498,13 +542,24 @@ fn sample_groups(
 /// checkpoint was written with another configuration; [`TrainError::Interrupted`] from
 /// `stop_before_grpo_step`.
 pub fn run(cfg: &TrainConfig, opts: &RunOptions) -> Result<RunState, TrainError> {
+    let lines = Lines { prefix: "floe train: ".into() };
+    run_with_progress(cfg, opts, if opts.progress { &lines } else { &Silent })
+}
+
+/// As [`run`], reporting progress to `progress` (`opts.progress` is not read).
+///
+/// # Errors
+/// As [`run`].
+pub fn run_with_progress(
+    cfg: &TrainConfig,
+    opts: &RunOptions,
+    progress: &dyn Progress,
+) -> Result<RunState, TrainError> {
     cfg.validate()?;
     let started = Instant::now();
     let out = &opts.out_dir;
     std::fs::create_dir_all(out).map_err(|e| TrainError::io(out, e))?;
-    if cfg.threads > 0 {
-        tch::set_num_threads(cfg.threads as i32);
-    }
+    crate::set_threads(cfg.threads);
     let ckpt = out.join("checkpoint.safetensors");
     let resuming = opts.resume && ckpt.exists();
     let (policy, opt, state) = if resuming {
@@ -543,13 +598,14 @@ pub fn run(cfg: &TrainConfig, opts: &RunOptions) -> Result<RunState, TrainError>
     let mut run = Run {
         cfg,
         opts,
+        progress,
         steps: JsonLines::open(&out.join("steps.jsonl"), keep(state.steps_len))?,
         rounds: JsonLines::open(&out.join("rounds.jsonl"), keep(state.rounds_len))?,
         train_s0: state.train_s,
         policy,
         opt,
         state,
-        validation: validation_set(cfg)?,
+        validation: validation_set_with_progress(cfg, progress)?,
         started,
         trained: 0.0,
     };

@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 
+use floe_core::progress::{Progress, Silent};
+
 use floe_core::Instance;
 use tch::Kind;
 
@@ -43,6 +45,20 @@ pub fn decode(
     mode: Decode,
     batch: usize,
 ) -> Result<Vec<Answer>, TrainError> {
+    decode_with_progress(policy, instances, mode, batch, &Silent)
+}
+
+/// As [`decode`], advancing `progress` by each batch's number of answers as it is decoded.
+///
+/// # Errors
+/// An instance the model cannot read.
+pub fn decode_with_progress(
+    policy: &Policy,
+    instances: &[&Instance],
+    mode: Decode,
+    batch: usize,
+    progress: &dyn Progress,
+) -> Result<Vec<Answer>, TrainError> {
     let layout = policy.config.layout;
     let mut groups: BTreeMap<(u32, u32, usize), Vec<usize>> = BTreeMap::new();
     let mut prompts = Vec::with_capacity(instances.len());
@@ -57,6 +73,7 @@ pub fn decode(
             for (&i, a) in chunk.iter().zip(answers) {
                 out[i] = Some(a);
             }
+            progress.advance(chunk.len() as u64, "");
         }
     }
     Ok(out.into_iter().map(|a| a.expect("every instance decoded")).collect())
