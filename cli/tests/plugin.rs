@@ -57,3 +57,28 @@ fn inspect_reports_load_failures() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no floe plugin entry point"));
 }
+
+#[test]
+fn inspect_loads_a_bare_file_name_from_the_current_folder() {
+    // A bare name is a file in the current folder, not a name for the library search path.
+    let lib = common::c_plugin("valid_reward");
+    let dir =
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("bare-name-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(&lib, dir.join("libbare_reward.so")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_floe"))
+        .args(["plugin", "inspect", "libbare_reward.so"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["name"], "c-valid-reward");
+    let out = Command::new(env!("CARGO_BIN_EXE_floe"))
+        .args(["plugin", "inspect", "libmissing.so"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("libmissing.so: no such file"));
+}

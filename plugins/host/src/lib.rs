@@ -155,11 +155,15 @@ enum Inner {
 /// A [`LoadError`] with the path and the reason; nothing is left half-loaded that the caller
 /// must clean up.
 pub fn load(path: impl AsRef<Path>) -> Result<Library, LoadError> {
-    let path = path.as_ref();
-    let fail = |reason| LoadError::new(path, reason);
-    if !path.is_file() {
-        return Err(fail(LoadFailure::NotFound));
+    let given = path.as_ref();
+    if !given.is_file() {
+        return Err(LoadError::new(given, LoadFailure::NotFound));
     }
+    // A path is a path: the dynamic loader would look a bare name such as `libfoo.so` up on the
+    // library search path instead of in the current folder.
+    let absolute = std::path::absolute(given);
+    let path = absolute.as_deref().unwrap_or(given);
+    let fail = |reason| LoadError::new(path, reason);
     let lib = dl::open(path).map_err(|e| fail(LoadFailure::Open(e.to_string())))?;
     if c::has_entry(&lib) {
         let c = c::CLibrary::load(lib).map_err(fail)?;
