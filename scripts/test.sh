@@ -7,6 +7,12 @@ bash scripts/setup.sh
 export LIBTORCH="$PWD/third_party/libtorch"
 # Tests run side by side: libtorch's OpenMP threads must not spin while they wait.
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+# Mesa's Vulkan driver wants a private runtime folder; CI and containers often have none.
+if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "$XDG_RUNTIME_DIR" ] || [ ! -w "$XDG_RUNTIME_DIR" ]; then
+    XDG_RUNTIME_DIR=$(mktemp -d "${TMPDIR:-/tmp}/floe-runtime.XXXXXX")
+    export XDG_RUNTIME_DIR
+    trap 'rm -rf "$XDG_RUNTIME_DIR"' EXIT
+fi
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --release --features floe-cli/train -- -D warnings
 # setup.sh installed lavapipe, so the GPU golden tests must find an adapter here.
