@@ -15,6 +15,9 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "$XDG_RUNTIME_DIR" ] || [ ! -w "$XDG_
 fi
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --release --features floe-cli/train -- -D warnings
+# The CLI without libtorch: `floe train` and `floe eval` say how to get them. First, so that the
+# build below leaves target/release/floe with every command.
+cargo test --release -p floe-cli --test cli
 # setup.sh installed lavapipe, so the GPU golden tests must find an adapter here.
 FLOE_REQUIRE_GPU=1 cargo test --workspace --release --features floe-cli/train
 # The criterion benches, once each on small batches (figures come from `cargo bench` and

@@ -1,18 +1,23 @@
-//! `floe`: generate, solve, verify, prompt and render MAPF-FrozenLake instances.
+//! `floe`: generate, solve, verify, prompt and render MAPF-FrozenLake instances; with the
+//! `train` feature, train and evaluate planner policies.
 //!
-//! Exit codes: 0 success; 1 the work could not be done (an unsolvable instance, a search limit, a
-//! wait ratio that could not be reached, a disagreement found by `check`); 2 bad input (a
-//! malformed file or argument), always with a one-line message naming the file and the problem.
+//! Exit codes (the README's table): 0 success; 1 the work could not be done or a check failed
+//! (an unsolvable instance, a search limit, a wait ratio that could not be reached, an invalid
+//! plan in `verify`, a disagreement found by `check`, a plugin library that does not load,
+//! training that fails); 2 bad input (a malformed file or argument, a setting that cannot give
+//! anything, a command this build lacks), always with a one-line message naming the file or
+//! the setting and the problem.
 
 mod cmd;
 mod error;
 mod input;
+mod progress;
 mod render;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::error::CliError;
 
@@ -53,10 +58,68 @@ enum Command {
     /// Evaluate a trained checkpoint on a suite: valid / optimal rate per agent count x map size.
     #[cfg(feature = "train")]
     Eval(cmd::eval::Args),
+    /// Train a planner policy (not in this build: it needs `--features train`).
+    #[cfg(not(feature = "train"))]
+    Train(NotBuilt),
+    /// Evaluate a trained checkpoint (not in this build: it needs `--features train`).
+    #[cfg(not(feature = "train"))]
+    Eval(NotBuilt),
+}
+
+/// The arguments of a command this build lacks: taken whole, so that the error says how to get
+/// the command rather than what is wrong with its arguments.
+#[cfg(not(feature = "train"))]
+#[derive(Debug, clap::Args)]
+#[command(disable_help_flag = true)]
+struct NotBuilt {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    args: Vec<std::ffi::OsString>,
+}
+
+#[cfg(not(feature = "train"))]
+fn not_built(name: &str) -> Result<(), CliError> {
+    Err(CliError::Input(format!(
+        "`floe {name}` is not in this build: it links libtorch. In the floe source folder run \
+         `bash scripts/setup.sh`, then `LIBTORCH=$PWD/third_party/libtorch cargo install --path cli \
+         --features train --target-dir target` (or `cargo build --release -p floe-cli --features train`)"
+    )))
+}
+
+/// Every (sub)command takes negative numbers as values (`--hole-ratio -0.1`), so that the range
+/// checks, not the flag parser, say what is wrong with them.
+fn allow_negative_numbers(cmd: clap::Command) -> clap::Command {
+    cmd.allow_negative_numbers(true).mut_subcommands(allow_negative_numbers)
+}
+
+/// libtorch's OpenMP runtime reads its settings once, when the program is loaded. Without
+/// `OMP_WAIT_POLICY=PASSIVE` its idle threads spin, and on a machine where anything else runs a
+/// training step can stall for seconds; so `floe train` and `floe eval` start themselves again
+/// with it set, unless the caller chose a policy (the caller's setting wins).
+#[cfg(feature = "train")]
+fn relaunch_with_passive_openmp() {
+    use std::os::unix::process::CommandExt;
+    if std::env::var_os("OMP_WAIT_POLICY").is_some() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else { return };
+    let err = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env("OMP_WAIT_POLICY", "PASSIVE")
+        .exec();
+    // Only reached when the exec failed: go on with the default policy.
+    eprintln!("floe: could not restart with OMP_WAIT_POLICY=PASSIVE ({err}); going on without it");
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = allow_negative_numbers(Cli::command()).get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
+    #[cfg(feature = "train")]
+    if matches!(cli.command, Command::Train(_) | Command::Eval(_)) {
+        relaunch_with_passive_openmp();
+    }
     let result = match cli.command {
         Command::Generate(a) => cmd::generate::run(&a),
         Command::Suite(a) => cmd::suite::run(&a),
@@ -71,6 +134,10 @@ fn main() -> ExitCode {
         Command::Train(a) => cmd::train::run(&a),
         #[cfg(feature = "train")]
         Command::Eval(a) => cmd::eval::run(&a),
+        #[cfg(not(feature = "train"))]
+        Command::Train(_) => not_built("train"),
+        #[cfg(not(feature = "train"))]
+        Command::Eval(_) => not_built("eval"),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -122,12 +122,19 @@ fn solve_reports_unsolvable_instances() {
 
 const INST: &str = r#"{"grid": ["FFF", "FHF", "FFF"], "agents": [{"start": [0, 0], "goal": [0, 2]}, {"start": [2, 0], "goal": [2, 2]}]}"#;
 
+/// The verdict `floe verify` prints; it exits 0 for a valid plan and 1 for an invalid one.
 fn verdict(plan: &str, name: &str) -> serde_json::Value {
     let inst = tmp("verify-inst.json", INST);
     let plan = tmp(name, plan);
     let o = floe(&["verify", "--instance", s(&inst), "--plan", s(&plan)]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    serde_json::from_str(stdout(&o).trim()).expect("one JSON line")
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON line");
+    let expected = if v["valid"] == true { 0 } else { 1 };
+    assert_eq!(o.status.code(), Some(expected), "{v}: {}", stderr(&o));
+    if expected == 1 {
+        let kind = v["failure"]["kind"].as_str().expect("a failure kind");
+        assert_eq!(stderr(&o).trim(), format!("floe: the plan is invalid: {kind}"));
+    }
+    v
 }
 
 #[test]
@@ -260,4 +267,122 @@ fn bench_prints_one_json_line_per_setting() {
     }
     let bad = floe(&["bench", "--seconds", "0"]);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}
+
+#[test]
+fn an_unknown_move_is_named_in_the_verdict() {
+    let v = verdict("Agent 0: RIGHT RIGHT JUMP DOWN\nAgent 1: RIGHT RIGHT\n", "jump.txt");
+    assert_eq!(v["failure"]["kind"], "parse_error");
+    let detail = v["failure"]["detail"].as_str().expect("a detail");
+    assert!(detail.contains("line 1: 'JUMP' (move 3 of agent 0) is not a move"), "{detail}");
+}
+
+#[test]
+fn negative_numbers_are_values_that_the_range_checks_refuse() {
+    let o = floe(&["generate", "-k", "2", "-n", "4", "--hole-ratio", "-0.1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).trim(), "floe: invalid arguments: hole_ratio -0.1 is outside [0, 1)");
+    let o = floe(&["suite", "--out", "unused", "--wait-ratios", "0.5,-0.25"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("wait_ratio -0.25 is outside [0, 1]"), "{}", stderr(&o));
+    let o = floe(&["solve", "-i", "unused.json", "--time-limit", "-1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--time-limit must be a positive number"), "{}", stderr(&o));
+}
+
+#[test]
+fn settings_that_cannot_give_anything_are_refused_up_front() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("floe-cli-refused-{}", std::process::id()));
+    for (args, needle) in [
+        (vec!["--per-cell", "0"], "instances per cell must be at least 1"),
+        (vec!["--min-size", "20", "--max-size", "10"], "smallest map side 20 is larger than the largest 10"),
+        (vec!["--max-size", "300"], "largest map side 300 is over the generator's limit 256"),
+        (vec!["--agents", "3", "--max-size", "3", "--hole-ratio", "0.5"], "distinct free cells"),
+        (vec!["--agents", "4,6", "--max-size", "5"], "6 agents get no map size"),
+    ] {
+        let mut all = vec!["suite", "--out", s(&dir)];
+        all.extend(&args);
+        let o = floe(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+        assert!(!dir.exists(), "{args:?} wrote {}", dir.display());
+    }
+    let o = floe(&["generate", "-k", "2", "-n", "4", "--count", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--count must be at least 1"), "{}", stderr(&o));
+}
+
+#[test]
+fn exit_codes_follow_the_table() {
+    // 2: bad input, the same in every command (too few free cells here).
+    let o = floe(&["generate", "-k", "3", "-n", "3", "--hole-ratio", "0.5"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("floe-cli-codes-{}", std::process::id()));
+    let o = floe(&["suite", "--out", s(&dir), "--agents", "3", "--max-size", "3", "--hole-ratio", "0.5"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // 1: a failed check: an invalid plan, and a suite whose stored optimum is wrong.
+    assert_eq!(verdict(r#"{"moves": ["D", "U"]}"#, "conflict.json")["valid"], false);
+    let wrong = tmp(
+        "wrong-optimum.jsonl",
+        r#"{"grid": ["FFF"], "agents": [{"start": [0, 0], "goal": [0, 2]}], "optimal": {"soc": 3, "makespan": 3, "moves": ["RRW"]}}"#,
+    );
+    let o = floe(&["check", "--suite", s(&wrong)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("instance 1: stored optimum 3 but CBS finds 2"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("1 of 1 instance failed a check"), "{}", stderr(&o));
+    // 0: a valid plan.
+    assert_eq!(verdict(r#"{"moves": ["RR", "RR"]}"#, "fine.json")["valid"], true);
+}
+
+#[cfg(not(feature = "train"))]
+#[test]
+fn train_and_eval_say_how_to_get_them() {
+    for cmd in ["train", "eval"] {
+        let o = floe(&[cmd, "--out", "x"]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains(&format!("`floe {cmd}` is not in this build")), "{}", stderr(&o));
+        assert!(stderr(&o).contains("--features train"), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn check_help_documents_suite() {
+    let o = floe(&["check", "--help"]);
+    assert!(stdout(&o).contains("--suite"), "{}", stdout(&o));
+}
+
+#[test]
+fn the_readme_example_files_are_made_as_the_readme_says() {
+    let gen = floe(&[
+        "generate",
+        "--agents",
+        "3",
+        "--size",
+        "6",
+        "--hole-ratio",
+        "0.1",
+        "--wait-ratio",
+        "0.5",
+        "--count",
+        "100",
+        "--seed",
+        "1",
+    ]);
+    assert!(gen.status.success(), "{}", stderr(&gen));
+    let first = stdout(&gen).lines().next().expect("an instance").to_string();
+    let one = tmp("readme-one.json", &first);
+    let plan = tmp("readme-plan.json", r#"{"moves": ["DDLDL", "URRDRRRL", "DDLLRUDL"]}"#);
+    let answer = tmp(
+        "readme-answer.txt",
+        "Agent 0: DOWN DOWN LEFT DOWN LEFT\nAgent 1: UP RIGHT RIGHT DOWN RIGHT RIGHT RIGHT LEFT\nAgent 2: DOWN DOWN LEFT LEFT RIGHT UP DOWN LEFT\n",
+    );
+    for p in [&plan, &answer] {
+        let o = floe(&["verify", "--instance", s(&one), "--plan", s(p)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("JSON");
+        assert_eq!(
+            (v["valid"].clone(), v["optimal"].clone(), v["soc"].clone()),
+            (true.into(), true.into(), 21.into())
+        );
+    }
 }

@@ -136,7 +136,7 @@ fn a_killed_run_resumes_and_keeps_its_finished_round() {
     let rows: Vec<serde_json::Value> =
         std::fs::read_to_string(&each).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(rows.len(), 10);
-    assert_eq!((&rows[0]["index"], &rows[1]["index"]), (&0.into(), &1.into()));
+    assert_eq!((&rows[0]["instance"], &rows[1]["instance"]), (&1.into(), &2.into()));
     let valid = rows.iter().filter(|r| r["valid"] == true).count() as u64;
     assert_eq!(valid, cells.iter().map(|c| c["valid"].as_u64().unwrap()).sum::<u64>());
     assert!(rows.iter().all(|r| r["optimal"] == false || r["valid"] == true));

@@ -6,17 +6,25 @@ use floe_core::generator::needs_wait;
 use floe_core::verify::verify_with_optimum;
 use floe_core::{solve, Instance, Plan, SolverConfig};
 
+use floe_core::progress::Progress;
+use floe_core::text::count;
+
 use crate::error::CliError;
 use crate::input::read_instances;
+use crate::progress::Bars;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Suite folder (every *.jsonl file in it) or a single instance file.
-    #[arg(long, short = 'i', alias = "suite")]
+    /// Suite folder (every *.jsonl file in it, as `floe suite` writes) or a single instance
+    /// file; `--suite` and `--input` are the same option.
+    #[arg(long, short = 'i', visible_alias = "suite", value_name = "SUITE")]
     input: PathBuf,
     /// Solver node limit per instance.
     #[arg(long, default_value_t = 1_000_000)]
     max_nodes: u64,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Default)]
@@ -90,9 +98,17 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     let mut rows: BTreeMap<(usize, u32, String), Row> = BTreeMap::new();
     let mut failures = Vec::new();
     let started = Instant::now();
+    let mut inputs = Vec::new();
     for file in files(&a.input)? {
+        let instances = read_instances(&file)?;
+        inputs.push((file, instances));
+    }
+    let bars = Bars::new("floe check", a.quiet);
+    bars.begin("check", inputs.iter().map(|(_, v)| v.len() as u64).sum());
+    for (file, instances) in &inputs {
         let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        for (n, inst) in read_instances(&file)?.iter().enumerate() {
+        for (n, inst) in instances.iter().enumerate() {
+            bars.advance(1, "");
             let key = (inst.num_agents(), inst.grid.width().max(inst.grid.height()), name.clone());
             let row = rows.entry(key).or_default();
             row.count += 1;
@@ -132,11 +148,14 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         agree += r.agree;
         secs += r.solve_secs;
     }
-    out.push_str(&format!(
-        "\n{total} instances: {solved} solved by CBS in {:.2} s of solver time; {agree} pass every check ({:.1} s in all)\n",
+    let summary = format!(
+        "{}: {solved} solved by CBS in {:.2} s of solver time; {agree} pass every check ({:.1} s in all)",
+        count(total as u64, "instance", "instances"),
         secs,
         started.elapsed().as_secs_f64()
-    ));
+    );
+    bars.end(&format!("checked {}", count(total as u64, "instance", "instances")));
+    out.push_str(&format!("\n{summary}\n"));
     crate::emit(None, &out)?;
     if failures.is_empty() {
         Ok(())
@@ -144,6 +163,10 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         for f in failures.iter().take(20) {
             eprintln!("floe: {f}");
         }
-        Err(CliError::Failed(format!("{} of {total} instances failed a check", total - agree)))
+        Err(CliError::Failed(format!(
+            "{} of {} failed a check",
+            total - agree,
+            count(total as u64, "instance", "instances")
+        )))
     }
 }

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use floe_core::progress::Progress;
 use floe_core::Instance;
 
 use crate::cmd::train::cli_error;
@@ -21,8 +22,8 @@ pub struct Args {
     #[arg(long)]
     json: Option<PathBuf>,
     /// Also write each instance's outcome here, as JSON Lines in the suite's order (files by
-    /// name, then their order in the file): file, index, agents, size, valid, optimal. Two
-    /// checkpoints' files on one suite pair up line by line.
+    /// name, then their order in the file): file, instance (numbered from 1 in its file), agents,
+    /// size, valid, optimal. Two checkpoints' files on one suite pair up line by line.
     #[arg(long)]
     outcomes: Option<PathBuf>,
     /// Print JSON instead of Markdown.
@@ -31,9 +32,12 @@ pub struct Args {
     /// Sequences decoded together.
     #[arg(long, default_value_t = 256)]
     batch: usize,
-    /// libtorch threads (0: every core).
+    /// libtorch threads (0: one per core this process may use).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 fn suite_files(dir: &std::path::Path) -> Result<Vec<PathBuf>, CliError> {
@@ -59,9 +63,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     if a.batch == 0 {
         return Err(CliError::Input("--batch must be at least 1".into()));
     }
-    if a.threads > 0 {
-        floe_train::set_threads(a.threads);
-    }
+    floe_train::set_threads(a.threads);
     if !a.checkpoint.is_file() {
         return Err(CliError::input(&a.checkpoint, "no such checkpoint file"));
     }
@@ -75,19 +77,27 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         instances.extend(read);
     }
     for (i, inst) in instances.iter().enumerate() {
-        policy
-            .config
-            .layout
-            .check(inst)
-            .map_err(|e| CliError::input(&a.suite, format!("instance {i}: {e}")))?;
+        policy.config.layout.check(inst).map_err(|e| {
+            let (file, line) = &origin[i];
+            CliError::Input(format!("{file}: instance {}: {e}", line + 1))
+        })?;
     }
     let refs: Vec<&Instance> = instances.iter().collect();
-    let (report, each) = floe_train::evaluate_each(&policy, &refs, a.batch).map_err(cli_error)?;
+    let bars = crate::progress::Bars::new("floe eval", a.quiet);
+    let started = std::time::Instant::now();
+    bars.begin("evaluation", refs.len() as u64);
+    let evaluated = floe_train::evaluate_each(&policy, &refs, a.batch, &bars);
+    bars.end(&format!(
+        "{} answered in {:.0} s",
+        floe_core::text::count(refs.len() as u64, "instance", "instances"),
+        started.elapsed().as_secs_f64()
+    ));
+    let (report, each) = evaluated.map_err(cli_error)?;
     if let Some(p) = &a.outcomes {
         let mut text = String::new();
         for ((inst, (file, line)), o) in instances.iter().zip(&origin).zip(&each) {
             let row = serde_json::json!({
-                "file": file, "index": line, "agents": inst.num_agents(),
+                "file": file, "instance": line + 1, "agents": inst.num_agents(),
                 "size": inst.grid.width().max(inst.grid.height()),
                 "valid": o.valid, "optimal": o.optimal,
             });
@@ -100,10 +110,5 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     if let Some(p) = &a.json {
         std::fs::write(p, &json).map_err(|e| CliError::input(p, format!("cannot write: {e}")))?;
     }
-    if a.print_json {
-        print!("{json}");
-    } else {
-        print!("{}", report.to_markdown());
-    }
-    Ok(())
+    crate::emit(None, &if a.print_json { json } else { report.to_markdown() })
 }

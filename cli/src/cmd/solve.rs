@@ -18,7 +18,6 @@ pub struct Args {
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {
-    let instances = a.source.load()?;
     let time_limit = match a.time_limit {
         Some(s) if !(s.is_finite() && s > 0.0) => {
             return Err(CliError::Input(format!(
@@ -27,6 +26,10 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         }
         s => s.map(Duration::from_secs_f64),
     };
+    if a.max_nodes == 0 {
+        return Err(CliError::Input("--max-nodes must be at least 1".into()));
+    }
+    let instances = a.source.load()?;
     let config = SolverConfig { max_nodes: a.max_nodes, time_limit, ..SolverConfig::default() };
     for (n, inst) in instances.iter().enumerate() {
         let solution = solve(inst, &config).map_err(|e| {

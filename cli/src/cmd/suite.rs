@@ -1,8 +1,12 @@
 use std::path::PathBuf;
 
-use floe_core::suite::{build_suite, write_suite, SuiteConfig};
+use floe_core::progress::Progress;
+use floe_core::suite::{build_suite_with_progress, write_suite, SuiteConfig};
+use floe_core::text::count;
 
+use crate::cmd::generate::generate_error;
 use crate::error::CliError;
+use crate::progress::Bars;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -30,6 +34,9 @@ pub struct Args {
     /// Seed.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {
@@ -42,16 +49,27 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         hole_ratio: a.hole_ratio,
         seed: a.seed,
     };
+    config.validate().map_err(generate_error)?;
     let started = std::time::Instant::now();
-    let cells = build_suite(&config).map_err(|e| CliError::Failed(e.to_string()))?;
+    let bars = Bars::new("floe suite", a.quiet);
+    bars.begin("suite", config.total() as u64);
+    let built = build_suite_with_progress(&config, &bars);
+    let cells = match built {
+        Ok(cells) => cells,
+        Err(e) => {
+            bars.end("generation stopped");
+            return Err(generate_error(e));
+        }
+    };
     write_suite(&a.out, &config, &cells)
         .map_err(|e| CliError::input(&a.out, format!("cannot write the suite: {e}")))?;
     let total: usize = cells.iter().map(|c| c.instances.len()).sum();
-    eprintln!(
-        "wrote {total} instances in {} files to {} ({:.1} s)",
-        cells.len(),
+    bars.end(&format!(
+        "wrote {} in {} to {} ({:.1} s)",
+        count(total as u64, "instance", "instances"),
+        count(cells.len() as u64, "file", "files"),
         a.out.display(),
         started.elapsed().as_secs_f64()
-    );
+    ));
     Ok(())
 }

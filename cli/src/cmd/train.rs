@@ -26,7 +26,7 @@ pub struct Args {
     /// Print the configuration (defaults merged with --config) and exit.
     #[arg(long)]
     print_config: bool,
-    /// No progress bars or stage lines on stderr.
+    /// No progress on stderr (by default: bars on a terminal, one line per stage in a log).
     #[arg(long, short)]
     quiet: bool,
 }
@@ -53,8 +53,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     }
     cfg.validate().map_err(cli_error)?;
     if a.print_config {
-        println!("{}", serde_json::to_string_pretty(&cfg).unwrap_or_default());
-        return Ok(());
+        return crate::emit(None, &(serde_json::to_string_pretty(&cfg).unwrap_or_default() + "\n"));
     }
     let opts = floe_train::RunOptions {
         out_dir: a.out.clone(),
@@ -62,13 +61,20 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         progress: !a.quiet,
         stop_before_grpo_step: None,
     };
-    let state = floe_train::run(&cfg, &opts).map_err(cli_error)?;
-    println!("| stage | valid % | optimal % | training s |\n|---|---|---|---|");
+    let bars = crate::progress::Bars::new("floe train", a.quiet);
+    let state = floe_train::run_with_progress(&cfg, &opts, &bars).map_err(cli_error)?;
+    let mut out = String::from("| stage | valid % | optimal % | training s |\n|---|---|---|---|\n");
     for e in &state.evals {
-        println!("| {} | {:.2} | {:.2} | {:.0} |", e.stage, 100.0 * e.valid, 100.0 * e.optimal, e.train_s);
+        out.push_str(&format!(
+            "| {} | {:.2} | {:.2} | {:.0} |\n",
+            e.stage,
+            100.0 * e.valid,
+            100.0 * e.optimal,
+            e.train_s
+        ));
     }
     if let Some(last) = state.evals.last() {
-        println!("\nValidation after {}:\n\n{}", last.stage, last.report.to_markdown());
+        out.push_str(&format!("\nValidation after {}:\n\n{}", last.stage, last.report.to_markdown()));
     }
-    Ok(())
+    crate::emit(None, &out)
 }

@@ -1,6 +1,6 @@
 use std::path::PathBuf;
 
-use floe_core::text::verify_answer;
+use floe_core::text::{count, verify_answer};
 use floe_core::verify::{verify_with_optimum, Verdict};
 use floe_core::{solve, Instance, SolverConfig};
 
@@ -55,14 +55,33 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         )));
     }
     let mut out = String::new();
-    for (inst, plan) in instances.iter().zip(&plans) {
+    let mut invalid = Vec::new();
+    for (n, (inst, plan)) in instances.iter().zip(&plans).enumerate() {
         let opt = optimum(inst);
         let v = match plan {
             PlanInput::Parsed(p) => verify_with_optimum(inst, p, opt),
             PlanInput::Text(t) => verify_answer(inst, t, opt),
         };
+        if let Some(f) = &v.failure {
+            invalid.push((n + 1, f.kind));
+        }
         out.push_str(&verdict_json(&v).to_string());
         out.push('\n');
     }
-    crate::emit(None, &out)
+    crate::emit(None, &out)?;
+    // The verdicts are on stdout either way; an invalid plan is a failed check (exit 1).
+    match invalid.as_slice() {
+        [] => Ok(()),
+        [(_, kind)] if plans.len() == 1 => Err(CliError::Failed(format!("the plan is invalid: {kind}"))),
+        _ => {
+            let which: Vec<String> =
+                invalid.iter().map(|(n, kind)| format!("instance {n}: {kind}")).collect();
+            Err(CliError::Failed(format!(
+                "{} of {} invalid ({})",
+                invalid.len(),
+                count(plans.len() as u64, "plan is", "plans are"),
+                which.join(", ")
+            )))
+        }
+    }
 }
