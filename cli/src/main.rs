@@ -94,11 +94,11 @@ fn allow_negative_numbers(cmd: clap::Command) -> clap::Command {
 /// libtorch's OpenMP runtime reads its settings once, when the program is loaded. Without
 /// `OMP_WAIT_POLICY=PASSIVE` its idle threads spin, and on a machine where anything else runs a
 /// training step can stall for seconds; so `floe train` and `floe eval` start themselves again
-/// with it set, unless the caller chose a policy (the caller's setting wins).
+/// with it set, unless the caller chose a policy or a spin count (the caller's setting wins).
 #[cfg(feature = "train")]
 fn relaunch_with_passive_openmp() {
     use std::os::unix::process::CommandExt;
-    if std::env::var_os("OMP_WAIT_POLICY").is_some() {
+    if std::env::var_os("OMP_WAIT_POLICY").is_some() || std::env::var_os("GOMP_SPINCOUNT").is_some() {
         return;
     }
     let Ok(exe) = std::env::current_exe() else { return };
