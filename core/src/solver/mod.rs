@@ -16,6 +16,7 @@
 
 mod cbs;
 mod constraints;
+pub mod joint;
 mod low_level;
 mod mdd;
 pub mod reachability;
