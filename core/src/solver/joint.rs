@@ -67,11 +67,15 @@ pub fn work(instance: &Instance) -> Option<u64> {
 /// and 2^k committed sets) that pack into a `u64`.
 #[must_use]
 pub fn fits(instance: &Instance) -> bool {
+    instance.num_agents() >= 2 && packs(instance) && work(instance).is_some_and(|w| w <= MAX_WORK)
+}
+
+/// Whether a joint state (n^k cell choices and 2^k committed sets) packs into a `u64`.
+fn packs(instance: &Instance) -> bool {
     let grid = &instance.grid;
     let n = u64::from(grid.cells() - grid.hole_count());
     let k = instance.num_agents() as u32;
-    let packs = k < 64 && n.checked_pow(k).and_then(|p| p.checked_mul(1u64 << k)).is_some();
-    k >= 2 && packs && work(instance).is_some_and(|w| w <= MAX_WORK)
+    k < 64 && n.checked_pow(k).and_then(|p| p.checked_mul(1u64 << k)).is_some()
 }
 
 /// Packs joint states (cells and committed set) into a `u64`.
@@ -115,7 +119,8 @@ struct Node {
 ///
 /// # Errors
 /// [`SolveError::Exhausted`] when no plan exists (within the bound; also for an agent cut off
-/// from its goal), [`SolveError::NodeLimit`] when a cap was reached, [`SolveError::TimeLimit`].
+/// from its goal), [`SolveError::NodeLimit`] when a cap was reached or the instance is too large
+/// for joint states to be packed into 64 bits, [`SolveError::TimeLimit`].
 pub fn search(instance: &Instance, config: &SolverConfig) -> Result<Solution, SolveError> {
     search_capped(instance, config, Instant::now(), Caps::SOLVER)
 }
@@ -130,6 +135,9 @@ pub(super) fn search_capped(
     started: Instant,
     caps: Caps,
 ) -> Result<Solution, SolveError> {
+    if !packs(instance) {
+        return Err(SolveError::NodeLimit { limit: caps.states as u64 });
+    }
     let grid = &instance.grid;
     let k = instance.num_agents();
     let free: Vec<Cell> = (0..grid.cells()).filter(|&c| !grid.is_hole(c)).collect();
@@ -369,6 +377,11 @@ mod tests {
             (0..14).map(|i| crate::Agent { start: grid.pos(i), goal: grid.pos((i + 1) % 16) }).collect();
         let crowded = Instance::new(grid, agents).expect("valid");
         assert!(!fits(&crowded));
+        // Its states do not even pack into 64 bits: the search declines.
+        assert_eq!(
+            search(&crowded, &SolverConfig::default()),
+            Err(SolveError::NodeLimit { limit: 1_000_000 })
+        );
         // 3 agents on 55 free cells fit, on 56 they do not; 4 agents on 14 and 15.
         let open = |w, h, k: u32| {
             let grid = crate::Grid::new(w, h);
