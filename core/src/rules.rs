@@ -75,6 +75,22 @@ impl Conflict {
     }
 }
 
+/// Whether two agents stepping `a.0 → a.1` and `b.0 → b.1` at the same time exchange their
+/// cells (an edge conflict). Following, entering the cell the other leaves, is no swap.
+#[inline]
+#[must_use]
+pub fn swaps(a: (Cell, Cell), b: (Cell, Cell)) -> bool {
+    a.0 != a.1 && a.1 == b.0 && a.0 == b.1
+}
+
+/// Whether two simultaneous steps `a.0 → a.1` and `b.0 → b.1` conflict: they end on one cell (a
+/// vertex conflict) or they swap ([`swaps`]). A staying agent steps from its cell to itself.
+#[inline]
+#[must_use]
+pub fn steps_conflict(a: (Cell, Cell), b: (Cell, Cell)) -> bool {
+    a.1 == b.1 || swaps(a, b)
+}
+
 /// Conflicts at exactly time `t`, in the order the verifier reports them: edge conflicts first
 /// (they happen during the step into `t`), then vertex conflicts, each by agent pair `(a, b)`
 /// in lexicographic order.
@@ -86,7 +102,7 @@ pub fn conflicts_at(paths: &[impl AsRef<[Cell]>], t: u32, out: &mut Vec<Conflict
                 continue;
             }
             for (b, pb) in paths.iter().enumerate().skip(a + 1) {
-                if at(pb.as_ref(), t - 1) == to && at(pb.as_ref(), t) == from {
+                if swaps((from, to), (at(pb.as_ref(), t - 1), at(pb.as_ref(), t))) {
                     out.push(Conflict::Edge { a, b, from, to, t });
                 }
             }
@@ -150,6 +166,10 @@ mod tests {
         );
         // Following: 0→1→2 behind 1→2→3.
         assert_eq!(first_conflict(&[vec![0, 1, 2], vec![1, 2, 3]]), None);
+        // The step predicates agree.
+        assert!(swaps((0, 1), (1, 0)) && !swaps((0, 1), (1, 2)) && !swaps((3, 3), (3, 3)));
+        assert!(steps_conflict((0, 1), (2, 1)) && steps_conflict((4, 4), (5, 4)));
+        assert!(!steps_conflict((0, 1), (1, 2)) && !steps_conflict((0, 0), (1, 2)));
         // A finished agent still occupies its goal.
         assert_eq!(
             first_conflict(&[vec![4], vec![3, 4, 5]]),

@@ -1,5 +1,6 @@
-//! The CBS solver against the independent joint-state search: same optimal sum of costs, same
-//! verdict on solvability, and the same answer to "is there a wait-free optimal plan".
+//! The solver (CBS, with the core's joint search on small joint spaces) against the independent
+//! joint-state search: same optimal sum of costs, same verdict on solvability, and the same answer
+//! to "is there a wait-free optimal plan".
 
 use floe_core::generator::{generate, GeneratorConfig};
 use floe_core::rng::Rng;
@@ -116,4 +117,73 @@ fn random_four_agent_6x6_instances_match_the_joint_search() {
         compared += 1;
     }
     assert!(compared >= 30, "only {compared} instances drawn");
+}
+
+/// Solves `inst` with the default config and checks the plan against the reference optimum.
+fn solve_and_check_optimal(inst: &Instance) -> u32 {
+    let JointResult::Optimal(opt) = joint_optimal_soc(inst, true, 3_000_000) else {
+        panic!("the reference finds no optimum for {}", inst.to_json());
+    };
+    let sol = solve(inst, &SolverConfig::default()).expect("solvable");
+    assert_eq!(sol.soc, opt, "{}", inst.to_json());
+    let plan = Plan::from_move_strings(&sol.move_strings(&inst.grid)).expect("solver moves parse");
+    let verdict = verify_with_optimum(inst, &plan, Some(opt));
+    assert!(verdict.valid && verdict.optimal, "{verdict:?}");
+    opt
+}
+
+#[test]
+fn a_corridor_swap_is_reported_unsolvable() {
+    // Two agents at the ends of a 1x6 corridor, each going to the other's end. CBS alone only
+    // gives up at its node limit (then the reachability check decides); the joint search proves
+    // it at once.
+    let inst = Instance::from_json(
+        r#"{"grid": ["FFFFFF"], "agents": [{"start": [0, 0], "goal": [0, 5]}, {"start": [0, 5], "goal": [0, 0]}]}"#,
+    )
+    .expect("valid");
+    assert_eq!(joint_optimal_soc(&inst, true, 3_000_000), JointResult::Unsolvable);
+    for max_nodes in [0, 1_000_000] {
+        let config = SolverConfig { max_nodes, ..SolverConfig::default() };
+        assert_eq!(solve(&inst, &config), Err(SolveError::Exhausted { bound: None }));
+    }
+    // The generator's question, without waits and within a bound, gets the same answer.
+    let wait_free =
+        SolverConfig { max_nodes: 5_000, time_limit: None, allow_waits: false, soc_bound: Some(30) };
+    assert_eq!(solve(&inst, &wait_free), Err(SolveError::Exhausted { bound: Some(30) }));
+}
+
+#[test]
+fn a_corridor_with_a_side_pocket_is_solved_optimally() {
+    // A pocket below column 2 lets one agent step aside while the other passes.
+    let inst = Instance::from_json(
+        r#"{"grid": ["FFFFFF", "HHFHHH"], "agents": [{"start": [0, 0], "goal": [0, 5]}, {"start": [0, 5], "goal": [0, 0]}]}"#,
+    )
+    .expect("valid");
+    assert_eq!(solve_and_check_optimal(&inst), 12);
+    // Longer corridors, more agents: the pocket still lets them pass one by one.
+    let inst = Instance::from_json(
+        r#"{"grid": ["FFFFFFFF", "HHHFHHHH"], "agents": [{"start": [0, 0], "goal": [0, 7]}, {"start": [0, 7], "goal": [0, 0]}, {"start": [0, 6], "goal": [0, 1]}]}"#,
+    )
+    .expect("valid");
+    solve_and_check_optimal(&inst);
+}
+
+/// A 3-agent 4x4 instance, drawn by the proptest above, on which CBS alone expanded more than
+/// 200,000 high-level nodes without finding the plan (about 7 s). The joint search finds it.
+#[test]
+fn regression_three_agents_on_4x4_that_sent_cbs_past_its_node_limit() {
+    let inst = random_instance(4, 4, 3, 6_198_210_246_894_171_978).expect("drawn");
+    let literal = Instance::from_json(
+        r#"{"grid": ["FFFF", "FHFH", "HFFH", "HFHF"], "agents": [{"start": [3, 1], "goal": [1, 0]}, {"start": [1, 0], "goal": [0, 1]}, {"start": [0, 2], "goal": [0, 2]}]}"#,
+    )
+    .expect("valid");
+    assert_eq!(inst, literal);
+    assert_eq!(solve_and_check_optimal(&inst), 28);
+    // No plan without waits exists (the reference agrees), and the solver proves it, with the
+    // optimum as bound (the generator's `needs_wait` question) and without a bound.
+    assert_eq!(joint_optimal_soc(&inst, false, 3_000_000), JointResult::Unsolvable);
+    for soc_bound in [Some(28), None] {
+        let wait_free = SolverConfig { max_nodes: 5_000, time_limit: None, allow_waits: false, soc_bound };
+        assert_eq!(solve(&inst, &wait_free), Err(SolveError::Exhausted { bound: soc_bound }));
+    }
 }

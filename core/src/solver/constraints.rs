@@ -1,6 +1,6 @@
 //! Constraints of the constraint tree and their per-agent lookup tables.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::grid::Cell;
@@ -24,6 +24,9 @@ impl Hasher for IntHasher {
 }
 
 pub(crate) type IntSet = HashSet<u64, BuildHasherDefault<IntHasher>>;
+
+/// A map from packed integer keys.
+pub(crate) type IntMap<V> = HashMap<u64, V, BuildHasherDefault<IntHasher>>;
 
 /// Latest time step the search represents (times are packed into 16 bits).
 pub(crate) const MAX_TIME: u32 = u16::MAX as u32;

@@ -5,7 +5,7 @@ use std::collections::BinaryHeap;
 
 use super::constraints::{key, AgentConstraints, IntSet, MAX_TIME};
 use crate::grid::{Cell, Grid, UNREACHABLE};
-use crate::rules::at;
+use crate::rules::{at, steps_conflict};
 
 /// What the low level needs to know about one agent.
 #[derive(Debug)]
@@ -28,8 +28,7 @@ impl ConflictTable<'_> {
     fn count(&self, from: Cell, to: Cell, t: u32) -> u32 {
         let mut n = 0;
         for p in &self.others {
-            let q = at(p, t);
-            if q == to || (from != to && q == from && at(p, t.saturating_sub(1)) == to) {
+            if steps_conflict((from, to), (at(p, t.saturating_sub(1)), at(p, t))) {
                 n += 1;
             }
         }

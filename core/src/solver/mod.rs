@@ -1,5 +1,20 @@
-//! The optimal solver: conflict-based search (CBS) over space-time A*, optimal for the sum of
-//! costs.
+//! The optimal solver, exact for the sum of costs: conflict-based search (CBS) over space-time
+//! A*, and on small instances an A* over joint states that also proves when no plan exists.
+//!
+//! [`solve`] works in this order:
+//! 1. Agents cut off from their goals by holes: [`SolveError::Unreachable`].
+//! 2. A **small joint space** ([`joint::fits`]: at least two agents and P(n, k) · 5^k at most
+//!    [`joint::MAX_WORK`], 20 million, for k agents on n free cells) goes to the joint search
+//!    first. It decides at once: no plan ([`SolveError::Exhausted`]), or an optimal one; CBS
+//!    then gets at most 5,000 nodes (the generator's default limit, never more than the
+//!    config's), and its plan is returned if it finds one, so that the plans CBS gave before
+//!    stay the same; otherwise the joint search's plan is. The joint search honours
+//!    [`SolverConfig::allow_waits`], [`SolverConfig::soc_bound`] and the time limit, but not the
+//!    node limit: its own caps (a million states, five million steps) bound it, and if it
+//!    reaches them the solver goes on as on a large space.
+//! 3. Otherwise CBS with the node and time limits. When it gives up, with waits allowed and no
+//!    bound, a breadth-first search over joint configurations ([`reachability`], up to two
+//!    million) still decides whether the goals can be reached at all.
 //!
 //! Improvements over plain CBS, each of which keeps the search exactly optimal:
 //! - conflicts are classified with multi-valued decision diagrams (MDDs) and **cardinal**
@@ -11,16 +26,17 @@
 //! - the low level breaks ties between equally short paths by the fewest conflicts with the
 //!   other agents' current paths (a conflict-avoidance table).
 //!
-//! The same search, with waits forbidden before an agent's arrival and a sum-of-costs bound,
-//! decides the generator's `needs_wait` flag ([`SolverConfig::allow_waits`]).
+//! The same searches, with waits forbidden before an agent's arrival and a sum-of-costs bound,
+//! decide the generator's `needs_wait` flag ([`SolverConfig::allow_waits`]).
 
 mod cbs;
 mod constraints;
+pub mod joint;
 mod low_level;
 mod mdd;
 pub mod reachability;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
@@ -31,7 +47,8 @@ use crate::moves::{moves_to_string, Move};
 /// Limits and options of a solve.
 #[derive(Debug, Clone)]
 pub struct SolverConfig {
-    /// Most high-level (constraint-tree) nodes to expand before giving up.
+    /// Most CBS high-level (constraint-tree) nodes to expand before giving up. The joint search
+    /// on small joint spaces does not count against it: it has caps of its own.
     pub max_nodes: u64,
     /// Wall-clock limit; `None` for none. A time limit makes results machine-dependent, so the
     /// generator uses only the node limit.
@@ -69,12 +86,13 @@ pub enum SolveError {
     TimeLimit { millis: u64 },
 }
 
-/// Counters from one search.
+/// Counters from one search: CBS's, or for a plan from the joint search, its own (joint states
+/// expanded and joint steps generated, the other two zero).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SolveStats {
-    /// High-level nodes expanded.
+    /// High-level nodes (joint states) expanded.
     pub expanded: u64,
-    /// High-level nodes generated.
+    /// High-level nodes (joint steps) generated.
     pub generated: u64,
     /// Bypasses taken.
     pub bypasses: u64,
@@ -141,8 +159,30 @@ impl Solution {
 /// [`SolveError`]: unreachable goals, an exhausted search (no plan, or none within
 /// [`SolverConfig::soc_bound`]), or a node or time limit.
 pub fn solve(instance: &Instance, config: &SolverConfig) -> Result<Solution, SolveError> {
-    match cbs::Cbs::new(instance, config)?.run() {
-        // CBS cannot prove that no plan exists; on small maps the joint search can.
+    let started = Instant::now();
+    // Agents cut off from their goals are reported before any search. CBS's time limit counts
+    // from here.
+    let cbs = cbs::Cbs::new(instance, config)?;
+    if joint::fits(instance) {
+        match joint::search_capped(instance, config, started, joint::Caps::SOLVER) {
+            Ok(plan) => {
+                // CBS's own plan when CBS finds one within a few nodes, so that the plans stored
+                // by the generator stay those of CBS; else the joint search's.
+                let quick = SolverConfig {
+                    max_nodes: config.max_nodes.min(CBS_FIRST_NODES),
+                    time_limit: config.time_limit.map(|t| t.saturating_sub(started.elapsed())),
+                    ..config.clone()
+                };
+                return Ok(cbs::Cbs::new(instance, &quick)?.run().unwrap_or(plan));
+            }
+            // A cap was reached: CBS, as on large joint spaces.
+            Err(SolveError::NodeLimit { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    match cbs.run() {
+        // CBS cannot prove that no plan exists; the breadth-first reachability check can, on
+        // joint spaces up to its size.
         Err(e @ (SolveError::NodeLimit { .. } | SolveError::TimeLimit { .. }))
             if config.allow_waits && config.soc_bound.is_none() =>
         {
@@ -154,6 +194,10 @@ pub fn solve(instance: &Instance, config: &SolverConfig) -> Result<Solution, Sol
         other => other,
     }
 }
+
+/// Most CBS nodes spent after the joint search has found a plan: the generator's default node
+/// limit, so that with a node limit up to this the plans CBS found before are still returned.
+const CBS_FIRST_NODES: u64 = 5_000;
 
 /// Largest joint space the solvability check searches after CBS gives up.
 const REACHABILITY_STATES: u64 = 2_000_000;

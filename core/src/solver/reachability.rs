@@ -10,6 +10,7 @@ use std::collections::{HashSet, VecDeque};
 
 use crate::grid::Cell;
 use crate::instance::Instance;
+use crate::rules::steps_conflict;
 
 /// `Some(true)` if the goals can be reached, `Some(false)` if they cannot, `None` if the joint
 /// space has more than `max_states` configurations.
@@ -40,14 +41,18 @@ pub fn goals_reachable(instance: &Instance, max_states: u64) -> Option<bool> {
     let goal = encode(&instance.goal_cells());
     let mut seen = HashSet::from([start]);
     let mut queue = VecDeque::from([start]);
-    let (mut cur, mut next) = (Vec::new(), Vec::new());
+    let (mut cur, mut next) = (Vec::new(), vec![0; k as usize]);
+    let mut targets: Vec<Vec<Cell>> = vec![Vec::with_capacity(5); k as usize];
     while let Some(code) = queue.pop_front() {
         if code == goal {
             return Some(true);
         }
         decode(code, &mut cur);
-        next.clone_from(&cur);
-        expand(instance, &cur, &mut next, 0, &mut |cells| {
+        for (t, &from) in targets.iter_mut().zip(&cur) {
+            t.clear();
+            t.extend(grid.successors(from).map(|(_, to)| to));
+        }
+        joint_steps(&cur, &targets, &mut next, &mut |cells| {
             let c = encode(cells);
             if seen.insert(c) {
                 queue.push_back(c);
@@ -57,18 +62,33 @@ pub fn goals_reachable(instance: &Instance, max_states: u64) -> Option<bool> {
     Some(false)
 }
 
-fn expand(instance: &Instance, cur: &[Cell], next: &mut Vec<Cell>, i: usize, emit: &mut dyn FnMut(&[Cell])) {
-    if i == cur.len() {
+/// Calls `emit` with every joint step from `cur` in which each agent `i` moves to one of
+/// `targets[i]` and no two agents conflict ([`steps_conflict`]). `next` is scratch space of
+/// `cur`'s length.
+pub(super) fn joint_steps(
+    cur: &[Cell],
+    targets: &[Vec<Cell>],
+    next: &mut [Cell],
+    emit: &mut dyn FnMut(&[Cell]),
+) {
+    if cur.is_empty() {
         emit(next);
         return;
     }
-    let from = cur[i];
-    for (_, to) in instance.grid.successors(from) {
-        let clash = (0..i).any(|j| next[j] == to || (to != from && next[j] == from && cur[j] == to));
-        if !clash {
-            next[i] = to;
-            expand(instance, cur, next, i + 1, emit);
+    assign(0, cur, targets, next, emit);
+}
+
+fn assign(i: usize, cur: &[Cell], targets: &[Vec<Cell>], next: &mut [Cell], emit: &mut dyn FnMut(&[Cell])) {
+    let last = i + 1 == cur.len();
+    for &to in &targets[i] {
+        if (0..i).any(|j| steps_conflict((cur[j], next[j]), (cur[i], to))) {
+            continue;
+        }
+        next[i] = to;
+        if last {
+            emit(next);
+        } else {
+            assign(i + 1, cur, targets, next, emit);
         }
     }
-    next[i] = from;
 }
