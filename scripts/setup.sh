@@ -1,6 +1,14 @@
 #!/usr/bin/env bash
-# Installs what floe needs on a Debian machine that has Rust (rustup or Debian's cargo).
+# Installs what floe needs on a Debian machine that has Rust (rustup or Debian's cargo):
+#   - Debian packages, with apt-get (through sudo when not root), only those missing:
+#     build-essential (a C toolchain), mesa-vulkan-drivers and libvulkan1 (Mesa's software
+#     Vulkan driver for the GPU backend's tests; installing it can upgrade the Mesa packages
+#     already there), unzip and python3-pip (to unpack libtorch);
+#   - libtorch 2.13.0 for `floe train`: about 540 MB of PyPI wheels, 490 MB kept in
+#     third_party/libtorch.
 # Idempotent: each step checks first and does nothing when it is already done.
+#   FLOE_SKIP_APT=1       never run apt-get: fail, naming them, if packages are missing
+#   FLOE_SKIP_LIBTORCH=1  no libtorch (then the `train` feature cannot be built)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,9 +20,13 @@ apt_install() {
         dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "${FLOE_SKIP_APT:-0}" = 1 ]; then
+        say "missing Debian packages: ${missing[*]} (FLOE_SKIP_APT=1: install them yourself)"
+        exit 1
+    fi
     local sudo=""
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
-    say "installing Debian packages: ${missing[*]}"
+    say "installing Debian packages with apt-get: ${missing[*]} (this may upgrade Mesa; FLOE_SKIP_APT=1 skips apt)"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
@@ -64,8 +76,8 @@ libtorch_ready() {
 install_libtorch() {
     libtorch_ready && return 0
     command -v unzip >/dev/null 2>&1 || apt_install unzip
-    command -v python3 >/dev/null 2>&1 || apt_install python3-pip
-    say "installing libtorch $LIBTORCH_VERSION into $LIBTORCH_DIR (about 540 MB of wheels, 490 MB kept)"
+    python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
+    say "downloading libtorch $LIBTORCH_VERSION into $LIBTORCH_DIR (about 540 MB of PyPI wheels, 490 MB kept; FLOE_SKIP_LIBTORCH=1 skips it)"
     mkdir -p third_party
     local dl=third_party/libtorch.download
     local stage
