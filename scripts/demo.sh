@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 started=$SECONDS
 bash scripts/setup.sh
 export LIBTORCH="$PWD/third_party/libtorch"
-# The same binary as the README's `cargo install --path cli --features train --target-dir target`.
+# The same binary as the README's `cargo install --path cli --features train`.
 cargo build --release --locked -p floe-cli --features train
 FLOE=target/release/floe
 OUT=${OUT:-out/demo}

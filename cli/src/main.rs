@@ -81,7 +81,7 @@ fn not_built(name: &str) -> Result<(), CliError> {
     Err(CliError::Input(format!(
         "`floe {name}` is not in this build: it links libtorch. In the floe source folder run \
          `bash scripts/setup.sh`, then `LIBTORCH=$PWD/third_party/libtorch cargo install --path cli \
-         --features train --target-dir target` (or `cargo build --release -p floe-cli --features train`)"
+         --features train` (or `cargo build --release -p floe-cli --features train`)"
     )))
 }
 

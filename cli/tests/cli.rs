@@ -328,7 +328,7 @@ fn exit_codes_follow_the_table() {
     );
     let o = floe(&["check", "--suite", s(&wrong)]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("instance 1: stored optimum 3 but CBS finds 2"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("instance 1: stored optimum 3 but the solver finds 2"), "{}", stderr(&o));
     assert!(stderr(&o).contains("1 of 1 instance failed a check"), "{}", stderr(&o));
     // 0: a valid plan.
     assert_eq!(verdict(r#"{"moves": ["RR", "RR"]}"#, "fine.json")["valid"], true);

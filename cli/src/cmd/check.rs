@@ -54,7 +54,7 @@ fn files(input: &Path) -> Result<Vec<PathBuf>, CliError> {
     Ok(out)
 }
 
-/// Checks one instance: CBS finds the stored optimum, the stored plan verifies as optimal, and the
+/// Checks one instance: the solver finds the stored optimum, the stored plan verifies as optimal, and the
 /// stored `needs_wait` flag is recomputed. Returns (agrees, solve seconds, problems).
 fn check_one(inst: &Instance, config: &SolverConfig) -> (bool, f64, Vec<String>) {
     let mut problems = Vec::new();
@@ -67,7 +67,7 @@ fn check_one(inst: &Instance, config: &SolverConfig) -> (bool, f64, Vec<String>)
     };
     if let Some(stored) = &inst.optimal {
         if stored.soc != solution.soc {
-            problems.push(format!("stored optimum {} but CBS finds {}", stored.soc, solution.soc));
+            problems.push(format!("stored optimum {} but the solver finds {}", stored.soc, solution.soc));
         }
         match Plan::from_move_strings(&stored.moves) {
             Ok(plan) => {
@@ -149,7 +149,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         secs += r.solve_secs;
     }
     let summary = format!(
-        "{}: {solved} solved by CBS in {:.2} s of solver time; {agree} pass every check ({:.1} s in all)",
+        "{}: {solved} solved optimally in {:.2} s of solver time; {agree} pass every check ({:.1} s in all)",
         count(total as u64, "instance", "instances"),
         secs,
         started.elapsed().as_secs_f64()
