@@ -83,7 +83,10 @@ pub fn parse_scenario(grid: Grid, text: &str, agents: usize) -> Result<Instance,
         out.push(Agent { start: Pos::new(num(5)?, num(4)?), goal: Pos::new(num(7)?, num(6)?) });
     }
     if out.len() < agents {
-        return Err(format!("the scenario has {} agents, {agents} were asked for", out.len()));
+        return Err(format!(
+            "the scenario has {}, {agents} were asked for",
+            crate::text::count(out.len() as u64, "agent", "agents")
+        ));
     }
     Instance::new(grid, out).map_err(|e: InstanceError| e.to_string())
 }

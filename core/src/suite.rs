@@ -222,9 +222,16 @@ mod tests {
         assert!(matches!(got, Err(GenerateError::Config(_))), "{got:?}");
         assert_eq!(made.0.load(std::sync::atomic::Ordering::Relaxed), 0);
         // The same layout one size smaller is generated, and every instance is counted.
-        let ok = SuiteConfig { agents: vec![2], max_size: 3, wait_ratios: vec![0.5], per_cell: 2, ..c };
+        let ok = SuiteConfig {
+            agents: vec![2],
+            min_size: 3,
+            max_size: 3,
+            wait_ratios: vec![0.5],
+            per_cell: 2,
+            ..c
+        };
         let cells = build_suite_with_progress(&ok, &made).unwrap();
-        assert_eq!(made.0.load(std::sync::atomic::Ordering::Relaxed), 4);
+        assert_eq!(made.0.load(std::sync::atomic::Ordering::Relaxed), 2);
         assert_eq!(cells.iter().map(|c| c.instances.len()).sum::<usize>(), ok.total());
     }
 }

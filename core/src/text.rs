@@ -118,7 +118,11 @@ impl std::fmt::Display for AnswerError {
         match self {
             AnswerError::Parse(m) => f.write_str(m),
             AnswerError::WrongAgentCount { found, expected } => {
-                write!(f, "the answer has plans for {found} agents, the instance has {expected}")
+                write!(
+                    f,
+                    "the answer has plans for {}, the instance has {expected}",
+                    count(*found as u64, "agent", "agents")
+                )
             }
         }
     }
@@ -278,8 +282,8 @@ fn plan_line(line: &str) -> Line {
     match parse_body(body) {
         Some(b) => Line::Plan(id, b),
         None => match parse_moves(body) {
-            // A line with at least one move word reads as a plan with a typo.
-            Err(bad) if body.split_whitespace().any(is_move_word) => Line::UnknownMove(id, bad),
+            // A line with at least one move (a word or letters) reads as a plan with a typo.
+            Err(bad) if has_a_move(body) => Line::UnknownMove(id, bad),
             _ => Line::Prose,
         },
     }
@@ -329,21 +333,26 @@ fn move_word(word: &str) -> Option<Move> {
     }
 }
 
-fn is_move_word(word: &str) -> bool {
-    move_word(word.trim_matches(|c: char| !c.is_ascii_alphabetic())).is_some()
+/// What separates moves in a plan line.
+fn is_separator(c: char) -> bool {
+    c.is_whitespace() || matches!(c, ',' | ';' | '|' | '>' | '→' | '[' | ']' | '"' | '\'')
+}
+
+/// The tokens of a plan line's body: the text between separators, without dashes, equals signs
+/// and periods around it.
+fn tokens(body: &str) -> impl Iterator<Item = &str> {
+    body.split(is_separator).map(|t| t.trim_matches(['-', '=', '.'])).filter(|t| !t.is_empty())
+}
+
+fn has_a_move(body: &str) -> bool {
+    tokens(body).any(|t| parse_moves(t).is_ok())
 }
 
 /// Moves as words (`RIGHT DOWN`), letters (`R D`) or compact letters (`RDW`), between any of
 /// the accepted separators; the first word that is none of these is the error.
 fn parse_moves(body: &str) -> Result<Vec<Move>, UnknownMove> {
     let mut moves = Vec::new();
-    let separators =
-        |c: char| c.is_whitespace() || matches!(c, ',' | ';' | '|' | '>' | '→' | '[' | ']' | '"' | '\'');
-    for token in body.split(separators) {
-        let token = token.trim_matches(['-', '=', '.']);
-        if token.is_empty() {
-            continue;
-        }
+    for token in tokens(body) {
         if let Some(m) = move_word(token) {
             moves.push(m);
             continue;

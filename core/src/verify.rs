@@ -135,7 +135,10 @@ pub fn verify_with_optimum(instance: &Instance, plan: &Plan, optimal_soc: Option
     if plan.num_agents() != k {
         return Verdict::failed(
             FailureKind::WrongAgentCount,
-            format!("the plan has {} agents, the instance {k}", plan.num_agents()),
+            format!(
+                "the plan has {}, the instance {k}",
+                crate::text::count(plan.num_agents() as u64, "agent", "agents")
+            ),
             optimal_soc,
         );
     }

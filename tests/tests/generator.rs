@@ -93,7 +93,11 @@ fn min_size_skips_maps_too_small_for_the_hole_ratio() {
     // Below the agent count, min_size changes nothing.
     let cells = build_suite(&SuiteConfig {
         min_size: 1,
-        ..SuiteConfig { per_cell: 1, max_size: 4, ..SuiteConfig::default() }
+        ..SuiteConfig { agents: vec![3, 4], per_cell: 1, max_size: 4, ..SuiteConfig::default() }
     });
     assert_eq!(cells.expect("generates").iter().map(|c| c.size).min(), Some(3));
+    // An agent count left with no map size at all is refused, not skipped.
+    let err = build_suite(&SuiteConfig { per_cell: 1, max_size: 4, ..SuiteConfig::default() })
+        .expect_err("5 agents get no size up to 4");
+    assert!(err.to_string().contains("5 agents get no map size"), "{err}");
 }

@@ -2,7 +2,8 @@
 //! (`floe train --print-config` prints it). Unknown fields are rejected, so a misspelt knob is
 //! an error rather than a silent default.
 //!
-//! The defaults are scaled so that `floe train` finishes in about 15 minutes on a 2-core CPU:
+//! The defaults are scaled so that `floe train` finishes in about 17 minutes on an idle 2-core
+//! CPU (`configs/demo.json` cuts them for the 15-minute demo):
 //! a 0.8 M-parameter transformer, a supervised warm start on 20,000 optimal plans (2 and 3
 //! agents on 3×3 to 5×5 maps), then 3 GRPO rounds of 2 epochs over 1,536 prompts each (the
 //! paper: 4,000 samples a round on a 4 B-parameter model), each followed by a validation on a

@@ -29,7 +29,11 @@ pub fn run(a: &Args) -> Result<(), CliError> {
             if plans.len() != instances.len() {
                 return Err(CliError::input(
                     p,
-                    format!("{} plans for {} instances", plans.len(), instances.len()),
+                    format!(
+                        "{} for {}",
+                        floe_core::text::count(plans.len() as u64, "plan", "plans"),
+                        floe_core::text::count(instances.len() as u64, "instance", "instances")
+                    ),
                 ));
             }
             plans.into_iter().map(Some).collect()
@@ -42,10 +46,10 @@ pub fn run(a: &Args) -> Result<(), CliError> {
             out.push_str(&format!("instance {id}\n"));
         }
         out.push_str(&format!(
-            "{}x{} map, {} agents ('.' frozen, 'H' hole, '*' goal, digits agents)\n",
+            "{}x{} map, {} ('.' frozen, 'H' hole, '*' goal, digits agents)\n",
             inst.grid.height(),
             inst.grid.width(),
-            inst.num_agents()
+            floe_core::text::count(inst.num_agents() as u64, "agent", "agents")
         ));
         for (i, ag) in inst.agents.iter().enumerate() {
             out.push_str(&format!("agent {i}: {} -> {}\n", ag.start, ag.goal));
