@@ -1,3 +1,5 @@
-//! Test support for floe: a reference joint-state search that is independent of the CBS solver.
+//! Test support for floe: a reference joint-state search that is independent of the CBS solver,
+//! and small random instances.
 
 pub mod joint;
+pub mod random;

@@ -1,32 +1,15 @@
 //! The core's joint-state search against the independent reference search: the same optimum or
 //! the same proof that there is none, with waits allowed or forbidden, with and without a bound.
 
-use floe_core::rng::Rng;
 use floe_core::solver::{joint, Solution, SolveError, SolverConfig};
 use floe_core::verify::verify_with_optimum;
-use floe_core::{Agent, Grid, Instance, Plan};
+use floe_core::{Instance, Plan};
 use floe_tests::joint::{joint_optimal_soc, JointResult};
 use proptest::prelude::*;
 
-/// A random small instance: holes with probability ~1/4, k agents with distinct starts and goals
-/// on frozen cells (goals need not be reachable).
+/// A random small instance (holes with probability 1/4); see [`floe_tests::random`].
 fn random_instance(w: u32, h: u32, k: usize, seed: u64) -> Option<Instance> {
-    let mut rng = Rng::from_counters(&[seed, 0x501e]);
-    let mut grid = Grid::new(w, h);
-    for c in 0..grid.cells() {
-        if rng.below(4) == 0 {
-            grid.set_hole(c, true);
-        }
-    }
-    let mut free: Vec<u32> = (0..grid.cells()).filter(|&c| !grid.is_hole(c)).collect();
-    if free.len() < k {
-        return None;
-    }
-    rng.shuffle(&mut free);
-    let mut goals = free.clone();
-    rng.shuffle(&mut goals);
-    let agents = (0..k).map(|i| Agent { start: grid.pos(free[i]), goal: grid.pos(goals[i]) }).collect();
-    Instance::new(grid, agents).ok()
+    floe_tests::random::random_instance(w, h, k, seed, 4, 0x501e)
 }
 
 const STATES: usize = 2_000_000;
