@@ -84,7 +84,11 @@ impl GeneratorConfig {
         )
     }
 
-    fn validate(&self) -> Result<(), GenerateError> {
+    /// Checks the setting without generating anything: what [`generate`] refuses up front.
+    ///
+    /// # Errors
+    /// [`GenerateError::Config`] naming the setting.
+    pub fn validate(&self) -> Result<(), GenerateError> {
         let bad = |m: String| Err(GenerateError::Config(m));
         if self.width == 0 || self.height == 0 || self.width > MAX_SIDE || self.height > MAX_SIDE {
             return bad(format!("map size {}x{} is outside 1..={MAX_SIDE}", self.width, self.height));
@@ -332,12 +336,4 @@ pub fn generate_with_progress(
             inst
         })
         .collect()
-}
-
-/// Checks a configuration without generating anything: what [`generate`] refuses up front.
-///
-/// # Errors
-/// [`GenerateError::Config`] naming the setting.
-pub fn validate(cfg: &GeneratorConfig) -> Result<(), GenerateError> {
-    cfg.validate()
 }

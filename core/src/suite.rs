@@ -113,7 +113,7 @@ impl SuiteConfig {
                 ));
             }
         }
-        self.cells().iter().try_for_each(crate::generator::validate)
+        self.cells().iter().try_for_each(GeneratorConfig::validate)
     }
 
     /// Instances in the whole suite.

@@ -64,7 +64,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         max_nodes: a.max_nodes,
         ..GeneratorConfig::square(a.size, a.agents, a.hole_ratio, a.wait_ratio, a.count, a.seed)
     };
-    floe_core::generator::validate(&cfg).map_err(generate_error)?;
+    cfg.validate().map_err(generate_error)?;
     let bars = Bars::new("floe generate", a.quiet);
     let started = std::time::Instant::now();
     bars.begin("generate", a.count as u64);
