@@ -22,4 +22,4 @@ cargo test --release -p floe-cli --test cli
 FLOE_REQUIRE_GPU=1 cargo test --workspace --release --features floe-cli/train
 # The criterion benches, once each on small batches (figures come from `cargo bench` and
 # `floe bench`, never from tests).
-FLOE_BENCH_SMALL=1 cargo bench -p floe-core --bench engine -- --test
+FLOE_BENCH_SMALL=1 cargo bench -p floe-core --features testing --bench engine -- --test

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use floe_core::engine::{
-    verify_batch_cpu, CollisionMode, CpuEngine, EnvConfig, HoleRule, InstancePool, PlanBatch, StepBuffers,
-    VerifyOut,
+    verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool, PlanBatch,
+    StepBuffers, VerifyOut,
 };
 use floe_core::generator::{generate, random_instances, GeneratorConfig};
 use floe_core::Plan;
@@ -30,12 +30,12 @@ fn stepping(c: &mut Criterion) {
             obs_radius: 2,
             ..EnvConfig::default()
         };
-        let mut engine = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("engine");
-        let mut out = StepBuffers::new(&cfg, pool.max_agents);
-        engine.reset(0, &mut out).expect("reset");
+        let mut engine = CpuEngine::new(cfg, Arc::clone(&pool)).expect("engine");
+        let mut out = StepBuffers::new(&engine.sizes());
+        engine.reset(0, out.view()).expect("reset");
         group.throughput(Throughput::Elements((envs * k) as u64));
         group.bench_function(BenchmarkId::from_parameter(format!("{size}x{size}_d{density}_k{k}")), |b| {
-            b.iter(|| engine.step_random(&mut out).expect("sized buffers"));
+            b.iter(|| engine.step_random(out.view()).expect("sized buffers"));
         });
     }
     group.finish();

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use floe_core::engine::verify_batch::END;
 use floe_core::engine::{
-    event, outcome, verify_batch_cpu, CollisionMode, CpuEngine, EnvConfig, InstancePool, PlanBatch,
-    StepBuffers, VerifyOut,
+    event, outcome, verify_batch_cpu, AgentRecord, CollisionMode, CpuEngine, Engine, EnvConfig, EnvState,
+    InstancePool, PlanBatch, StepBuffers, VerifyOut,
 };
 use floe_core::generator::{generate, GeneratorConfig};
 use floe_core::rng::Rng;
@@ -50,7 +50,7 @@ fn mutated_plan(inst: &Instance, rng: &mut Rng) -> Vec<Vec<Move>> {
 fn batched_verification_equals_the_single_verifier() {
     let insts = instances();
     let pool = InstancePool::new(&insts, false).expect("pool");
-    let mut batch = PlanBatch::new(pool.max_agents, 24);
+    let mut batch = PlanBatch::new(pool.max_agents(), 24);
     let mut expected = Vec::new();
     let mut rng = Rng::from_counters(&[42]);
     for round in 0..40 {
@@ -64,15 +64,24 @@ fn batched_verification_equals_the_single_verifier() {
                 mutated_plan(inst, &mut rng)
             };
             batch.push(i as u32, &plan).expect("fits");
-            let v = verify_with_optimum(inst, &Plan::Moves(plan), Some(pool.optimal_soc[i]));
+            let v = verify_with_optimum(inst, &Plan::Moves(plan), Some(pool.optimal_soc(i)));
             expected.push(VerifyOut::from_verdict(&v));
         }
     }
     // A code that is not a move is a parse error.
     batch.push(0, &[vec![Move::Up], vec![]]).expect("fits");
     let n = batch.len();
-    batch.moves[(n - 1) * pool.max_agents * 24] = 9;
-    expected.push(VerifyOut { kind: 1, optimal_soc: pool.optimal_soc[0], ..VerifyOut::default() });
+    let mut moves = batch.moves().to_vec();
+    moves[(n - 1) * pool.max_agents() * 24] = 9;
+    let batch = PlanBatch::from_arrays(
+        pool.max_agents(),
+        24,
+        batch.instances().to_vec(),
+        batch.agent_counts().to_vec(),
+        moves,
+    )
+    .expect("the same shape");
+    expected.push(VerifyOut { kind: 1, optimal_soc: pool.optimal_soc(0), ..VerifyOut::default() });
 
     let mut out = vec![VerifyOut::default(); batch.len()];
     verify_batch_cpu(&pool, &batch, &mut out).expect("verifies");
@@ -84,15 +93,19 @@ fn batched_verification_equals_the_single_verifier() {
     // Valid, parse error, wrong count, out of bounds, hole, vertex, edge, goal not reached.
     assert_eq!(kinds.into_iter().collect::<Vec<_>>(), vec![0, 1, 2, 4, 5, 6, 7, 8]);
     assert!(out.iter().any(|o| o.optimal == 1) && out.iter().any(|o| o.valid == 1 && o.optimal == 0));
-    assert!(batch.moves.contains(&END));
+    assert!(batch.moves().contains(&END));
+}
+
+fn state(env: &CpuEngine) -> EnvState {
+    env.state().expect("the CPU state")
 }
 
 fn engine(mode: CollisionMode, num_envs: usize, insts: &[Instance], seed: u64) -> (CpuEngine, StepBuffers) {
     let pool = Arc::new(InstancePool::new(insts, false).expect("pool"));
-    let cfg = EnvConfig { num_envs, mode, episode_limit: 20, obs_radius: 2, seed, ..EnvConfig::default() };
-    let mut e = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("engine");
-    let mut out = StepBuffers::new(&cfg, pool.max_agents);
-    e.reset(seed, &mut out).expect("reset");
+    let cfg = EnvConfig { num_envs, mode, episode_limit: 20, obs_radius: 2, ..EnvConfig::default() };
+    let mut e = CpuEngine::new(cfg, Arc::clone(&pool)).expect("engine");
+    let mut out = StepBuffers::new(&e.sizes());
+    e.reset(seed, out.view()).expect("reset");
     (e, out)
 }
 
@@ -100,11 +113,11 @@ fn engine(mode: CollisionMode, num_envs: usize, insts: &[Instance], seed: u64) -
 fn strict_episodes_fail_exactly_where_the_verifier_does() {
     let insts = instances();
     let (mut env, mut out) = engine(CollisionMode::Strict, 64, &insts, 7);
-    let k = env.pool().max_agents;
+    let k = env.pool().max_agents();
     let mut rng = Rng::from_counters(&[8]);
     // Per env: the instance it plays and the actions taken so far.
     let mut history: Vec<(usize, Vec<Vec<Move>>)> =
-        (0..64).map(|e| (env.state().env[e][3] as usize, Vec::new())).collect();
+        (0..64).map(|e| (state(&env).envs[e].instance as usize, Vec::new())).collect();
     let mut checked = [0usize; 4];
     for _ in 0..200 {
         let mut actions = vec![0u8; 64 * k];
@@ -124,7 +137,7 @@ fn strict_episodes_fail_exactly_where_the_verifier_does() {
                 m.push(Move::from_code(code).expect("0..=4"));
             }
         }
-        env.step(&actions, &mut out).expect("steps");
+        env.step(&actions, out.view()).expect("steps");
         for (e, (p, moves)) in history.iter_mut().enumerate() {
             let info = out.info[e];
             if out.terminated[e] == 0 && out.truncated[e] == 0 {
@@ -149,7 +162,7 @@ fn strict_episodes_fail_exactly_where_the_verifier_does() {
                 o => panic!("ended with outcome {o}"),
             }
             checked[info.outcome as usize] += 1;
-            *p = env.state().env[e][3] as usize;
+            *p = state(&env).envs[e].instance as usize;
             moves.clear();
         }
     }
@@ -165,13 +178,12 @@ fn soft_collisions_follow_the_documented_rule() {
     };
     let run = |insts: &[Instance], actions: &[u8]| {
         let (mut env, mut out) = engine(CollisionMode::Soft, 1, insts, 0);
-        env.reset_to(0, 0, &mut out).expect("reset");
+        env.reset_to(0, 0, out.view()).expect("reset");
         let mut acts = actions.to_vec();
-        acts.resize(env.pool().max_agents, 0);
-        env.step(&acts, &mut out).expect("steps");
-        // Agent words hold row << 12 | col; the maps here are 5 wide.
-        let cells: Vec<u32> =
-            env.state().agents.iter().map(|a| ((a >> 12) & 0xfff) * 5 + (a & 0xfff)).collect();
+        acts.resize(env.pool().max_agents(), 0);
+        env.step(&acts, out.view()).expect("steps");
+        // The maps here are 5 wide.
+        let cells: Vec<u32> = state(&env).agents.iter().map(|a| a.row * 5 + a.col).collect();
         (cells, out.events.clone())
     };
     // Contest: agents at (0,0) and (0,2) both move into (0,1): both stay.
@@ -211,17 +223,18 @@ proptest! {
     fn soft_stepping_keeps_agents_apart_on_frozen_cells(seed in any::<u64>()) {
         let insts = instances();
         let (mut env, mut out) = engine(CollisionMode::Soft, 32, &insts, seed);
-        let k = env.pool().max_agents;
+        let k = env.pool().max_agents();
         for _ in 0..60 {
-            env.step_random(&mut out).expect("steps");
+            env.step_random(out.view()).expect("steps");
             for e in 0..32 {
-                let st = env.state().env[e];
-                let (w, h) = (st[0] & 0xfff, (st[0] >> 12) & 0xfff);
-                let p = st[3] as usize;
-                let cells: Vec<u32> = env.state().agents[e * k..(e + 1) * k]
+                let state = state(&env);
+                let st = state.envs[e];
+                let (w, h) = (st.width, st.height);
+                let p = st.instance as usize;
+                let cells: Vec<u32> = state.agents[e * k..(e + 1) * k]
                     .iter()
-                    .filter(|&&a| a & (1 << 31) != 0)
-                    .map(|&a| ((a >> 12) & 0xfff) * w + (a & 0xfff))
+                    .filter(|a| a.active == 1)
+                    .map(|a| a.row * w + a.col)
                     .collect();
                 let mut sorted = cells.clone();
                 sorted.sort_unstable();
@@ -244,14 +257,14 @@ fn results_depend_only_on_seed_and_env() {
             let (mut env, mut out) = engine(CollisionMode::Soft, num_envs, &insts, 99);
             let mut trace = Vec::new();
             for _ in 0..50 {
-                env.step_random(&mut out).expect("steps");
+                env.step_random(out.view()).expect("steps");
                 trace.push((
                     out.rewards[..40].to_vec(),
                     out.events[..40].to_vec(),
                     out.obs[..40 * 76].to_vec(),
                 ));
             }
-            (trace, env.state().agents[..40].to_vec())
+            (trace, state(&env).agents[..40].to_vec())
         })
     };
     let small = run(10, 1);
@@ -351,28 +364,26 @@ fn soft_steps_match_the_reference_rule_in_crowds() {
             holes,
             episode_limit: 1000,
             obs_radius: 1,
-            seed: 5,
             ..EnvConfig::default()
         };
-        let mut env = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("engine");
-        let mut out = StepBuffers::new(&cfg, pool.max_agents);
-        env.reset(5, &mut out).expect("reset");
-        let k = pool.max_agents;
+        let mut env = CpuEngine::new(cfg, Arc::clone(&pool)).expect("engine");
+        let mut out = StepBuffers::new(&env.sizes());
+        env.reset(5, out.view()).expect("reset");
+        let k = pool.max_agents();
         let mut rng = Rng::from_counters(&[77]);
         let mut blocked = 0;
         for _ in 0..300 {
-            let before = env.state();
+            let before = state(&env);
             let actions: Vec<u8> = (0..16 * k).map(|_| rng.below(5) as u8).collect();
-            env.step(&actions, &mut out).expect("steps");
+            env.step(&actions, out.view()).expect("steps");
             for e in 0..16 {
                 if out.terminated[e] == 1 || out.truncated[e] == 1 {
                     continue;
                 }
-                let st = before.env[e];
-                let (w, h, p) = (st[0] & 0xfff, (st[0] >> 12) & 0xfff, st[3] as usize);
-                let decode = |x: u32| (x & (1 << 31) != 0).then(|| ((x >> 12) & 0xfff) * w + (x & 0xfff));
-                let cells: Vec<Option<u32>> =
-                    before.agents[e * k..(e + 1) * k].iter().map(|&x| decode(x)).collect();
+                let st = before.envs[e];
+                let (w, h, p) = (st.width, st.height, st.instance as usize);
+                let decode = |x: &AgentRecord| (x.active == 1).then(|| x.row * w + x.col);
+                let cells: Vec<Option<u32>> = before.agents[e * k..(e + 1) * k].iter().map(decode).collect();
                 let want = reference_soft_step(
                     w,
                     h,
@@ -382,7 +393,7 @@ fn soft_steps_match_the_reference_rule_in_crowds() {
                     &actions[e * k..(e + 1) * k],
                 );
                 let got: Vec<Option<u32>> =
-                    env.state().agents[e * k..(e + 1) * k].iter().map(|&x| decode(x)).collect();
+                    state(&env).agents[e * k..(e + 1) * k].iter().map(decode).collect();
                 assert_eq!(got, want, "env {e}");
                 blocked +=
                     out.events[e * k..(e + 1) * k].iter().filter(|&&ev| ev & event::BLOCKED != 0).count();
@@ -400,34 +411,30 @@ fn observations_match_a_naive_window() {
         let insts = floe_core::generator::random_instances(&GeneratorConfig::square(size, n, 0.2, 0.0, 6, 8))
             .expect("draws");
         let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
-        let cfg = EnvConfig {
-            num_envs: 8,
-            mode: CollisionMode::Soft,
-            obs_radius: radius,
-            seed: 3,
-            ..EnvConfig::default()
-        };
-        let mut env = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("engine");
-        let mut out = StepBuffers::new(&cfg, pool.max_agents);
-        env.reset(3, &mut out).expect("reset");
-        let (k, stride) = (pool.max_agents, floe_core::engine::obs_stride(radius));
+        let cfg =
+            EnvConfig { num_envs: 8, mode: CollisionMode::Soft, obs_radius: radius, ..EnvConfig::default() };
+        let mut env = CpuEngine::new(cfg, Arc::clone(&pool)).expect("engine");
+        let mut out = StepBuffers::new(&env.sizes());
+        env.reset(3, out.view()).expect("reset");
+        let (k, stride) = (pool.max_agents(), floe_core::engine::obs_stride(radius));
         let win = (2 * radius + 1) as i64;
         for _ in 0..30 {
-            env.step_random(&mut out).expect("steps");
-            let state = env.state();
+            env.step_random(out.view()).expect("steps");
+            let state = state(&env);
             for e in 0..8 {
-                let st = state.env[e];
-                let (w, h, p) = (i64::from(st[0] & 0xfff), i64::from((st[0] >> 12) & 0xfff), st[3] as usize);
-                let pos = |x: u32| (i64::from((x >> 12) & 0xfff), i64::from(x & 0xfff));
+                let st = state.envs[e];
+                let (w, h, p) = (i64::from(st.width), i64::from(st.height), st.instance as usize);
+                let pos = |x: &AgentRecord| (i64::from(x.row), i64::from(x.col));
                 let agents = &state.agents[e * k..(e + 1) * k];
                 for a in 0..k {
                     let o = &out.obs[(e * k + a) * stride..(e * k + a + 1) * stride];
-                    if agents[a] & (1 << 31) == 0 {
+                    if agents[a].active == 0 {
                         assert!(o.iter().all(|&b| b == 0));
                         continue;
                     }
-                    let (r0, c0) = pos(agents[a]);
-                    let goal = pos(pool.goals[p * k + a]);
+                    let (r0, c0) = pos(&agents[a]);
+                    let (gr, gc) = pool.goal(p, a);
+                    let goal = (i64::from(gr), i64::from(gc));
                     for dy in 0..win {
                         for dx in 0..win {
                             let (r, c) = (r0 + dy - i64::from(radius), c0 + dx - i64::from(radius));
@@ -436,9 +443,8 @@ fn observations_match_a_naive_window() {
                             let inside = r >= 0 && c >= 0 && r < h && c < w;
                             let hole = !inside || pool.is_hole(p, (r * w + c) as u32);
                             let other = inside
-                                && (0..k).any(|b| {
-                                    b != a && agents[b] & (1 << 31) != 0 && pos(agents[b]) == (r, c)
-                                });
+                                && (0..k)
+                                    .any(|b| b != a && agents[b].active == 1 && pos(&agents[b]) == (r, c));
                             assert_eq!(o[i], u8::from(hole), "hole channel, env {e} agent {a}");
                             assert_eq!(o[plane + i], u8::from(other), "agent channel, env {e} agent {a}");
                             assert_eq!(o[2 * plane + i], u8::from(goal == (r, c)), "goal channel");
@@ -460,7 +466,7 @@ fn an_observation_radius_over_the_limit_is_an_error() {
     let err = CpuEngine::new(cfg(max + 1), Arc::clone(&pool)).expect_err("over the limit");
     assert!(err.to_string().contains("observation radius"), "{err}");
     let mut env = CpuEngine::new(cfg(max), Arc::clone(&pool)).expect("at the limit");
-    let mut out = StepBuffers::new(&cfg(max), pool.max_agents);
-    env.reset(1, &mut out).expect("reset");
-    env.step_random(&mut out).expect("step");
+    let mut out = StepBuffers::new(&env.sizes());
+    env.reset(1, out.view()).expect("reset");
+    env.step_random(out.view()).expect("step");
 }

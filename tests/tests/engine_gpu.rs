@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use floe_core::engine::gpu::{GpuContext, GpuEngine, GpuVerifier};
 use floe_core::engine::{
-    verify_batch_cpu, CollisionMode, CpuEngine, EnvConfig, HoleRule, InstancePool, PlanBatch, StepBuffers,
-    VerifyOut,
+    verify_batch_cpu, CollisionMode, CpuEngine, Engine, EngineError, EnvConfig, HoleRule, InstancePool,
+    PlanBatch, StepBuffers, VerifyOut,
 };
 use floe_core::generator::{generate, random_instances, GeneratorConfig};
 use floe_core::rng::Rng;
@@ -52,7 +52,7 @@ fn assert_same(cpu: &StepBuffers, gpu: &StepBuffers, what: &str) {
 fn stepping_is_identical_on_both_backends() {
     let Some(ctx) = context() else { return };
     let pool = Arc::new(InstancePool::new(&mixed_instances(), false).expect("pool"));
-    let k = pool.max_agents;
+    let k = pool.max_agents();
     for (mode, holes, radius, given) in [
         (CollisionMode::Strict, HoleRule::Drop, 2, true),
         (CollisionMode::Strict, HoleRule::Drop, 1, false),
@@ -65,41 +65,40 @@ fn stepping_is_identical_on_both_backends() {
             holes,
             episode_limit: 12,
             obs_radius: radius,
-            seed: 11,
             ..EnvConfig::default()
         };
         let what = format!("{mode:?}/{holes:?}/r{radius}/given {given}");
         let mut cpu = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("cpu");
         let mut gpu = GpuEngine::new(Arc::clone(&ctx), cfg.clone(), Arc::clone(&pool)).expect("gpu");
-        let (mut a, mut b) = (StepBuffers::new(&cfg, k), StepBuffers::new(&cfg, k));
-        cpu.reset(11, &mut a).expect("reset");
-        gpu.reset(11);
-        gpu.read_outputs(&mut b).expect("read");
+        let (mut a, mut b) = (StepBuffers::new(&cpu.sizes()), StepBuffers::new(&gpu.sizes()));
+        cpu.reset(11, a.view()).expect("reset");
+        gpu.reset(11, b.view()).expect("reset");
         assert_eq!(a.obs, b.obs, "{what}: first observation");
         let mut rng = Rng::from_counters(&[5]);
         let mut ended = 0;
         for t in 0..40 {
             if given {
                 let actions: Vec<u8> = (0..97 * k).map(|_| rng.below(5) as u8).collect();
-                cpu.step(&actions, &mut a).expect("cpu step");
-                gpu.step(&actions).expect("gpu step");
+                cpu.step(&actions, a.view()).expect("cpu step");
+                gpu.step(&actions, b.view()).expect("gpu step");
             } else {
-                cpu.step_random(&mut a).expect("cpu step");
-                gpu.step_random(1);
+                cpu.step_random(a.view()).expect("cpu step");
+                gpu.step_random(1).expect("gpu step");
+                gpu.read_outputs(b.view()).expect("read");
             }
-            gpu.read_outputs(&mut b).expect("read");
             assert_same(&a, &b, &format!("{what}, step {t}"));
             ended += a.terminated.iter().chain(&a.truncated).filter(|&&x| x == 1).count();
             if t == 20 {
-                cpu.reset_to(3, 5, &mut a).expect("cpu reset_to");
-                gpu.reset_to(3, 5).expect("gpu reset_to");
-                gpu.read_outputs(&mut b).expect("read");
+                cpu.reset_to(3, 5, a.view()).expect("cpu reset_to");
+                gpu.reset_to(3, 5, b.view()).expect("gpu reset_to");
                 assert_eq!(a.obs, b.obs, "{what}: after reset_to");
             }
         }
-        let st = gpu.read_state().expect("state");
-        assert_eq!(cpu.state().env, st.env, "{what}: env state");
-        assert_eq!(cpu.state().agents, st.agents, "{what}: agents");
+        let (c, g) = (cpu.state().expect("state"), gpu.state().expect("state"));
+        assert_eq!(c.envs, g.envs, "{what}: env state");
+        assert_eq!(c.agents, g.agents, "{what}: agents");
+        assert_eq!(cpu.config(), &cfg, "{what}: the configuration is the caller's");
+        assert_eq!(gpu.config(), &cfg, "{what}: the configuration is the caller's");
         assert!(ended > 50, "{what}: episodes should end and reset ({ended})");
     }
 }
@@ -108,23 +107,18 @@ fn stepping_is_identical_on_both_backends() {
 fn many_steps_per_submission_match_the_cpu() {
     let Some(ctx) = context() else { return };
     let pool = Arc::new(InstancePool::new(&mixed_instances(), false).expect("pool"));
-    let cfg = EnvConfig {
-        num_envs: 300,
-        mode: CollisionMode::Soft,
-        episode_limit: 30,
-        seed: 2,
-        ..EnvConfig::default()
-    };
+    let cfg =
+        EnvConfig { num_envs: 300, mode: CollisionMode::Soft, episode_limit: 30, ..EnvConfig::default() };
     let mut cpu = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("cpu");
     let mut gpu = GpuEngine::new(ctx, cfg.clone(), Arc::clone(&pool)).expect("gpu");
-    let (mut a, mut b) = (StepBuffers::new(&cfg, pool.max_agents), StepBuffers::new(&cfg, pool.max_agents));
-    cpu.reset(2, &mut a).expect("reset");
-    gpu.reset(2);
+    let (mut a, mut b) = (StepBuffers::new(&cpu.sizes()), StepBuffers::new(&gpu.sizes()));
+    cpu.reset(2, a.view()).expect("reset");
+    gpu.reset(2, b.view()).expect("reset");
     for _ in 0..50 {
-        cpu.step_random(&mut a).expect("step");
+        cpu.step_random(a.view()).expect("step");
     }
-    gpu.step_random(50);
-    gpu.read_outputs(&mut b).expect("read");
+    gpu.step_random(50).expect("steps");
+    gpu.read_outputs(b.view()).expect("read");
     assert_same(&a, &b, "after 50 steps in one submission");
     let (mut g1, mut g2) = (vec![0u8; 300 * 3 * 81], vec![0u8; 300 * 3 * 81]);
     cpu.global_state(&mut g1).expect("global");
@@ -137,7 +131,7 @@ fn batched_verification_is_identical_on_both_backends() {
     let Some(ctx) = context() else { return };
     let insts: Vec<Instance> = mixed_instances().into_iter().filter(|i| i.optimal.is_some()).collect();
     let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
-    let mut batch = PlanBatch::new(pool.max_agents, 20);
+    let mut batch = PlanBatch::new(pool.max_agents(), 20);
     let mut rng = Rng::from_counters(&[3]);
     for n in 0..5000 {
         let i = n % insts.len();
@@ -158,11 +152,61 @@ fn batched_verification_is_identical_on_both_backends() {
         }
         batch.push(i as u32, &plan).expect("fits");
     }
-    batch.moves[7] = 42; // a parse error in plan 0
+    let mut moves = batch.moves().to_vec();
+    moves[7] = 42; // a parse error in plan 0
+    let batch = PlanBatch::from_arrays(
+        batch.max_agents(),
+        20,
+        batch.instances().to_vec(),
+        batch.agent_counts().to_vec(),
+        moves,
+    )
+    .expect("the same shape");
     let (mut a, mut b) = (vec![VerifyOut::default(); batch.len()], vec![VerifyOut::default(); batch.len()]);
     verify_batch_cpu(&pool, &batch, &mut a).expect("cpu");
     GpuVerifier::new(ctx, Arc::clone(&pool)).expect("gpu").verify(&batch, &mut b).expect("gpu");
     assert_eq!(a, b);
     let kinds: std::collections::BTreeSet<u32> = a.iter().map(|o| o.kind).collect();
     assert!(kinds.len() >= 6, "{kinds:?}");
+}
+
+/// Every misuse of the [`Engine`] interface, and the error each backend gives for it: the same
+/// error on both, and nothing changed by a refused call.
+fn misuse(engine: &mut dyn Engine) -> Vec<String> {
+    let sizes = engine.sizes();
+    let mut errors = Vec::new();
+    let mut out = StepBuffers::new(&sizes);
+    let actions = vec![0u8; sizes.actions];
+    let mut note =
+        |r: Result<(), EngineError>| errors.push(format!("{:?}", r.expect_err("misuse is refused")));
+    note(engine.step(&actions, out.view()));
+    note(engine.reset_to(0, 0, out.view()));
+    let mut short = StepBuffers::new(&sizes);
+    short.rewards.pop();
+    note(engine.reset(1, short.view()));
+    engine.reset(1, out.view()).expect("reset");
+    let before = engine.state().expect("state");
+    note(engine.step(&actions[1..], out.view()));
+    let mut bad = actions.clone();
+    bad[sizes.actions - 1] = 5;
+    note(engine.step(&bad, out.view()));
+    note(engine.step(&actions, short.view()));
+    note(engine.reset_to(sizes.num_envs, 0, out.view()));
+    note(engine.reset_to(0, engine.pool().len(), out.view()));
+    note(engine.global_state(&mut vec![0; sizes.global_state + 1]));
+    assert_eq!(engine.state().expect("state"), before, "a refused call changed the state");
+    errors
+}
+
+#[test]
+fn the_same_misuse_gets_the_same_error_on_both_backends() {
+    let Some(ctx) = context() else { return };
+    let pool = Arc::new(InstancePool::new(&mixed_instances(), false).expect("pool"));
+    let cfg = EnvConfig { num_envs: 5, ..EnvConfig::default() };
+    let mut cpu = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("cpu");
+    let mut gpu = GpuEngine::new(ctx, cfg, pool).expect("gpu");
+    let errors = misuse(&mut cpu);
+    assert_eq!(errors.len(), 9);
+    assert_eq!(errors, misuse(&mut gpu));
+    assert!(errors[0].contains("NotReset"), "{errors:?}");
 }

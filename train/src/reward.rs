@@ -105,9 +105,9 @@ pub fn verify_plans(
     // exactly as the verifier decides them (wrong_agent_count before anything else is read).
     let mut batch_rows = Vec::new();
     let t = plans.iter().flat_map(|p| p.moves.iter().map(Vec::len)).max().unwrap_or(0).max(1);
-    let mut batch = PlanBatch::new(pool.max_agents, t);
+    let mut batch = PlanBatch::new(pool.max_agents(), t);
     for (i, p) in plans.iter().enumerate() {
-        let opt = pool.optimal_soc[pool_index[i] as usize];
+        let opt = pool.optimal_soc(pool_index[i] as usize);
         if !p.finished {
             out[i] =
                 VerifyOut { kind: FailureKind::ParseError as u32, optimal_soc: opt, ..VerifyOut::default() };
@@ -137,45 +137,7 @@ pub fn verify_plans(
 /// single verifier's verdict (a test checks that they agree).
 #[must_use]
 pub fn record(instance: &Instance, plan: &DecodedPlan, o: &VerifyOut) -> VerdictRecord {
-    let k = instance.num_agents() as u32;
-    let right_count = plan.finished && plan.moves.len() == k as usize;
-    let horizon =
-        if right_count { plan.moves.iter().map(Vec::len).max().unwrap_or(0) as u32 } else { UNKNOWN };
-    let known = |v: u32| if v == NONE { UNKNOWN } else { v };
-    let kind = FailureKind::ALL.get((o.kind as usize).wrapping_sub(1)).copied();
-    let legal_steps = match kind {
-        None => horizon,
-        Some(FailureKind::ParseError | FailureKind::WrongAgentCount) => 0,
-        Some(FailureKind::GoalNotReached) => known(o.time),
-        Some(_) => known(o.time).checked_sub(1).unwrap_or(UNKNOWN),
-    };
-    let agents_on_goal = match kind {
-        None => k,
-        Some(FailureKind::GoalNotReached) if right_count => instance
-            .agents
-            .iter()
-            .zip(&plan.moves)
-            .filter(|(a, m)| {
-                let end = m.iter().fold((i64::from(a.start.row), i64::from(a.start.col)), |(r, c), mv| {
-                    let (dr, dc) = mv.delta();
-                    (r + dr, c + dc)
-                });
-                end == (i64::from(a.goal.row), i64::from(a.goal.col))
-            })
-            .count() as u32,
-        _ => UNKNOWN,
-    };
-    VerdictRecord {
-        failure: o.kind as u8,
-        optimal: u8::from(o.valid == 1 && o.optimal == 1),
-        reserved: [0; 2],
-        num_agents: k,
-        agents_on_goal,
-        legal_steps,
-        horizon,
-        soc: if o.valid == 1 { o.soc } else { UNKNOWN },
-        optimal_soc: known(o.optimal_soc),
-    }
+    VerdictRecord::from_verify_out(instance, plan.finished.then_some(&plan.moves[..]), o)
 }
 
 /// The time steps before a failure the verifier located at a step (out of bounds, illegal move,

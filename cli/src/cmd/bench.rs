@@ -6,7 +6,7 @@ use std::time::Instant;
 use floe_core::engine::gpu::{GpuContext, GpuEngine, GpuVerifier};
 use floe_core::engine::EngineError;
 use floe_core::engine::{
-    event, obs_stride, verify_batch_cpu, CollisionMode, CpuEngine, EnvConfig, HoleRule, InstancePool,
+    event, obs_stride, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool,
     PlanBatch, StepBuffers, VerifyOut,
 };
 use floe_core::generator::{generate, random_instances, GeneratorConfig};
@@ -108,8 +108,8 @@ fn step_cpu(
     pool: &Arc<InstancePool>,
 ) -> Result<(u64, u64, f64, &'static str), CliError> {
     let mut engine = CpuEngine::new(cfg.clone(), Arc::clone(pool)).map_err(failed)?;
-    let mut out = StepBuffers::new(cfg, pool.max_agents);
-    engine.reset(0, &mut out).map_err(failed)?;
+    let mut out = StepBuffers::new(&engine.sizes());
+    engine.reset(0, out.view()).map_err(failed)?;
     // Agent-steps count the agents that took part in each step: active ones and those that
     // dropped out in it (padding slots never count).
     let took_part = |ev: &u32| u64::from((ev & event::INACTIVE == 0) | (ev & event::HOLE != 0));
@@ -120,15 +120,13 @@ fn step_cpu(
     // environment takes part in every step: the count is the sum of the agent counts, without a
     // pass over the events (about 5 % of a 64-agent step). The last step is checked below.
     let walls = cfg.mode == CollisionMode::Soft && cfg.holes == HoleRule::Block;
-    let agents_in = |engine: &CpuEngine| -> u64 {
-        engine.envs().iter().map(|e| u64::from(floe_core::engine::layout::unpack_dims(e[0]).2)).sum()
-    };
+    let agents_in = CpuEngine::agents_in_play;
     // The loop runs on a thread of rayon's pool, as a training loop that steps from a rayon task
     // would: each step's fork and join then stays inside the pool instead of handing the work to
     // it from outside and sleeping until it is done.
     let (steps, agent_steps, secs) = rayon::scope(|_| {
         timed(a.seconds, || {
-            engine.step_random(&mut out).expect("buffers were sized for this engine");
+            engine.step_random(out.view()).expect("buffers were sized for this engine");
             if walls {
                 agents_in(&engine)
             } else {
@@ -151,11 +149,11 @@ fn step_gpu(
 ) -> Result<(u64, u64, f64, &'static str), CliError> {
     let ctx = ctx.as_ref().map_err(|e| CliError::Failed(e.to_string()))?;
     let mut engine = GpuEngine::new(Arc::new(ctx.clone()), cfg.clone(), Arc::clone(pool)).map_err(failed)?;
-    engine.reset(0);
+    engine.reset(0, StepBuffers::new(&engine.sizes()).view()).map_err(failed)?;
     let n = a.steps_per_submit.max(1);
-    let slots = (cfg.num_envs * pool.max_agents) as u64;
+    let slots = (cfg.num_envs * pool.max_agents()) as u64;
     let (calls, _, secs) = timed(a.seconds, || {
-        engine.step_random(n);
+        engine.step_random(n).expect("the engine was reset");
         engine.sync().expect("the device answers");
         0
     });
@@ -198,7 +196,6 @@ pub fn run(a: &Args) -> Result<(), CliError> {
                         },
                         episode_limit: a.episode_limit,
                         obs_radius: a.radius,
-                        seed: 0,
                         ..EnvConfig::default()
                     };
                     for &backend in &a.backends {

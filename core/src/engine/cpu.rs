@@ -43,31 +43,20 @@ use super::layout::{
     AGENT_ACTIVE, NONE, OBS_CHANNELS, POS_MASK,
 };
 use super::pool::{EngineError, InstancePool};
-use super::StepBuffers;
+use super::{checks, BufferSizes, Engine, EnvState, RawState, StepBuffersMut};
 use crate::verify::FailureKind;
 
 /// Environments handled by one rayon task.
 const ENVS_PER_TASK: usize = 64;
 
-/// Engine state: per environment 4 words (dims, step, episode, pool index) and per agent one
-/// word (position and active bit, see [`AGENT_ACTIVE`]). Goals and holes are read from the pool.
-///
-/// Positions are packed rows and columns ([`super::layout::pack_rc`]) in the copies that
-/// [`CpuEngine::state`] and the GPU backend's read-back give; inside the CPU engine an agent word
-/// holds the agent's cell on its instance's padded maps instead, which saves the step and the
-/// observation every conversion.
-#[derive(Debug, Clone)]
-pub struct EnvState {
-    pub env: Vec<[u32; 4]>,
-    pub agents: Vec<u32>,
-}
-
 /// Where a step's actions come from.
 #[derive(Debug, Clone, Copy)]
-pub enum Actions<'a> {
-    /// Caller actions, `B·K` codes 0..=4 (padding slots are ignored).
+pub(crate) enum Actions<'a> {
+    /// Caller actions, `K` codes 0..=4 per environment (padding slots are ignored).
     Given(&'a [u8]),
-    /// [`random_action`] of (seed + env, episode, step, agent): for benchmarks and tests.
+    /// [`random_action`] of (seed + env, episode, step, agent): benchmarks and tests only
+    /// (feature `testing`).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     Random,
 }
 
@@ -114,6 +103,8 @@ thread_local! {
 pub(crate) struct Ctx<'a> {
     pub pool: &'a InstancePool,
     pub cfg: &'a EnvConfig,
+    /// The seed of the last reset.
+    pub seed: u64,
     pub k_max: usize,
     pub stride: usize,
     pub maps: &'a HoleMaps,
@@ -525,7 +516,7 @@ pub(crate) fn step_env(
     let p = env[3] as usize;
     let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
     let maps = ctx.maps.instance(p);
-    let hash = step_hash(env_seed(ctx.cfg.seed, e), env[2], env[1]);
+    let hash = step_hash(env_seed(ctx.seed, e), env[2], env[1]);
     env[1] += 1;
     sc.fit(ctx.maps.longest + k, k);
     let (agents_k, agents_pad) = agents.split_at_mut(k);
@@ -862,12 +853,16 @@ impl Lane {
     }
 }
 
-/// The CPU batch of environments.
+/// The CPU batch of environments, the reference [`Engine`].
 #[derive(Debug)]
 pub struct CpuEngine {
     pub(crate) cfg: EnvConfig,
     pub(crate) pool: std::sync::Arc<InstancePool>,
-    pub(crate) state: EnvState,
+    /// Agent words hold padded cells here (see the module docs), not packed rows and columns.
+    pub(crate) state: RawState,
+    sizes: BufferSizes,
+    /// The seed of the last reset; `None` before the first.
+    seed: Option<u64>,
     maps: HoleMaps,
     lut: Box<[f32; 256]>,
 }
@@ -876,45 +871,27 @@ impl CpuEngine {
     /// A batch playing instances from `pool`.
     ///
     /// # Errors
-    /// Zero environments or too many, an episode limit of 0, an observation radius over
-    /// [`MAX_OBS_RADIUS`].
+    /// A configuration [`EnvConfig::validate`] refuses, or a pool whose padded maps are too large
+    /// for the observation radius.
     pub fn new(cfg: EnvConfig, pool: std::sync::Arc<InstancePool>) -> Result<Self, EngineError> {
-        if cfg.num_envs == 0 || cfg.num_envs > u32::MAX as usize {
-            return Err(EngineError::Invalid(format!("num_envs {} is out of range", cfg.num_envs)));
-        }
-        if cfg.episode_limit == 0 {
-            return Err(EngineError::Invalid("episode_limit must be at least 1".into()));
-        }
+        cfg.validate()?;
         let k = pool.max_agents;
-        let state = EnvState { env: vec![[0; 4]; cfg.num_envs], agents: vec![0; cfg.num_envs * k] };
+        let state = RawState { env: vec![[0; 4]; cfg.num_envs], agents: vec![0; cfg.num_envs * k] };
         let maps = HoleMaps::new(&pool, cfg.obs_radius)?;
         let lut = Box::new(std::array::from_fn(|ev| cfg.rewards.reward(ev as u32)));
-        Ok(Self { cfg, pool, state, maps, lut })
+        let sizes = BufferSizes::new(&cfg, &pool);
+        Ok(Self { cfg, pool, state, sizes, seed: None, maps, lut })
     }
 
-    /// The configuration.
+    /// The number of agents of every environment's current instance, summed (no copy of the
+    /// state).
     #[must_use]
-    pub fn config(&self) -> &EnvConfig {
-        &self.cfg
+    pub fn agents_in_play(&self) -> u64 {
+        self.state.env.iter().map(|e| u64::from(unpack_dims(e[0]).2)).sum()
     }
 
-    /// The instance pool.
-    #[must_use]
-    pub fn pool(&self) -> &InstancePool {
-        &self.pool
-    }
-
-    /// Every environment's state words (dims, step, episode, pool index), as in [`EnvState::env`],
-    /// without a copy.
-    #[must_use]
-    pub fn envs(&self) -> &[[u32; 4]] {
-        &self.state.env
-    }
-
-    /// A copy of the current state, agents' positions packed as rows and columns (as the GPU
-    /// backend's [`super::GpuEngine::read_state`] gives them).
-    #[must_use]
-    pub fn state(&self) -> EnvState {
+    /// The state with agents' positions as packed rows and columns (as the GPU keeps them).
+    fn packed_state(&self) -> RawState {
         let k = self.pool.max_agents;
         let mut agents = self.state.agents.clone();
         for (env, agents) in self.state.env.iter().zip(agents.chunks_mut(k.max(1))) {
@@ -923,13 +900,14 @@ impl CpuEngine {
                 *ag = maps.rc((*ag & POS_MASK) as usize) | (*ag & AGENT_ACTIVE);
             }
         }
-        EnvState { env: self.state.env.clone(), agents }
+        RawState { env: self.state.env.clone(), agents }
     }
 
-    fn split(&mut self) -> (Ctx<'_>, &mut EnvState) {
+    fn split(&mut self) -> (Ctx<'_>, &mut RawState) {
         let ctx = Ctx {
             pool: &self.pool,
             cfg: &self.cfg,
+            seed: self.seed.unwrap_or(0),
             k_max: self.pool.max_agents,
             stride: obs_stride(self.cfg.obs_radius),
             maps: &self.maps,
@@ -938,109 +916,22 @@ impl CpuEngine {
         (ctx, &mut self.state)
     }
 
-    /// Starts a new episode in every environment (episode 0, instance
-    /// `pool_pick(seed + env, 0)`) and writes the first observations.
+    /// One step of every environment with random actions: [`random_action`] of
+    /// (seed + env, episode, step, agent), the same on both backends. For benchmarks and tests.
     ///
     /// # Errors
-    /// Output buffers of the wrong size.
-    pub fn reset(&mut self, seed: u64, out: &mut StepBuffers) -> Result<(), EngineError> {
-        out.check(&self.cfg, self.pool.max_agents)?;
-        self.cfg.seed = seed;
-        let (ctx, state) = self.split();
-        let k = ctx.k_max;
-        let len = ctx.pool.len() as u32;
-        state
-            .env
-            .par_chunks_mut(ENVS_PER_TASK)
-            .zip(state.agents.par_chunks_mut(ENVS_PER_TASK * k))
-            .zip(out.obs.par_chunks_mut(ENVS_PER_TASK * k * ctx.stride))
-            .enumerate()
-            .for_each(|(chunk, ((envs, agents), obs))| {
-                SCRATCH.with_borrow_mut(|sc| {
-                    for (i, env) in envs.iter_mut().enumerate() {
-                        let e = (chunk * ENVS_PER_TASK + i) as u32;
-                        let ag = &mut agents[i * k..(i + 1) * k];
-                        reset_env(ctx, env, ag, pool_pick(env_seed(seed, e), 0, len), 0);
-                        observe_env(
-                            ctx,
-                            env,
-                            ag,
-                            &mut obs[i * k * ctx.stride..(i + 1) * k * ctx.stride],
-                            &mut sc.bits,
-                            false,
-                        );
-                    }
-                });
-            });
+    /// As [`Engine::step`], but for the actions.
+    #[cfg(feature = "testing")]
+    pub fn step_random(&mut self, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        if self.seed.is_none() {
+            return Err(EngineError::NotReset("step_random"));
+        }
+        out.check(&self.sizes)?;
+        self.run_step(Actions::Random, out);
         Ok(())
     }
 
-    /// Resets one environment to a given pool instance (to replay an exact level) and rewrites its
-    /// observation. The episode counter goes on.
-    ///
-    /// # Errors
-    /// An environment or pool index out of range, or buffers of the wrong size.
-    pub fn reset_to(
-        &mut self,
-        env: usize,
-        pool_index: u32,
-        out: &mut StepBuffers,
-    ) -> Result<(), EngineError> {
-        out.check(&self.cfg, self.pool.max_agents)?;
-        if env >= self.cfg.num_envs || pool_index as usize >= self.pool.len() {
-            return Err(EngineError::Invalid(format!(
-                "reset_to(env {env}, instance {pool_index}): {} environments, {} instances",
-                self.cfg.num_envs,
-                self.pool.len()
-            )));
-        }
-        let (ctx, state) = self.split();
-        let k = ctx.k_max;
-        let episode = state.env[env][2];
-        let ag = &mut state.agents[env * k..(env + 1) * k];
-        reset_env(ctx, &mut state.env[env], ag, pool_index, episode);
-        SCRATCH.with_borrow_mut(|sc| {
-            observe_env(
-                ctx,
-                &state.env[env],
-                ag,
-                &mut out.obs[env * k * ctx.stride..(env + 1) * k * ctx.stride],
-                &mut sc.bits,
-                false,
-            );
-        });
-        Ok(())
-    }
-
-    /// One step of every environment with the caller's actions (`B·K` codes 0..=4).
-    ///
-    /// # Errors
-    /// Wrong buffer sizes or an action code above 4.
-    pub fn step(&mut self, actions: &[u8], out: &mut StepBuffers) -> Result<(), EngineError> {
-        let k = self.pool.max_agents;
-        if actions.len() != self.cfg.num_envs * k {
-            return Err(EngineError::BufferSize {
-                what: "actions",
-                expected: self.cfg.num_envs * k,
-                got: actions.len(),
-            });
-        }
-        if let Some(i) = actions.iter().position(|&a| a > 4) {
-            return Err(EngineError::Invalid(format!("action {} at index {i} is not 0..=4", actions[i])));
-        }
-        self.run_step(Actions::Given(actions), out)
-    }
-
-    /// One step of every environment with random actions (see [`Actions::Random`]).
-    ///
-    /// # Errors
-    /// Wrong buffer sizes.
-    pub fn step_random(&mut self, out: &mut StepBuffers) -> Result<(), EngineError> {
-        self.run_step(Actions::Random, out)
-    }
-
-    fn run_step(&mut self, actions: Actions<'_>, out: &mut StepBuffers) -> Result<(), EngineError> {
-        out.check(&self.cfg, self.pool.max_agents)?;
+    fn run_step(&mut self, actions: Actions<'_>, out: StepBuffersMut<'_>) {
         let (ctx, state) = self.split();
         let (k, stride) = (ctx.k_max, ctx.stride);
         let len = ctx.pool.len() as u32;
@@ -1083,44 +974,107 @@ impl CpuEngine {
                         if done_t || done_u {
                             observe_env(ctx, env, ag, &mut fin[o.clone()], &mut sc.bits, true);
                             let episode = env[2] + 1;
-                            reset_env(
-                                ctx,
-                                env,
-                                ag,
-                                pool_pick(env_seed(ctx.cfg.seed, e), episode, len),
-                                episode,
-                            );
+                            reset_env(ctx, env, ag, pool_pick(env_seed(ctx.seed, e), episode, len), episode);
                         }
                         observe_env(ctx, env, ag, &mut obs[o], &mut sc.bits, !(done_t || done_u));
+                    }
+                });
+            });
+    }
+}
+
+impl Engine for CpuEngine {
+    fn backend(&self) -> String {
+        "cpu".into()
+    }
+
+    fn config(&self) -> &EnvConfig {
+        &self.cfg
+    }
+
+    fn pool(&self) -> &std::sync::Arc<InstancePool> {
+        &self.pool
+    }
+
+    fn sizes(&self) -> BufferSizes {
+        self.sizes
+    }
+
+    fn reset(&mut self, seed: u64, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        checks::reset(&self.sizes, &out)?;
+        self.seed = Some(seed);
+        let (ctx, state) = self.split();
+        let k = ctx.k_max;
+        let len = ctx.pool.len() as u32;
+        state
+            .env
+            .par_chunks_mut(ENVS_PER_TASK)
+            .zip(state.agents.par_chunks_mut(ENVS_PER_TASK * k))
+            .zip(out.obs.par_chunks_mut(ENVS_PER_TASK * k * ctx.stride))
+            .enumerate()
+            .for_each(|(chunk, ((envs, agents), obs))| {
+                SCRATCH.with_borrow_mut(|sc| {
+                    for (i, env) in envs.iter_mut().enumerate() {
+                        let e = (chunk * ENVS_PER_TASK + i) as u32;
+                        let ag = &mut agents[i * k..(i + 1) * k];
+                        reset_env(ctx, env, ag, pool_pick(env_seed(seed, e), 0, len), 0);
+                        observe_env(
+                            ctx,
+                            env,
+                            ag,
+                            &mut obs[i * k * ctx.stride..(i + 1) * k * ctx.stride],
+                            &mut sc.bits,
+                            false,
+                        );
                     }
                 });
             });
         Ok(())
     }
 
-    /// The global state of every environment: `B × 3 × S × S` bytes (S the pool's largest side),
-    /// channel 0 holes (1) and cells outside the environment's grid (2), channel 1 agent
-    /// index + 1 on its cell, channel 2 agent index + 1 on its goal.
-    ///
-    /// # Errors
-    /// A buffer of the wrong size.
-    pub fn global_state(&self, out: &mut [u8]) -> Result<(), EngineError> {
-        global_state(&self.pool, &self.state(), out)
+    fn reset_to(&mut self, env: usize, instance: usize, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        checks::reset_to(&self.sizes, self.seed.is_some(), self.pool.len(), env, instance, &out)?;
+        let (ctx, state) = self.split();
+        let k = ctx.k_max;
+        let episode = state.env[env][2];
+        let ag = &mut state.agents[env * k..(env + 1) * k];
+        reset_env(ctx, &mut state.env[env], ag, instance as u32, episode);
+        SCRATCH.with_borrow_mut(|sc| {
+            observe_env(
+                ctx,
+                &state.env[env],
+                ag,
+                &mut out.obs[env * k * ctx.stride..(env + 1) * k * ctx.stride],
+                &mut sc.bits,
+                false,
+            );
+        });
+        Ok(())
+    }
+
+    fn step(&mut self, actions: &[u8], out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        checks::step(&self.sizes, self.seed.is_some(), actions, &out)?;
+        self.run_step(Actions::Given(actions), out);
+        Ok(())
+    }
+
+    fn state(&self) -> Result<EnvState, EngineError> {
+        Ok(self.packed_state().typed())
+    }
+
+    fn global_state(&self, out: &mut [u8]) -> Result<(), EngineError> {
+        checks::global_state(&self.sizes, out)?;
+        global_state(&self.pool, &self.packed_state(), out);
+        Ok(())
     }
 }
 
-/// See [`CpuEngine::global_state`]; shared with the GPU backend (over its read-back state).
-pub(crate) fn global_state(pool: &InstancePool, state: &EnvState, out: &mut [u8]) -> Result<(), EngineError> {
+/// See [`Engine::global_state`]; shared with the GPU backend (over its read-back state, packed
+/// positions). `out` has been checked.
+pub(crate) fn global_state(pool: &InstancePool, state: &RawState, out: &mut [u8]) {
     let s = pool.max_side() as usize;
     let k_max = pool.max_agents;
     let per_env = 3 * s * s;
-    if out.len() != state.env.len() * per_env {
-        return Err(EngineError::BufferSize {
-            what: "global state",
-            expected: state.env.len() * per_env,
-            got: out.len(),
-        });
-    }
     out.par_chunks_mut(per_env).enumerate().for_each(|(e, o)| {
         let env = state.env[e];
         let (w, h, k) = unpack_dims(env[0]);
@@ -1147,5 +1101,4 @@ pub(crate) fn global_state(pool: &InstancePool, state: &EnvState, out: &mut [u8]
             }
         }
     });
-    Ok(())
 }

@@ -12,11 +12,11 @@ use std::sync::{mpsc, Arc};
 use bytemuck::Zeroable;
 use wgpu::util::DeviceExt;
 
-use super::cpu::{global_state, EnvState};
+use super::cpu::global_state;
 use super::layout::{obs_stride, CollisionMode, EnvConfig, EnvInfo, HoleRule, VerifyOut};
 use super::pool::{EngineError, InstancePool};
 use super::verify_batch::PlanBatch;
-use super::StepBuffers;
+use super::{checks, BufferSizes, Engine, EnvState, RawState, StepBuffersMut};
 
 pub use super::shaders::{wgsl, Params, GPU_MAX_AGENTS, GPU_MAX_RADIUS, WORKGROUP_SIZE};
 
@@ -213,6 +213,9 @@ pub struct GpuEngine {
     ctx: Arc<GpuContext>,
     cfg: EnvConfig,
     pool: Arc<InstancePool>,
+    sizes: BufferSizes,
+    /// Whether the engine has been reset.
+    was_reset: bool,
     params: Params,
     buf: Buffers,
     staging: Vec<wgpu::Buffer>,
@@ -231,17 +234,15 @@ impl GpuEngine {
     /// Uploads the pool and allocates every buffer for `cfg`.
     ///
     /// # Errors
-    /// A configuration over the backend's limits.
+    /// A configuration [`EnvConfig::validate`] refuses, or one over the backend's limits.
     pub fn new(ctx: Arc<GpuContext>, cfg: EnvConfig, pool: Arc<InstancePool>) -> Result<Self, EngineError> {
+        cfg.validate()?;
         check_pool(&pool)?;
         if cfg.obs_radius > GPU_MAX_RADIUS {
             return Err(EngineError::Gpu(format!(
                 "observation radius {} > {GPU_MAX_RADIUS}",
                 cfg.obs_radius
             )));
-        }
-        if cfg.num_envs == 0 || cfg.episode_limit == 0 {
-            return Err(EngineError::Invalid("num_envs and episode_limit must be at least 1".into()));
         }
         let (b, k) = (cfg.num_envs, pool.max_agents);
         let stride = obs_stride(cfg.obs_radius);
@@ -253,8 +254,6 @@ impl GpuEngine {
         params.hole_block = u32::from(cfg.holes == HoleRule::Block);
         params.episode_limit = cfg.episode_limit;
         params.radius = cfg.obs_radius;
-        params.seed_lo = cfg.seed as u32;
-        params.seed_hi = (cfg.seed >> 32) as u32;
         let r = cfg.rewards;
         (params.w_reach, params.w_step, params.w_blocked) = (r.reach_goal, r.step, r.blocked);
         (params.w_off, params.w_hole, params.w_conflict) = (r.off_grid, r.hole, r.conflict);
@@ -320,10 +319,13 @@ impl GpuEngine {
                 .iter()
                 .map(|b| ctx.staging("floe staging", b.size()))
                 .collect();
+        let sizes = BufferSizes::new(&cfg, &pool);
         Ok(Self {
             ctx,
             cfg,
             pool,
+            sizes,
+            was_reset: false,
             params,
             buf,
             staging,
@@ -331,12 +333,6 @@ impl GpuEngine {
             reset: (reset_p, reset_bg),
             observe: (observe_p, observe_bg),
         })
-    }
-
-    /// The configuration.
-    #[must_use]
-    pub fn config(&self) -> &EnvConfig {
-        &self.cfg
     }
 
     /// The adapter in use.
@@ -368,80 +364,24 @@ impl GpuEngine {
         self.ctx.queue.submit([enc.finish()]);
     }
 
-    /// Starts episode 0 everywhere (as [`super::CpuEngine::reset`]) and computes observations.
-    pub fn reset(&mut self, seed: u64) {
-        self.cfg.seed = seed;
-        self.params.seed_lo = seed as u32;
-        self.params.seed_hi = (seed >> 32) as u32;
-        self.write_params();
-        let (b, k) = (self.cfg.num_envs, self.pool.max_agents);
-        self.run("floe reset", &[(&self.reset, b), (&self.observe, b * k)], 1);
-    }
-
-    /// Puts one environment on a pool instance (as [`super::CpuEngine::reset_to`]).
+    /// `steps` steps with the engine's random actions (as [`super::CpuEngine::step_random`]) in
+    /// one submission, with no host round-trip between them and no read-back; for benchmarks and
+    /// tests. [`GpuEngine::read_outputs`] then gives the last step's outputs.
     ///
     /// # Errors
-    /// Indices out of range.
-    pub fn reset_to(&mut self, env: usize, pool_index: u32) -> Result<(), EngineError> {
-        if env >= self.cfg.num_envs || pool_index as usize >= self.pool.len() {
-            return Err(EngineError::Invalid(format!(
-                "reset_to(env {env}, instance {pool_index}) is out of range"
-            )));
+    /// Not reset yet.
+    #[cfg(feature = "testing")]
+    pub fn step_random(&mut self, steps: u32) -> Result<(), EngineError> {
+        if !self.was_reset {
+            return Err(EngineError::NotReset("step_random"));
         }
-        let k = self.pool.max_agents;
-        let state = self.read_state()?;
-        let episode = state.env[env][2];
-        let p = pool_index as usize;
-        let dims = self.pool.dims[p];
-        let words = [dims, 0, episode, pool_index];
-        self.ctx.queue.write_buffer(&self.buf.env, (env * 16) as u64, bytemuck::cast_slice(&words));
-        let agents: Vec<u32> = (0..k)
-            .map(|a| {
-                if a < (dims >> 24) as usize {
-                    self.pool.starts[p * k + a] | super::layout::AGENT_ACTIVE
-                } else {
-                    0
-                }
-            })
-            .collect();
-        self.ctx.queue.write_buffer(&self.buf.agents, (env * k * 4) as u64, bytemuck::cast_slice(&agents));
-        let n = self.cfg.num_envs * k;
-        self.run("floe observe", &[(&self.observe, n)], 1);
-        Ok(())
-    }
-
-    /// One step with the caller's actions (`B·K` codes 0..=4): uploads them and dispatches; no
-    /// read-back.
-    ///
-    /// # Errors
-    /// Wrong length or an action code above 4.
-    pub fn step(&mut self, actions: &[u8]) -> Result<(), EngineError> {
-        let n = self.cfg.num_envs * self.pool.max_agents;
-        if actions.len() != n {
-            return Err(EngineError::BufferSize { what: "actions", expected: n, got: actions.len() });
-        }
-        if let Some(i) = actions.iter().position(|&a| a > 4) {
-            return Err(EngineError::Invalid(format!("action {} at index {i} is not 0..=4", actions[i])));
-        }
-        if self.params.random_actions != 0 {
-            self.params.random_actions = 0;
-            self.write_params();
-        }
-        let mut padded = actions.to_vec();
-        padded.resize(n.next_multiple_of(4), 0);
-        self.ctx.queue.write_buffer(&self.buf.actions, 0, &padded);
-        self.run("floe step", &[(&self.step, self.cfg.num_envs), (&self.observe, n)], 1);
-        Ok(())
-    }
-
-    /// `steps` steps with random actions in one submission (no host round-trip between them).
-    pub fn step_random(&mut self, steps: u32) {
         if self.params.random_actions != 1 {
             self.params.random_actions = 1;
             self.write_params();
         }
         let n = self.cfg.num_envs * self.pool.max_agents;
         self.run("floe steps", &[(&self.step, self.cfg.num_envs), (&self.observe, n)], steps);
+        Ok(())
     }
 
     /// Waits until the device has finished all submitted work.
@@ -456,12 +396,13 @@ impl GpuEngine {
             .map_err(|e| EngineError::Gpu(format!("waiting for the device: {e}")))
     }
 
-    /// Reads the last step's outputs into caller-owned buffers (same layout as the CPU's).
+    /// Reads the last step's outputs into caller-owned buffers (what [`Engine::step`] does after
+    /// its dispatch).
     ///
     /// # Errors
     /// Buffers of the wrong size, or a device error.
-    pub fn read_outputs(&self, out: &mut StepBuffers) -> Result<(), EngineError> {
-        out.check(&self.cfg, self.pool.max_agents)?;
+    pub fn read_outputs(&self, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        out.check(&self.sizes)?;
         let s = &self.staging;
         let bufs = self.ctx.read(&[
             (&self.buf.obs, &s[0]),
@@ -487,11 +428,7 @@ impl GpuEngine {
         Ok(())
     }
 
-    /// Reads the engine state (as [`super::CpuEngine::state`]).
-    ///
-    /// # Errors
-    /// A device error.
-    pub fn read_state(&self) -> Result<EnvState, EngineError> {
+    fn read_raw_state(&self) -> Result<RawState, EngineError> {
         let s = &self.staging;
         let bufs = self.ctx.read(&[(&self.buf.env, &s[5]), (&self.buf.agents, &s[6])])?;
         let env_words: Vec<u32> = bytemuck::pod_collect_to_vec(&bufs[0]);
@@ -499,15 +436,89 @@ impl GpuEngine {
             env_words.chunks_exact(4).take(self.cfg.num_envs).map(|c| [c[0], c[1], c[2], c[3]]).collect();
         let mut agents: Vec<u32> = bytemuck::pod_collect_to_vec(&bufs[1]);
         agents.truncate(self.cfg.num_envs * self.pool.max_agents);
-        Ok(EnvState { env, agents })
+        Ok(RawState { env, agents })
+    }
+}
+
+impl Engine for GpuEngine {
+    fn backend(&self) -> String {
+        format!("gpu ({})", self.ctx.adapter)
     }
 
-    /// The global state (as [`super::CpuEngine::global_state`]), from the read-back state.
-    ///
-    /// # Errors
-    /// A buffer of the wrong size or a device error.
-    pub fn global_state(&self, out: &mut [u8]) -> Result<(), EngineError> {
-        global_state(&self.pool, &self.read_state()?, out)
+    fn config(&self) -> &EnvConfig {
+        &self.cfg
+    }
+
+    fn pool(&self) -> &Arc<InstancePool> {
+        &self.pool
+    }
+
+    fn sizes(&self) -> BufferSizes {
+        self.sizes
+    }
+
+    fn reset(&mut self, seed: u64, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        checks::reset(&self.sizes, &out)?;
+        self.params.seed_lo = seed as u32;
+        self.params.seed_hi = (seed >> 32) as u32;
+        self.write_params();
+        let (b, k) = (self.cfg.num_envs, self.pool.max_agents);
+        self.run("floe reset", &[(&self.reset, b), (&self.observe, b * k)], 1);
+        let bufs = self.ctx.read(&[(&self.buf.obs, &self.staging[0])])?;
+        let n = out.obs.len();
+        out.obs.copy_from_slice(&bufs[0][..n]);
+        self.was_reset = true;
+        Ok(())
+    }
+
+    fn reset_to(&mut self, env: usize, instance: usize, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        checks::reset_to(&self.sizes, self.was_reset, self.pool.len(), env, instance, &out)?;
+        let k = self.pool.max_agents;
+        let state = self.read_raw_state()?;
+        let episode = state.env[env][2];
+        let dims = self.pool.dims[instance];
+        let words = [dims, 0, episode, instance as u32];
+        self.ctx.queue.write_buffer(&self.buf.env, (env * 16) as u64, bytemuck::cast_slice(&words));
+        let agents: Vec<u32> = (0..k)
+            .map(|a| {
+                if a < (dims >> 24) as usize {
+                    self.pool.starts[instance * k + a] | super::layout::AGENT_ACTIVE
+                } else {
+                    0
+                }
+            })
+            .collect();
+        self.ctx.queue.write_buffer(&self.buf.agents, (env * k * 4) as u64, bytemuck::cast_slice(&agents));
+        let n = self.cfg.num_envs * k;
+        self.run("floe observe", &[(&self.observe, n)], 1);
+        let bufs = self.ctx.read(&[(&self.buf.obs, &self.staging[0])])?;
+        let part = env * k * self.sizes.obs_stride..(env + 1) * k * self.sizes.obs_stride;
+        out.obs[part.clone()].copy_from_slice(&bufs[0][part]);
+        Ok(())
+    }
+
+    fn step(&mut self, actions: &[u8], out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        checks::step(&self.sizes, self.was_reset, actions, &out)?;
+        if self.params.random_actions != 0 {
+            self.params.random_actions = 0;
+            self.write_params();
+        }
+        let n = actions.len();
+        let mut padded = actions.to_vec();
+        padded.resize(n.next_multiple_of(4), 0);
+        self.ctx.queue.write_buffer(&self.buf.actions, 0, &padded);
+        self.run("floe step", &[(&self.step, self.cfg.num_envs), (&self.observe, n)], 1);
+        self.read_outputs(out)
+    }
+
+    fn state(&self) -> Result<EnvState, EngineError> {
+        Ok(self.read_raw_state()?.typed())
+    }
+
+    fn global_state(&self, out: &mut [u8]) -> Result<(), EngineError> {
+        checks::global_state(&self.sizes, out)?;
+        global_state(&self.pool, &self.read_raw_state()?, out);
+        Ok(())
     }
 }
 

@@ -134,6 +134,7 @@ pub enum HoleRule {
 /// Reward weights; an agent's reward is the sum of the weights of its events, added in the order
 /// of the fields.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct RewardWeights {
     /// On arriving at the goal.
     pub reach_goal: f32,
@@ -189,8 +190,10 @@ pub const fn obs_stride(radius: u32) -> usize {
     (OBS_CHANNELS * w * w).div_ceil(4) * 4
 }
 
-/// The engine's configuration.
+/// The engine's configuration. In JSON every field is optional (the defaults below) and unknown
+/// fields are errors.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct EnvConfig {
     /// Number of environments, B.
     pub num_envs: usize,
@@ -202,9 +205,73 @@ pub struct EnvConfig {
     pub episode_limit: u32,
     /// Radius r of the local observation window ((2r+1)² cells per channel).
     pub obs_radius: u32,
-    /// Base seed; environment `e` uses `seed + e`.
-    pub seed: u64,
     pub rewards: RewardWeights,
+}
+
+impl EnvConfig {
+    /// Checks the limits every backend shares (a backend may have tighter ones of its own).
+    ///
+    /// # Errors
+    /// No environments or more than `u32::MAX`, an episode limit of 0, an observation radius over
+    /// [`super::MAX_OBS_RADIUS`], or a reward weight that is not finite.
+    pub fn validate(&self) -> Result<(), super::EngineError> {
+        let bad = |m: String| Err(super::EngineError::Invalid(m));
+        if self.num_envs == 0 || self.num_envs > u32::MAX as usize {
+            return bad(format!("num_envs {} is out of range 1..=4294967295", self.num_envs));
+        }
+        if self.episode_limit == 0 {
+            return bad("episode_limit must be at least 1".into());
+        }
+        if self.obs_radius > super::MAX_OBS_RADIUS {
+            return bad(format!(
+                "observation radius {} is over the limit {}",
+                self.obs_radius,
+                super::MAX_OBS_RADIUS
+            ));
+        }
+        let r = self.rewards;
+        for (name, w) in [
+            ("reach_goal", r.reach_goal),
+            ("step", r.step),
+            ("blocked", r.blocked),
+            ("off_grid", r.off_grid),
+            ("hole", r.hole),
+            ("conflict", r.conflict),
+        ] {
+            if !w.is_finite() {
+                return bad(format!("reward weight {name} is {w}, not a finite number"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One environment's state, as [`super::Engine::state`] gives it.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+pub struct EnvRecord {
+    /// The grid of the instance being played.
+    pub width: u32,
+    pub height: u32,
+    /// Agents of that instance (the first `agents` of the environment's K slots).
+    pub agents: u32,
+    /// Steps taken in the current episode.
+    pub step: u32,
+    /// Episodes started since the last reset, minus one (0 in the first episode).
+    pub episode: u32,
+    /// Pool index of the instance being played.
+    pub instance: u32,
+}
+
+/// One agent slot's state.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+pub struct AgentRecord {
+    /// The agent's cell (its last cell when it dropped out; 0 in padding slots).
+    pub row: u32,
+    pub col: u32,
+    /// 1 while the agent takes part in the episode; 0 once it dropped out, and in padding slots.
+    pub active: u32,
 }
 
 impl Default for EnvConfig {
@@ -215,7 +282,6 @@ impl Default for EnvConfig {
             holes: HoleRule::Drop,
             episode_limit: 64,
             obs_radius: 2,
-            seed: 0,
             rewards: RewardWeights::default(),
         }
     }

@@ -8,20 +8,25 @@
 //! |---|---|
 //! | actions | per agent `u8`: 0 wait, 1 up, 2 down, 3 left, 4 right; `B·K` of them, padding slots ignored |
 //! | observation | per agent, 3 channels × (2r+1)² `u8`: holes (cells off the grid count as holes), other agents, own goal; padded to a multiple of 4 bytes ([`obs_stride`]) |
-//! | global state | [`CpuEngine::global_state`]: `B × 3 × S × S` bytes |
+//! | global state | [`Engine::global_state`]: `B × 3 × S × S` bytes |
 //! | rewards | per agent `f32`, [`RewardWeights::reward`] of its events |
 //! | terminated | every active agent on its goal, or (strict) a failure, or (soft) nobody left |
 //! | truncated | the episode reached `episode_limit` steps without terminating |
 //! | auto-reset | **same step**: an environment whose episode ended writes its final observation into `final_obs` (valid only where `terminated` or `truncated` is set), resets, and returns the new episode's first observation in `obs`; `info` describes the episode that ended |
-//! | seeds | environment `e` uses `seed + e`; episode `n` plays pool instance `pool_pick(seed + e, n)`, a counter-based hash, so results do not depend on backend, batch size or threads |
-//! | replay | [`CpuEngine::reset_to`] puts an environment on an exact pool instance |
+//! | seeds | [`Engine::reset`]`(seed)`: environment `e` uses `seed + e`; episode `n` plays pool instance `pool_pick(seed + e, n)`, a counter-based hash, so results do not depend on backend, batch size or threads |
+//! | replay | [`Engine::reset_to`] puts an environment on an exact pool instance |
 //! | memory | per agent one `u32` (cell and active bit); per environment 4 `u32` (dims, step, episode, pool instance); goals and hole bits are read from the instance pool |
 //!
-//! The caller owns every output buffer ([`StepBuffers`]); a step allocates nothing.
+//! The caller owns every output buffer: a step writes into a [`StepBuffersMut`], a view of seven
+//! slices the caller allocated (sizes from [`BufferSizes`]); [`StepBuffers`] is an owned
+//! convenience that lends such a view. A CPU step allocates nothing.
+//!
+//! Both backends implement [`Engine`]; code written against it runs on either, and the same
+//! misuse gets the same [`EngineError`] from both (the checks are shared: [`checks`]).
 //!
 //! ```
 //! use std::sync::Arc;
-//! use floe_core::engine::{CollisionMode, CpuEngine, EnvConfig, InstancePool, StepBuffers};
+//! use floe_core::engine::{CollisionMode, CpuEngine, Engine, EnvConfig, InstancePool, StepBuffers};
 //! use floe_core::generator::{generate, GeneratorConfig};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -29,12 +34,13 @@
 //! let pool = Arc::new(InstancePool::new(&levels, false)?);
 //! let cfg = EnvConfig { num_envs: 16, mode: CollisionMode::Soft, ..EnvConfig::default() };
 //! let mut env = CpuEngine::new(cfg.clone(), Arc::clone(&pool))?;
-//! let mut out = StepBuffers::new(&cfg, pool.max_agents);
-//! env.reset(42, &mut out)?;
-//! let actions = vec![0u8; cfg.num_envs * pool.max_agents]; // everybody waits
-//! env.step(&actions, &mut out)?;
+//! let mut out = StepBuffers::new(&env.sizes());
+//! env.reset(42, out.view())?;
+//! let actions = vec![0u8; cfg.num_envs * pool.max_agents()]; // everybody waits
+//! env.step(&actions, out.view())?;
 //! assert!(out.events.iter().all(|&e| e & floe_core::engine::event::MOVED == 0));
-//! env.reset_to(0, 3, &mut out)?;
+//! env.reset_to(0, 3, out.view())?;
+//! assert_eq!(env.state()?.envs[0].instance, 3);
 //! # Ok(())
 //! # }
 //! ```
@@ -48,14 +54,210 @@ pub mod pool;
 pub mod shaders;
 pub mod verify_batch;
 
-pub use cpu::{Actions, CpuEngine, EnvState, MAX_OBS_RADIUS};
+use std::sync::Arc;
+
+pub use cpu::{CpuEngine, MAX_OBS_RADIUS};
 pub use layout::{
-    event, obs_stride, outcome, CollisionMode, EnvConfig, EnvInfo, HoleRule, RewardWeights, VerifyOut, NONE,
+    event, obs_stride, outcome, AgentRecord, CollisionMode, EnvConfig, EnvInfo, EnvRecord, HoleRule,
+    RewardWeights, VerifyOut, NONE,
 };
 pub use pool::{EngineError, InstancePool};
 pub use verify_batch::{verify_batch_cpu, PlanBatch};
 
-/// Caller-owned outputs of a step, sized once for a configuration.
+/// A batch of environments: what every backend implements.
+///
+/// # For the author of a backend
+/// - Construction takes an [`EnvConfig`] and an `Arc<InstancePool>`, and calls
+///   [`EnvConfig::validate`] before any limit of its own.
+/// - Every method starts with the matching function of [`checks`], so that misuse gets the same
+///   error on every backend, and changes nothing when a check fails.
+/// - [`Engine::step`] and [`Engine::reset_to`] before the first [`Engine::reset`] are
+///   [`EngineError::NotReset`].
+/// - Outputs must be bit-identical to [`CpuEngine`]'s, the reference (`floe-tests`'
+///   `engine_gpu.rs` shows how that is tested): the step, the observation and the auto-reset
+///   are defined in [`cpu`]'s module docs, the randomness in [`hash`].
+/// - The caller's configuration is never changed: `config()` returns what was passed in.
+pub trait Engine: Send + std::fmt::Debug {
+    /// The backend's name and device, for reports (`cpu`, or the GPU adapter).
+    fn backend(&self) -> String;
+
+    /// The configuration the engine was made with, unchanged.
+    fn config(&self) -> &EnvConfig;
+
+    /// The instances the environments play.
+    fn pool(&self) -> &Arc<InstancePool>;
+
+    /// The size of every buffer the caller provides.
+    fn sizes(&self) -> BufferSizes {
+        BufferSizes::new(self.config(), self.pool())
+    }
+
+    /// Starts episode 0 in every environment: environment `e` plays pool instance
+    /// `pool_pick(seed + e, 0)`. Writes the first observations into `out.obs`; the other
+    /// outputs are left as they were.
+    ///
+    /// # Errors
+    /// Buffers of the wrong size ([`checks::reset`]), or a device error.
+    fn reset(&mut self, seed: u64, out: StepBuffersMut<'_>) -> Result<(), EngineError>;
+
+    /// Puts environment `env` on pool instance `instance` (to replay an exact level), step 0,
+    /// with the episode counter going on, and writes that environment's observation into its
+    /// part of `out.obs`; nothing else of `out` is written.
+    ///
+    /// # Errors
+    /// Not reset yet, an index out of range, buffers of the wrong size ([`checks::reset_to`]),
+    /// or a device error.
+    fn reset_to(&mut self, env: usize, instance: usize, out: StepBuffersMut<'_>) -> Result<(), EngineError>;
+
+    /// One step of every environment with `B·K` action codes 0..=4 (padding slots are ignored),
+    /// with the same-step auto-reset; writes every output.
+    ///
+    /// # Errors
+    /// Not reset yet, buffers of the wrong size, an action code above 4 ([`checks::step`]), or
+    /// a device error.
+    fn step(&mut self, actions: &[u8], out: StepBuffersMut<'_>) -> Result<(), EngineError>;
+
+    /// Every environment's and agent's state (zeros before the first reset).
+    ///
+    /// # Errors
+    /// A device error.
+    fn state(&self) -> Result<EnvState, EngineError>;
+
+    /// The global state of every environment: `B × 3 × S × S` bytes (S the pool's largest side),
+    /// channel 0 holes (1) and cells outside the environment's grid (2), channel 1 agent
+    /// index + 1 on its cell, channel 2 agent index + 1 on its goal (indices over 254 saturate
+    /// at 255).
+    ///
+    /// # Errors
+    /// A buffer of the wrong size ([`checks::global_state`]), or a device error.
+    fn global_state(&self, out: &mut [u8]) -> Result<(), EngineError>;
+}
+
+/// Every environment's and agent slot's state: `B` environments and `B·K` agent slots.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnvState {
+    pub envs: Vec<EnvRecord>,
+    pub agents: Vec<AgentRecord>,
+}
+
+/// The raw state words both backends keep: per environment (dims, step, episode, pool index),
+/// per agent the packed position (rows and columns) and the active bit.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RawState {
+    pub(crate) env: Vec<[u32; 4]>,
+    pub(crate) agents: Vec<u32>,
+}
+
+impl RawState {
+    pub(crate) fn typed(&self) -> EnvState {
+        let envs = self
+            .env
+            .iter()
+            .map(|&[dims, step, episode, instance]| {
+                let (width, height, agents) = layout::unpack_dims(dims);
+                EnvRecord { width, height, agents, step, episode, instance }
+            })
+            .collect();
+        let agents = self
+            .agents
+            .iter()
+            .map(|&w| {
+                let (row, col) = layout::unpack_rc(w & layout::POS_MASK);
+                AgentRecord { row, col, active: u32::from(w & layout::AGENT_ACTIVE != 0) }
+            })
+            .collect();
+        EnvState { envs, agents }
+    }
+}
+
+/// The length of every buffer of a step, in elements, for a configuration and pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufferSizes {
+    /// B.
+    pub num_envs: usize,
+    /// K, agent slots per environment.
+    pub max_agents: usize,
+    /// Bytes of one agent's observation ([`obs_stride`]).
+    pub obs_stride: usize,
+    /// `B·K` action codes.
+    pub actions: usize,
+    /// `B·K·obs_stride` bytes (also `final_obs`).
+    pub obs: usize,
+    /// `B·K` (rewards and events).
+    pub agents: usize,
+    /// `B` (terminated, truncated, info).
+    pub envs: usize,
+    /// S, the pool's largest side.
+    pub global_side: usize,
+    /// `B·3·S·S` bytes of [`Engine::global_state`].
+    pub global_state: usize,
+}
+
+impl BufferSizes {
+    /// The sizes for `cfg` playing `pool`.
+    #[must_use]
+    pub fn new(cfg: &EnvConfig, pool: &InstancePool) -> Self {
+        let (b, k, s) = (cfg.num_envs, pool.max_agents(), obs_stride(cfg.obs_radius));
+        let side = pool.max_side() as usize;
+        Self {
+            num_envs: b,
+            max_agents: k,
+            obs_stride: s,
+            actions: b * k,
+            obs: b * k * s,
+            agents: b * k,
+            envs: b,
+            global_side: side,
+            global_state: b * 3 * side * side,
+        }
+    }
+}
+
+/// A step's outputs in memory the caller owns (EnvPool / PufferLib style): seven slices, each of
+/// the length [`BufferSizes`] gives.
+#[derive(Debug)]
+pub struct StepBuffersMut<'a> {
+    /// `B·K·obs_stride` bytes: agent `a` of environment `e` at `(e·K + a)·obs_stride`.
+    pub obs: &'a mut [u8],
+    /// Like `obs`; the final observation of environments whose episode ended in this step
+    /// (valid only where `terminated` or `truncated` is set).
+    pub final_obs: &'a mut [u8],
+    /// `B·K` rewards.
+    pub rewards: &'a mut [f32],
+    /// `B·K` [`event`] flags.
+    pub events: &'a mut [u32],
+    /// `B`, 0 or 1.
+    pub terminated: &'a mut [u8],
+    /// `B`, 0 or 1.
+    pub truncated: &'a mut [u8],
+    /// `B`.
+    pub info: &'a mut [EnvInfo],
+}
+
+impl StepBuffersMut<'_> {
+    /// Checks every length against `sizes`.
+    ///
+    /// # Errors
+    /// [`EngineError::BufferSize`] for the first buffer of the wrong length.
+    pub fn check(&self, sizes: &BufferSizes) -> Result<(), EngineError> {
+        for (what, got, expected) in [
+            ("obs", self.obs.len(), sizes.obs),
+            ("final_obs", self.final_obs.len(), sizes.obs),
+            ("rewards", self.rewards.len(), sizes.agents),
+            ("events", self.events.len(), sizes.agents),
+            ("terminated", self.terminated.len(), sizes.envs),
+            ("truncated", self.truncated.len(), sizes.envs),
+            ("info", self.info.len(), sizes.envs),
+        ] {
+            if got != expected {
+                return Err(EngineError::BufferSize { what, expected, got });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Owned outputs of a step, sized once; [`StepBuffers::view`] lends them to an [`Engine`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepBuffers {
     /// `B · K · obs_stride` bytes.
@@ -75,35 +277,109 @@ pub struct StepBuffers {
 }
 
 impl StepBuffers {
-    /// Buffers for `cfg` with `max_agents` agent slots per environment.
+    /// Buffers of the given sizes (from [`Engine::sizes`] or [`BufferSizes::new`]), zeroed.
     #[must_use]
-    pub fn new(cfg: &EnvConfig, max_agents: usize) -> Self {
-        let (b, k, s) = (cfg.num_envs, max_agents, obs_stride(cfg.obs_radius));
+    pub fn new(sizes: &BufferSizes) -> Self {
         Self {
-            obs: vec![0; b * k * s],
-            final_obs: vec![0; b * k * s],
-            rewards: vec![0.0; b * k],
-            events: vec![0; b * k],
-            terminated: vec![0; b],
-            truncated: vec![0; b],
-            info: vec![EnvInfo::default(); b],
+            obs: vec![0; sizes.obs],
+            final_obs: vec![0; sizes.obs],
+            rewards: vec![0.0; sizes.agents],
+            events: vec![0; sizes.agents],
+            terminated: vec![0; sizes.envs],
+            truncated: vec![0; sizes.envs],
+            info: vec![EnvInfo::default(); sizes.envs],
         }
     }
 
-    pub(crate) fn check(&self, cfg: &EnvConfig, max_agents: usize) -> Result<(), EngineError> {
-        let (b, k, s) = (cfg.num_envs, max_agents, obs_stride(cfg.obs_radius));
-        for (what, got, expected) in [
-            ("obs", self.obs.len(), b * k * s),
-            ("final_obs", self.final_obs.len(), b * k * s),
-            ("rewards", self.rewards.len(), b * k),
-            ("events", self.events.len(), b * k),
-            ("terminated", self.terminated.len(), b),
-            ("truncated", self.truncated.len(), b),
-            ("info", self.info.len(), b),
-        ] {
-            if got != expected {
-                return Err(EngineError::BufferSize { what, expected, got });
-            }
+    /// A view for one call.
+    pub fn view(&mut self) -> StepBuffersMut<'_> {
+        StepBuffersMut {
+            obs: &mut self.obs,
+            final_obs: &mut self.final_obs,
+            rewards: &mut self.rewards,
+            events: &mut self.events,
+            terminated: &mut self.terminated,
+            truncated: &mut self.truncated,
+            info: &mut self.info,
+        }
+    }
+}
+
+/// The argument checks of [`Engine`]'s methods, shared by every backend so that the same misuse
+/// gets the same error. Each runs before a method changes anything.
+pub mod checks {
+    use super::{BufferSizes, EngineError, StepBuffersMut};
+
+    /// [`super::Engine::reset`]: the buffers' sizes.
+    ///
+    /// # Errors
+    /// A buffer of the wrong length.
+    pub fn reset(sizes: &BufferSizes, out: &StepBuffersMut<'_>) -> Result<(), EngineError> {
+        out.check(sizes)
+    }
+
+    /// [`super::Engine::reset_to`]: reset first, indices in range, the buffers' sizes.
+    ///
+    /// # Errors
+    /// [`EngineError::NotReset`], an index out of range, a buffer of the wrong length.
+    pub fn reset_to(
+        sizes: &BufferSizes,
+        was_reset: bool,
+        pool_len: usize,
+        env: usize,
+        instance: usize,
+        out: &StepBuffersMut<'_>,
+    ) -> Result<(), EngineError> {
+        if !was_reset {
+            return Err(EngineError::NotReset("reset_to"));
+        }
+        if env >= sizes.num_envs || instance >= pool_len {
+            return Err(EngineError::Invalid(format!(
+                "reset_to(env {env}, instance {instance}): there are {} environments and {pool_len} instances",
+                sizes.num_envs
+            )));
+        }
+        out.check(sizes)
+    }
+
+    /// [`super::Engine::step`]: reset first, the buffers' sizes, `B·K` actions, each 0..=4.
+    ///
+    /// # Errors
+    /// [`EngineError::NotReset`], a buffer of the wrong length, an action code above 4.
+    pub fn step(
+        sizes: &BufferSizes,
+        was_reset: bool,
+        actions: &[u8],
+        out: &StepBuffersMut<'_>,
+    ) -> Result<(), EngineError> {
+        if !was_reset {
+            return Err(EngineError::NotReset("step"));
+        }
+        out.check(sizes)?;
+        if actions.len() != sizes.actions {
+            return Err(EngineError::BufferSize {
+                what: "actions",
+                expected: sizes.actions,
+                got: actions.len(),
+            });
+        }
+        if let Some(i) = actions.iter().position(|&a| a > 4) {
+            return Err(EngineError::Invalid(format!("action {} at index {i} is not 0..=4", actions[i])));
+        }
+        Ok(())
+    }
+
+    /// [`super::Engine::global_state`]: the buffer's size.
+    ///
+    /// # Errors
+    /// A buffer of the wrong length.
+    pub fn global_state(sizes: &BufferSizes, out: &[u8]) -> Result<(), EngineError> {
+        if out.len() != sizes.global_state {
+            return Err(EngineError::BufferSize {
+                what: "global state",
+                expected: sizes.global_state,
+                got: out.len(),
+            });
         }
         Ok(())
     }

@@ -20,6 +20,8 @@ pub enum EngineError {
     Invalid(String),
     #[error("GPU backend: {0}")]
     Gpu(String),
+    #[error("the engine has not been reset: call reset before {0}")]
+    NotReset(&'static str),
 }
 
 /// The largest agent count per environment.
@@ -27,21 +29,24 @@ pub const MAX_AGENTS: usize = 255;
 /// The largest grid side.
 pub const MAX_SIDE: u32 = 1024;
 
-/// Instances packed as flat arrays: per instance its dims word, `K` start and goal positions
-/// ([`pack_rc`], padded),
-/// its hole bits (`words` `u32` words, cell `i` at bit `i % 32` of word `i / 32`) and its optimal
-/// sum of costs (or `u32::MAX` if unknown).
+/// Instances packed as flat arrays for the engine: per instance its dims word, `K` start and goal
+/// positions ([`pack_rc`], padded), its hole bits (`words` `u32` words, cell `i` at bit `i % 32`
+/// of word `i / 32`) and its optimal sum of costs (or [`NONE`] if unknown).
+///
+/// A pool is built only by [`InstancePool::new`], from validated [`Instance`]s, so every pool the
+/// engines see is consistent: the arrays have matching lengths, every position is on its grid and
+/// on a frozen cell, starts and goals are distinct. The packed arrays are read through methods.
 #[derive(Debug, Clone)]
 pub struct InstancePool {
     /// Agent slots per instance (the largest agent count).
-    pub max_agents: usize,
+    pub(crate) max_agents: usize,
     /// Hole words per instance (enough for the largest grid).
-    pub words: usize,
-    pub dims: Vec<u32>,
-    pub starts: Vec<u32>,
-    pub goals: Vec<u32>,
-    pub holes: Vec<u32>,
-    pub optimal_soc: Vec<u32>,
+    pub(crate) words: usize,
+    pub(crate) dims: Vec<u32>,
+    pub(crate) starts: Vec<u32>,
+    pub(crate) goals: Vec<u32>,
+    pub(crate) holes: Vec<u32>,
+    pub(crate) optimal_soc: Vec<u32>,
 }
 
 impl InstancePool {
@@ -103,6 +108,50 @@ impl InstancePool {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.dims.is_empty()
+    }
+
+    /// Agent slots per environment: the largest agent count of any instance, K.
+    #[must_use]
+    pub fn max_agents(&self) -> usize {
+        self.max_agents
+    }
+
+    /// Instance `i`'s (width, height, agents).
+    ///
+    /// # Panics
+    /// `i` out of range.
+    #[must_use]
+    pub fn dims(&self, i: usize) -> (u32, u32, u32) {
+        super::layout::unpack_dims(self.dims[i])
+    }
+
+    /// Instance `i`'s optimal sum of costs, or [`NONE`] if unknown.
+    ///
+    /// # Panics
+    /// `i` out of range.
+    #[must_use]
+    pub fn optimal_soc(&self, i: usize) -> u32 {
+        self.optimal_soc[i]
+    }
+
+    /// Agent `a`'s start on instance `i`, as (row, col).
+    ///
+    /// # Panics
+    /// `i` or `a` out of range.
+    #[must_use]
+    pub fn start(&self, i: usize, a: usize) -> (u32, u32) {
+        assert!(a < self.max_agents, "agent {a} of {}", self.max_agents);
+        super::layout::unpack_rc(self.starts[i * self.max_agents + a])
+    }
+
+    /// Agent `a`'s goal on instance `i`, as (row, col).
+    ///
+    /// # Panics
+    /// `i` or `a` out of range.
+    #[must_use]
+    pub fn goal(&self, i: usize, a: usize) -> (u32, u32) {
+        assert!(a < self.max_agents, "agent {a} of {}", self.max_agents);
+        super::layout::unpack_rc(self.goals[i * self.max_agents + a])
     }
 
     /// Whether cell `c` of instance `i` is a hole.

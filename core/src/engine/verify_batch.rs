@@ -16,15 +16,18 @@ pub const END: u8 = 255;
 /// step `t + 1` of plan `n` (0..=4, or [`END`]); `agents[n]` is the number of agents the plan
 /// covers (a plan for the wrong number is `wrong_agent_count`); any other code is a
 /// `parse_error`.
+///
+/// A batch is built by [`PlanBatch::push`] or [`PlanBatch::from_arrays`], which check its shape;
+/// the pool's instance indices are checked when it is verified.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanBatch {
     /// Agent slots per plan, K.
-    pub max_agents: usize,
+    pub(crate) max_agents: usize,
     /// Move slots per agent, T.
-    pub max_len: usize,
-    pub instance: Vec<u32>,
-    pub agents: Vec<u32>,
-    pub moves: Vec<u8>,
+    pub(crate) max_len: usize,
+    pub(crate) instance: Vec<u32>,
+    pub(crate) agents: Vec<u32>,
+    pub(crate) moves: Vec<u8>,
 }
 
 impl PlanBatch {
@@ -32,6 +35,79 @@ impl PlanBatch {
     #[must_use]
     pub fn new(max_agents: usize, max_len: usize) -> Self {
         Self { max_agents, max_len, instance: Vec::new(), agents: Vec::new(), moves: Vec::new() }
+    }
+
+    /// A batch from flat arrays in the layout above: `instance` and `agents` with one entry per
+    /// plan, `moves` with `K · T` per plan. Move codes are not checked here: a code other than
+    /// 0..=4 and [`END`] makes that plan a `parse_error`, as documented.
+    ///
+    /// # Errors
+    /// K over 255, lengths that do not match, a plan for more than K agents.
+    pub fn from_arrays(
+        max_agents: usize,
+        max_len: usize,
+        instance: Vec<u32>,
+        agents: Vec<u32>,
+        moves: Vec<u8>,
+    ) -> Result<Self, EngineError> {
+        if max_agents > 255 {
+            return Err(EngineError::Invalid(format!(
+                "K = {max_agents} agent slots: at most 255 agents per plan"
+            )));
+        }
+        let n = instance.len();
+        if agents.len() != n {
+            return Err(EngineError::BufferSize {
+                what: "plan batch agents",
+                expected: n,
+                got: agents.len(),
+            });
+        }
+        let expected = n.checked_mul(max_agents).and_then(|x| x.checked_mul(max_len));
+        if expected != Some(moves.len()) {
+            return Err(EngineError::BufferSize {
+                what: "plan batch moves",
+                expected: expected.unwrap_or(usize::MAX),
+                got: moves.len(),
+            });
+        }
+        if let Some(i) = agents.iter().position(|&a| a as usize > max_agents) {
+            return Err(EngineError::Invalid(format!(
+                "plan {i} is for {} agents, more than K = {max_agents}",
+                agents[i]
+            )));
+        }
+        Ok(Self { max_agents, max_len, instance, agents, moves })
+    }
+
+    /// Agent slots per plan, K.
+    #[must_use]
+    pub fn max_agents(&self) -> usize {
+        self.max_agents
+    }
+
+    /// Move slots per agent, T.
+    #[must_use]
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    /// Each plan's pool instance.
+    #[must_use]
+    pub fn instances(&self) -> &[u32] {
+        &self.instance
+    }
+
+    /// Each plan's agent count.
+    #[must_use]
+    pub fn agent_counts(&self) -> &[u32] {
+        &self.agents
+    }
+
+    /// The packed move codes (`N · K · T`).
+    #[must_use]
+    pub fn moves(&self) -> &[u8] {
+        &self.moves
     }
 
     /// Number of plans.

@@ -3,7 +3,8 @@
 //! the same structs, and abi_stable checks their layout when a Rust library loads.
 
 use abi_stable::StableAbi;
-use floe_core::{FailureKind, Instance, Plan, Verdict};
+use floe_core::engine::{VerifyOut, NONE};
+use floe_core::{FailureKind, Instance, Move, Plan, Verdict};
 
 use crate::error::PluginError;
 
@@ -115,6 +116,53 @@ impl VerdictRecord {
             r.agents_on_goal = on_goal as u32;
         }
         r
+    }
+
+    /// The record of a plan verified in a batch ([`floe_core::engine::verify_batch_cpu`]):
+    /// `moves` is the plan that was verified, `None` when it could not be read (a
+    /// `parse_error`). The same record as [`VerdictRecord::from_plan`] gives for the single
+    /// verifier's verdict (a test in floe-train checks that they agree).
+    #[must_use]
+    pub fn from_verify_out(instance: &Instance, moves: Option<&[Vec<Move>]>, o: &VerifyOut) -> Self {
+        let k = instance.num_agents() as u32;
+        let moves = moves.filter(|m| m.len() == k as usize);
+        let horizon = moves.map_or(UNKNOWN, |m| m.iter().map(Vec::len).max().unwrap_or(0) as u32);
+        let known = |v: u32| if v == NONE { UNKNOWN } else { v };
+        let kind = FailureKind::ALL.get((o.kind as usize).wrapping_sub(1)).copied();
+        let legal_steps = match kind {
+            None => horizon,
+            Some(FailureKind::ParseError | FailureKind::WrongAgentCount) => 0,
+            Some(FailureKind::GoalNotReached) => known(o.time),
+            Some(_) => known(o.time).checked_sub(1).unwrap_or(UNKNOWN),
+        };
+        let agents_on_goal = match (kind, moves) {
+            (None, _) => k,
+            (Some(FailureKind::GoalNotReached), Some(moves)) => instance
+                .agents
+                .iter()
+                .zip(moves)
+                .filter(|(a, m)| {
+                    let end =
+                        m.iter().fold((i64::from(a.start.row), i64::from(a.start.col)), |(r, c), mv| {
+                            let (dr, dc) = mv.delta();
+                            (r + dr, c + dc)
+                        });
+                    end == (i64::from(a.goal.row), i64::from(a.goal.col))
+                })
+                .count() as u32,
+            _ => UNKNOWN,
+        };
+        VerdictRecord {
+            failure: o.kind as u8,
+            optimal: u8::from(o.valid == 1 && o.optimal == 1),
+            reserved: [0; 2],
+            num_agents: k,
+            agents_on_goal,
+            legal_steps,
+            horizon,
+            soc: if o.valid == 1 { o.soc } else { UNKNOWN },
+            optimal_soc: known(o.optimal_soc),
+        }
     }
 
     /// The failure kind, `None` when the plan is valid.
