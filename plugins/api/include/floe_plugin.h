@@ -55,82 +55,9 @@ extern "C" {
 
 #define FLOE_PLUGIN_ABI_VERSION 1u
 
-/* Plugin kinds (floe_plugin_v1.kind). */
-#define FLOE_PLUGIN_KIND_REWARD 1u
-#define FLOE_PLUGIN_KIND_CURRICULUM 2u
-#define FLOE_PLUGIN_KIND_ENV_ENGINEER 3u
 
-/* Status codes. Any other non-zero value is read as FLOE_STATUS_FAILED. */
-typedef int32_t floe_status;
-#define FLOE_STATUS_OK 0
-#define FLOE_STATUS_FAILED 1
-#define FLOE_STATUS_PANICKED 2 /* used by Rust plugins */
-#define FLOE_STATUS_UNSUPPORTED 3
-#define FLOE_STATUS_BAD_INPUT 4
-#define FLOE_STATUS_BAD_OUTPUT 5
-#define FLOE_STATUS_CONFIG 6
-#define FLOE_STATUS_UNKNOWN_PLUGIN 7
-
-/* An unknown count in a record. */
-#define FLOE_UNKNOWN UINT32_MAX
-
-/* floe_verdict_record.failure: 0 for a valid plan, else the first failure's kind. */
-#define FLOE_FAILURE_NONE 0u
-#define FLOE_FAILURE_PARSE_ERROR 1u
-#define FLOE_FAILURE_WRONG_AGENT_COUNT 2u
-#define FLOE_FAILURE_ILLEGAL_MOVE 3u
-#define FLOE_FAILURE_OUT_OF_BOUNDS 4u
-#define FLOE_FAILURE_HOLE 5u
-#define FLOE_FAILURE_VERTEX_CONFLICT 6u
-#define FLOE_FAILURE_EDGE_CONFLICT 7u
-#define FLOE_FAILURE_GOAL_NOT_REACHED 8u
-
-/* One verified plan (28 bytes). Counts are FLOE_UNKNOWN when the host does not know them. */
-typedef struct floe_verdict_record {
-    uint8_t failure;         /* FLOE_FAILURE_* */
-    uint8_t optimal;         /* 1: valid with the optimal sum of costs */
-    uint8_t reserved[2];
-    uint32_t num_agents;     /* agents of the instance */
-    uint32_t agents_on_goal; /* agents on their goals at the plan's end */
-    uint32_t legal_steps;    /* steps simulated before the first failure */
-    uint32_t horizon;        /* the plan's length in steps */
-    uint32_t soc;            /* sum of costs of a valid plan */
-    uint32_t optimal_soc;    /* the optimal sum of costs */
-} floe_verdict_record;
-
-/* floe_step_outcome.flags */
-#define FLOE_STEP_COLLIDED 1u
-#define FLOE_STEP_FELL_IN_HOLE 2u
-#define FLOE_STEP_REACHED_GOAL 4u
-#define FLOE_STEP_OUT_OF_BOUNDS 8u
-#define FLOE_STEP_WAITED 16u
-
-/* One agent's step (12 bytes). Distances are shortest-path lengths to the agent's goal. */
-typedef struct floe_step_outcome {
-    uint32_t prev_distance; /* before the step; FLOE_UNKNOWN if unreachable */
-    uint32_t new_distance;  /* after the step; FLOE_UNKNOWN if unreachable */
-    uint32_t flags;         /* FLOE_STEP_* */
-} floe_step_outcome;
-
-/* An instance that may be replayed, with its past rewards (40 bytes). */
-typedef struct floe_replay_record {
-    uint64_t id;          /* the host's key for the instance */
-    uint32_t size;        /* map size */
-    uint32_t agents;
-    uint32_t last_round;  /* last round it was trained on */
-    uint32_t samples;     /* rollouts scored so far; 0 = never played */
-    float mean_reward;
-    float reward_std;
-    float success_rate;   /* share of valid rollouts */
-    uint32_t reserved;
-} floe_replay_record;
-
-/* What to replay (16 bytes). */
-typedef struct floe_replay_request {
-    uint32_t round;  /* the round being configured */
-    uint32_t count;  /* distinct instances wanted */
-    uint64_t seed;   /* seed for any randomness */
-} floe_replay_request;
+/* floe_status, its codes and the batch records: shared with floe.h. */
+#include "floe_types.h"
 
 /* One plugin instance. Function pointers that do not apply to the kind are NULL. */
 typedef struct floe_plugin_v1 {

@@ -1,0 +1,416 @@
+//! `floe_engine`: a batch of environments on the CPU or the GPU, stepped with caller-owned
+//! buffers.
+
+use std::ffi::c_char;
+use std::sync::{Arc, Mutex};
+
+use floe_core::engine::{
+    AgentRecord, BufferSizes, CpuEngine, Engine, EnvConfig, EnvInfo, EnvRecord, StepBuffersMut,
+};
+
+use crate::boundary::{
+    floe_status, guard, non_null, outs, slice, slice_mut, status, str_arg, write_out, write_string, Error,
+    Result,
+};
+use crate::handles::{self, Handle, Kind};
+use crate::pool::floe_pool;
+
+/// A batch of environments (opaque). Calls on one engine are serialised by a lock inside it;
+/// different engines may be used from different threads at once.
+#[derive(Debug)]
+pub struct floe_engine {
+    inner: Mutex<Box<dyn Engine>>,
+}
+
+impl Handle for floe_engine {
+    const KIND: Kind = Kind::Engine;
+}
+
+/// The length of every buffer, in elements, from [`floe_engine_sizes`].
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct floe_buffer_sizes {
+    /// B, environments.
+    pub num_envs: usize,
+    /// K, agent slots per environment.
+    pub max_agents: usize,
+    /// Bytes of one agent's observation.
+    pub obs_stride: usize,
+    /// `B·K` action bytes for `floe_engine_step`.
+    pub actions: usize,
+    /// `B·K·obs_stride` bytes of `obs` and of `final_obs`.
+    pub obs: usize,
+    /// `B·K`: `rewards`, `events`, and the agent records of `floe_engine_state`.
+    pub agents: usize,
+    /// `B`: `terminated`, `truncated`, `info`, and the environment records of `floe_engine_state`.
+    pub envs: usize,
+    /// S, the side of one global-state plane.
+    pub global_side: usize,
+    /// `B·3·S·S` bytes of `floe_engine_global_state`.
+    pub global_state: usize,
+}
+
+impl From<BufferSizes> for floe_buffer_sizes {
+    fn from(s: BufferSizes) -> Self {
+        Self {
+            num_envs: s.num_envs,
+            max_agents: s.max_agents,
+            obs_stride: s.obs_stride,
+            actions: s.actions,
+            obs: s.obs,
+            agents: s.agents,
+            envs: s.envs,
+            global_side: s.global_side,
+            global_state: s.global_state,
+        }
+    }
+}
+
+/// The caller's output buffers for one call: seven arrays with their lengths in elements (the
+/// lengths `floe_engine_sizes` gives). The arrays must not overlap. They are written only during
+/// the call; the engine keeps no pointer to them.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct floe_step_buffers {
+    /// Observations: agent `a` of environment `e` at byte `(e·K + a)·obs_stride`; 3 planes of
+    /// (2r+1)² bytes (holes and cells off the grid, other agents, the agent's goal).
+    pub obs: *mut u8,
+    pub obs_len: usize,
+    /// The final observation of environments whose episode ended in this step.
+    pub final_obs: *mut u8,
+    pub final_obs_len: usize,
+    /// `B·K` rewards.
+    pub rewards: *mut f32,
+    pub rewards_len: usize,
+    /// `B·K` event flags (`FLOE_EVENT_*`).
+    pub events: *mut u32,
+    pub events_len: usize,
+    /// `B` bytes, 1 where the episode terminated in this step.
+    pub terminated: *mut u8,
+    pub terminated_len: usize,
+    /// `B` bytes, 1 where the episode was truncated in this step.
+    pub truncated: *mut u8,
+    pub truncated_len: usize,
+    /// `B` records about the episode that ran (or ended) in this step.
+    pub info: *mut EnvInfo,
+    pub info_len: usize,
+}
+
+fn overlaps(ranges: &[(usize, usize, &'static str)]) -> Result<()> {
+    let mut ranges: Vec<_> = ranges.iter().copied().filter(|r| r.1 > r.0).collect();
+    ranges.sort_unstable();
+    for w in ranges.windows(2) {
+        if w[1].0 < w[0].1 {
+            return Err(Error::bad_input(format!("buffers {} and {} overlap", w[0].2, w[1].2)));
+        }
+    }
+    Ok(())
+}
+
+/// The caller's buffers as slices, after checking every pointer, alignment and overlap.
+///
+/// # Safety
+/// Each non-NULL pointer of `b` must be valid for writes of its length, for the duration of the
+/// call.
+unsafe fn step_buffers<'a>(b: *const floe_step_buffers) -> Result<StepBuffersMut<'a>> {
+    non_null(b, "buffers")?;
+    // SAFETY: not NULL; the caller passes a readable struct.
+    let b = unsafe { b.read() };
+    let span = |p: usize, n: usize, size: usize, what: &'static str| {
+        (p, p.saturating_add(n.saturating_mul(size)), what)
+    };
+    overlaps(&[
+        span(b.obs as usize, b.obs_len, 1, "obs"),
+        span(b.final_obs as usize, b.final_obs_len, 1, "final_obs"),
+        span(b.rewards as usize, b.rewards_len, 4, "rewards"),
+        span(b.events as usize, b.events_len, 4, "events"),
+        span(b.terminated as usize, b.terminated_len, 1, "terminated"),
+        span(b.truncated as usize, b.truncated_len, 1, "truncated"),
+        span(b.info as usize, b.info_len, std::mem::size_of::<EnvInfo>(), "info"),
+    ])?;
+    // SAFETY: (this and the six slices below) lengths from the caller's struct, pointers checked by
+    // `slice_mut`; the ranges were checked not to overlap, so each slice is the only reference
+    // to its memory during the call.
+    let obs = unsafe { slice_mut(b.obs, b.obs_len, "buffers.obs") }?;
+    // SAFETY: as above.
+    let final_obs = unsafe { slice_mut(b.final_obs, b.final_obs_len, "buffers.final_obs") }?;
+    // SAFETY: as above.
+    let rewards = unsafe { slice_mut(b.rewards, b.rewards_len, "buffers.rewards") }?;
+    // SAFETY: as above.
+    let events = unsafe { slice_mut(b.events, b.events_len, "buffers.events") }?;
+    // SAFETY: as above.
+    let terminated = unsafe { slice_mut(b.terminated, b.terminated_len, "buffers.terminated") }?;
+    // SAFETY: as above.
+    let truncated = unsafe { slice_mut(b.truncated, b.truncated_len, "buffers.truncated") }?;
+    // SAFETY: as above.
+    let info = unsafe { slice_mut(b.info, b.info_len, "buffers.info") }?;
+    Ok(StepBuffersMut { obs, final_obs, rewards, events, terminated, truncated, info })
+}
+
+#[cfg(feature = "gpu")]
+fn gpu_engine(cfg: EnvConfig, pool: Arc<floe_core::engine::InstancePool>) -> Result<Box<dyn Engine>> {
+    use floe_core::engine::gpu::{GpuContext, GpuEngine};
+    use std::sync::OnceLock;
+    static CONTEXT: OnceLock<Result<Arc<GpuContext>, String>> = OnceLock::new();
+    let ctx = CONTEXT
+        .get_or_init(|| GpuContext::new().map(Arc::new).map_err(|e| e.to_string()))
+        .clone()
+        .map_err(|e| Error::new(status::GPU, e))?;
+    Ok(Box::new(GpuEngine::new(ctx, cfg, pool)?))
+}
+
+#[cfg(not(feature = "gpu"))]
+fn gpu_engine(_: EnvConfig, _: Arc<floe_core::engine::InstancePool>) -> Result<Box<dyn Engine>> {
+    Err(Error::new(status::NOT_BUILT, "this libfloe was built without the gpu feature"))
+}
+
+/// Makes an engine of `num_envs` environments playing `pool`'s instances.
+///
+/// `config_json` (NULL for the defaults) is an object whose fields are all optional:
+/// `"backend"`: `"cpu"` (default) or `"gpu"`; `"num_envs"` (1024); `"mode"`: `"strict"`
+/// (default, the paper's rules: a failure ends the episode) or `"soft"`; `"holes"` (soft mode):
+/// `"drop"` (default) or `"block"`; `"episode_limit"` (64); `"obs_radius"` (2; at most 127 on
+/// the CPU, 7 on the GPU); `"rewards"`: `{"reach_goal": 1.0, "step": -0.0625, "blocked": -0.125,
+/// "off_grid": -0.25, "hole": -1.0, "conflict": -1.0}` (any subset). Unknown fields are errors.
+/// Both backends give bit-identical outputs.
+///
+/// Ownership: `*out` is the caller's (`floe_engine_free`); the engine keeps its own reference to
+/// the pool. Thread-safe.
+/// Errors: FLOE_STATUS_CONFIG for a configuration that does not parse or is out of range,
+/// FLOE_STATUS_GPU when no GPU adapter can be opened, FLOE_STATUS_NOT_BUILT for `"gpu"` in a
+/// build without it.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_new(
+    pool: *const floe_pool,
+    config_json: *const c_char,
+    out: *mut *mut floe_engine,
+) -> floe_status {
+    guard(|| {
+        outs(&[(out.cast_const().cast(), "out")])?;
+        let pool = handles::get(pool, "pool")?;
+        let mut value = if config_json.is_null() {
+            serde_json::json!({})
+        } else {
+            // SAFETY: a NUL-terminated string (not NULL here).
+            let text = unsafe { str_arg(config_json, "config_json") }?;
+            serde_json::from_str(text)
+                .map_err(|e| Error::new(status::CONFIG, format!("engine configuration: {e}")))?
+        };
+        let obj = value
+            .as_object_mut()
+            .ok_or_else(|| Error::new(status::CONFIG, "the engine configuration must be a JSON object"))?;
+        let backend = match obj.remove("backend") {
+            None => "cpu".to_string(),
+            Some(serde_json::Value::String(s)) => s,
+            Some(v) => return Err(Error::new(status::CONFIG, format!("backend {v}: \"cpu\" or \"gpu\""))),
+        };
+        let cfg: EnvConfig = serde_json::from_value(value)
+            .map_err(|e| Error::new(status::CONFIG, format!("engine configuration: {e}")))?;
+        cfg.validate().map_err(|e| Error::new(status::CONFIG, e.to_string()))?;
+        let packed = Arc::clone(&pool.packed);
+        let engine: Box<dyn Engine> = match backend.as_str() {
+            "cpu" => {
+                Box::new(CpuEngine::new(cfg, packed).map_err(|e| Error::new(status::CONFIG, e.to_string()))?)
+            }
+            "gpu" => gpu_engine(cfg, packed)?,
+            other => {
+                return Err(Error::new(status::CONFIG, format!("backend {other:?}: \"cpu\" or \"gpu\"")))
+            }
+        };
+        let handle = handles::new(floe_engine { inner: Mutex::new(engine) });
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_out(out, handle, "out") }
+    })
+}
+
+fn with_engine<T>(engine: *const floe_engine, f: impl FnOnce(&mut dyn Engine) -> Result<T>) -> Result<T> {
+    let e = handles::get(engine, "engine")?;
+    let mut guard = handles::lock(&e.inner, "the engine")?;
+    f(guard.as_mut())
+}
+
+/// The length of every buffer (see `floe_buffer_sizes`). Thread-safe.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_sizes(
+    engine: *const floe_engine,
+    out: *mut floe_buffer_sizes,
+) -> floe_status {
+    guard(|| {
+        outs(&[(out.cast_const().cast(), "out")])?;
+        let sizes = with_engine(engine, |e| Ok(e.sizes()))?;
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_out(out, sizes.into(), "out") }
+    })
+}
+
+/// The backend in use: `"cpu"`, or `"gpu (<adapter>)"`. `*out` is the caller's
+/// (`floe_string_free`).
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_backend(
+    engine: *const floe_engine,
+    out: *mut *mut c_char,
+) -> floe_status {
+    guard(|| {
+        outs(&[(out.cast_const().cast(), "out")])?;
+        let name = with_engine(engine, |e| Ok(e.backend()))?;
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_string(out, &name, "out") }
+    })
+}
+
+/// Starts episode 0 in every environment (environment `e` plays the pool instance picked by
+/// `seed + e`) and writes the first observations into `buffers->obs`; nothing else is written.
+/// The same seed gives the same episodes on both backends, for any batch size and thread count.
+///
+/// Errors: FLOE_STATUS_BUFFER_SIZE (nothing changed), FLOE_STATUS_GPU.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_reset(
+    engine: *mut floe_engine,
+    seed: u64,
+    buffers: *const floe_step_buffers,
+) -> floe_status {
+    guard(|| {
+        // SAFETY: the caller's buffers are valid for writes of their lengths during the call.
+        let out = unsafe { step_buffers(buffers) }?;
+        with_engine(engine, |e| Ok(e.reset(seed, out)?))
+    })
+}
+
+/// Puts environment `env` on pool instance `instance` (to replay an exact level), step 0, and
+/// writes that environment's observation into its part of `buffers->obs`.
+///
+/// Errors: FLOE_STATUS_NOT_RESET before the first reset, FLOE_STATUS_BAD_INPUT for an index out
+/// of range, FLOE_STATUS_BUFFER_SIZE; nothing changed by a refused call.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_reset_to(
+    engine: *mut floe_engine,
+    env: usize,
+    instance: usize,
+    buffers: *const floe_step_buffers,
+) -> floe_status {
+    guard(|| {
+        // SAFETY: as in `floe_engine_reset`.
+        let out = unsafe { step_buffers(buffers) }?;
+        with_engine(engine, |e| Ok(e.reset_to(env, instance, out)?))
+    })
+}
+
+/// One step of every environment: `actions` holds `B·K` codes (0 wait, 1 up, 2 down, 3 left,
+/// 4 right; padding slots are ignored). Writes every output; an environment whose episode ended
+/// is reset in the same step (its final observation in `final_obs`, the new episode's first in
+/// `obs`).
+///
+/// Errors: FLOE_STATUS_NOT_RESET, FLOE_STATUS_BUFFER_SIZE, FLOE_STATUS_BAD_INPUT for a code
+/// above 4; nothing changed by a refused call.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_step(
+    engine: *mut floe_engine,
+    actions: *const u8,
+    actions_len: usize,
+    buffers: *const floe_step_buffers,
+) -> floe_status {
+    guard(|| {
+        // SAFETY: `actions_len` readable bytes at `actions`, by the caller's contract.
+        let actions = unsafe { slice(actions, actions_len, "actions") }?;
+        // SAFETY: as in `floe_engine_reset`.
+        let out = unsafe { step_buffers(buffers) }?;
+        with_engine(engine, |e| Ok(e.step(actions, out)?))
+    })
+}
+
+/// Every environment's and agent slot's state: `envs` gets `B` records, `agents` `B·K`
+/// (zeros before the first reset).
+///
+/// Errors: FLOE_STATUS_BUFFER_SIZE for other lengths.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_state(
+    engine: *const floe_engine,
+    envs: *mut EnvRecord,
+    envs_len: usize,
+    agents: *mut AgentRecord,
+    agents_len: usize,
+) -> floe_status {
+    guard(|| {
+        // SAFETY: writable arrays of the given lengths, by the caller's contract.
+        let envs_out = unsafe { slice_mut(envs, envs_len, "envs") }?;
+        // SAFETY: as above.
+        let agents_out = unsafe { slice_mut(agents, agents_len, "agents") }?;
+        with_engine(engine.cast_mut(), |e| {
+            let sizes = e.sizes();
+            for (what, got, expected) in
+                [("envs", envs_len, sizes.envs), ("agents", agents_len, sizes.agents)]
+            {
+                if got != expected {
+                    return Err(Error::new(
+                        status::BUFFER_SIZE,
+                        format!("{what}: expected {expected} entries, got {got}"),
+                    ));
+                }
+            }
+            let state = e.state()?;
+            envs_out.copy_from_slice(&state.envs);
+            agents_out.copy_from_slice(&state.agents);
+            Ok(())
+        })
+    })
+}
+
+/// The global state: `B·3·S·S` bytes (S from `floe_buffer_sizes.global_side`): per environment
+/// plane 0 holes (1) and cells outside its grid (2), plane 1 agent index + 1 on its cell,
+/// plane 2 agent index + 1 on its goal.
+///
+/// Errors: FLOE_STATUS_BUFFER_SIZE.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_global_state(
+    engine: *const floe_engine,
+    out: *mut u8,
+    len: usize,
+) -> floe_status {
+    guard(|| {
+        // SAFETY: `len` writable bytes, by the caller's contract.
+        let out = unsafe { slice_mut(out, len, "out") }?;
+        with_engine(engine.cast_mut(), |e| Ok(e.global_state(out)?))
+    })
+}
+
+/// Frees an engine. NULL is accepted. Must not race with other calls on the same handle.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_free(engine: *mut floe_engine) -> floe_status {
+    guard(|| handles::free(engine.cast_const(), "engine"))
+}

@@ -1,0 +1,329 @@
+//! `floe_plugin`: reward functions, curricula and environment engineers, built in or loaded from
+//! a library (Rust or C), called from C.
+
+use std::ffi::c_char;
+use std::sync::Mutex;
+
+use floe_plugin_api::catalog::{new_curriculum, new_engineer, new_reward};
+use floe_plugin_api::traits::{check_lengths, check_replay, check_rewards};
+use floe_plugin_api::{
+    Curriculum, EnvEngineer, History, PluginError, ReplayRecord, ReplayRequest, RewardFn, StepOutcome,
+    VerdictRecord,
+};
+
+use crate::boundary::{
+    floe_status, guard, opt_str_arg, outs, slice, slice_mut, status, str_arg, write_out, write_string, Error,
+    Result,
+};
+use crate::handles::{self, Handle, Kind};
+
+// `floe_plugin_new`'s kinds: FLOE_PLUGIN_KIND_* of floe_types.h.
+const FLOE_PLUGIN_REWARD: u32 = 1;
+const FLOE_PLUGIN_CURRICULUM: u32 = 2;
+const FLOE_PLUGIN_ENGINEER: u32 = 3;
+
+enum Object {
+    Reward(Box<dyn RewardFn>),
+    Curriculum(Box<dyn Curriculum>),
+    Engineer(Box<dyn EnvEngineer>),
+}
+
+struct Loaded {
+    // Declared before the library: fields drop in order, and the plugin's code lives in it.
+    object: Object,
+    _library: Option<floe_plugin_host::Library>,
+}
+
+/// A plugin instance (opaque). Calls on one plugin are serialised by a lock inside it.
+pub struct floe_plugin {
+    inner: Mutex<Loaded>,
+    kind: u32,
+}
+
+impl std::fmt::Debug for floe_plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("floe_plugin").field("kind", &self.kind).finish_non_exhaustive()
+    }
+}
+
+impl Handle for floe_plugin {
+    const KIND: Kind = Kind::Plugin;
+}
+
+/// Makes a plugin instance of `kind` (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM or _ENV_ENGINEER) named
+/// `name`, with `params_json` (NULL for its defaults). With `library` NULL, `name` is a
+/// built-in (rewards `tiered`, `shaped`; curricula `fixed`, `difficulty-scaling`, `plr`, `sec`;
+/// engineer `rules`); otherwise `library` is the path of a plugin library, Rust or C (as
+/// `floe plugin inspect` reads), which stays loaded while the plugin lives.
+///
+/// Ownership: `*out` is the caller's (`floe_plugin_free`). Thread-safe.
+/// Errors: FLOE_STATUS_UNKNOWN_PLUGIN, FLOE_STATUS_CONFIG for bad parameters, FLOE_STATUS_FAILED
+/// for a library that does not load (the message names the path and the reason),
+/// FLOE_STATUS_BAD_INPUT for an unknown kind.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_plugin_new(
+    library: *const c_char,
+    kind: u32,
+    name: *const c_char,
+    params_json: *const c_char,
+    out: *mut *mut floe_plugin,
+) -> floe_status {
+    guard(|| {
+        outs(&[(out.cast_const().cast(), "out")])?;
+        // SAFETY: NUL-terminated strings or NULL (checked where required).
+        let name = unsafe { str_arg(name, "name") }?;
+        // SAFETY: as above.
+        let params = unsafe { opt_str_arg(params_json, "params_json") }?.unwrap_or("");
+        // SAFETY: as above.
+        let library = unsafe { opt_str_arg(library, "library") }?
+            .map(|path| floe_plugin_host::load(path).map_err(|e| Error::new(status::FAILED, e.to_string())))
+            .transpose()?;
+        let builtins = floe_plugins::catalog();
+        let object = match (kind, &library) {
+            (FLOE_PLUGIN_REWARD, Some(l)) => Object::Reward(l.new_reward(name, params)?),
+            (FLOE_PLUGIN_REWARD, None) => Object::Reward(new_reward(&builtins, name, params)?),
+            (FLOE_PLUGIN_CURRICULUM, Some(l)) => Object::Curriculum(l.new_curriculum(name, params)?),
+            (FLOE_PLUGIN_CURRICULUM, None) => Object::Curriculum(new_curriculum(&builtins, name, params)?),
+            (FLOE_PLUGIN_ENGINEER, Some(l)) => Object::Engineer(l.new_engineer(name, params)?),
+            (FLOE_PLUGIN_ENGINEER, None) => Object::Engineer(new_engineer(&builtins, name, params)?),
+            (k, _) => {
+                return Err(Error::bad_input(format!("plugin kind {k}: 1 reward, 2 curriculum, 3 engineer")))
+            }
+        };
+        let handle =
+            handles::new(floe_plugin { inner: Mutex::new(Loaded { object, _library: library }), kind });
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_out(out, handle, "out") }
+    })
+}
+
+fn with_plugin<T>(plugin: *const floe_plugin, f: impl FnOnce(&mut Object) -> Result<T>) -> Result<T> {
+    let p = handles::get(plugin, "plugin")?;
+    let mut guard = handles::lock(&p.inner, "the plugin")?;
+    f(&mut guard.object)
+}
+
+fn wrong_kind(want: &str) -> Error {
+    Error::new(status::UNSUPPORTED, format!("this plugin is not a {want}"))
+}
+
+/// The plugin's kind (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM or _ENV_ENGINEER). Thread-safe.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_plugin_kind(plugin: *const floe_plugin, out: *mut u32) -> floe_status {
+    guard(|| {
+        let p = handles::get(plugin, "plugin")?;
+        // SAFETY: a writable `uint32_t` or NULL (checked).
+        unsafe { write_out(out, p.kind, "out") }
+    })
+}
+
+/// A reward plugin's rewards for `len` verdict records (from `floe_verify_moves` or
+/// `floe_verify_answers`): `out_len` must be `len`. Records are checked first (known failure
+/// codes, consistent counts); every reward is checked to be finite.
+///
+/// Errors: FLOE_STATUS_UNSUPPORTED (not a reward, or one that rewards only steps),
+/// FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT, or the plugin's own status.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_plugin_rewards(
+    plugin: *mut floe_plugin,
+    records: *const VerdictRecord,
+    len: usize,
+    out: *mut f32,
+    out_len: usize,
+) -> floe_status {
+    guard(|| {
+        // SAFETY: arrays of the given lengths, by the caller's contract.
+        let records = unsafe { slice(records, len, "records") }?;
+        // SAFETY: as above.
+        let out = unsafe { slice_mut(out, out_len, "out") }?;
+        check_lengths(records.len(), out.len())?;
+        records.iter().try_for_each(VerdictRecord::check)?;
+        with_plugin(plugin, |o| match o {
+            Object::Reward(r) => Ok(rewards_checked(out, |o| r.verdict_rewards(records, o))?),
+            _ => Err(wrong_kind("reward")),
+        })
+    })
+}
+
+/// Runs a reward call into a scratch buffer and copies it out only when every value is finite,
+/// so that a failing plugin leaves the caller's buffer as it was.
+fn rewards_checked(
+    out: &mut [f32],
+    call: impl FnOnce(&mut [f32]) -> Result<(), PluginError>,
+) -> Result<(), PluginError> {
+    let mut scratch = vec![0.0; out.len()];
+    call(&mut scratch)?;
+    check_rewards(&scratch)?;
+    out.copy_from_slice(&scratch);
+    Ok(())
+}
+
+/// A reward plugin's rewards for `len` step outcomes (`floe_step_outcome`, one per agent and
+/// step): `out_len` must be `len`.
+///
+/// Errors: as [`floe_plugin_rewards`] (FLOE_STATUS_UNSUPPORTED for a plugin that rewards only
+/// verdicts).
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_plugin_step_rewards(
+    plugin: *mut floe_plugin,
+    steps: *const StepOutcome,
+    len: usize,
+    out: *mut f32,
+    out_len: usize,
+) -> floe_status {
+    guard(|| {
+        // SAFETY: arrays of the given lengths, by the caller's contract.
+        let steps = unsafe { slice(steps, len, "steps") }?;
+        // SAFETY: as above.
+        let out = unsafe { slice_mut(out, out_len, "out") }?;
+        check_lengths(steps.len(), out.len())?;
+        steps.iter().try_for_each(StepOutcome::check)?;
+        with_plugin(plugin, |o| match o {
+            Object::Reward(r) => Ok(rewards_checked(out, |o| r.step_rewards(steps, o))?),
+            _ => Err(wrong_kind("reward")),
+        })
+    })
+}
+
+/// A curriculum's configuration for the next round: `history_json` is the history of finished
+/// rounds (`{"rounds": [...]}` as floe-plugin-api's `History`; `{"rounds": []}` for round 0).
+/// `*out_config_json` gets the validated configuration (`floe_string_free`), ready for
+/// `floe_pool_generate`.
+///
+/// Errors: FLOE_STATUS_CONFIG for a history that does not parse or validate,
+/// FLOE_STATUS_UNSUPPORTED when the plugin is not a curriculum, the plugin's own status.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_plugin_next_config(
+    plugin: *mut floe_plugin,
+    history_json: *const c_char,
+    out_config_json: *mut *mut c_char,
+) -> floe_status {
+    guard(|| {
+        outs(&[(out_config_json.cast_const().cast(), "out_config_json")])?;
+        // SAFETY: a NUL-terminated string or NULL (checked).
+        let text = unsafe { str_arg(history_json, "history_json") }?;
+        let history = History::from_json(text)?;
+        let cfg = with_plugin(plugin, |o| match o {
+            Object::Curriculum(c) => Ok(c.next_config(&history)?),
+            _ => Err(wrong_kind("curriculum")),
+        })?;
+        cfg.validate()
+            .map_err(|e| Error::new(status::BAD_OUTPUT, format!("the curriculum's configuration: {e}")))?;
+        // SAFETY: checked not NULL.
+        unsafe { write_string(out_config_json, &cfg.to_json(), "out_config_json") }
+    })
+}
+
+/// A curriculum's choice of instances to replay: at most `request->count` distinct indices into
+/// `records` (`len` of them) are written to `out_indices` (room for `out_cap`, at least
+/// `request->count`) and their number to `*out_len`.
+///
+/// Errors: FLOE_STATUS_UNSUPPORTED for a curriculum that does not replay,
+/// FLOE_STATUS_BAD_INPUT for records out of range, FLOE_STATUS_BUFFER_SIZE when `out_cap` is
+/// smaller than the count asked for, FLOE_STATUS_BAD_OUTPUT for indices the plugin got wrong.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_plugin_sample_replay(
+    plugin: *mut floe_plugin,
+    records: *const ReplayRecord,
+    len: usize,
+    request: *const ReplayRequest,
+    out_indices: *mut u32,
+    out_cap: usize,
+    out_len: *mut usize,
+) -> floe_status {
+    guard(|| {
+        outs(&[(request.cast(), "request"), (out_len.cast_const().cast(), "out_len")])?;
+        // SAFETY: not NULL; the caller passes a readable request.
+        let request = unsafe { request.read() };
+        // SAFETY: arrays of the given lengths, by the caller's contract.
+        let records = unsafe { slice(records, len, "records") }?;
+        // SAFETY: as above.
+        let out = unsafe { slice_mut(out_indices, out_cap, "out_indices") }?;
+        if out.len() < request.count as usize {
+            return Err(Error::new(
+                status::BUFFER_SIZE,
+                format!(
+                    "out_indices has room for {} indices, the request asks for {}",
+                    out.len(),
+                    request.count
+                ),
+            ));
+        }
+        records.iter().try_for_each(|r| r.check(&request))?;
+        let picked = with_plugin(plugin, |o| match o {
+            Object::Curriculum(c) => Ok(c.sample_replay(records, &request)?),
+            _ => Err(wrong_kind("curriculum")),
+        })?;
+        check_replay(&picked, records.len(), &request)?;
+        out[..picked.len()].copy_from_slice(&picked);
+        // SAFETY: checked not NULL.
+        unsafe { write_out(out_len, picked.len(), "out_len") }
+    })
+}
+
+/// An environment engineer's reply to a context (the text the trainer assembles: failures,
+/// guidelines, history, summary, training details). `*out_reply_json` gets
+/// `{"config": <validated configuration>, "rationale": "..."}` (`floe_string_free`).
+///
+/// Errors: FLOE_STATUS_UNSUPPORTED when the plugin is not an engineer, FLOE_STATUS_BAD_OUTPUT
+/// for a configuration that does not validate, the plugin's own status.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_plugin_design(
+    plugin: *mut floe_plugin,
+    context: *const c_char,
+    out_reply_json: *mut *mut c_char,
+) -> floe_status {
+    guard(|| {
+        outs(&[(out_reply_json.cast_const().cast(), "out_reply_json")])?;
+        // SAFETY: a NUL-terminated string or NULL (checked).
+        let context = unsafe { str_arg(context, "context") }?;
+        let reply = with_plugin(plugin, |o| match o {
+            Object::Engineer(e) => Ok(e.design(context)?),
+            _ => Err(wrong_kind("engineer")),
+        })?;
+        reply
+            .config
+            .validate()
+            .map_err(|e| Error::new(status::BAD_OUTPUT, format!("the engineer's configuration: {e}")))?;
+        // SAFETY: checked not NULL.
+        unsafe { write_string(out_reply_json, &reply.to_json(), "out_reply_json") }
+    })
+}
+
+/// Frees a plugin (and unloads its library when no other plugin uses it). NULL is accepted.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_plugin_free(plugin: *mut floe_plugin) -> floe_status {
+    guard(|| handles::free(plugin.cast_const(), "plugin"))
+}

@@ -1,0 +1,293 @@
+//! Plan verification (batched and single), the optimal solver, the paper's prompt and the answer
+//! parser.
+
+use std::ffi::c_char;
+use std::time::Duration;
+
+use floe_core::engine::verify_batch::END;
+use floe_core::engine::{verify_batch_cpu, PlanBatch, VerifyOut, NONE};
+use floe_core::text::{parse_answer, render_prompt, verify_answer};
+use floe_core::verify::verify_with_optimum;
+use floe_core::{solve, Instance, Move, Plan, SolverConfig};
+use floe_plugin_api::VerdictRecord;
+use rayon::prelude::*;
+
+use crate::boundary::{
+    floe_status, guard, outs, slice, slice_mut, status, str_arg, write_out, write_string, Error, Result,
+};
+use crate::handles;
+use crate::pool::floe_pool;
+
+/// `floe_verify_plan`: `plan` is JSON (`{"moves": [...]}` or `{"paths": [...]}`, or a bare
+/// array of move strings).
+pub const FLOE_PLAN_JSON: u32 = 0;
+/// `floe_verify_plan`: `plan` is a free-text answer in the paper's format.
+pub const FLOE_PLAN_TEXT: u32 = 1;
+
+fn out_len(expected: usize, got: usize, what: &str) -> Result<()> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(Error::new(status::BUFFER_SIZE, format!("{what}: expected {expected} entries, got {got}")))
+    }
+}
+
+fn optimum(pool: &floe_pool, i: usize) -> Option<u32> {
+    Some(pool.packed.optimal_soc(i)).filter(|&o| o != NONE)
+}
+
+/// Verifies `num_plans` plans given as move codes, in one batch (on all cores), and writes one
+/// record per plan.
+///
+/// Layout: plan `n` is for pool instance `instances[n]` and covers `agents[n]` agents (a plan
+/// for another count than the instance's is `wrong_agent_count`); its moves are
+/// `moves[(n·max_agents + a)·max_len + t]` for agent `a` at step `t + 1`: codes 0..=4, then
+/// FLOE_MOVES_END (255) after an agent's last move. Any other code is a `parse_error`.
+/// `moves_len` must be `num_plans · max_agents · max_len`; `out_len` must be `num_plans`.
+/// The records are those the reward plugins read (`floe_verdict_record`), identical to what
+/// floe's own trainer gives its reward.
+///
+/// Thread-safe; the arrays are read only during the call.
+/// Errors: FLOE_STATUS_BUFFER_SIZE for lengths, FLOE_STATUS_BAD_INPUT for an instance index out
+/// of range or `agents[n] > max_agents`; nothing is written then.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn floe_verify_moves(
+    pool: *const floe_pool,
+    instances: *const u32,
+    agents: *const u32,
+    num_plans: usize,
+    moves: *const u8,
+    moves_len: usize,
+    max_agents: usize,
+    max_len: usize,
+    out: *mut VerdictRecord,
+    out_len: usize,
+) -> floe_status {
+    guard(|| {
+        let pool = handles::get(pool, "pool")?;
+        // SAFETY: (this and the next two arrays) the caller passes arrays of the given lengths.
+        let instances = unsafe { slice(instances, num_plans, "instances") }?;
+        // SAFETY: as above.
+        let agents = unsafe { slice(agents, num_plans, "agents") }?;
+        // SAFETY: as above.
+        let moves = unsafe { slice(moves, moves_len, "moves") }?;
+        // SAFETY: `out_len` writable records.
+        let out = unsafe { slice_mut(out, out_len, "out") }?;
+        out_len_check(num_plans, out.len())?;
+        let batch =
+            PlanBatch::from_arrays(max_agents, max_len, instances.to_vec(), agents.to_vec(), moves.to_vec())?;
+        let mut results = vec![VerifyOut::default(); num_plans];
+        verify_batch_cpu(&pool.packed, &batch, &mut results)?;
+        let per_plan = max_agents * max_len;
+        out.par_iter_mut().enumerate().for_each(|(n, slot)| {
+            let inst = &pool.instances[instances[n] as usize];
+            let plan = &moves[n * per_plan..(n + 1) * per_plan];
+            let decoded: Option<Vec<Vec<Move>>> = (0..agents[n] as usize)
+                .map(|a| {
+                    plan[a * max_len..(a + 1) * max_len]
+                        .iter()
+                        .take_while(|&&c| c != END)
+                        .map(|&c| Move::from_code(c))
+                        .collect()
+                })
+                .collect();
+            *slot = VerdictRecord::from_verify_out(inst, decoded.as_deref(), &results[n]);
+        });
+        Ok(())
+    })
+}
+
+fn out_len_check(expected: usize, got: usize) -> Result<()> {
+    out_len(expected, got, "out")
+}
+
+/// Verifies `num_answers` free-text answers (the paper's format: one line per agent,
+/// `Agent i: UP RIGHT ...`, optionally inside `<answer>` tags), answer `n` against pool instance
+/// `instances[n]`, on all cores, and writes one record per answer. Unreadable answers are
+/// `parse_error`, plans for the wrong number of agents `wrong_agent_count`.
+///
+/// Thread-safe; the strings are read only during the call.
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL answer, FLOE_STATUS_BAD_UTF8 (naming the answer),
+/// FLOE_STATUS_BAD_INPUT for an instance out of range, FLOE_STATUS_BUFFER_SIZE; nothing is
+/// written then.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_verify_answers(
+    pool: *const floe_pool,
+    instances: *const u32,
+    answers: *const *const c_char,
+    num_answers: usize,
+    out: *mut VerdictRecord,
+    out_len: usize,
+) -> floe_status {
+    guard(|| {
+        let pool = handles::get(pool, "pool")?;
+        // SAFETY: arrays of `num_answers` entries, by the caller's contract.
+        let instances = unsafe { slice(instances, num_answers, "instances") }?;
+        // SAFETY: as above.
+        let answers = unsafe { slice(answers, num_answers, "answers") }?;
+        // SAFETY: `out_len` writable records.
+        let out = unsafe { slice_mut(out, out_len, "out") }?;
+        out_len_check(num_answers, out.len())?;
+        let texts: Vec<&str> = answers
+            .iter()
+            .enumerate()
+            // SAFETY: each entry is a NUL-terminated string or NULL (checked).
+            .map(|(n, &a)| unsafe { str_arg(a, &format!("answers[{n}]")) })
+            .collect::<Result<_>>()?;
+        let insts: Vec<&Instance> =
+            instances.iter().map(|&i| pool.instance(i as usize)).collect::<Result<_>>()?;
+        out.par_iter_mut().enumerate().for_each(|(n, slot)| {
+            let (inst, text) = (insts[n], texts[n]);
+            let opt = optimum(&pool, instances[n] as usize);
+            let verdict = verify_answer(inst, text, opt);
+            *slot = match parse_answer(text, inst) {
+                Ok(plan) => VerdictRecord::from_plan(inst, &plan, &verdict),
+                Err(_) => VerdictRecord::from_verdict(&verdict, inst.num_agents() as u32),
+            };
+        });
+        Ok(())
+    })
+}
+
+/// One plan's verdict, as `floe_verdict`: valid, optimal, the first failure's kind
+/// (`FLOE_FAILURE_*`), agent and time (FLOE_UNKNOWN when they do not apply), sum of costs,
+/// makespan and the optimum. `format` is FLOE_PLAN_JSON or FLOE_PLAN_TEXT. Thread-safe.
+///
+/// Errors: FLOE_STATUS_BAD_INPUT for an instance out of range or an unknown format. A plan that
+/// does not parse is not an error: it is a verdict of kind `parse_error`.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_verify_plan(
+    pool: *const floe_pool,
+    instance: usize,
+    plan: *const c_char,
+    format: u32,
+    out: *mut VerifyOut,
+) -> floe_status {
+    guard(|| {
+        outs(&[(out.cast_const().cast(), "out")])?;
+        let pool = handles::get(pool, "pool")?;
+        // SAFETY: a NUL-terminated string or NULL (checked).
+        let text = unsafe { str_arg(plan, "plan") }?;
+        let inst = pool.instance(instance)?;
+        let opt = optimum(&pool, instance);
+        let verdict = match format {
+            FLOE_PLAN_JSON => match Plan::from_json(text) {
+                Ok(p) => verify_with_optimum(inst, &p, opt),
+                Err(e) => floe_core::Verdict::failed(floe_core::FailureKind::ParseError, e.to_string(), opt),
+            },
+            FLOE_PLAN_TEXT => verify_answer(inst, text, opt),
+            f => {
+                return Err(Error::bad_input(format!("format {f}: FLOE_PLAN_JSON (0) or FLOE_PLAN_TEXT (1)")))
+            }
+        };
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_out(out, VerifyOut::from_verdict(&verdict), "out") }
+    })
+}
+
+/// An optimal plan (minimum sum of costs) of one instance given as JSON (the format of
+/// `floe_pool_instance_json`). `*out_plan_json` gets `{"moves": ["RRD", "W"...]}` (free it with
+/// `floe_string_free`), `*out_soc` and `*out_makespan` its costs. `time_limit_ms` 0 means no
+/// limit. Thread-safe.
+///
+/// Errors: FLOE_STATUS_BAD_INPUT for an instance that does not parse, FLOE_STATUS_FAILED when no
+/// plan exists or the limit was reached (the message says which).
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_solve(
+    instance_json: *const c_char,
+    time_limit_ms: u64,
+    out_plan_json: *mut *mut c_char,
+    out_soc: *mut u32,
+    out_makespan: *mut u32,
+) -> floe_status {
+    guard(|| {
+        outs(&[
+            (out_plan_json.cast_const().cast(), "out_plan_json"),
+            (out_soc.cast_const().cast(), "out_soc"),
+            (out_makespan.cast_const().cast(), "out_makespan"),
+        ])?;
+        // SAFETY: a NUL-terminated string or NULL (checked).
+        let text = unsafe { str_arg(instance_json, "instance_json") }?;
+        let inst = Instance::from_json(text).map_err(|e| Error::bad_input(format!("instance: {e}")))?;
+        let cfg = SolverConfig {
+            time_limit: (time_limit_ms > 0).then(|| Duration::from_millis(time_limit_ms)),
+            ..SolverConfig::default()
+        };
+        let sol = solve(&inst, &cfg).map_err(|e| Error::new(status::FAILED, e.to_string()))?;
+        let plan = serde_json::json!({ "moves": sol.move_strings(&inst.grid) }).to_string();
+        // SAFETY: (three writes) checked not NULL; writable by the caller's contract.
+        unsafe {
+            write_out(out_soc, sol.soc, "out_soc")?;
+            write_out(out_makespan, sol.makespan, "out_makespan")?;
+            write_string(out_plan_json, &plan, "out_plan_json")
+        }
+    })
+}
+
+/// The paper's prompt for an instance given as JSON. `*out` is the caller's
+/// (`floe_string_free`). Thread-safe.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_render_prompt(
+    instance_json: *const c_char,
+    out: *mut *mut c_char,
+) -> floe_status {
+    guard(|| {
+        outs(&[(out.cast_const().cast(), "out")])?;
+        // SAFETY: a NUL-terminated string or NULL (checked).
+        let text = unsafe { str_arg(instance_json, "instance_json") }?;
+        let inst = Instance::from_json(text).map_err(|e| Error::bad_input(format!("instance: {e}")))?;
+        let prompt = render_prompt(&inst).map_err(Error::bad_input)?;
+        // SAFETY: checked not NULL.
+        unsafe { write_string(out, &prompt, "out") }
+    })
+}
+
+/// Reads a free-text answer for an instance given as JSON into a plan: `*out_plan_json` gets
+/// the plan as JSON (`{"moves": [...]}` or `{"paths": [...]}`; `floe_string_free`).
+/// Thread-safe.
+///
+/// Errors: FLOE_STATUS_BAD_INPUT with the parser's message for an unreadable answer or one for
+/// the wrong number of agents.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_parse_answer(
+    instance_json: *const c_char,
+    answer: *const c_char,
+    out_plan_json: *mut *mut c_char,
+) -> floe_status {
+    guard(|| {
+        outs(&[(out_plan_json.cast_const().cast(), "out_plan_json")])?;
+        // SAFETY: NUL-terminated strings or NULL (checked).
+        let text = unsafe { str_arg(instance_json, "instance_json") }?;
+        // SAFETY: as above.
+        let answer = unsafe { str_arg(answer, "answer") }?;
+        let inst = Instance::from_json(text).map_err(|e| Error::bad_input(format!("instance: {e}")))?;
+        let plan = parse_answer(answer, &inst).map_err(|e| Error::bad_input(e.to_string()))?;
+        // SAFETY: checked not NULL.
+        unsafe { write_string(out_plan_json, &plan.to_json(), "out_plan_json") }
+    })
+}

@@ -1,0 +1,474 @@
+/*
+ * The C API's test suite: every function, and every error path (NULL pointers, short buffers,
+ * wrong handle kinds, freed handles, invalid JSON, bad UTF-8, plugins that fail).
+ *
+ * Usage: test_api <failing C plugin library> <faulty Rust plugin library> <scratch folder>
+ * Runs under valgrind and sanitizers (scripts/c-api.sh). Exits non-zero on the first failure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floe.h"
+#include "floe_plugin.h"
+
+static int checks = 0;
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        checks++;                                                                    \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, \
+                    __LINE__, #cond, floe_last_error());                             \
+            exit(1);                                                                 \
+        }                                                                            \
+    } while (0)
+
+#define OK(call) CHECK((call) == FLOE_STATUS_OK)
+/* A call fails with `status` and leaves a message containing `needle`. */
+#define FAILS(call, status, needle)                              \
+    do {                                                         \
+        CHECK((call) == (status));                               \
+        CHECK(strstr(floe_last_error(), (needle)) != NULL);      \
+    } while (0)
+
+static const char *INSTANCE =
+    "{\"grid\": [\"FFF\", \"FHF\", \"FFF\"], \"agents\": ["
+    "{\"start\": [0, 0], \"goal\": [2, 2]}, {\"start\": [2, 0], \"goal\": [0, 2]}]}";
+
+static void test_version(void) {
+    CHECK(floe_abi_version() == FLOE_ABI_VERSION);
+    CHECK(strlen(floe_version()) > 0);
+    CHECK(sizeof(floe_verdict_record) == 28);
+    CHECK(sizeof(floe_step_outcome) == 12);
+    CHECK(sizeof(floe_replay_record) == 40);
+    CHECK(sizeof(floe_env_info) == 16);
+    CHECK(sizeof(floe_verdict) == 32);
+    CHECK(sizeof(floe_env_record) == 24);
+    CHECK(sizeof(floe_agent_record) == 12);
+    floe_string_free(NULL);
+}
+
+static floe_pool *small_pool(void) {
+    floe_pool *pool = NULL;
+    OK(floe_pool_from_json(INSTANCE, 1, &pool));
+    return pool;
+}
+
+static void test_pools(const char *scratch) {
+    floe_pool *pool = NULL;
+    size_t n = 0;
+    uint32_t side = 0;
+
+    /* From a generator setting and from a round configuration. */
+    OK(floe_pool_generate("{\"size\": 4, \"agents\": 2, \"hole_ratio\": 0.1, \"wait_ratio\": 0.5}", 6, 1, &pool));
+    OK(floe_pool_count(pool, &n));
+    CHECK(n == 6);
+    OK(floe_pool_max_agents(pool, &n));
+    CHECK(n == 2);
+    OK(floe_pool_max_side(pool, &side));
+    CHECK(side == 4);
+    floe_instance_info info;
+    OK(floe_pool_instance_info(pool, 5, &info));
+    CHECK(info.width == 4 && info.height == 4 && info.num_agents == 2 && info.optimal_soc != FLOE_UNKNOWN);
+    FAILS(floe_pool_instance_info(pool, 6, &info), FLOE_STATUS_BAD_INPUT, "out of range");
+    FAILS(floe_pool_instance_info(pool, 0, NULL), FLOE_STATUS_NULL_POINTER, "out");
+    char *json = NULL;
+    OK(floe_pool_instance_json(pool, 0, &json));
+    CHECK(strstr(json, "\"grid\"") != NULL);
+    /* The JSON reads back into a pool of one. */
+    floe_pool *again = NULL;
+    OK(floe_pool_from_json(json, 0, &again));
+    OK(floe_pool_count(again, &n));
+    CHECK(n == 1);
+    OK(floe_pool_free(again));
+    floe_string_free(json);
+    OK(floe_pool_free(pool));
+
+    pool = NULL;
+    OK(floe_pool_generate("{\"sizes\": [{\"size\": 3, \"data_ratio\": 1.0, \"hole_ratio\": 0.1, \"wait_ratio\": 0.0}],"
+                          " \"agents\": [2], \"replay_fraction\": 0.0}",
+                          4, 2, &pool));
+    OK(floe_pool_count(pool, &n));
+    CHECK(n == 4);
+    OK(floe_pool_free(pool));
+
+    /* Bad configurations, bad JSON, bad UTF-8, NULL. */
+    pool = NULL;
+    FAILS(floe_pool_generate("{\"size\": 4}", 3, 1, &pool), FLOE_STATUS_CONFIG, "agents");
+    FAILS(floe_pool_generate("{\"size\": 0, \"agents\": 2}", 3, 1, &pool), FLOE_STATUS_CONFIG, "map size");
+    FAILS(floe_pool_generate("{\"size\": 4, \"agents\": 2, \"colour\": 1}", 3, 1, &pool), FLOE_STATUS_CONFIG, "colour");
+    FAILS(floe_pool_generate("{not json", 3, 1, &pool), FLOE_STATUS_CONFIG, "JSON");
+    FAILS(floe_pool_generate("\xff\xfe", 3, 1, &pool), FLOE_STATUS_BAD_UTF8, "UTF-8");
+    FAILS(floe_pool_generate(NULL, 3, 1, &pool), FLOE_STATUS_NULL_POINTER, "config_json");
+    FAILS(floe_pool_generate("{\"size\": 4, \"agents\": 2}", 3, 1, NULL), FLOE_STATUS_NULL_POINTER, "out");
+    CHECK(pool == NULL);
+    FAILS(floe_pool_from_json("{\"grid\": [\"FF\"], \"agents\": [{\"start\": [0, 0], \"goal\": [0, 0]},"
+                              " {\"start\": [0, 0], \"goal\": [0, 1]}]}",
+                              0, &pool),
+          FLOE_STATUS_BAD_INPUT, "instance");
+    FAILS(floe_pool_from_json("", 0, &pool), FLOE_STATUS_BAD_INPUT, "instance");
+
+    /* From a file, and a missing file. */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/pool.jsonl", scratch);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fprintf(f, "%s\n%s\n", INSTANCE, INSTANCE);
+    fclose(f);
+    OK(floe_pool_from_file(path, 0, &pool));
+    OK(floe_pool_count(pool, &n));
+    CHECK(n == 2);
+    OK(floe_pool_instance_info(pool, 1, &info));
+    CHECK(info.optimal_soc == FLOE_UNKNOWN); /* not solved */
+    OK(floe_pool_free(pool));
+    snprintf(path, sizeof path, "%s/missing.jsonl", scratch);
+    FAILS(floe_pool_from_file(path, 0, &pool), FLOE_STATUS_IO, "missing.jsonl");
+
+    /* From the caller's arrays: a 3x3 grid with a hole in the middle. */
+    uint8_t holes[9] = {0, 0, 0, 0, 1, 0, 0, 0, 0};
+    uint32_t starts[4] = {0, 0, 2, 0};
+    uint32_t goals[4] = {2, 2, 0, 2};
+    floe_instance_view view = {3, 3, 2, holes, starts, goals};
+    OK(floe_pool_from_arrays(&view, 1, 1, &pool));
+    OK(floe_pool_instance_info(pool, 0, &info));
+    CHECK(info.optimal_soc == 8);
+    OK(floe_pool_free(pool));
+    pool = NULL;
+    uint32_t on_hole[4] = {1, 1, 2, 0};
+    floe_instance_view bad = {3, 3, 2, holes, on_hole, goals};
+    FAILS(floe_pool_from_arrays(&bad, 1, 0, &pool), FLOE_STATUS_BAD_INPUT, "instance 0");
+    holes[0] = 7;
+    FAILS(floe_pool_from_arrays(&view, 1, 0, &pool), FLOE_STATUS_BAD_INPUT, "cell 0");
+    holes[0] = 0;
+    floe_instance_view no_holes = {3, 3, 2, NULL, starts, goals};
+    FAILS(floe_pool_from_arrays(&no_holes, 1, 0, &pool), FLOE_STATUS_NULL_POINTER, "holes");
+    floe_instance_view huge = {3000, 3, 2, holes, starts, goals};
+    FAILS(floe_pool_from_arrays(&huge, 1, 0, &pool), FLOE_STATUS_BAD_INPUT, "1..=256");
+    FAILS(floe_pool_from_arrays(NULL, 1, 0, &pool), FLOE_STATUS_NULL_POINTER, "instances");
+    FAILS(floe_pool_from_arrays(&view, 0, 0, &pool), FLOE_STATUS_BAD_INPUT, "empty");
+    CHECK(pool == NULL);
+    OK(floe_pool_free(NULL));
+}
+
+static floe_step_buffers buffers_for(const floe_buffer_sizes *s) {
+    floe_step_buffers b;
+    b.obs = calloc(s->obs, 1);
+    b.obs_len = s->obs;
+    b.final_obs = calloc(s->obs, 1);
+    b.final_obs_len = s->obs;
+    b.rewards = calloc(s->agents, sizeof(float));
+    b.rewards_len = s->agents;
+    b.events = calloc(s->agents, sizeof(uint32_t));
+    b.events_len = s->agents;
+    b.terminated = calloc(s->envs, 1);
+    b.terminated_len = s->envs;
+    b.truncated = calloc(s->envs, 1);
+    b.truncated_len = s->envs;
+    b.info = calloc(s->envs, sizeof(floe_env_info));
+    b.info_len = s->envs;
+    return b;
+}
+
+static void free_buffers(floe_step_buffers *b) {
+    free(b->obs);
+    free(b->final_obs);
+    free(b->rewards);
+    free(b->events);
+    free(b->terminated);
+    free(b->truncated);
+    free(b->info);
+}
+
+static void test_engines(void) {
+    floe_pool *pool = NULL;
+    OK(floe_pool_generate("{\"size\": 5, \"agents\": 3, \"hole_ratio\": 0.2}", 8, 3, &pool));
+    floe_engine *engine = NULL;
+    OK(floe_engine_new(pool, "{\"num_envs\": 7, \"mode\": \"soft\", \"episode_limit\": 9}", &engine));
+    /* The pool may go: the engine keeps its own reference. */
+    OK(floe_pool_free(pool));
+    floe_buffer_sizes s;
+    OK(floe_engine_sizes(engine, &s));
+    CHECK(s.num_envs == 7 && s.max_agents == 3 && s.actions == 21 && s.agents == 21 && s.envs == 7);
+    CHECK(s.obs == 21 * s.obs_stride && s.global_state == 7 * 3 * 25);
+    char *backend = NULL;
+    OK(floe_engine_backend(engine, &backend));
+    CHECK(strcmp(backend, "cpu") == 0);
+    floe_string_free(backend);
+
+    floe_step_buffers b = buffers_for(&s);
+    uint8_t actions[21];
+    memset(actions, 1, sizeof actions);
+    FAILS(floe_engine_step(engine, actions, 21, &b), FLOE_STATUS_NOT_RESET, "reset");
+    FAILS(floe_engine_reset_to(engine, 0, 0, &b), FLOE_STATUS_NOT_RESET, "reset");
+    OK(floe_engine_reset(engine, 42, &b));
+    int ended = 0;
+    for (int t = 0; t < 30; t++) {
+        for (int i = 0; i < 21; i++) actions[i] = (uint8_t)((t * 7 + i * 3) % 5);
+        OK(floe_engine_step(engine, actions, 21, &b));
+        for (size_t e = 0; e < s.envs; e++) {
+            if (b.terminated[e] || b.truncated[e]) {
+                ended++;
+                CHECK(b.info[e].outcome != FLOE_OUTCOME_RUNNING);
+            }
+        }
+    }
+    CHECK(ended > 0);
+    OK(floe_engine_reset_to(engine, 2, 5, &b));
+    floe_env_record envs[7];
+    floe_agent_record agents[21];
+    OK(floe_engine_state(engine, envs, 7, agents, 21));
+    CHECK(envs[2].instance == 5 && envs[2].step == 0 && envs[2].width == 5);
+    FAILS(floe_engine_state(engine, envs, 6, agents, 21), FLOE_STATUS_BUFFER_SIZE, "envs");
+    FAILS(floe_engine_state(engine, NULL, 7, agents, 21), FLOE_STATUS_NULL_POINTER, "envs");
+    uint8_t *global = malloc(s.global_state);
+    OK(floe_engine_global_state(engine, global, s.global_state));
+    CHECK(global[0] == 0 || global[0] == 1);
+    FAILS(floe_engine_global_state(engine, global, s.global_state - 1), FLOE_STATUS_BUFFER_SIZE, "global");
+    free(global);
+
+    /* Refused calls change nothing: the state is the same after each. */
+    floe_env_record before[7];
+    OK(floe_engine_state(engine, before, 7, agents, 21));
+    actions[20] = 5;
+    FAILS(floe_engine_step(engine, actions, 21, &b), FLOE_STATUS_BAD_INPUT, "not 0..=4");
+    actions[20] = 0;
+    FAILS(floe_engine_step(engine, actions, 20, &b), FLOE_STATUS_BUFFER_SIZE, "actions");
+    FAILS(floe_engine_step(engine, NULL, 21, &b), FLOE_STATUS_NULL_POINTER, "actions");
+    FAILS(floe_engine_step(engine, actions, 21, NULL), FLOE_STATUS_NULL_POINTER, "buffers");
+    floe_step_buffers short_b = b;
+    short_b.rewards_len -= 1;
+    FAILS(floe_engine_step(engine, actions, 21, &short_b), FLOE_STATUS_BUFFER_SIZE, "rewards");
+    floe_step_buffers null_b = b;
+    null_b.events = NULL;
+    FAILS(floe_engine_step(engine, actions, 21, &null_b), FLOE_STATUS_NULL_POINTER, "events");
+    floe_step_buffers overlap = b;
+    overlap.truncated = overlap.terminated;
+    FAILS(floe_engine_step(engine, actions, 21, &overlap), FLOE_STATUS_BAD_INPUT, "overlap");
+    FAILS(floe_engine_reset_to(engine, 7, 0, &b), FLOE_STATUS_BAD_INPUT, "reset_to");
+    FAILS(floe_engine_reset_to(engine, 0, 8, &b), FLOE_STATUS_BAD_INPUT, "reset_to");
+    FAILS(floe_engine_reset(engine, 1, &short_b), FLOE_STATUS_BUFFER_SIZE, "rewards");
+    floe_env_record after[7];
+    OK(floe_engine_state(engine, after, 7, agents, 21));
+    CHECK(memcmp(before, after, sizeof before) == 0);
+
+    /* Wrong handle kinds, NULL, and freed handles. */
+    floe_pool *pool2 = small_pool();
+    FAILS(floe_engine_sizes((floe_engine *)pool2, &s), FLOE_STATUS_WRONG_HANDLE, "floe_pool");
+    FAILS(floe_pool_count((floe_pool *)engine, &s.num_envs), FLOE_STATUS_WRONG_HANDLE, "floe_engine");
+    FAILS(floe_engine_sizes(NULL, &s), FLOE_STATUS_NULL_POINTER, "engine");
+    FAILS(floe_engine_sizes(engine, NULL), FLOE_STATUS_NULL_POINTER, "out");
+    FAILS(floe_engine_free((floe_engine *)pool2), FLOE_STATUS_WRONG_HANDLE, "floe_pool");
+    int not_a_handle = 0;
+    FAILS(floe_pool_free((floe_pool *)&not_a_handle), FLOE_STATUS_WRONG_HANDLE, "not a live handle");
+
+    /* Bad engine configurations. */
+    floe_engine *other = NULL;
+    FAILS(floe_engine_new(pool2, "{\"num_envs\": 0}", &other), FLOE_STATUS_CONFIG, "num_envs");
+    FAILS(floe_engine_new(pool2, "{\"backend\": \"tpu\"}", &other), FLOE_STATUS_CONFIG, "tpu");
+    FAILS(floe_engine_new(pool2, "{\"mode\": \"gentle\"}", &other), FLOE_STATUS_CONFIG, "gentle");
+    FAILS(floe_engine_new(pool2, "{\"obs_radius\": 500}", &other), FLOE_STATUS_CONFIG, "radius");
+    FAILS(floe_engine_new(pool2, "{\"rewards\": {\"hole\": \"a lot\"}}", &other), FLOE_STATUS_CONFIG, "a lot");
+    FAILS(floe_engine_new(pool2, "[1, 2]", &other), FLOE_STATUS_CONFIG, "object");
+    FAILS(floe_engine_new(pool2, "{", &other), FLOE_STATUS_CONFIG, "engine configuration");
+    FAILS(floe_engine_new(pool2, "\xc3\x28", &other), FLOE_STATUS_BAD_UTF8, "UTF-8");
+    FAILS(floe_engine_new(NULL, NULL, &other), FLOE_STATUS_NULL_POINTER, "pool");
+    CHECK(other == NULL);
+    OK(floe_engine_new(pool2, NULL, &other)); /* defaults */
+    OK(floe_engine_free(other));
+    OK(floe_pool_free(pool2));
+    FAILS(floe_pool_count(pool2, &s.num_envs), FLOE_STATUS_WRONG_HANDLE, "not a live handle");
+
+    free_buffers(&b);
+    OK(floe_engine_free(engine));
+    FAILS(floe_engine_step(engine, actions, 21, &b), FLOE_STATUS_WRONG_HANDLE, "not a live handle");
+    FAILS(floe_engine_free(engine), FLOE_STATUS_WRONG_HANDLE, "not a live handle");
+    OK(floe_engine_free(NULL));
+}
+
+static void test_verification(void) {
+    floe_pool *pool = small_pool();
+    /* Two plans for the 3x3 instance (optimum 8): an optimal one and one into the hole. */
+    enum { K = 2, T = 5 };
+    uint8_t moves[2 * K * T];
+    memset(moves, FLOE_MOVES_END, sizeof moves);
+    const uint8_t plan0[K][4] = {{4, 4, 2, 2}, {1, 1, 4, 4}}; /* RRDD, UURR */
+    for (int a = 0; a < K; a++)
+        for (int t = 0; t < 4; t++) moves[(0 * K + a) * T + t] = plan0[a][t];
+    moves[(1 * K + 0) * T + 0] = 2; /* D */
+    moves[(1 * K + 0) * T + 1] = 4; /* R: into the hole */
+    moves[(1 * K + 1) * T + 0] = 0;
+    uint32_t inst[2] = {0, 0}, agents[2] = {2, 2};
+    floe_verdict_record rec[2];
+    OK(floe_verify_moves(pool, inst, agents, 2, moves, sizeof moves, K, T, rec, 2));
+    CHECK(rec[0].failure == FLOE_FAILURE_NONE && rec[0].optimal == 1 && rec[0].soc == 8);
+    CHECK(rec[1].failure == FLOE_FAILURE_HOLE && rec[1].legal_steps == 1);
+    FAILS(floe_verify_moves(pool, inst, agents, 2, moves, sizeof moves - 1, K, T, rec, 2), FLOE_STATUS_BUFFER_SIZE, "moves");
+    FAILS(floe_verify_moves(pool, inst, agents, 2, moves, sizeof moves, K, T, rec, 1), FLOE_STATUS_BUFFER_SIZE, "out");
+    uint32_t bad_inst[2] = {0, 9};
+    FAILS(floe_verify_moves(pool, bad_inst, agents, 2, moves, sizeof moves, K, T, rec, 2), FLOE_STATUS_BAD_INPUT, "instance 9");
+    uint32_t too_many[2] = {3, 2};
+    FAILS(floe_verify_moves(pool, inst, too_many, 2, moves, sizeof moves, K, T, rec, 2), FLOE_STATUS_BAD_INPUT, "more than K");
+    FAILS(floe_verify_moves(pool, NULL, agents, 2, moves, sizeof moves, K, T, rec, 2), FLOE_STATUS_NULL_POINTER, "instances");
+
+    /* Free-text answers. */
+    const char *answers[3] = {"Agent 0: RIGHT RIGHT DOWN DOWN\nAgent 1: UP UP RIGHT RIGHT",
+                              "<answer>Agent 0: DOWN RIGHT\nAgent 1: WAIT</answer>", "I do not know."};
+    uint32_t inst3[3] = {0, 0, 0};
+    floe_verdict_record r3[3];
+    OK(floe_verify_answers(pool, inst3, answers, 3, r3, 3));
+    CHECK(r3[0].failure == FLOE_FAILURE_NONE && r3[0].optimal == 1);
+    CHECK(r3[1].failure == FLOE_FAILURE_HOLE);
+    CHECK(r3[2].failure == FLOE_FAILURE_PARSE_ERROR);
+    const char *bad_utf8[1] = {"Agent 0: \xff"};
+    FAILS(floe_verify_answers(pool, inst3, bad_utf8, 1, r3, 1), FLOE_STATUS_BAD_UTF8, "answers[0]");
+    const char *null_answer[1] = {NULL};
+    FAILS(floe_verify_answers(pool, inst3, null_answer, 1, r3, 1), FLOE_STATUS_NULL_POINTER, "answers[0]");
+
+    /* One plan: JSON and text, and its failure's agent and time. */
+    floe_verdict v;
+    OK(floe_verify_plan(pool, 0, "{\"moves\": [\"RRDD\", \"UURR\"]}", FLOE_PLAN_JSON, &v));
+    CHECK(v.valid == 1 && v.optimal == 1 && v.soc == 8 && v.makespan == 4);
+    OK(floe_verify_plan(pool, 0, "Agent 0: DOWN RIGHT\nAgent 1: WAIT", FLOE_PLAN_TEXT, &v));
+    CHECK(v.valid == 0 && v.kind == FLOE_FAILURE_HOLE && v.agent == 0 && v.time == 2);
+    OK(floe_verify_plan(pool, 0, "{\"moves\": 3}", FLOE_PLAN_JSON, &v));
+    CHECK(v.kind == FLOE_FAILURE_PARSE_ERROR);
+    FAILS(floe_verify_plan(pool, 0, "x", 7, &v), FLOE_STATUS_BAD_INPUT, "format");
+    FAILS(floe_verify_plan(pool, 1, "x", FLOE_PLAN_TEXT, &v), FLOE_STATUS_BAD_INPUT, "out of range");
+
+    /* The solver, the prompt, the answer parser. */
+    char *plan = NULL;
+    uint32_t soc = 0, makespan = 0;
+    OK(floe_solve(INSTANCE, 0, &plan, &soc, &makespan));
+    CHECK(soc == 8 && makespan == 4 && strstr(plan, "moves") != NULL);
+    OK(floe_verify_plan(pool, 0, plan, FLOE_PLAN_JSON, &v));
+    CHECK(v.optimal == 1);
+    floe_string_free(plan);
+    FAILS(floe_solve("{\"grid\": [\"FH\", \"HF\"], \"agents\": [{\"start\": [0, 0], \"goal\": [1, 1]}]}", 0, &plan,
+                     &soc, &makespan),
+          FLOE_STATUS_FAILED, "unsolvable");
+    FAILS(floe_solve("{}", 0, &plan, &soc, &makespan), FLOE_STATUS_BAD_INPUT, "instance");
+    FAILS(floe_solve(INSTANCE, 0, &plan, NULL, &makespan), FLOE_STATUS_NULL_POINTER, "out_soc");
+    char *prompt = NULL;
+    OK(floe_render_prompt(INSTANCE, &prompt));
+    CHECK(strstr(prompt, "Agent 0") != NULL);
+    floe_string_free(prompt);
+    char *parsed = NULL;
+    OK(floe_parse_answer(INSTANCE, "Agent 0: RIGHT RIGHT DOWN DOWN\nAgent 1: UP UP RIGHT RIGHT", &parsed));
+    CHECK(strstr(parsed, "RRDD") != NULL);
+    floe_string_free(parsed);
+    FAILS(floe_parse_answer(INSTANCE, "Agent 0: RIGHT", &parsed), FLOE_STATUS_BAD_INPUT, "agent");
+    FAILS(floe_parse_answer(INSTANCE, NULL, &parsed), FLOE_STATUS_NULL_POINTER, "answer");
+    OK(floe_pool_free(pool));
+}
+
+static void test_plugins(const char *failing_c, const char *faulty_rust) {
+    floe_plugin *reward = NULL, *curriculum = NULL, *engineer = NULL;
+    OK(floe_plugin_new(NULL, FLOE_PLUGIN_KIND_REWARD, "tiered", NULL, &reward));
+    uint32_t kind = 0;
+    OK(floe_plugin_kind(reward, &kind));
+    CHECK(kind == FLOE_PLUGIN_KIND_REWARD);
+    floe_verdict_record rec[2] = {{0, 1, {0, 0}, 2, 2, 4, 4, 8, 8}, {5, 0, {0, 0}, 2, FLOE_UNKNOWN, 1, 2, FLOE_UNKNOWN, 8}};
+    float rewards[2] = {0, 0};
+    OK(floe_plugin_rewards(reward, rec, 2, rewards, 2));
+    CHECK(rewards[0] > rewards[1]);
+    FAILS(floe_plugin_rewards(reward, rec, 2, rewards, 1), FLOE_STATUS_BAD_INPUT, "room");
+    floe_verdict_record broken = rec[0];
+    broken.failure = 42;
+    FAILS(floe_plugin_rewards(reward, &broken, 1, rewards, 1), FLOE_STATUS_BAD_INPUT, "failure code");
+    floe_step_outcome step = {3, 2, 0};
+    FAILS(floe_plugin_step_rewards(reward, &step, 1, rewards, 1), FLOE_STATUS_UNSUPPORTED, "step");
+    floe_plugin *shaped = NULL;
+    OK(floe_plugin_new(NULL, FLOE_PLUGIN_KIND_REWARD, "shaped", "{}", &shaped));
+    OK(floe_plugin_step_rewards(shaped, &step, 1, rewards, 1));
+    CHECK(rewards[0] > 0.0f);
+    OK(floe_plugin_free(shaped));
+
+    OK(floe_plugin_new(NULL, FLOE_PLUGIN_KIND_CURRICULUM, "plr", NULL, &curriculum));
+    char *config = NULL;
+    OK(floe_plugin_next_config(curriculum, "{\"rounds\": []}", &config));
+    floe_pool *pool = NULL;
+    OK(floe_pool_generate(config, 5, 7, &pool));
+    size_t n = 0;
+    OK(floe_pool_count(pool, &n));
+    CHECK(n == 5);
+    OK(floe_pool_free(pool));
+    floe_string_free(config);
+    FAILS(floe_plugin_next_config(curriculum, "{\"rounds\": 3}", &config), FLOE_STATUS_CONFIG, "malformed JSON");
+    FAILS(floe_plugin_next_config(curriculum, "\xff", &config), FLOE_STATUS_BAD_UTF8, "UTF-8");
+    floe_replay_record pool_recs[3] = {{1, 3, 2, 0, 4, 0.5f, 0.1f, 0.5f, 0},
+                                       {2, 3, 2, 0, 4, 0.1f, 0.4f, 0.2f, 0},
+                                       {3, 4, 2, 0, 0, 0.0f, 0.0f, 0.0f, 0}};
+    floe_replay_request req = {1, 2, 9};
+    uint32_t picked[2];
+    size_t picked_len = 0;
+    OK(floe_plugin_sample_replay(curriculum, pool_recs, 3, &req, picked, 2, &picked_len));
+    CHECK(picked_len == 2 && picked[0] < 3 && picked[1] < 3 && picked[0] != picked[1]);
+    FAILS(floe_plugin_sample_replay(curriculum, pool_recs, 3, &req, picked, 1, &picked_len), FLOE_STATUS_BUFFER_SIZE, "room");
+    pool_recs[0].success_rate = 2.0f;
+    FAILS(floe_plugin_sample_replay(curriculum, pool_recs, 3, &req, picked, 2, &picked_len), FLOE_STATUS_BAD_INPUT, "success_rate");
+    FAILS(floe_plugin_rewards(curriculum, rec, 2, rewards, 2), FLOE_STATUS_UNSUPPORTED, "not a reward");
+
+    OK(floe_plugin_new(NULL, FLOE_PLUGIN_KIND_ENV_ENGINEER, "rules", NULL, &engineer));
+    char *reply = NULL;
+    OK(floe_plugin_design(engineer, "Round 0. History:\n```json\n{\"rounds\": []}\n```\n", &reply));
+    CHECK(strstr(reply, "\"config\"") != NULL && strstr(reply, "\"rationale\"") != NULL);
+    floe_string_free(reply);
+    FAILS(floe_plugin_design(engineer, "no history here", &reply), FLOE_STATUS_BAD_INPUT, "history");
+    FAILS(floe_plugin_design(curriculum, "x", &reply), FLOE_STATUS_UNSUPPORTED, "not a engineer");
+
+    /* Unknown plugins, bad parameters, bad kinds, libraries that fail. */
+    floe_plugin *p = NULL;
+    FAILS(floe_plugin_new(NULL, FLOE_PLUGIN_KIND_REWARD, "golden", NULL, &p), FLOE_STATUS_UNKNOWN_PLUGIN, "golden");
+    FAILS(floe_plugin_new(NULL, FLOE_PLUGIN_KIND_REWARD, "tiered", "{\"valid\": \"yes\"}", &p), FLOE_STATUS_CONFIG, "valid");
+    FAILS(floe_plugin_new(NULL, 9, "tiered", NULL, &p), FLOE_STATUS_BAD_INPUT, "kind");
+    FAILS(floe_plugin_new("/nonexistent/libnothing.so", FLOE_PLUGIN_KIND_REWARD, "x", NULL, &p), FLOE_STATUS_FAILED, "libnothing");
+    FAILS(floe_plugin_new(failing_c, FLOE_PLUGIN_KIND_REWARD, "c-failing", "{\"fail-entry\": 1}", &p), FLOE_STATUS_CONFIG,
+          "asked to fail");
+    OK(floe_plugin_new(failing_c, FLOE_PLUGIN_KIND_REWARD, "c-failing", NULL, &p));
+    rewards[0] = 7.0f;
+    FAILS(floe_plugin_rewards(p, rec, 2, rewards, 2), FLOE_STATUS_FAILED, "out of luck after 2 records");
+    CHECK(rewards[0] == 7.0f); /* the caller's buffer is left as it was */
+    OK(floe_plugin_free(p));
+    OK(floe_plugin_new(faulty_rust, FLOE_PLUGIN_KIND_REWARD, "panics", NULL, &p));
+    FAILS(floe_plugin_rewards(p, rec, 2, rewards, 2), FLOE_STATUS_PANICKED, "2 records are too many");
+    OK(floe_plugin_free(p));
+    OK(floe_plugin_new(faulty_rust, FLOE_PLUGIN_KIND_REWARD, "fails", NULL, &p));
+    FAILS(floe_plugin_rewards(p, rec, 2, rewards, 2), FLOE_STATUS_FAILED, "always refuses");
+    OK(floe_plugin_free(p));
+    FAILS(floe_plugin_new(faulty_rust, FLOE_PLUGIN_KIND_REWARD, "panics-on-create", NULL, &p), FLOE_STATUS_PANICKED,
+          "no instance today");
+    OK(floe_plugin_new(faulty_rust, FLOE_PLUGIN_KIND_CURRICULUM, "bad-config", NULL, &p));
+    FAILS(floe_plugin_next_config(p, "{\"rounds\": []}", &config), FLOE_STATUS_BAD_OUTPUT, "hole_ratio");
+    OK(floe_plugin_free(p));
+    FAILS(floe_plugin_kind((floe_plugin *)((char *)reward + 8), &kind), FLOE_STATUS_WRONG_HANDLE, "not a live handle");
+
+    OK(floe_plugin_free(reward));
+    OK(floe_plugin_free(curriculum));
+    OK(floe_plugin_free(engineer));
+    OK(floe_plugin_free(NULL));
+}
+
+static void test_training(void) {
+    /* Built without the train feature, both say so (the Rust tests cover them with it). */
+    int32_t s = floe_train_run("{}", "/tmp", 0, NULL, NULL, NULL);
+    CHECK(s == FLOE_STATUS_NOT_BUILT || s == FLOE_STATUS_CONFIG);
+    char *report = NULL;
+    s = floe_eval_run("/nonexistent", "/nonexistent", &report);
+    CHECK(s == FLOE_STATUS_NOT_BUILT || s == FLOE_STATUS_IO);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s <failing C plugin> <faulty Rust plugin> <scratch folder>\n", argv[0]);
+        return 2;
+    }
+    test_version();
+    test_pools(argv[3]);
+    test_engines();
+    test_verification();
+    test_plugins(argv[1], argv[2]);
+    test_training();
+    printf("test_api: %d checks passed\n", checks);
+    return 0;
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The C API's checks, from outside the source tree as a C/C++ user meets it:
+#   1. `make -C ffi install` into a scratch prefix (libraries, headers, pkg-config, CMake files);
+#   2. the C test suite against the installed copy, linked with the shared library and with the
+#      static one, under valgrind (no errors, no leaks), and built with ASan + UBSan;
+#   3. a C++ file that includes both headers twice, and the C++ wrapper's example;
+#   4. a CMake project (find_package) and a plain `cc $(pkg-config ...)` program, both outside
+#      the tree;
+#   5. the C examples, briefly.
+# Run by scripts/test.sh; needs cc, c++, cmake, pkg-config and valgrind (setup.sh installs them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/floe-capi.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+PREFIX=$WORK/prefix
+step() { echo "== c-api: $*"; }
+
+step "install into $PREFIX"
+make -s -C ffi install PREFIX="$PREFIX" TARGET_DIR="$TARGET_DIR"
+# The plugins the error-path tests load: a failing C plugin and a panicking Rust one.
+cargo build --release -q -p floe-example-faulty
+cc -shared -fPIC -O1 -I "$PREFIX/include" -o "$WORK/libc_failing.so" plugins/examples/c/failing.c
+FAULTY=$TARGET_DIR/release/libfloe_example_faulty.so
+export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
+CFLAGS_FLOE=$(pkg-config --cflags floe)
+RUN_ARGS=("$WORK/libc_failing.so" "$FAULTY" "$WORK")
+
+step "C test suite, shared library"
+cc -std=c11 -Wall -Wextra -Werror -O1 -g $CFLAGS_FLOE -o "$WORK/test_shared" ffi/tests/c/test_api.c \
+    $(pkg-config --libs floe) -Wl,-rpath,"$PREFIX/lib"
+"$WORK/test_shared" "${RUN_ARGS[@]}"
+
+step "C test suite, static library"
+cc -std=c11 -Wall -Wextra -Werror -O1 -g $CFLAGS_FLOE -o "$WORK/test_static" ffi/tests/c/test_api.c \
+    "$PREFIX/lib/libfloe.a" $(pkg-config --static --libs-only-l floe | sed 's/-lfloe//')
+"$WORK/test_static" "${RUN_ARGS[@]}"
+
+step "C test suite under valgrind (errors and leaks are failures)"
+# Rust's standard library and rayon keep a few allocations for the process's life (thread
+# pools, thread-locals): those are "still reachable", not leaks. Definite and indirect leaks,
+# and every memory error, fail; the one suppression (valgrind.supp) is abi_stable keeping Rust
+# plugin libraries loaded for the process's life, by design.
+valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+    --suppressions=ffi/tests/c/valgrind.supp \
+    --show-leak-kinds=definite,indirect "$WORK/test_shared" "${RUN_ARGS[@]}"
+
+step "C test suite with AddressSanitizer and UndefinedBehaviorSanitizer"
+cc -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+    -fno-sanitize-recover=all $CFLAGS_FLOE -o "$WORK/test_asan" ffi/tests/c/test_api.c \
+    $(pkg-config --libs floe) -Wl,-rpath,"$PREFIX/lib"
+ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=ffi/tests/c/lsan.supp "$WORK/test_asan" "${RUN_ARGS[@]}"
+
+step "C++: both headers twice, and the floe.hpp example"
+c++ -std=c++17 -Wall -Wextra -Werror $CFLAGS_FLOE -o "$WORK/twice" ffi/tests/c/twice.cpp \
+    $(pkg-config --libs floe) -Wl,-rpath,"$PREFIX/lib"
+"$WORK/twice"
+c++ -std=c++17 -Wall -Wextra -Werror -O1 $CFLAGS_FLOE -o "$WORK/stepping" ffi/examples/cpp/stepping.cpp \
+    $(pkg-config --libs floe) -Wl,-rpath,"$PREFIX/lib"
+"$WORK/stepping"
+
+step "consumers outside the tree: CMake find_package, and cc with pkg-config"
+cp -r ffi/tests/consumers/cmake "$WORK/cmake-src"
+cmake -S "$WORK/cmake-src" -B "$WORK/cmake-build" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_RPATH="$PREFIX/lib" >/dev/null
+cmake --build "$WORK/cmake-build" >/dev/null
+"$WORK/cmake-build/consumer_shared"
+"$WORK/cmake-build/consumer_static"
+cp ffi/tests/consumers/cmake/main.c "$WORK/pc_main.c"
+(cd "$WORK" && cc -std=c11 -o pc_consumer pc_main.c $(pkg-config --cflags --libs floe) -Wl,-rpath,"$PREFIX/lib" \
+    && ./pc_consumer)
+
+step "C examples"
+for ex in step_random verify_answers curriculum_loop; do
+    cc -std=c11 -Wall -Wextra -Werror -O2 $CFLAGS_FLOE -o "$WORK/$ex" "ffi/examples/c/$ex.c" \
+        $(pkg-config --libs floe) -Wl,-rpath,"$PREFIX/lib"
+done
+"$WORK/step_random" 16 0.2 4 1024 0.5
+"$WORK/verify_answers" 60 2
+"$WORK/curriculum_loop" difficulty-scaling 2
+step "all passed"
