@@ -3,7 +3,8 @@
 #   - Debian packages, with apt-get (through sudo when not root), only those missing:
 #     build-essential (a C toolchain), mesa-vulkan-drivers and libvulkan1 (Mesa's software
 #     Vulkan driver for the GPU backend's tests; installing it can upgrade the Mesa packages
-#     already there), unzip and python3-pip (to unpack libtorch);
+#     already there), cmake, pkg-config and valgrind (the C API's checks), unzip and
+#     python3-pip (to unpack libtorch);
 #   - libtorch 2.13.0 for `floe train`: about 540 MB of PyPI wheels, 490 MB kept in
 #     third_party/libtorch.
 # Idempotent: each step checks first and does nothing when it is already done.
@@ -36,6 +37,10 @@ apt_install() {
 if ! command -v cc >/dev/null 2>&1 || ! command -v c++ >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
     apt_install build-essential
 fi
+
+# The C API's checks (scripts/c-api.sh): a CMake and a pkg-config consumer of the installed
+# library, and the C test suite under valgrind.
+apt_install cmake pkg-config valgrind
 
 # Mesa's software Vulkan driver (lavapipe) and the Vulkan loader: the GPU backend's tests run on
 # it where no GPU exists; found headless, with no environment variable.
