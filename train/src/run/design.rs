@@ -68,6 +68,7 @@ pub(crate) struct Designer {
     curriculum: Option<Box<dyn Curriculum>>,
     engineer: Option<Box<dyn EnvEngineer>>,
     limits: DesignLimits,
+    round0_given: bool,
 }
 
 impl Designer {
@@ -80,15 +81,22 @@ impl Designer {
         if curriculum.is_none() {
             limits.max_replay_fraction = 0.0;
         }
-        Designer { curriculum, engineer, limits }
+        Designer { curriculum, engineer, limits, round0_given: cfg.rounds.round0.is_some() }
     }
 
     /// Brings a stateful curriculum to where it was: it is asked again for every finished round
     /// it designed, on the history it saw then.
     pub(crate) fn catch_up(&mut self, state: &RunState) -> Result<(), TrainError> {
         let Some(c) = self.curriculum.as_mut() else { return Ok(()) };
-        for d in state.designs.iter().filter(|d| d.source == Source::Curriculum) {
-            let past = History { rounds: state.history.rounds[..d.round as usize].to_vec() };
+        let by_curriculum: Vec<u32> = if state.designs.is_empty() {
+            // A checkpoint written before designs were recorded: its curriculum designed every
+            // round but a given round 0.
+            (0..state.rounds_done).filter(|&r| r > 0 || !self.round0_given).collect()
+        } else {
+            state.designs.iter().filter(|d| d.source == Source::Curriculum).map(|d| d.round).collect()
+        };
+        for r in by_curriculum {
+            let past = History { rounds: state.history.rounds[..r as usize].to_vec() };
             c.next_config(&past)?;
         }
         Ok(())
