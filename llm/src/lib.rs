@@ -114,7 +114,9 @@ impl<C: Complete> EnvEngineer for LlmEngineer<C> {
             };
             let replies = match self.model.complete(&request) {
                 Ok(c) => {
-                    notes.extend(c.notes.into_iter().map(|n| format!("attempt {}: retried: {n}", attempt + 1)));
+                    notes.extend(
+                        c.notes.into_iter().map(|n| format!("attempt {}: retried: {n}", attempt + 1)),
+                    );
                     c.replies
                 }
                 Err(e) => {
