@@ -3,9 +3,11 @@
 #   1. a benchmark suite in the paper's layout (3, 4 and 5 agents; wait ratios .25/.5/.75), on
 #      maps up to 6x6, generated, solved and checked by CBS (`floe check` prints a table);
 #   2. `floe train --config configs/demo.json`: the untrained policy's validation, the
-#      supervised warm start, GRPO rounds on configurations the difficulty-scaling curriculum
-#      redesigns (the default configuration's budget cut so that the whole demo, build included,
-#      takes about 15 minutes on an idle 2-core machine);
+#      supervised warm start, GRPO rounds: round 0 from the difficulty-scaling curriculum,
+#      round 1 designed by the embedded environment engineer (SmolLM2-135M in process), which
+#      reads the round's failures (`floe engineer --run out/demo/train` shows what it was given
+#      and answered); the default configuration's budget cut so that the whole demo, build
+#      included, aims at about 15 minutes on an idle 2-core machine;
 #   3. `floe eval` of the trained checkpoint on the suite: valid / optimal % per agent count x
 #      map size, and the failures by kind.
 # OUT (default out/demo), PER_CELL (instances per suite cell, default 10), TRAIN_CONFIG (the
@@ -29,4 +31,6 @@ echo "demo: built in $((SECONDS - started)) s; the binary is $FLOE"
 echo
 echo "Evaluation of the trained policy on the suite ($OUT/suite):"
 "$FLOE" eval --checkpoint "$OUT/train/checkpoint.safetensors" --suite "$OUT/suite" --json "$OUT/eval.json"
+echo
+"$FLOE" engineer --run "$OUT/train" | grep -A3 -E '^## (rationale|config)' | head -40 || true
 echo "demo: done in $((SECONDS - started)) s"

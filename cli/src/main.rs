@@ -52,18 +52,26 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Inspect plugin libraries (Rust abi_stable or C).
     Plugin(cmd::plugin::Args),
+    /// Show what a run's environment engineer was given and answered; --ask sends it again.
+    Engineer(cmd::engineer::Args),
     /// Train a planner policy: warm start, then GRPO rounds redesigned by a curriculum.
     #[cfg(feature = "train")]
     Train(cmd::train::Args),
     /// Evaluate a trained checkpoint on a suite: valid / optimal rate per agent count x map size.
     #[cfg(feature = "train")]
     Eval(cmd::eval::Args),
+    /// Compare environment designs (curricula, the LLM engineer) from one warm start.
+    #[cfg(feature = "train")]
+    Experiment(cmd::experiment::Args),
     /// Train a planner policy (not in this build: it needs `--features train`).
     #[cfg(not(feature = "train"))]
     Train(NotBuilt),
     /// Evaluate a trained checkpoint (not in this build: it needs `--features train`).
     #[cfg(not(feature = "train"))]
     Eval(NotBuilt),
+    /// Compare environment designs (not in this build: it needs `--features train`).
+    #[cfg(not(feature = "train"))]
+    Experiment(NotBuilt),
 }
 
 /// The arguments of a command this build lacks: taken whole, so that the error says how to get
@@ -117,7 +125,7 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     #[cfg(feature = "train")]
-    if matches!(cli.command, Command::Train(_) | Command::Eval(_)) {
+    if matches!(cli.command, Command::Train(_) | Command::Eval(_) | Command::Experiment(_)) {
         relaunch_with_passive_openmp();
     }
     let result = match cli.command {
@@ -130,14 +138,19 @@ fn main() -> ExitCode {
         Command::Check(a) => cmd::check::run(&a),
         Command::Bench(a) => cmd::bench::run(&a),
         Command::Plugin(a) => cmd::plugin::run(&a),
+        Command::Engineer(a) => cmd::engineer::run(&a),
         #[cfg(feature = "train")]
         Command::Train(a) => cmd::train::run(&a),
         #[cfg(feature = "train")]
         Command::Eval(a) => cmd::eval::run(&a),
+        #[cfg(feature = "train")]
+        Command::Experiment(a) => cmd::experiment::run(&a),
         #[cfg(not(feature = "train"))]
         Command::Train(_) => not_built("train"),
         #[cfg(not(feature = "train"))]
         Command::Eval(_) => not_built("eval"),
+        #[cfg(not(feature = "train"))]
+        Command::Experiment(_) => not_built("experiment"),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

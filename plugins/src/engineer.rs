@@ -2,8 +2,9 @@
 //! It reads the history of rounds from its text context, applies the difficulty-scaling rules
 //! ([`crate::curriculum::difficulty`]) and explains each change in its rationale.
 //!
-//! The context must carry the history as JSON ([`History`]): the last fenced block opened with
-//! `` ```json `` is read, or, without one, the whole context. Anything else in the context
+//! The context must carry the history as JSON ([`History`]): the block fenced with
+//! `` ```json history `` (what the trainer appends with `history_json`), else the last fenced
+//! block opened with `` ```json ``, or, without one, the whole context. Anything else in the context
 //! (guidelines, prose) is ignored: this engineer does not read text, it is there to run the
 //! engineer loop without a model and to compare with one.
 
@@ -29,6 +30,11 @@ impl RulesEngineer {
 
 /// The history JSON in a context: the last ```` ```json ```` block, else the whole text.
 fn history_text(context: &str) -> &str {
+    let fence = floe_plugin_api::design::HISTORY_FENCE;
+    if let Some(start) = context.rfind(fence) {
+        let body = &context[start + fence.len()..];
+        return body.find("```").map_or(body, |end| &body[..end]);
+    }
     match context.rfind("```json") {
         Some(start) => {
             let body = &context[start + "```json".len()..];
@@ -43,7 +49,7 @@ impl EnvEngineer for RulesEngineer {
         let history = History::from_json(history_text(context))
             .map_err(|e| PluginError::BadInput(format!("the context carries no valid history JSON: {e}")))?;
         let (config, notes) = self.rules.decide(&history);
-        Ok(EngineerReply { config, rationale: notes.join("; ") })
+        Ok(EngineerReply { config, rationale: notes.join("; "), raw: Vec::new(), notes: Vec::new() })
     }
 }
 

@@ -9,14 +9,13 @@
 //! paper: 4,000 samples a round on a 4 B-parameter model), each followed by a validation on a
 //! fixed set and the curriculum's next configuration.
 
-use floe_plugin_api::{RoundConfig, SizeConfig};
+use floe_plugin_api::design::{ContextOptions, DesignLimits};
+use floe_plugin_api::{PluginSpec, RoundConfig, SizeConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::error::TrainError;
-use crate::grpo::GrpoConfig;
 use crate::model::ModelConfig;
 use crate::optim::AdamConfig;
-use crate::reward::PluginSpec;
 
 /// Everything a run needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -127,8 +126,8 @@ impl WarmStartConfig {
     }
 }
 
-/// The rounds: per round, a training set from the curriculum's configuration, `epochs` passes of
-/// GRPO over it, a validation, and the next configuration.
+/// The rounds: per round, a training set from the round's configuration (by the curriculum or
+/// the engineer), `epochs` passes of GRPO over it, a validation, and the next configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RoundsConfig {
@@ -136,15 +135,32 @@ pub struct RoundsConfig {
     pub rounds: u32,
     /// Passes over the round's training set \[2\].
     pub epochs: u32,
-    /// Training prompts generated per round, shared among map sizes by `data_ratio` \[1536\].
+    /// Training prompts per round, shared among map sizes by `data_ratio` (a share
+    /// `replay_fraction` of them replayed) \[1536\].
     pub samples: usize,
     /// The curriculum \[`difficulty-scaling`, starting on sizes 3–5 with 2 and 3 agents at hole
-    /// ratio 0.2 and wait ratio 0.5 (the validation set's), growing up to size 6\].
-    pub curriculum: PluginSpec,
-    /// Round 0's configuration; absent: the curriculum's answer to an empty history \[absent\].
+    /// ratio 0.2 and wait ratio 0.5 (the validation set's), growing up to size 6\]; `null` for
+    /// none (then `engineer` designs every round after round 0). With an engineer too, the
+    /// curriculum gives round 0 (unless `round0` does) and chooses replayed instances, and the
+    /// engineer designs every later round.
+    pub curriculum: Option<PluginSpec>,
+    /// The environment engineer \[absent\]: after each round it reads a context assembled from
+    /// the run's records (`context`) and writes the next configuration, clamped into
+    /// `design_limits` (see `floe_train::run::design`).
+    pub engineer: Option<PluginSpec>,
+    /// How the engineer's context is assembled: preset V1–V6, guidelines and template files,
+    /// training details \[V6, the built-in files, bookkeeping\]. Used only with `engineer`.
+    pub context: ContextOptions,
+    /// What the engineer may design \[sizes 3–6, agents 2 and 3, hole ratio at most 0.4, at most
+    /// 4 sizes, replay at most 0.5 (0 without a curriculum)\]. Used only with `engineer`.
+    pub design_limits: DesignLimits,
+    /// Round 0's configuration; absent: the curriculum's answer to an empty history, or with an
+    /// engineer alone floe's round-0 default clamped into `design_limits` \[absent\].
     pub round0: Option<RoundConfig>,
     /// The reward \[`tiered` with `prefix_credit` and `goal_credit` 0.2: an invalid plan earns
-    /// 0.1 plus up to 0.4 for its legal prefix and agents on goal; valid 0.6, optimal 1\].
+    /// 0.1 plus up to 0.4 for its legal prefix and agents on goal; valid 0.6, optimal 1\]. It
+    /// must score verified plans: a reward that scores only steps is refused when the
+    /// configuration's plugins are resolved.
     pub reward: PluginSpec,
 }
 
@@ -154,14 +170,17 @@ impl Default for RoundsConfig {
             rounds: 3,
             epochs: 2,
             samples: 1536,
-            curriculum: PluginSpec {
+            curriculum: Some(PluginSpec {
                 name: "difficulty-scaling".into(),
                 params: serde_json::json!({
                     "start_sizes": [3, 4, 5], "agents": [2, 3], "max_size": 6,
                     "entry_hole_ratio": 0.2, "entry_wait_ratio": 0.5
                 }),
                 library: None,
-            },
+            }),
+            engineer: None,
+            context: ContextOptions::default(),
+            design_limits: DesignLimits::default(),
             round0: None,
             reward: PluginSpec {
                 name: "tiered".into(),
@@ -228,6 +247,7 @@ impl TrainConfig {
         if self.rounds.rounds > 0 && (self.rounds.epochs == 0 || self.rounds.samples == 0) {
             return bad("rounds: epochs and samples must be at least 1".into());
         }
+        self.validate_design()?;
         let v = &self.validation;
         if v.sizes.is_empty() || v.agents.is_empty() || v.per_cell == 0 {
             return bad("validation: sizes, agents and per_cell must not be empty or 0".into());
@@ -247,6 +267,38 @@ impl TrainConfig {
         Ok(())
     }
 
+    fn validate_design(&self) -> Result<(), TrainError> {
+        let r = &self.rounds;
+        let bad = |m: String| Err(TrainError::Input(m));
+        if r.rounds > 0 && r.curriculum.is_none() && r.engineer.is_none() {
+            return bad("rounds: name a curriculum, an engineer, or both (both are null)".into());
+        }
+        let Some(e) = &r.engineer else { return Ok(()) };
+        let l = &r.design_limits;
+        l.validate().map_err(|e| TrainError::Input(format!("rounds.design_limits: {e}")))?;
+        r.context.validate().map_err(|e| TrainError::Input(format!("rounds.context: {e}")))?;
+        let layout = &self.model.layout;
+        if l.max_size > layout.max_side {
+            return bad(format!(
+                "rounds.design_limits.max_size {} is larger than model.layout.max_side {}",
+                l.max_size, layout.max_side
+            ));
+        }
+        if let Some(k) = l.agents.iter().find(|&&k| k > layout.max_agents) {
+            return bad(format!(
+                "rounds.design_limits.agents: {k} agents are more than model.layout.max_agents {}",
+                layout.max_agents
+            ));
+        }
+        if e.library.is_none() && e.name == "rules" && !r.context.history_json {
+            return bad(
+                "rounds.engineer `rules` reads the history as JSON: set rounds.context.history_json to true"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
     /// Parses and validates a configuration (JSON; absent fields take their defaults).
     ///
     /// # Errors
@@ -255,6 +307,152 @@ impl TrainConfig {
         let c: TrainConfig = serde_json::from_str(text).map_err(|e| TrainError::Input(e.to_string()))?;
         c.validate()?;
         Ok(c)
+    }
+}
+
+// ---- The GRPO update's knobs (the update itself is in `grpo.rs`) ----
+
+/// How per-token losses are averaged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossAgg {
+    /// Per answer, the mean over its tokens; then the mean over answers (the GRPO paper).
+    Grpo,
+    /// The sum over tokens over (answers × a constant length) (Dr. GRPO).
+    DrGrpo,
+    /// The mean over all tokens of the batch (DAPO's token-level loss).
+    Dapo,
+}
+
+/// Every knob of the GRPO update (serde; defaults in brackets).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GrpoConfig {
+    /// Answers sampled per prompt, G \[8\].
+    pub group_size: usize,
+    /// Prompts per step \[16\] (so 128 answers a step).
+    pub prompts_per_step: usize,
+    /// Sampling temperature \[1.0\].
+    pub temperature: f64,
+    /// AdamW learning rate \[5e-5\]: constant, or the start of a cosine decay (`min_lr_ratio`).
+    pub lr: f64,
+    /// Cosine decay of the learning rate over the run's GRPO rounds down to this fraction of `lr`
+    /// \[1: constant\]. The decay follows the share of the run's prompts drawn before a step
+    /// (rounds × epochs × the round's prompts), not the step count, which dynamic sampling
+    /// makes unknown in advance.
+    pub min_lr_ratio: f64,
+    /// Lower clip range ε_low \[0.2\].
+    pub clip_eps_low: f64,
+    /// Upper clip range ε_high \[0.28\] (DAPO's clip-higher; set equal to ε_low for the symmetric
+    /// clip).
+    pub clip_eps_high: f64,
+    /// Weight β of the KL penalty to the reference \[0.02\]; 0 turns it (and the reference's
+    /// forward pass) off.
+    pub beta: f64,
+    /// Divide advantages by the group's standard deviation \[true\].
+    pub scale_rewards: bool,
+    /// Added to the standard deviation \[1e-4\].
+    pub adv_eps: f64,
+    /// Loss aggregation \[`grpo`\].
+    pub loss_agg: LossAgg,
+    /// Optimizer steps per batch of rollouts, μ \[1\].
+    pub mu: usize,
+    /// Leave out groups whose rewards are all equal \[true\].
+    pub skip_zero_variance: bool,
+    /// Gradient clipping by global norm \[1.0\]; 0 turns it off.
+    pub max_grad_norm: f64,
+    /// Weight λ of a supervised term added to the loss \[0\]: the mean cross-entropy per answer
+    /// token of the step's prompts' CBS-optimal plans (teacher forcing, at temperature 1), so the
+    /// loss is `ℓ_GRPO + λ·CE`. 0 turns it (and its forward pass) off: pure GRPO.
+    pub sft_coef: f64,
+    /// Credit a failed answer's legal prefix \[false\]: an answer with a negative advantage whose
+    /// failure the verifier located at time step t (out of bounds, illegal move, hole, vertex or
+    /// edge conflict) is not pushed down on its moves of steps 1..t−1, which were legal for every
+    /// agent; its penalty falls on the moves from step t on and the separators and end (and the
+    /// `grpo` aggregation averages over those tokens only). Unlocated failures (parse errors,
+    /// wrong agent count, goal not reached) are blamed whole.
+    pub blame_failure: bool,
+    /// DAPO's dynamic sampling \[false\]: draw more prompts from the round's pool until the step
+    /// has `prompts_per_step` groups whose rewards are not all equal (see [`crate::grpo::draw_groups`]). Off:
+    /// a step samples exactly `prompts_per_step` prompts, some of whose groups may be flat.
+    pub dynamic_sampling: bool,
+    /// With `dynamic_sampling`, the most generation batches one step may sample, the first
+    /// included \[4\]; 0: no bound but the round's prompts (verl's `max_num_gen_batches`).
+    pub max_num_gen_batches: usize,
+    /// PODS's max-variance down-sampling \[0: off\]: of each group's `group_size` answers the
+    /// update trains on only this many, the subset whose rewards vary most (see
+    /// [`crate::grpo::max_variance_subset`]), and normalises advantages within that subset. Sampling is
+    /// cheaper than updating, so this buys more prompts per second. 0, or `group_size`: every
+    /// answer.
+    pub keep_per_group: usize,
+}
+
+impl Default for GrpoConfig {
+    fn default() -> Self {
+        GrpoConfig {
+            group_size: 8,
+            prompts_per_step: 16,
+            temperature: 1.0,
+            lr: 5e-5,
+            min_lr_ratio: 1.0,
+            clip_eps_low: 0.2,
+            clip_eps_high: 0.28,
+            beta: 0.02,
+            scale_rewards: true,
+            adv_eps: 1e-4,
+            loss_agg: LossAgg::Grpo,
+            mu: 1,
+            skip_zero_variance: true,
+            max_grad_norm: 1.0,
+            sft_coef: 0.0,
+            blame_failure: false,
+            dynamic_sampling: false,
+            max_num_gen_batches: 4,
+            keep_per_group: 0,
+        }
+    }
+}
+
+impl GrpoConfig {
+    /// Checks ranges.
+    ///
+    /// # Errors
+    /// [`TrainError::Input`] naming the field.
+    pub fn validate(&self) -> Result<(), TrainError> {
+        let bad = |m: &str| Err(TrainError::Input(format!("grpo: {m}")));
+        if self.group_size < 2 {
+            return bad("group_size must be at least 2 (advantages compare answers within a group)");
+        }
+        if self.prompts_per_step == 0 || self.mu == 0 {
+            return bad("prompts_per_step and mu must be at least 1");
+        }
+        let pos = |v: f64| v.is_finite() && v > 0.0;
+        let nonneg = |v: f64| v.is_finite() && v >= 0.0;
+        if !pos(self.temperature) || !pos(self.lr) || !pos(self.adv_eps) {
+            return bad("temperature, lr and adv_eps must be positive");
+        }
+        if !nonneg(self.beta) || !nonneg(self.max_grad_norm) || !nonneg(self.sft_coef) {
+            return bad("beta, max_grad_norm and sft_coef must be non-negative");
+        }
+        if !(nonneg(self.clip_eps_low) && self.clip_eps_low < 1.0 && nonneg(self.clip_eps_high)) {
+            return bad("clip_eps_low must be in [0, 1) and clip_eps_high non-negative");
+        }
+        if !(self.min_lr_ratio.is_finite() && (0.0..=1.0).contains(&self.min_lr_ratio)) {
+            return bad("min_lr_ratio must be in [0, 1]");
+        }
+        if self.keep_per_group == 1 || self.keep_per_group > self.group_size {
+            return bad("keep_per_group must be 0 (every answer) or between 2 and group_size");
+        }
+        Ok(())
+    }
+
+    /// The learning rate after `progress` (0 to 1) of the run's GRPO prompts: `lr` decaying along
+    /// a half cosine to `lr · min_lr_ratio`.
+    #[must_use]
+    pub fn lr_at(&self, progress: f64) -> f64 {
+        let p = progress.clamp(0.0, 1.0);
+        let r = self.min_lr_ratio;
+        self.lr * (r + (1.0 - r) * 0.5 * (1.0 + (std::f64::consts::PI * p).cos()))
     }
 }
 

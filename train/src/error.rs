@@ -31,9 +31,14 @@ pub enum TrainError {
     /// The batched engine rejected a batch.
     #[error("engine: {0}")]
     Engine(#[from] floe_core::engine::EngineError),
-    /// The run was stopped on request ([`crate::RunOptions::stop_before_grpo_step`]).
+    /// The run was stopped by its test hook (`RunOptions::stop_before_grpo_step`, feature
+    /// `testing`).
     #[error("interrupted: {0}")]
     Interrupted(String),
+    /// The run was cancelled through [`crate::RunOptions::cancel`]; the folder holds its last
+    /// checkpoint, from which it resumes.
+    #[error("cancelled {0}")]
+    Cancelled(String),
 }
 
 impl TrainError {

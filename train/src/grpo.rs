@@ -42,157 +42,14 @@
 //! term uses). Prompts drawn are used up, so a round takes fewer, fuller steps.
 
 use floe_core::Instance;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tch::{Kind, Tensor};
 
+pub use crate::config::{GrpoConfig, LossAgg};
 use crate::error::TrainError;
 use crate::model::{mean_entropy, target_log_probs, Policy, SeqBatch};
 use crate::optim::AdamW;
 use crate::tokens::{answer, optimal_moves, sequence, OUT_SEP};
-
-/// How per-token losses are averaged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LossAgg {
-    /// Per answer, the mean over its tokens; then the mean over answers (the GRPO paper).
-    Grpo,
-    /// The sum over tokens over (answers × a constant length) (Dr. GRPO).
-    DrGrpo,
-    /// The mean over all tokens of the batch (DAPO's token-level loss).
-    Dapo,
-}
-
-/// Every knob of the GRPO update (serde; defaults in brackets).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct GrpoConfig {
-    /// Answers sampled per prompt, G \[8\].
-    pub group_size: usize,
-    /// Prompts per step \[16\] (so 128 answers a step).
-    pub prompts_per_step: usize,
-    /// Sampling temperature \[1.0\].
-    pub temperature: f64,
-    /// AdamW learning rate \[5e-5\]: constant, or the start of a cosine decay (`min_lr_ratio`).
-    pub lr: f64,
-    /// Cosine decay of the learning rate over the run's GRPO rounds down to this fraction of `lr`
-    /// \[1: constant\]. The decay follows the share of the run's prompts drawn before a step
-    /// (rounds × epochs × the round's prompts), not the step count, which dynamic sampling
-    /// makes unknown in advance.
-    pub min_lr_ratio: f64,
-    /// Lower clip range ε_low \[0.2\].
-    pub clip_eps_low: f64,
-    /// Upper clip range ε_high \[0.28\] (DAPO's clip-higher; set equal to ε_low for the symmetric
-    /// clip).
-    pub clip_eps_high: f64,
-    /// Weight β of the KL penalty to the reference \[0.02\]; 0 turns it (and the reference's
-    /// forward pass) off.
-    pub beta: f64,
-    /// Divide advantages by the group's standard deviation \[true\].
-    pub scale_rewards: bool,
-    /// Added to the standard deviation \[1e-4\].
-    pub adv_eps: f64,
-    /// Loss aggregation \[`grpo`\].
-    pub loss_agg: LossAgg,
-    /// Optimizer steps per batch of rollouts, μ \[1\].
-    pub mu: usize,
-    /// Leave out groups whose rewards are all equal \[true\].
-    pub skip_zero_variance: bool,
-    /// Gradient clipping by global norm \[1.0\]; 0 turns it off.
-    pub max_grad_norm: f64,
-    /// Weight λ of a supervised term added to the loss \[0\]: the mean cross-entropy per answer
-    /// token of the step's prompts' CBS-optimal plans (teacher forcing, at temperature 1), so the
-    /// loss is `ℓ_GRPO + λ·CE`. 0 turns it (and its forward pass) off: pure GRPO.
-    pub sft_coef: f64,
-    /// Credit a failed answer's legal prefix \[false\]: an answer with a negative advantage whose
-    /// failure the verifier located at time step t (out of bounds, illegal move, hole, vertex or
-    /// edge conflict) is not pushed down on its moves of steps 1..t−1, which were legal for every
-    /// agent; its penalty falls on the moves from step t on and the separators and end (and the
-    /// `grpo` aggregation averages over those tokens only). Unlocated failures (parse errors,
-    /// wrong agent count, goal not reached) are blamed whole.
-    pub blame_failure: bool,
-    /// DAPO's dynamic sampling \[false\]: draw more prompts from the round's pool until the step
-    /// has `prompts_per_step` groups whose rewards are not all equal (see [`draw_groups`]). Off:
-    /// a step samples exactly `prompts_per_step` prompts, some of whose groups may be flat.
-    pub dynamic_sampling: bool,
-    /// With `dynamic_sampling`, the most generation batches one step may sample, the first
-    /// included \[4\]; 0: no bound but the round's prompts (verl's `max_num_gen_batches`).
-    pub max_num_gen_batches: usize,
-    /// PODS's max-variance down-sampling \[0: off\]: of each group's `group_size` answers the
-    /// update trains on only this many, the subset whose rewards vary most (see
-    /// [`max_variance_subset`]), and normalises advantages within that subset. Sampling is
-    /// cheaper than updating, so this buys more prompts per second. 0, or `group_size`: every
-    /// answer.
-    pub keep_per_group: usize,
-}
-
-impl Default for GrpoConfig {
-    fn default() -> Self {
-        GrpoConfig {
-            group_size: 8,
-            prompts_per_step: 16,
-            temperature: 1.0,
-            lr: 5e-5,
-            min_lr_ratio: 1.0,
-            clip_eps_low: 0.2,
-            clip_eps_high: 0.28,
-            beta: 0.02,
-            scale_rewards: true,
-            adv_eps: 1e-4,
-            loss_agg: LossAgg::Grpo,
-            mu: 1,
-            skip_zero_variance: true,
-            max_grad_norm: 1.0,
-            sft_coef: 0.0,
-            blame_failure: false,
-            dynamic_sampling: false,
-            max_num_gen_batches: 4,
-            keep_per_group: 0,
-        }
-    }
-}
-
-impl GrpoConfig {
-    /// Checks ranges.
-    ///
-    /// # Errors
-    /// [`TrainError::Input`] naming the field.
-    pub fn validate(&self) -> Result<(), TrainError> {
-        let bad = |m: &str| Err(TrainError::Input(format!("grpo: {m}")));
-        if self.group_size < 2 {
-            return bad("group_size must be at least 2 (advantages compare answers within a group)");
-        }
-        if self.prompts_per_step == 0 || self.mu == 0 {
-            return bad("prompts_per_step and mu must be at least 1");
-        }
-        let pos = |v: f64| v.is_finite() && v > 0.0;
-        let nonneg = |v: f64| v.is_finite() && v >= 0.0;
-        if !pos(self.temperature) || !pos(self.lr) || !pos(self.adv_eps) {
-            return bad("temperature, lr and adv_eps must be positive");
-        }
-        if !nonneg(self.beta) || !nonneg(self.max_grad_norm) || !nonneg(self.sft_coef) {
-            return bad("beta, max_grad_norm and sft_coef must be non-negative");
-        }
-        if !(nonneg(self.clip_eps_low) && self.clip_eps_low < 1.0 && nonneg(self.clip_eps_high)) {
-            return bad("clip_eps_low must be in [0, 1) and clip_eps_high non-negative");
-        }
-        if !(self.min_lr_ratio.is_finite() && (0.0..=1.0).contains(&self.min_lr_ratio)) {
-            return bad("min_lr_ratio must be in [0, 1]");
-        }
-        if self.keep_per_group == 1 || self.keep_per_group > self.group_size {
-            return bad("keep_per_group must be 0 (every answer) or between 2 and group_size");
-        }
-        Ok(())
-    }
-
-    /// The learning rate after `progress` (0 to 1) of the run's GRPO prompts: `lr` decaying along
-    /// a half cosine to `lr · min_lr_ratio`.
-    #[must_use]
-    pub fn lr_at(&self, progress: f64) -> f64 {
-        let p = progress.clamp(0.0, 1.0);
-        let r = self.min_lr_ratio;
-        self.lr * (r + (1.0 - r) * 0.5 * (1.0 + (std::f64::consts::PI * p).cos()))
-    }
-}
 
 /// Group-normalised advantages of `rewards` (consecutive groups of `group`), and for each group
 /// whether it is kept (some reward differs, or `skip_zero_variance` is off).
@@ -411,6 +268,11 @@ pub struct StepStats {
     pub mean_abs_adv: f64,
     /// Mean cross-entropy per token of the prompts' optimal plans (0 when `sft_coef` is 0).
     pub sft_ce: f64,
+    /// Per answer (in the rollouts' order), the advantage the update computed for it: `None` for
+    /// an answer it did not train on (left out by `keep_per_group`, or in a flat group that was
+    /// skipped). The trainer's per-size log reads these; advantages are computed only here.
+    #[serde(skip)]
+    pub advantages: Vec<Option<f32>>,
 }
 
 /// Rollouts of one step, scored: the prompts' instances, answers (output tokens), rewards and
@@ -468,6 +330,10 @@ pub fn update(
     // Trained answers: (original position, advantage), in kept groups.
     let picked: Vec<(usize, f32)> =
         (0..sel.len()).filter(|&j| keep[j / m]).map(|j| (sel[j], sel_adv[j])).collect();
+    stats.advantages = vec![None; n];
+    for &(i, a) in &picked {
+        stats.advantages[i] = Some(a);
+    }
     let rows: Vec<usize> = picked.iter().map(|&(i, _)| i).collect();
     let layout = policy.config.layout;
     // The supervised term's batch: each prompt's optimal plan, once.

@@ -2,7 +2,7 @@
 //!
 //! GRPO training of a planner policy for MAPF-FrozenLake on libtorch (through `tch`; no other
 //! floe crate links libtorch), round by round on a generator configuration that a curriculum
-//! plugin redesigns between rounds, as in "From Trainee to Trainer".
+//! plugin or an environment engineer redesigns between rounds, as in "From Trainee to Trainer".
 //!
 //! | module | what |
 //! |---|---|
@@ -13,7 +13,8 @@
 //! | [`sft`] | the supervised warm start on CBS-optimal plans |
 //! | [`grpo`] | the GRPO update (advantages, clipped objective, KL, aggregation) |
 //! | [`optim`] | AdamW with gradient clipping and a saveable state |
-//! | [`rounds`] | the closed loop, checkpoints, resume, metrics and plots |
+//! | [`run`] | the closed loop in typed stages: warm start, design (curriculum or engineer), round, rollouts, replay, persistence, charts |
+//! | [`experiment`] | the paper's comparison of environment designs from one warm start, and its table |
 //! | [`eval`] | the paper's tables: valid / optimal per agent count × map size |
 //! | [`config`] | every knob, with documented defaults |
 //! | [`checkpoint`], [`metrics`], [`plot`] | safetensors files, JSON Lines, PNG charts |
@@ -25,13 +26,14 @@ pub mod checkpoint;
 pub mod config;
 pub mod error;
 pub mod eval;
+pub mod experiment;
 pub mod grpo;
 pub mod metrics;
 pub mod model;
 pub mod optim;
 pub mod plot;
 pub mod reward;
-pub mod rounds;
+pub mod run;
 pub mod sample;
 pub mod sft;
 pub mod tokens;
@@ -40,7 +42,7 @@ pub use config::TrainConfig;
 pub use error::TrainError;
 pub use eval::{evaluate, evaluate_each, EvalReport, Outcome};
 pub use model::{ModelConfig, Policy};
-pub use rounds::{load_policy, run, run_with_progress, RunOptions, RunState};
+pub use run::{load_policy, run, run_with_progress, Plugins, RunOptions, RunState, Stage};
 
 /// Sets libtorch's CPU thread count; 0: one per core this process may run on (its CPU
 /// affinity and quota, not the machine's core count).

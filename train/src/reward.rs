@@ -3,82 +3,11 @@
 //! [`VerdictRecord`] with the partial-credit fields filled from the plan (legal prefix, horizon,
 //! agents on goal), and the reward plugin turns the batch of records into rewards.
 
-use std::path::PathBuf;
-
 use floe_core::engine::{verify_batch_cpu, InstancePool, PlanBatch, VerifyOut, NONE};
 use floe_core::{FailureKind, Instance, Move};
-use floe_plugin_api::catalog::{new_curriculum, new_reward};
-use floe_plugin_api::{Curriculum, RewardFn, VerdictRecord, UNKNOWN};
-use serde::{Deserialize, Serialize};
+use floe_plugin_api::{RewardFn, VerdictRecord, UNKNOWN};
 
 use crate::error::TrainError;
-
-/// A plugin to use: a built-in (`library` absent) or one from a library loaded by path, with its
-/// parameters as a JSON value (`null` for the defaults).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PluginSpec {
-    pub name: String,
-    #[serde(default)]
-    pub params: serde_json::Value,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub library: Option<PathBuf>,
-}
-
-/// A plugin together with the library it came from (kept loaded while the plugin lives).
-pub struct Loaded<T: ?Sized> {
-    pub plugin: Box<T>,
-    _library: Option<floe_plugin_host::Library>,
-}
-
-impl<T: ?Sized> std::fmt::Debug for Loaded<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Loaded plugin")
-    }
-}
-
-impl PluginSpec {
-    fn params_text(&self) -> String {
-        if self.params.is_null() {
-            String::new()
-        } else {
-            self.params.to_string()
-        }
-    }
-
-    fn library(&self) -> Result<Option<floe_plugin_host::Library>, TrainError> {
-        self.library
-            .as_ref()
-            .map(|p| floe_plugin_host::load(p).map_err(|e| TrainError::Input(e.to_string())))
-            .transpose()
-    }
-
-    /// Makes the reward function.
-    ///
-    /// # Errors
-    /// An unknown plugin, bad parameters, a library that does not load.
-    pub fn reward(&self) -> Result<Loaded<dyn RewardFn>, TrainError> {
-        let lib = self.library()?;
-        let plugin = match &lib {
-            Some(l) => l.new_reward(&self.name, &self.params_text())?,
-            None => new_reward(&floe_plugins::catalog(), &self.name, &self.params_text())?,
-        };
-        Ok(Loaded { plugin, _library: lib })
-    }
-
-    /// Makes the curriculum.
-    ///
-    /// # Errors
-    /// An unknown plugin, bad parameters, a library that does not load.
-    pub fn curriculum(&self) -> Result<Loaded<dyn Curriculum>, TrainError> {
-        let lib = self.library()?;
-        let plugin = match &lib {
-            Some(l) => l.new_curriculum(&self.name, &self.params_text())?,
-            None => new_curriculum(&floe_plugins::catalog(), &self.name, &self.params_text())?,
-        };
-        Ok(Loaded { plugin, _library: lib })
-    }
-}
 
 /// A plan as decoded from an answer: per agent its moves; `finished` is false for an answer
 /// that never wrote `END` (a `parse_error`, like a truncated text answer).
@@ -233,10 +162,9 @@ mod tests {
             kinds.insert(o.kind);
         }
         assert!(kinds.len() >= 4, "too few outcomes exercised: {kinds:?}");
-        let mut tiered = PluginSpec { name: "tiered".into(), params: serde_json::Value::Null, library: None }
-            .reward()
-            .unwrap();
-        let r = rewards(tiered.plugin.as_mut(), &recs).unwrap();
+        let mut tiered =
+            floe_plugin_api::catalog::new_reward(&floe_plugins::catalog(), "tiered", "").unwrap();
+        let r = rewards(tiered.as_mut(), &recs).unwrap();
         assert!(r.iter().all(|v| (0.0..=1.0).contains(v)));
         assert_eq!(r[0], 1.0); // the optimal plan, unperturbed
     }

@@ -24,7 +24,7 @@ const TEMPERATURE: f64 = 0.3;
 
 fn grpo_steps(cfg: &TrainConfig) -> Vec<serde_json::Value> {
     let dir = tempfile::tempdir().unwrap();
-    run(cfg, &common::opts(dir.path())).unwrap();
+    run(cfg, &common::opts(dir.path()), common::plugins(cfg)).unwrap();
     common::jsonl(&dir.path().join("steps.jsonl")).into_iter().filter(|v| v["phase"] == "grpo").collect()
 }
 

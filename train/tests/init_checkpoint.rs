@@ -19,7 +19,7 @@ fn tiny() -> TrainConfig {
 #[test]
 fn a_run_starts_from_another_runs_weights() {
     let a = tempfile::tempdir().unwrap();
-    run(&tiny(), &common::opts(a.path())).unwrap();
+    run(&tiny(), &common::opts(a.path()), common::plugins(&tiny())).unwrap();
     let first = common::jsonl(&a.path().join("rounds.jsonl"));
     assert_eq!(first[0]["stage"], "untrained");
     let trained = first.last().unwrap();
@@ -30,7 +30,7 @@ fn a_run_starts_from_another_runs_weights() {
     cfg.seed = 9;
     cfg.warm_start.steps = 0;
     cfg.init_checkpoint = Some(a.path().join("reference.safetensors"));
-    run(&cfg, &common::opts(b.path())).unwrap();
+    run(&cfg, &common::opts(b.path()), common::plugins(&cfg)).unwrap();
     let second = common::jsonl(&b.path().join("rounds.jsonl"));
     assert_eq!(second.len(), 1);
     assert_eq!(second[0]["stage"], "initial checkpoint");
@@ -40,6 +40,6 @@ fn a_run_starts_from_another_runs_weights() {
 
     let c = tempfile::tempdir().unwrap();
     cfg.model.d_model = 32;
-    let err = run(&cfg, &common::opts(c.path())).unwrap_err().to_string();
+    let err = run(&cfg, &common::opts(c.path()), common::plugins(&cfg)).unwrap_err().to_string();
     assert!(err.contains("reference.safetensors") && err.contains("model configuration"), "{err}");
 }

@@ -15,7 +15,7 @@ fn the_logged_learning_rate_follows_the_share_of_prompts_drawn() {
     cfg.rounds.samples = 8;
     cfg.grpo.min_lr_ratio = 0.1;
     let dir = tempfile::tempdir().unwrap();
-    run(&cfg, &common::opts(dir.path())).unwrap();
+    run(&cfg, &common::opts(dir.path()), common::plugins(&cfg)).unwrap();
     let lrs: Vec<f64> = common::jsonl(&dir.path().join("steps.jsonl"))
         .into_iter()
         .filter(|v| v["phase"] == "grpo")

@@ -2,8 +2,11 @@
 
 pub mod bench;
 pub mod check;
+pub mod engineer;
 #[cfg(feature = "train")]
 pub mod eval;
+#[cfg(feature = "train")]
+pub mod experiment;
 pub mod generate;
 pub mod plugin;
 pub mod prompt;

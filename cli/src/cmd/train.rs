@@ -23,6 +23,14 @@ pub struct Args {
     /// Overrides the configuration's seed.
     #[arg(long)]
     seed: Option<u64>,
+    /// Use an OpenAI-compatible endpoint (base URL, e.g. http://127.0.0.1:8080/v1) as the
+    /// environment engineer instead of the configuration's: `rounds.engineer` becomes the
+    /// `endpoint` engineer; its key is read from $OPENAI_API_KEY.
+    #[arg(long)]
+    engineer_endpoint: Option<String>,
+    /// With --engineer-endpoint: the model name the server expects.
+    #[arg(long, default_value = "default")]
+    engineer_model: String,
     /// Print the configuration (defaults merged with --config) and exit.
     #[arg(long)]
     print_config: bool,
@@ -41,8 +49,23 @@ pub fn cli_error(e: TrainError) -> CliError {
     }
 }
 
+/// The plugins a configuration names, resolved by the registry; the reward must score plans.
+///
+/// # Errors
+/// What the registry refuses (an unknown plugin, bad parameters, a library that does not load, a
+/// reward that scores only steps).
+pub fn plugins(cfg: &TrainConfig) -> Result<floe_train::Plugins, floe_plugin_host::RegistryError> {
+    use floe_plugin_host::registry;
+    let r = &cfg.rounds;
+    Ok(floe_train::Plugins {
+        reward: registry::plan_reward(&r.reward)?,
+        curriculum: r.curriculum.as_ref().map(registry::curriculum).transpose()?,
+        engineer: r.engineer.as_ref().map(registry::engineer).transpose()?,
+    })
+}
+
 pub fn run(a: &Args) -> Result<(), CliError> {
-    let saved = if a.resume { floe_train::rounds::saved_run(&a.out).map_err(cli_error)? } else { None };
+    let saved = if a.resume { floe_train::run::saved_run(&a.out).map_err(cli_error)? } else { None };
     let mut cfg = match (&a.config, &saved) {
         (Some(p), _) => TrainConfig::from_json(&read_text(p)?).map_err(|e| CliError::input(p, e))?,
         (None, Some((c, _))) => c.clone(),
@@ -51,18 +74,26 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     if let Some(s) = a.seed {
         cfg.seed = s;
     }
+    if let Some(url) = &a.engineer_endpoint {
+        cfg.rounds.engineer = Some(floe_plugin_host::PluginSpec {
+            name: "endpoint".into(),
+            params: serde_json::json!({"base_url": url, "model": a.engineer_model}),
+            library: None,
+        });
+    }
     cfg.validate().map_err(cli_error)?;
     if a.print_config {
         return crate::emit(None, &(serde_json::to_string_pretty(&cfg).unwrap_or_default() + "\n"));
     }
+    let what = a.config.as_ref().map_or("the configuration".to_string(), |p| p.display().to_string());
+    let plugins = plugins(&cfg).map_err(|e| CliError::Input(format!("{what}: {e}")))?;
     let opts = floe_train::RunOptions {
-        out_dir: a.out.clone(),
         resume: a.resume,
         progress: !a.quiet,
-        stop_before_grpo_step: None,
+        ..floe_train::RunOptions::new(&a.out)
     };
     let bars = crate::progress::Bars::new("floe train", a.quiet);
-    let state = floe_train::run_with_progress(&cfg, &opts, &bars).map_err(cli_error)?;
+    let state = floe_train::run_with_progress(&cfg, &opts, plugins, &bars).map_err(cli_error)?;
     let mut out = String::from("| stage | valid % | optimal % | training s |\n|---|---|---|---|\n");
     for e in &state.evals {
         out.push_str(&format!(

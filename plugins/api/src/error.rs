@@ -97,6 +97,9 @@ pub enum ConfigError {
         source: Box<ConfigError>,
     },
     /// A plugin parameter is out of range.
+    /// Engineer design settings (limits, context files) that cannot be used.
+    #[error("{0}")]
+    Invalid(String),
     #[error("parameter {name}: {problem}")]
     Param {
         /// The parameter's name.

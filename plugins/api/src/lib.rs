@@ -9,6 +9,11 @@
 //!   configuration and its rationale out).
 //! - **Data**: [`RoundConfig`] and [`History`] (serde, validated in one place each: [`config`],
 //!   [`history`]), and the `#[repr(C)]` batch records of [`records`].
+//! - **Engineer context and replies** ([`design`]): the context modules F, G, H, S, T and
+//!   presets V1–V6, [`design::DesignLimits`], strict reply parsing with clamping, the reply's
+//!   JSON schema and GBNF grammar.
+//! - **Specs** ([`spec`]): [`PluginSpec`], a plugin named in a configuration (resolved by
+//!   `floe-plugin-host`'s registry).
 //! - **Libraries** ([`catalog`]): a library lists [`Entry`]s, each a named constructor taking
 //!   parameters as JSON.
 //! - **Rust ABI** ([`abi`]): an abi_stable root module, [`abi::FloePluginLib`], that only grows
@@ -57,9 +62,11 @@
 pub mod abi;
 pub mod catalog;
 pub mod config;
+pub mod design;
 pub mod error;
 pub mod history;
 pub mod records;
+pub mod spec;
 pub mod traits;
 
 pub use catalog::{
@@ -71,6 +78,7 @@ pub use error::{ConfigError, PluginError};
 pub use floe_core::{FailureKind, Verdict};
 pub use history::{FailureCounts, History, RoundRecord, SizeResult};
 pub use records::{step_flags, ReplayRecord, ReplayRequest, StepOutcome, VerdictRecord, UNKNOWN};
+pub use spec::PluginSpec;
 pub use traits::{Curriculum, EngineerReply, EnvEngineer, RewardFn};
 
 /// The version of the C ABI this crate describes (`FLOE_PLUGIN_ABI_VERSION` in

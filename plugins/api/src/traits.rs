@@ -79,6 +79,12 @@ pub struct EngineerReply {
     pub config: RoundConfig,
     /// Why, in the engineer's words.
     pub rationale: String,
+    /// A language-model engineer's raw replies, every attempt in order (absent for others).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub raw: Vec<String>,
+    /// What the engineer corrected or retried, and why (values clamped, replies refused).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl EngineerReply {

@@ -19,6 +19,9 @@
 //! library, a C plugin's error code comes back with its message, and everything a plugin returns
 //! is checked (lengths, finite rewards, valid configurations, indices in range).
 //!
+//! [`registry`] resolves a [`PluginSpec`] (a built-in name or a library path, with parameters)
+//! into a plugin; the CLI and the C API resolve every plugin a configuration names there.
+//!
 //! `unsafe` is denied in this crate except in the dynamic loading and the C ABI (`dl.rs`,
 //! `c.rs`), where each block has a `SAFETY` note; the abi_stable side needs none.
 
@@ -26,11 +29,14 @@
 
 mod c;
 mod dl;
+pub mod registry;
 mod rust;
 
 use std::path::{Path, PathBuf};
 
+pub use floe_plugin_api::PluginSpec;
 use floe_plugin_api::{Curriculum, EnvEngineer, PluginError, PluginInfo, PluginKind, RewardFn};
+pub use registry::RegistryError;
 use serde::Serialize;
 use thiserror::Error;
 

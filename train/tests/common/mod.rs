@@ -6,7 +6,7 @@ use floe_train::config::{TrainConfig, WarmStartConfig};
 use floe_train::grpo::GrpoConfig;
 use floe_train::model::ModelConfig;
 use floe_train::tokens::Layout;
-use floe_train::RunOptions;
+use floe_train::{Plugins, RunOptions};
 
 pub fn tiny(seed: u64) -> TrainConfig {
     TrainConfig {
@@ -35,7 +35,19 @@ pub fn tiny(seed: u64) -> TrainConfig {
 /// A fresh run's options (no resume, no progress bar, no interruption) writing into `dir`.
 #[allow(dead_code)] // not every test crate that includes this module uses it
 pub fn opts(dir: &std::path::Path) -> RunOptions {
-    RunOptions { out_dir: dir.to_path_buf(), resume: false, progress: false, stop_before_grpo_step: None }
+    RunOptions::new(dir)
+}
+
+/// The plugins a configuration names, resolved by the registry as the CLI resolves them.
+#[allow(dead_code)]
+pub fn plugins(cfg: &TrainConfig) -> Plugins {
+    use floe_plugin_host::registry;
+    let r = &cfg.rounds;
+    Plugins {
+        reward: registry::plan_reward(&r.reward).unwrap(),
+        curriculum: r.curriculum.as_ref().map(|c| registry::curriculum(c).unwrap()),
+        engineer: r.engineer.as_ref().map(|e| registry::engineer(e).unwrap()),
+    }
 }
 
 /// The lines of a JSON Lines file of a run (`steps.jsonl`, `rounds.jsonl`).

@@ -42,7 +42,12 @@ struct Echo;
 
 impl EnvEngineer for Echo {
     fn design(&mut self, context: &str) -> Result<EngineerReply, PluginError> {
-        Ok(EngineerReply { config: RoundConfig::round0_default(), rationale: context.to_uppercase() })
+        Ok(EngineerReply {
+            config: RoundConfig::round0_default(),
+            rationale: context.to_uppercase(),
+            raw: Vec::new(),
+            notes: Vec::new(),
+        })
     }
 }
 

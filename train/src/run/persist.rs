@@ -1,0 +1,139 @@
+//! Persistence: checkpoints (the policy, AdamW's state, and as metadata the configuration and
+//! the run state, written atomically), the policy files, and starting or resuming a run.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use floe_core::rng::hash;
+use tch::Tensor;
+
+use super::{Run, RunOptions, RunState};
+use crate::checkpoint;
+use crate::config::TrainConfig;
+use crate::error::TrainError;
+use crate::model::{ModelConfig, Policy};
+use crate::optim::AdamW;
+
+/// The checkpoint format written in the metadata.
+pub const FORMAT: &str = "floe-train/1";
+
+/// A policy loaded from a checkpoint (or reference) file: its weights and model configuration.
+///
+/// # Errors
+/// A file that is not a floe checkpoint.
+pub fn load_policy(path: &Path) -> Result<Policy, TrainError> {
+    let (tensors, meta) = checkpoint::load(path)?;
+    let model: ModelConfig =
+        meta.get("model").and_then(|m| serde_json::from_str(m).ok()).ok_or_else(|| {
+            TrainError::Input(format!("{}: no model configuration in the metadata", path.display()))
+        })?;
+    let policy = Policy::new(&model)?;
+    load_weights(&policy, &tensors, "model.")
+        .map_err(|m| TrainError::Input(format!("{}: {m}", path.display())))?;
+    Ok(policy)
+}
+
+/// The configuration and state saved in a folder's checkpoint, if it has one.
+///
+/// # Errors
+/// A checkpoint that cannot be read.
+pub fn saved_run(out_dir: &Path) -> Result<Option<(TrainConfig, RunState)>, TrainError> {
+    let path = out_dir.join("checkpoint.safetensors");
+    if !path.exists() {
+        return Ok(None);
+    }
+    let (_, meta) = checkpoint::load(&path)?;
+    let get = |k: &str| {
+        meta.get(k).ok_or_else(|| TrainError::Input(format!("{}: no {k} in the metadata", path.display())))
+    };
+    let bad = |e: serde_json::Error| TrainError::Input(format!("{}: {e}", path.display()));
+    let cfg: TrainConfig = serde_json::from_str(get("config")?).map_err(bad)?;
+    let state: RunState = serde_json::from_str(get("state")?).map_err(bad)?;
+    Ok(Some((cfg, state)))
+}
+
+fn load_weights(policy: &Policy, tensors: &[(String, Tensor)], prefix: &str) -> Result<(), String> {
+    for (name, var) in policy.named_variables() {
+        let key = format!("{prefix}{name}");
+        let t = tensors.iter().find(|(n, _)| *n == key).map(|(_, t)| t).ok_or(format!("no tensor {key}"))?;
+        if t.size() != var.size() {
+            return Err(format!("{key}: shape {:?}, the model has {:?}", t.size(), var.size()));
+        }
+        let mut var = var;
+        tch::no_grad(|| var.copy_(t));
+    }
+    Ok(())
+}
+
+fn model_meta(policy: &Policy) -> HashMap<String, String> {
+    HashMap::from([
+        ("format".to_string(), FORMAT.to_string()),
+        ("model".to_string(), serde_json::to_string(&policy.config).unwrap_or_default()),
+    ])
+}
+
+/// Writes the policy alone (`reference.safetensors`, `round-<r>.safetensors`).
+pub(crate) fn save_model(path: &Path, policy: &Policy) -> Result<(), TrainError> {
+    let tensors: Vec<(String, Tensor)> =
+        policy.named_variables().into_iter().map(|(n, t)| (format!("model.{n}"), t)).collect();
+    checkpoint::save(path, &tensors, model_meta(policy))
+}
+
+/// The policy, optimizer and state a run starts from: the folder's checkpoint when resuming
+/// (refused if it was written with another configuration), else a fresh (or `init_checkpoint`)
+/// policy. The last value tells whether it resumed.
+pub(crate) fn start(
+    cfg: &TrainConfig,
+    opts: &RunOptions,
+) -> Result<(Policy, AdamW, RunState, bool), TrainError> {
+    let ckpt = opts.out_dir.join("checkpoint.safetensors");
+    if opts.resume && ckpt.exists() {
+        let (saved_cfg, state) =
+            saved_run(&opts.out_dir)?.ok_or_else(|| TrainError::Input("no checkpoint".into()))?;
+        if &saved_cfg != cfg {
+            return Err(TrainError::Input(format!(
+                "{}: written with another configuration; resume with that one (floe train --resume without --config)",
+                ckpt.display()
+            )));
+        }
+        let (tensors, meta) = checkpoint::load(&ckpt)?;
+        let policy = Policy::new(&cfg.model)?;
+        load_weights(&policy, &tensors, "model.")
+            .map_err(|m| TrainError::Input(format!("{}: {m}", ckpt.display())))?;
+        let mut opt = AdamW::new(policy.named_variables(), cfg.adam.clone());
+        let steps = meta.get("adam_steps").and_then(|s| s.parse().ok()).unwrap_or(0);
+        opt.load_state(&tensors, steps).map_err(|m| TrainError::Input(format!("{}: {m}", ckpt.display())))?;
+        return Ok((policy, opt, state, true));
+    }
+    tch::manual_seed(hash(&[cfg.seed, 0x1417]) as i64);
+    let mut policy = Policy::new(&cfg.model)?;
+    if let Some(init) = &cfg.init_checkpoint {
+        let start = load_policy(init)?;
+        if start.config != cfg.model {
+            return Err(TrainError::Input(format!(
+                "{}: its model configuration differs from this run's",
+                init.display()
+            )));
+        }
+        policy.vs.copy(&start.vs)?;
+    }
+    let opt = AdamW::new(policy.named_variables(), cfg.adam.clone());
+    Ok((policy, opt, RunState::default(), false))
+}
+
+impl Run<'_> {
+    /// Writes `checkpoint.safetensors` (atomically) with the state as it stands.
+    pub(crate) fn checkpoint(&mut self) -> Result<(), TrainError> {
+        self.state.steps_len = self.steps.flushed_len()?;
+        self.state.rounds_len = self.rounds.flushed_len()?;
+        self.state.train_s = self.train_s();
+        let mut tensors: Vec<(String, Tensor)> =
+            self.policy.named_variables().into_iter().map(|(n, t)| (format!("model.{n}"), t)).collect();
+        tensors.extend(self.opt.state());
+        let mut meta = model_meta(&self.policy);
+        meta.insert("config".into(), serde_json::to_string(self.cfg).unwrap_or_default());
+        meta.insert("state".into(), serde_json::to_string(&self.state).unwrap_or_default());
+        meta.insert("adam_steps".into(), self.opt.steps.to_string());
+        checkpoint::save(&self.opts.out_dir.join("checkpoint.safetensors"), &tensors, meta)
+    }
+}

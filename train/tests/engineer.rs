@@ -1,0 +1,78 @@
+//! The environment engineer in the loop, with the real embedded model (SmolLM2-135M, from
+//! `scripts/setup.sh`): it designs rounds 1 and 2 of a tiny run, the trainer applies what it
+//! returns (clamped into the design limits), and the run folder holds every context, reply,
+//! configuration, rationale and log.
+
+mod common;
+
+use floe_plugin_api::design::DesignLimits;
+use floe_plugin_api::{PluginSpec, RoundConfig};
+use floe_train::config::ValidationConfig;
+use floe_train::run;
+use floe_train::run::design::Source;
+
+#[test]
+fn the_embedded_model_designs_two_rounds_and_every_exchange_is_kept() {
+    let mut cfg = common::tiny(5);
+    cfg.validation =
+        ValidationConfig { sizes: vec![3, 4], agents: vec![2], per_cell: 4, ..Default::default() };
+    cfg.warm_start.data.agents = vec![2];
+    cfg.rounds.rounds = 3;
+    cfg.rounds.epochs = 1;
+    cfg.rounds.samples = 8;
+    cfg.rounds.curriculum = None;
+    cfg.rounds.engineer = Some(PluginSpec {
+        name: "embedded".into(),
+        params: serde_json::json!({"seed": 7, "max_tokens": 200}),
+        library: None,
+    });
+    cfg.rounds.design_limits =
+        DesignLimits { min_size: 3, max_size: 5, agents: vec![2], max_sizes: 3, ..DesignLimits::default() };
+    let dir = tempfile::tempdir().unwrap();
+    let state = run(&cfg, &common::opts(dir.path()), common::plugins(&cfg)).unwrap();
+    assert_eq!(state.rounds_done, 3);
+    // Round 0: floe's default clamped into the limits (sizes 3 to 10 become 3 to 5).
+    assert_eq!(state.designs[0].source, Source::Default);
+    let r0 = &state.history.rounds[0].config;
+    assert!(r0.sizes.iter().all(|s| (3..=5).contains(&s.size)) && r0.sizes.len() == 3, "{r0:?}");
+    assert!(state.designs[0].notes.iter().any(|n| n.contains("appears twice")));
+    for r in [1u32, 2] {
+        let d = &state.designs[r as usize];
+        let folder = dir.path().join(format!("engineer/round-{r}"));
+        let read = |f: &str| std::fs::read_to_string(folder.join(f)).unwrap();
+        let context = read("context.md");
+        assert!(context.contains("## F: failures on the validation set after round"), "{context}");
+        assert!(context.contains(&format!("Round {r} of 3")));
+        assert!(DesignLimits::from_context(&context).is_some());
+        let applied: RoundConfig = serde_json::from_str(&read("config.json")).unwrap();
+        assert_eq!(applied, state.history.rounds[r as usize].config);
+        applied.validate().unwrap();
+        assert!(applied.sizes.iter().all(|s| (3..=5).contains(&s.size) && s.hole_ratio <= 0.4));
+        assert_eq!(applied.agents, vec![2]);
+        let log = read("log.txt");
+        assert!(log.contains("engineer answered in"), "{log}");
+        match d.source {
+            // The model replied with something usable (the grammar makes that the rule).
+            Source::Engineer => {
+                let reply = read("reply.txt");
+                assert!(reply.trim_start().starts_with("{\"rationale\": \""), "{reply}");
+                assert_eq!(read("rationale.txt").trim(), d.rationale.as_deref().unwrap().trim());
+            }
+            // It did not: the previous configuration stood, and the log says why.
+            Source::Previous => {
+                assert!(log.contains("the previous configuration stands"), "{log}");
+                assert_eq!(applied, state.history.rounds[r as usize - 1].config);
+            }
+            other => panic!("round {r} designed by {other:?}"),
+        }
+    }
+    // The model's answers are deterministic for a seed: round 1's context, sent again to a new
+    // engineer with the same seed, gives the reply the run recorded.
+    let round1 = dir.path().join("engineer/round-1");
+    let ctx = std::fs::read_to_string(round1.join("context.md")).unwrap();
+    let mut again = floe_plugin_host::registry::engineer(cfg.rounds.engineer.as_ref().unwrap()).unwrap();
+    if let Ok(a) = again.design(&ctx) {
+        let recorded = std::fs::read_to_string(round1.join("reply.txt")).unwrap();
+        assert_eq!(a.raw.join("\n\n---\n\n").trim(), recorded.trim());
+    }
+}
