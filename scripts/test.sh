@@ -14,12 +14,12 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "$XDG_RUNTIME_DIR" ] || [ ! -w "$XDG_
     trap 'rm -rf "$XDG_RUNTIME_DIR"' EXIT
 fi
 cargo fmt --all --check
-cargo clippy --workspace --all-targets --release --features floe-cli/train -- -D warnings
+cargo clippy --workspace --all-targets --release --features floe-cli/train,floe-ffi/train -- -D warnings
 # The CLI without libtorch: `floe train` and `floe eval` say how to get them. First, so that the
 # build below leaves target/release/floe with every command.
 cargo test --release -p floe-cli --test cli
 # setup.sh installed lavapipe, so the GPU golden tests must find an adapter here.
-FLOE_REQUIRE_GPU=1 cargo test --workspace --release --features floe-cli/train
+FLOE_REQUIRE_GPU=1 cargo test --workspace --release --features floe-cli/train,floe-ffi/train
 # The C API as C and C++ programs meet it: installed, under valgrind and sanitizers, from CMake
 # and pkg-config consumers.
 bash scripts/c-api.sh

@@ -645,11 +645,13 @@ floe_status floe_pool_instance_json(const struct floe_pool *pool, size_t index, 
 floe_status floe_pool_free(struct floe_pool *pool);
 
 /*
- Runs a training configuration (the JSON of `floe train --config`) into `out_dir` (created if
- missing; with `resume` non-zero an interrupted run there continues). `progress` (may be NULL)
- receives the stages; `cancel` (may be NULL) is polled: once the caller stores a non-zero value
- there (from any thread), the run stops at the next step with FLOE_STATUS_CANCELLED and leaves
- a folder it can resume from. Blocks until the run ends.
+ Runs a training configuration (the JSON of `floe train --config`; its plugins are resolved as
+ `floe train` resolves them) into `out_dir` (created if missing; with `resume` non-zero an
+ interrupted run there continues). `progress` (may be NULL) receives the stages; `cancel` (may
+ be NULL; a `uint32_t` valid until the call returns, stored to atomically, e.g. with C11
+ `atomic_store`) is polled: once the caller stores a non-zero value there from another thread,
+ the run stops between stages or before its next GRPO step with FLOE_STATUS_CANCELLED and
+ leaves a folder it can resume from. Blocks until the run ends.
 
  Errors: FLOE_STATUS_CONFIG, FLOE_STATUS_IO, FLOE_STATUS_CANCELLED, FLOE_STATUS_NOT_BUILT
  without the `train` feature.
@@ -666,18 +668,24 @@ floe_status floe_train_run(const char *config_json,
                            const uint32_t *cancel);
 
 /*
- Evaluates the checkpoint of the run folder `run_dir` on the suite file `suite_path` (JSONL, as
- `floe suite` writes) and gives the report as JSON in `*out_report_json` (`floe_string_free`):
- valid and optimal rates per agent count and map size.
+ Evaluates a checkpoint (a run folder's `checkpoint.safetensors`, as `floe eval` reads) on
+ every instance of `pool` (for a suite: `floe_pool_from_file` of its JSONL file) with greedy
+ answers, and gives the report as JSON in `*out_report_json` (`floe_string_free`): valid and
+ optimal rates per agent count and map size, as `floe eval --json` writes. `progress` may be
+ NULL.
 
- Errors: FLOE_STATUS_IO, FLOE_STATUS_BAD_INPUT, FLOE_STATUS_NOT_BUILT without the `train`
- feature.
+ Errors: FLOE_STATUS_BAD_INPUT for a checkpoint that does not load or instances the model
+ cannot read, FLOE_STATUS_NOT_BUILT without the `train` feature.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
  duration of the call; strings are NUL-terminated; handles come from this library.
  */
-floe_status floe_eval_run(const char *run_dir, const char *suite_path, char **out_report_json);
+floe_status floe_eval_run(const char *checkpoint_path,
+                          const struct floe_pool *pool,
+                          floe_progress_fn progress,
+                          void *user_data,
+                          char **out_report_json);
 
 /*
  Verifies `num_plans` plans given as move codes, in one batch (on all cores), and writes one

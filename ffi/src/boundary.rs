@@ -31,6 +31,7 @@ pub(crate) mod status {
     pub(crate) const NOT_RESET: floe_status = 14;
     #[cfg_attr(not(feature = "train"), allow(dead_code))]
     pub(crate) const CANCELLED: floe_status = 15;
+    #[cfg_attr(all(feature = "train", feature = "gpu"), allow(dead_code))]
     pub(crate) const NOT_BUILT: floe_status = 16;
 }
 

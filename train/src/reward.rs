@@ -5,7 +5,7 @@
 
 use floe_core::engine::{verify_batch_cpu, InstancePool, PlanBatch, VerifyOut, NONE};
 use floe_core::{FailureKind, Instance, Move};
-use floe_plugin_api::{RewardFn, VerdictRecord, UNKNOWN};
+use floe_plugin_api::{RewardFn, VerdictRecord};
 
 use crate::error::TrainError;
 
