@@ -7,10 +7,10 @@
 #   3. trains for a small budget, evaluates, prints one JSON line, and fails (exit 1) when the
 #      greedy policy's held-out success is not at least 0.15 above random's and 2x random's.
 #
-#   scripts/policy-cpp.sh [train_policy options...]     e.g. --updates 400 --max-seconds 600
+#   scripts/policy-cpp.sh [train_policy options...]   e.g. --updates 1000 --max-seconds 600 --features local+bfs
 #
 # libtorch: $ROOT/third_party/libtorch (scripts/setup.sh installs it), else $LIBTORCH.
-# FLOE_POLICY_UPDATES / FLOE_POLICY_SECONDS set the training budget (default 150 updates or
+# FLOE_POLICY_UPDATES / FLOE_POLICY_SECONDS set the training budget (default 400 updates or
 # 100 s, whichever comes first), FLOE_POLICY_THREADS libtorch's threads (default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,5 +50,5 @@ step "train and evaluate"
 export OMP_WAIT_POLICY=PASSIVE
 THREADS=${FLOE_POLICY_THREADS:-1}
 export OMP_NUM_THREADS=$THREADS
-"$WORK/train_policy" --updates "${FLOE_POLICY_UPDATES:-150}" --max-seconds "${FLOE_POLICY_SECONDS:-100}" \
+"$WORK/train_policy" --updates "${FLOE_POLICY_UPDATES:-400}" --max-seconds "${FLOE_POLICY_SECONDS:-100}" \
     --threads "$THREADS" "$@"

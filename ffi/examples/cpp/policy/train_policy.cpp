@@ -3,16 +3,23 @@
 //
 // What it does
 //   1. Draws a training pool and a held-out pool of the same setting with different seeds
-//      (floe_pool_generate), and reads every instance's goals from its JSON
-//      (floe_pool_instance_json); the held-out instances that also occur in the training pool
-//      (same grid, starts and goals: possible on small boards) are counted and reported.
-//   2. Trains one shared MLP for all agents with PPO (clipped objective, GAE(λ), a value head, an
-//      entropy bonus) on `--envs` environments stepped in one batch by one engine.
+//      (floe_pool_generate), and reads every instance's grid, starts and goals from its JSON
+//      (floe_pool_instance_json), checking them against the engine (the starts must be where
+//      floe_engine_state puts the agents; the single-agent distances must not exceed the
+//      optimum of floe_pool_instance_info). Held-out instances that also occur in the training
+//      pool (same grid, starts and goals) are counted and reported.
+//   2. Trains one MLP shared by all agents (2 tanh layers of `--hidden` units) with PPO (clipped
+//      objective, GAE(λ), a value head, an entropy bonus) on `--envs` environments stepped in one
+//      batch by one engine, `--rollout` steps per update.
 //      Input per agent: its local observation from the engine (3 planes of (2r+1)² bytes: holes
-//      and cells off the grid, other agents, own goal), plus its offset to its goal (from
-//      floe_engine_state's cells and the goals of the pool's JSON): dr and dc scaled, their
-//      signs, and an "on the goal" flag. Output: 5 action logits (0 wait, 1 up, 2 down, 3 left,
-//      4 right) and a value.
+//      and cells off the grid, other agents, own goal), its offset to its goal (its cell from
+//      floe_engine_state, its goal from the pool's JSON: dr and dc scaled, their signs, an "on
+//      the goal" flag), the episode's step over the episode limit (floe_env_record.step), and
+//      its slot index one-hot (agents share the network; the index lets them break ties, e.g.
+//      who waits when two meet). With `--features local+bfs`, also per move whether it is
+//      blocked (hole or off the grid) and how it changes the shortest-path distance to the goal
+//      (a breadth-first search over the JSON's grid), and that distance.
+//      Output: 5 action logits (0 wait, 1 up, 2 down, 3 left, 4 right) and a value.
 //      Reward per agent: the engine's own per-agent reward (configured below: a step cost off
 //      the goal, -1 for a hole, a cell off the grid or a conflict; no reward for arriving, so
 //      that leaving and re-entering a goal earns nothing), plus +1 to every agent of an episode
@@ -21,28 +28,31 @@
 //      action and the MOVED event, so no state is needed after the same-step auto-reset).
 //      An episode that terminates or is truncated ends the return (no bootstrap).
 //   3. Evaluates on the held-out pool: every one of `--eval-envs` environments plays its first
-//      `episodes / eval-envs` episodes and each ends as success or not (info.outcome). The
-//      policy is evaluated greedily (argmax of the logits; that is the checked figure) and also
-//      sampled; uniform random actions are the baseline. One JSON line goes to stdout.
+//      `episodes / eval-envs` episodes, each ending as success, failure or truncation
+//      (info.outcome). The policy is evaluated greedily (argmax of the logits: the checked
+//      figure) and also sampled, and greedily on the training pool; uniform random actions are
+//      the baseline. One JSON line goes to stdout.
 //   4. Exits 1 unless the greedy policy's held-out success is at least `--min-gain` (0.15)
 //      above random's and at least `--min-ratio` (2) times random's; 2 on errors.
 //
 // The setting, and why
 //   Mode "strict", the paper's rules: a move off the grid, into a hole, or a vertex or swap
-//   conflict ends the episode as a failure. That makes random play almost never succeed (it
-//   has to avoid every failure until all agents stand on their goals at once), so a gain is
-//   unambiguous, and it is the rule set the paper's success is measured by. Boards: 5×5 with
-//   2 agents and hole ratio 0.2 (the defaults; `--size`, `--agents`, `--holes` change them),
-//   observation radius 2 (the window covers most of the board), episode limit 32 (the
-//   optimal plans are a few steps long). These boards are small enough that a few minutes of
-//   CPU training on two shared cores reach a clear gain; larger boards and more agents learn
-//   too, more slowly.
+//   conflict ends the episode as a failure. Random play then almost never succeeds (it has to
+//   avoid every failure until all agents stand on their goals at once), so a gain cannot come
+//   from luck, and it is the rule set the paper's success is measured by. Boards: 5×5 with
+//   2 agents and hole ratio 0.2 (`--size`, `--agents`, `--holes` change them), observation
+//   radius 2 (a 5×5 window), episode limit 32 (optimal plans here are a few steps long). On
+//   these boards a policy learns in well under two minutes of CPU time on two shared cores;
+//   the random baseline stays near 0.
 //
 // Usage
 //   train_policy [--updates N] [--max-seconds S] [--envs B] [--rollout T] [--episodes E]
 //                [--eval-envs B] [--size N] [--agents K] [--holes R] [--train-pool N]
 //                [--eval-pool N] [--seed S] [--threads T] [--min-gain G] [--min-ratio R]
-//   Training stops after N updates or S seconds, whichever comes first.
+//                [--radius R] [--episode-limit L] [--hidden H] [--lr LR] [--entropy C]
+//                [--epochs E] [--features local|local+bfs]
+//   Defaults: 400 updates or 100 s of training, whichever comes first; 512 environments,
+//   rollouts of 16 steps; 2000 evaluation episodes on 500 environments; features "local".
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -61,8 +71,8 @@
 namespace {
 
 struct Options {
-    int updates = 150;
-    double max_seconds = 120;
+    int updates = 400;
+    double max_seconds = 100;
     int envs = 512;
     int rollout = 16;
     int episodes = 2000;
@@ -78,6 +88,11 @@ struct Options {
     double min_ratio = 2.0;
     int radius = 2;
     int episode_limit = 32;
+    int hidden = 64;
+    double lr = 1e-3;
+    double entropy = 0.01;
+    int epochs = 3;
+    bool bfs = false;
 };
 
 [[noreturn]] void usage(const char *msg) {
@@ -108,6 +123,15 @@ Options parse_args(int argc, char **argv) {
         else if (k == "--min-ratio") o.min_ratio = std::atof(v);
         else if (k == "--radius") o.radius = std::atoi(v);
         else if (k == "--episode-limit") o.episode_limit = std::atoi(v);
+        else if (k == "--hidden") o.hidden = std::atoi(v);
+        else if (k == "--lr") o.lr = std::atof(v);
+        else if (k == "--entropy") o.entropy = std::atof(v);
+        else if (k == "--epochs") o.epochs = std::atoi(v);
+        else if (k == "--features") {
+            if (std::strcmp(v, "local") == 0) o.bfs = false;
+            else if (std::strcmp(v, "local+bfs") == 0) o.bfs = true;
+            else usage("--features is local or local+bfs");
+        }
         else usage(("unknown option " + k).c_str());
     }
     if (o.updates < 0 || o.envs < 1 || o.rollout < 1 || o.episodes < 1 || o.eval_envs < 1 || o.threads < 1)
@@ -140,10 +164,37 @@ bool read_pair(const char *&p, const char *key, long &a, long &b) {
 /// Per instance: agent starts and goals as (row, col), and a key of grid + agents for the
 /// overlap count.
 struct InstanceTable {
-    size_t k = 0;                       // agent slots (the pool's max agents)
-    std::vector<int32_t> starts, goals; // [instance][slot][2]
+    size_t k = 0;                        // agent slots (the pool's max agents)
+    std::vector<int32_t> starts, goals;  // [instance][slot][2]
     std::vector<std::string> keys;
+    std::vector<uint32_t> width, height;  // [instance]
+    std::vector<size_t> dist_at;          // [instance][slot]: offset into `dist`
+    std::vector<int16_t> dist;            // shortest-path steps to the goal per cell, -1: none
+
+    /// Steps from (row, col) to the goal of slot `a` of instance `i`; -1 for a hole, a cell off
+    /// the grid or one that cannot reach the goal.
+    int steps(size_t i, size_t a, int row, int col) const {
+        if (row < 0 || col < 0 || row >= int(height[i]) || col >= int(width[i])) return -1;
+        return dist[dist_at[i * k + a] + size_t(row) * width[i] + size_t(col)];
+    }
 };
+
+/// Breadth-first distances to (gr, gc) over frozen cells of a row-major hole map.
+void bfs_from(const std::vector<uint8_t> &holes, int w, int h, int gr, int gc, int16_t *out) {
+    static const int dr[5] = {0, -1, 1, 0, 0}, dc[5] = {0, 0, 0, -1, 1};
+    std::fill(out, out + w * h, int16_t(-1));
+    std::vector<int> queue{gr * w + gc};
+    out[gr * w + gc] = 0;
+    for (size_t q = 0; q < queue.size(); q++) {
+        int c = queue[q], r0 = c / w, c0 = c % w;
+        for (int d = 1; d < 5; d++) {
+            int r = r0 + dr[d], cc = c0 + dc[d];
+            if (r < 0 || cc < 0 || r >= h || cc >= w || holes[size_t(r * w + cc)] || out[r * w + cc] >= 0) continue;
+            out[r * w + cc] = int16_t(out[c] + 1);
+            queue.push_back(r * w + cc);
+        }
+    }
+}
 
 InstanceTable read_instances(const floe::Pool &pool) {
     InstanceTable t;
@@ -162,6 +213,18 @@ InstanceTable read_instances(const floe::Pool &pool) {
         const char *agents_end = std::strstr(p, "}]");
         if (!grid_end || !agents_end) throw std::runtime_error("unexpected instance JSON: " + json);
         t.keys.emplace_back(std::string(grid, grid_end) + std::string(p, agents_end));
+        // The grid: one string per row, 'H' a hole.
+        const int w = int(info.width), h = int(info.height);
+        std::vector<uint8_t> holes(size_t(w * h), 0);
+        const char *g = std::strchr(grid, '[');
+        for (int r = 0; r < h; r++) {
+            g = std::strchr(g + 1, '"');
+            if (!g) throw std::runtime_error("cannot read the grid of " + json);
+            for (int c = 0; c < w; c++) holes[size_t(r * w + c)] = g[1 + c] == 'H';
+            g = std::strchr(g + 1, '"');
+        }
+        t.width.push_back(info.width);
+        t.height.push_back(info.height);
         for (uint32_t a = 0; a < info.num_agents; a++) {
             long sr, sc, gr, gc;
             if (!read_pair(p, "\"start\"", sr, sc) || !read_pair(p, "\"goal\"", gr, gc))
@@ -170,6 +233,18 @@ InstanceTable read_instances(const floe::Pool &pool) {
             t.starts[at] = int32_t(sr), t.starts[at + 1] = int32_t(sc);
             t.goals[at] = int32_t(gr), t.goals[at + 1] = int32_t(gc);
         }
+        long lower = 0;  // the sum of single-agent distances bounds the optimal sum of costs below
+        for (size_t a = 0; a < t.k; a++) {
+            t.dist_at.push_back(t.dist.size());
+            t.dist.resize(t.dist.size() + size_t(w * h), -1);
+            if (a >= info.num_agents) continue;
+            bfs_from(holes, w, h, t.goals[(i * t.k + a) * 2], t.goals[(i * t.k + a) * 2 + 1], &t.dist[t.dist_at.back()]);
+            int d = t.steps(i, a, t.starts[(i * t.k + a) * 2], t.starts[(i * t.k + a) * 2 + 1]);
+            if (d < 0) throw std::runtime_error("a start that cannot reach its goal in " + json);
+            lower += d;
+        }
+        if (info.optimal_soc != FLOE_UNKNOWN && lower > long(info.optimal_soc))
+            throw std::runtime_error("grid read wrongly (distances above the optimum) in " + json);
     }
     return t;
 }
@@ -177,7 +252,8 @@ InstanceTable read_instances(const floe::Pool &pool) {
 // ---- The batched environment as the learner sees it ---------------------------------------
 
 constexpr int NUM_ACTIONS = 5;
-constexpr int EXTRA = 5;  // dr/8, dc/8, sign(dr), sign(dc), on goal
+constexpr int EXTRA = 6;      // dr/8, dc/8, sign(dr), sign(dc), on goal, step / episode limit
+constexpr int EXTRA_BFS = 9;  // per move: blocked, change of the shortest-path distance; that distance/8
 const int DR[NUM_ACTIONS] = {0, -1, 1, 0, 0};
 const int DC[NUM_ACTIONS] = {0, 0, 0, -1, 1};
 
@@ -186,15 +262,19 @@ struct Batch {
     floe::StepBuffers out;
     const InstanceTable &table;
     size_t B, K, stride, obs_bytes;
+    bool bfs;
+    float limit;
     std::vector<floe_env_record> envs;
     std::vector<floe_agent_record> agents;
 
-    Batch(const floe::Pool &pool, const InstanceTable &t, const std::string &cfg, int radius)
+    Batch(const floe::Pool &pool, const InstanceTable &t, const std::string &cfg, const Options &o)
         : engine(pool, cfg), out(engine.sizes()), table(t), B(engine.sizes().num_envs), K(engine.sizes().max_agents),
-          stride(engine.sizes().obs_stride), obs_bytes(size_t(3 * (2 * radius + 1) * (2 * radius + 1))),
-          envs(B), agents(B * K) {}
+          stride(engine.sizes().obs_stride), obs_bytes(size_t(3 * (2 * o.radius + 1) * (2 * o.radius + 1))),
+          bfs(o.bfs), limit(float(o.episode_limit)), envs(B), agents(B * K) {}
 
-    size_t features() const { return obs_bytes + EXTRA; }
+    /// Per slot: the observation, EXTRA features, EXTRA_BFS with --features local+bfs, and the
+    /// slot's index one-hot (K), so that agents sharing the network can break ties by index.
+    size_t features() const { return obs_bytes + EXTRA + (bfs ? EXTRA_BFS : 0) + K; }
 
     void refresh() { engine.state(envs, agents); }
 
@@ -228,6 +308,21 @@ struct Batch {
                 row[obs_bytes + 2] = float((dr > 0) - (dr < 0));
                 row[obs_bytes + 3] = float((dc > 0) - (dc < 0));
                 row[obs_bytes + 4] = (dr == 0 && dc == 0) ? 1.f : 0.f;
+                row[obs_bytes + 5] = float(envs[e].step) / limit;
+                std::fill(row + F - K, row + F, 0.f);
+                row[F - K + a] = 1.f;
+                if (bfs) {
+                    float *f = row + obs_bytes + EXTRA;
+                    const size_t i = envs[e].instance;
+                    const int r0 = int(agents[s].row), c0 = int(agents[s].col);
+                    const int here = table.steps(i, a, r0, c0);
+                    for (int m = 1; m < NUM_ACTIONS; m++) {
+                        int there = table.steps(i, a, r0 + DR[m], c0 + DC[m]);
+                        f[2 * (m - 1)] = there < 0 ? 1.f : 0.f;
+                        f[2 * (m - 1) + 1] = there < 0 || here < 0 ? 0.f : float(there - here);
+                    }
+                    f[8] = float(here) / 8.f;
+                }
             }
         }
     }
@@ -269,7 +364,7 @@ TORCH_MODULE(Policy);
 enum class Play { Greedy, Sampled, Random };
 
 struct EvalResult {
-    double success = 0;
+    double success = 0, failure = 0, truncated = 0;  // shares of the episodes
     int episodes = 0;
 };
 
@@ -277,7 +372,7 @@ struct EvalResult {
 EvalResult evaluate(const floe::Pool &pool, const InstanceTable &table, const Options &o, Policy &policy, Play play,
                     uint64_t seed) {
     int per_env = (o.episodes + o.eval_envs - 1) / o.eval_envs;
-    Batch env(pool, table, engine_config(size_t(o.eval_envs), o), o.radius);
+    Batch env(pool, table, engine_config(size_t(o.eval_envs), o), o);
     env.engine.reset(seed, env.out);
     const size_t B = env.B, K = env.K, F = env.features();
     std::vector<float> x(B * K * F), mask(B * K);
@@ -285,7 +380,7 @@ EvalResult evaluate(const floe::Pool &pool, const InstanceTable &table, const Op
     std::vector<int> done(B, 0);
     std::mt19937_64 rng(seed * 7919 + 13);
     torch::NoGradGuard ng;
-    int successes = 0, ended = 0, remaining = int(B);
+    int successes = 0, failures = 0, truncations = 0, ended = 0, remaining = int(B);
     while (remaining > 0) {
         env.refresh();
         if (play == Play::Random) {
@@ -300,12 +395,15 @@ EvalResult evaluate(const floe::Pool &pool, const InstanceTable &table, const Op
         env.engine.step(actions, env.out);
         for (size_t e = 0; e < B; e++) {
             if (!(env.out.terminated[e] || env.out.truncated[e]) || done[e] >= per_env) continue;
-            successes += env.out.info[e].outcome == FLOE_OUTCOME_SUCCESS;
+            uint32_t outcome = env.out.info[e].outcome;
+            successes += outcome == FLOE_OUTCOME_SUCCESS;
+            failures += outcome == FLOE_OUTCOME_FAILURE;
+            truncations += outcome == FLOE_OUTCOME_TRUNCATED;
             ended++;
             if (++done[e] == per_env) remaining--;
         }
     }
-    return {double(successes) / ended, ended};
+    return {double(successes) / ended, double(failures) / ended, double(truncations) / ended, ended};
 }
 
 }  // namespace
@@ -333,7 +431,7 @@ int main(int argc, char **argv) {
                      train_pool.count(), eval_pool.count(), setting, now_s() - t0, overlap);
 
         // Training.
-        Batch env(train_pool, train_table, engine_config(size_t(o.envs), o), o.radius);
+        Batch env(train_pool, train_table, engine_config(size_t(o.envs), o), o);
         env.engine.reset(o.seed, env.out);
         env.refresh();
         // The JSON's starts must be where the engine put the agents (rows and columns agree).
@@ -345,10 +443,10 @@ int main(int argc, char **argv) {
                     throw std::runtime_error("instance JSON starts disagree with floe_engine_state");
             }
         const size_t B = env.B, K = env.K, F = env.features(), N = B * K, T = size_t(o.rollout);
-        Policy policy(int64_t(F), 64);
-        torch::optim::Adam opt(policy->parameters(), torch::optim::AdamOptions(1e-3));
-        const float gamma = 0.97f, lambda = 0.95f, clip = 0.2f, ent_coef = 0.01f, vf_coef = 0.5f;
-        const int epochs = 3, minibatches = 4;
+        Policy policy(int64_t(F), o.hidden);
+        torch::optim::Adam opt(policy->parameters(), torch::optim::AdamOptions(o.lr));
+        const float gamma = 0.97f, lambda = 0.95f, clip = 0.2f, ent_coef = float(o.entropy), vf_coef = 0.5f;
+        const int epochs = o.epochs, minibatches = 4;
 
         std::vector<float> X(T * N * F), M(T * N), R(T * N), D(T * N), V((T + 1) * N), LP(T * N);
         std::vector<int64_t> A(T * N);
@@ -475,11 +573,12 @@ int main(int argc, char **argv) {
         bool pass = greedy.success >= random.success + o.min_gain && greedy.success >= o.min_ratio * random.success;
         std::printf("{\"random_success\": %.4f, \"policy_success\": %.4f, \"policy_sampled_success\": %.4f, "
                     "\"train_pool_policy_success\": %.4f, \"episodes\": %d, \"train_seconds\": %.1f, "
+                    "\"policy_failure\": %.4f, \"policy_truncated\": %.4f, \"random_failure\": %.4f, "
                     "\"updates\": %d, \"train_samples\": %zu, \"heldout_in_train\": %zu, \"setting\": %s, "
                     "\"mode\": \"strict\", \"min_gain\": %.2f, \"min_ratio\": %.1f, \"pass\": %s}\n",
                     random.success, greedy.success, sampled.success, train_greedy.success, greedy.episodes,
-                    train_seconds, update, size_t(update) * T * N, overlap, setting, o.min_gain, o.min_ratio,
-                    pass ? "true" : "false");
+                    train_seconds, greedy.failure, greedy.truncated, random.failure, update,
+                    size_t(update) * T * N, overlap, setting, o.min_gain, o.min_ratio, pass ? "true" : "false");
         std::fflush(stdout);
         if (!pass) {
             std::fprintf(stderr, "train_policy: FAILED: greedy policy %.3f vs random %.3f (needs +%.2f and %.1fx)\n",
