@@ -23,3 +23,6 @@ FLOE_REQUIRE_GPU=1 cargo test --workspace --release --features floe-cli/train
 # The criterion benches, once each on small batches (figures come from `cargo bench` and
 # `floe bench`, never from tests).
 FLOE_BENCH_SMALL=1 cargo bench -p floe-core --features testing --bench engine -- --test
+# A C++ policy trained with libtorch through the C API must beat random actions on held-out
+# boards (about 2 minutes on 2 cores; prints its JSON line).
+bash scripts/policy-cpp.sh
