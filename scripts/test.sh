@@ -26,3 +26,7 @@ bash scripts/c-api.sh
 # The criterion benches, once each on small batches (figures come from `cargo bench` and
 # `floe bench`, never from tests).
 FLOE_BENCH_SMALL=1 cargo bench -p floe-core --features testing --bench engine -- --test
+# A C++ policy trained with libtorch through the C API must beat random actions on held-out
+# boards (about 2 minutes on 2 cores; prints its JSON line). A fixed number of updates and no
+# time cap keep the check deterministic on a slow machine.
+FLOE_POLICY_UPDATES=400 FLOE_POLICY_SECONDS=100000 bash scripts/policy-cpp.sh
