@@ -98,10 +98,8 @@ fn a_run_reports_progress_is_cancelled_resumes_and_evaluates() {
     // Bad input: configuration and checkpoint.
     let bad = CString::new(r#"{"seed": "x"}"#).unwrap();
     // SAFETY: valid arguments.
-    assert_eq!(
-        unsafe { floe_train_run(bad.as_ptr(), out.as_ptr(), 0, None, ptr::null_mut(), ptr::null()) },
-        6
-    );
+    let status = unsafe { floe_train_run(bad.as_ptr(), out.as_ptr(), 0, None, ptr::null_mut(), ptr::null()) };
+    assert_eq!(status, 6);
     let missing = CString::new("/nonexistent/checkpoint.safetensors").unwrap();
     // SAFETY: valid arguments.
     assert_eq!(unsafe { floe_eval_run(missing.as_ptr(), pool, None, ptr::null_mut(), &mut report) }, 4);

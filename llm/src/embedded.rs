@@ -169,8 +169,8 @@ impl Embedded {
         };
         let mut sampler = LlamaSampler::chain_simple(std::iter::once(grammar).chain(pick));
         let mut out = Vec::new();
-        let mut pos = tokens.len() as i32;
-        for _ in 0..self.p.max_tokens {
+        let first = tokens.len() as i32;
+        for pos in (first..).take(self.p.max_tokens as usize) {
             // `sample` also feeds the token to the grammar; accepting it again would abort.
             let token = sampler.sample(&ctx, batch.n_tokens() - 1);
             if vocab.is_eog(token) {
@@ -179,7 +179,6 @@ impl Embedded {
             out.extend(vocab.token_to_piece(token, false, None));
             batch.clear();
             batch.add(token, pos, &[0], true).map_err(|e| e.to_string())?;
-            pos += 1;
             ctx.decode(&mut batch).map_err(|e| format!("decode: {e}"))?;
         }
         String::from_utf8(out).map_err(|e| format!("the reply is not UTF-8: {e}"))
