@@ -389,10 +389,13 @@ floe_status floe_engine_free(struct floe_engine *engine);
 
 /*
  Makes a plugin instance of `kind` (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM or _ENV_ENGINEER) named
- `name`, with `params_json` (NULL for its defaults). With `library` NULL, `name` is a
- built-in (rewards `tiered`, `shaped`; curricula `fixed`, `difficulty-scaling`, `plr`, `sec`;
- engineer `rules`); otherwise `library` is the path of a plugin library, Rust or C (as
- `floe plugin inspect` reads), which stays loaded while the plugin lives.
+ `name`, with `params_json` (NULL for its defaults), resolved as a training configuration's
+ plugin spec is (floe-plugin-host's registry). With `library` NULL, `name` is a built-in
+ (rewards `tiered`, `shaped`; curricula `fixed`, `difficulty-scaling`, `plr`, `sec`; engineers
+ `rules`, `endpoint` (an OpenAI-compatible server, parameters as in `floe train`), and
+ `embedded` in builds with the `embedded` feature); otherwise `library` is the path of a plugin
+ library, Rust or C (as `floe plugin inspect` reads), which stays loaded while the plugin
+ lives.
 
  Ownership: `*out` is the caller's (`floe_plugin_free`). Thread-safe.
  Errors: FLOE_STATUS_UNKNOWN_PLUGIN, FLOE_STATUS_CONFIG for bad parameters, FLOE_STATUS_FAILED

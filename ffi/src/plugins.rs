@@ -4,12 +4,12 @@
 use std::ffi::c_char;
 use std::sync::Mutex;
 
-use floe_plugin_api::catalog::{new_curriculum, new_engineer, new_reward};
 use floe_plugin_api::traits::{check_lengths, check_replay, check_rewards};
 use floe_plugin_api::{
-    Curriculum, EnvEngineer, History, PluginError, ReplayRecord, ReplayRequest, RewardFn, StepOutcome,
-    VerdictRecord,
+    Curriculum, EnvEngineer, History, PluginError, PluginSpec, ReplayRecord, ReplayRequest, RewardFn,
+    StepOutcome, VerdictRecord,
 };
+use floe_plugin_host::{registry, RegistryError};
 
 use crate::boundary::{
     floe_status, guard, opt_str_arg, outs, slice, slice_mut, status, str_arg, write_out, write_string, Error,
@@ -28,15 +28,20 @@ enum Object {
     Engineer(Box<dyn EnvEngineer>),
 }
 
-struct Loaded {
-    // Declared before the library: fields drop in order, and the plugin's code lives in it.
-    object: Object,
-    _library: Option<floe_plugin_host::Library>,
+/// A registry error as a status: the plugin's own code when it refused, FLOE_STATUS_FAILED for a
+/// library that does not load, FLOE_STATUS_CONFIG for a step-only reward asked to score plans.
+fn registry_error(e: RegistryError) -> Error {
+    let code = match &e {
+        RegistryError::Plugin { source, .. } => source.code(),
+        RegistryError::Load(_) => status::FAILED,
+        _ => status::CONFIG,
+    };
+    Error::new(code, e.to_string())
 }
 
 /// A plugin instance (opaque). Calls on one plugin are serialised by a lock inside it.
 pub struct floe_plugin {
-    inner: Mutex<Loaded>,
+    inner: Mutex<Object>,
     kind: u32,
 }
 
@@ -51,10 +56,13 @@ impl Handle for floe_plugin {
 }
 
 /// Makes a plugin instance of `kind` (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM or _ENV_ENGINEER) named
-/// `name`, with `params_json` (NULL for its defaults). With `library` NULL, `name` is a
-/// built-in (rewards `tiered`, `shaped`; curricula `fixed`, `difficulty-scaling`, `plr`, `sec`;
-/// engineer `rules`); otherwise `library` is the path of a plugin library, Rust or C (as
-/// `floe plugin inspect` reads), which stays loaded while the plugin lives.
+/// `name`, with `params_json` (NULL for its defaults), resolved as a training configuration's
+/// plugin spec is (floe-plugin-host's registry). With `library` NULL, `name` is a built-in
+/// (rewards `tiered`, `shaped`; curricula `fixed`, `difficulty-scaling`, `plr`, `sec`; engineers
+/// `rules`, `endpoint` (an OpenAI-compatible server, parameters as in `floe train`), and
+/// `embedded` in builds with the `embedded` feature); otherwise `library` is the path of a plugin
+/// library, Rust or C (as `floe plugin inspect` reads), which stays loaded while the plugin
+/// lives.
 ///
 /// Ownership: `*out` is the caller's (`floe_plugin_free`). Thread-safe.
 /// Errors: FLOE_STATUS_UNKNOWN_PLUGIN, FLOE_STATUS_CONFIG for bad parameters, FLOE_STATUS_FAILED
@@ -79,23 +87,24 @@ pub unsafe extern "C" fn floe_plugin_new(
         // SAFETY: as above.
         let params = unsafe { opt_str_arg(params_json, "params_json") }?.unwrap_or("");
         // SAFETY: as above.
-        let library = unsafe { opt_str_arg(library, "library") }?
-            .map(|path| floe_plugin_host::load(path).map_err(|e| Error::new(status::FAILED, e.to_string())))
-            .transpose()?;
-        let builtins = floe_plugins::catalog();
-        let object = match (kind, &library) {
-            (FLOE_PLUGIN_REWARD, Some(l)) => Object::Reward(l.new_reward(name, params)?),
-            (FLOE_PLUGIN_REWARD, None) => Object::Reward(new_reward(&builtins, name, params)?),
-            (FLOE_PLUGIN_CURRICULUM, Some(l)) => Object::Curriculum(l.new_curriculum(name, params)?),
-            (FLOE_PLUGIN_CURRICULUM, None) => Object::Curriculum(new_curriculum(&builtins, name, params)?),
-            (FLOE_PLUGIN_ENGINEER, Some(l)) => Object::Engineer(l.new_engineer(name, params)?),
-            (FLOE_PLUGIN_ENGINEER, None) => Object::Engineer(new_engineer(&builtins, name, params)?),
-            (k, _) => {
+        let library = unsafe { opt_str_arg(library, "library") }?;
+        let params = if params.trim().is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_json::from_str(params)
+                .map_err(|e| Error::new(status::CONFIG, format!("params_json is not JSON: {e}")))?
+        };
+        let spec = PluginSpec { name: name.to_string(), params, library: library.map(Into::into) };
+        let object = match kind {
+            FLOE_PLUGIN_REWARD => registry::reward(&spec).map(Object::Reward),
+            FLOE_PLUGIN_CURRICULUM => registry::curriculum(&spec).map(Object::Curriculum),
+            FLOE_PLUGIN_ENGINEER => registry::engineer(&spec).map(Object::Engineer),
+            k => {
                 return Err(Error::bad_input(format!("plugin kind {k}: 1 reward, 2 curriculum, 3 engineer")))
             }
-        };
-        let handle =
-            handles::new(floe_plugin { inner: Mutex::new(Loaded { object, _library: library }), kind });
+        }
+        .map_err(registry_error)?;
+        let handle = handles::new(floe_plugin { inner: Mutex::new(object), kind });
         // SAFETY: checked not NULL; writable by the caller's contract.
         unsafe { write_out(out, handle, "out") }
     })
@@ -104,7 +113,7 @@ pub unsafe extern "C" fn floe_plugin_new(
 fn with_plugin<T>(plugin: *const floe_plugin, f: impl FnOnce(&mut Object) -> Result<T>) -> Result<T> {
     let p = handles::get(plugin, "plugin")?;
     let mut guard = handles::lock(&p.inner, "the plugin")?;
-    f(&mut guard.object)
+    f(&mut guard)
 }
 
 fn wrong_kind(want: &str) -> Error {
