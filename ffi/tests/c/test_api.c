@@ -449,6 +449,59 @@ static void test_plugins(const char *failing_c, const char *faulty_rust) {
     OK(floe_plugin_free(NULL));
 }
 
+/* The wgpu engine gives the CPU engine's bytes. Run when FLOE_TEST_GPU is set (scripts/c-api.sh
+ * sets it outside valgrind and the sanitizers, which the GPU driver's own code would swamp);
+ * FLOE_TEST_GPU=require makes a missing adapter a failure. */
+static void test_gpu(void) {
+    const char *want = getenv("FLOE_TEST_GPU");
+    if (want == NULL) return;
+    floe_pool *pool = NULL;
+    OK(floe_pool_generate("{\"size\": 6, \"agents\": 3, \"hole_ratio\": 0.2, \"wait_ratio\": 0.5}", 10, 2, &pool));
+    floe_engine *cpu = NULL, *gpu = NULL;
+    OK(floe_engine_new(pool, "{\"num_envs\": 37, \"episode_limit\": 12}", &cpu));
+    floe_status st = floe_engine_new(pool, "{\"num_envs\": 37, \"episode_limit\": 12, \"backend\": \"gpu\"}", &gpu);
+    if (st == FLOE_STATUS_GPU && strcmp(want, "require") != 0) {
+        printf("test_api: no GPU adapter (%s); the GPU comparison is skipped\n", floe_last_error());
+        OK(floe_engine_free(cpu));
+        OK(floe_pool_free(pool));
+        return;
+    }
+    OK(st);
+    char *backend = NULL;
+    OK(floe_engine_backend(gpu, &backend));
+    CHECK(strncmp(backend, "gpu", 3) == 0);
+    printf("test_api: comparing with %s\n", backend);
+    floe_string_free(backend);
+    floe_buffer_sizes s;
+    OK(floe_engine_sizes(gpu, &s));
+    floe_step_buffers a = buffers_for(&s), b = buffers_for(&s);
+    OK(floe_engine_reset(cpu, 9, &a));
+    OK(floe_engine_reset(gpu, 9, &b));
+    CHECK(memcmp(a.obs, b.obs, s.obs) == 0);
+    uint8_t *actions = malloc(s.actions);
+    uint64_t x = 7;
+    for (int t = 0; t < 30; t++) {
+        for (size_t i = 0; i < s.actions; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            actions[i] = (uint8_t)(x % 5);
+        }
+        OK(floe_engine_step(cpu, actions, s.actions, &a));
+        OK(floe_engine_step(gpu, actions, s.actions, &b));
+        CHECK(memcmp(a.obs, b.obs, s.obs) == 0 && memcmp(a.final_obs, b.final_obs, s.obs) == 0);
+        CHECK(memcmp(a.rewards, b.rewards, s.agents * sizeof(float)) == 0);
+        CHECK(memcmp(a.events, b.events, s.agents * sizeof(uint32_t)) == 0);
+        CHECK(memcmp(a.terminated, b.terminated, s.envs) == 0 && memcmp(a.truncated, b.truncated, s.envs) == 0);
+        CHECK(memcmp(a.info, b.info, s.envs * sizeof(floe_env_info)) == 0);
+    }
+    FAILS(floe_engine_step(gpu, actions, s.actions - 1, &b), FLOE_STATUS_BUFFER_SIZE, "actions");
+    free(actions);
+    free_buffers(&a);
+    free_buffers(&b);
+    OK(floe_engine_free(cpu));
+    OK(floe_engine_free(gpu));
+    OK(floe_pool_free(pool));
+}
+
 static void test_training(void) {
     /* Built without the train feature (as `make install` builds it), both say so; the Rust test
      * ffi/tests/train.rs covers them with it. */
@@ -472,6 +525,7 @@ int main(int argc, char **argv) {
     test_engines();
     test_verification();
     test_plugins(argv[1], argv[2]);
+    test_gpu();
     test_training();
     printf("test_api: %d checks passed\n", checks);
     return 0;
