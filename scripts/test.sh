@@ -22,7 +22,7 @@ cargo test --release -p floe-cli --test cli
 FLOE_REQUIRE_GPU=1 cargo test --workspace --release --features floe-cli/train,floe-ffi/train
 # The C API as C and C++ programs meet it: installed, under valgrind and sanitizers, from CMake
 # and pkg-config consumers.
-bash scripts/c-api.sh
+FLOE_REQUIRE_GPU=1 bash scripts/c-api.sh
 # The criterion benches, once each on small batches (figures come from `cargo bench` and
 # `floe bench`, never from tests).
 FLOE_BENCH_SMALL=1 cargo bench -p floe-core --features testing --bench engine -- --test
