@@ -226,6 +226,9 @@ pub fn parse_instances(text: &str) -> Result<Vec<Instance>, (usize, InstanceErro
     if trimmed.starts_with('[') {
         let values: Vec<serde_json::Value> =
             serde_json::from_str(text).map_err(|e| (0, InstanceError::Json(e.to_string())))?;
+        if values.is_empty() {
+            return Err((0, InstanceError::Json("no instance in the input".into())));
+        }
         return values
             .into_iter()
             .enumerate()
@@ -284,5 +287,9 @@ mod tests {
         assert!(matches!(bad("{\"grid\": "), InstanceError::Json(_)));
         let err = parse_instances(&format!("{TWO}\n{{oops\n")).expect_err("line 2 is bad");
         assert_eq!(err.0, 2);
+        // No instance at all is an error in every form, an empty array included.
+        for empty in ["", "\n\n", "[]", " [ ]\n"] {
+            assert_eq!(parse_instances(empty).expect_err("no instance").0, 0, "{empty:?}");
+        }
     }
 }
