@@ -87,6 +87,9 @@ pub enum ConfigError {
         /// The round that follows it.
         round: u32,
     },
+    /// A round numbered `u32::MAX`: no round number could follow it.
+    #[error("round {0} is the largest round number: no round could follow it")]
+    NoNextRound(u32),
     /// A round of the history carries an invalid configuration.
     #[error("round {round}: {source}")]
     RoundConfig {
