@@ -9,6 +9,8 @@
 //! Rows run top to bottom; coordinates are `[row, col]`, 0-based from the top-left. `id`,
 //! `optimal` and `needs_wait` are optional; other keys are ignored.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::InstanceError;
@@ -84,6 +86,10 @@ impl Instance {
             return Err(InstanceError::NoAgents);
         }
         let (w, h) = (self.grid.width(), self.grid.height());
+        // Each start and goal with the first agent that has it: one lookup per agent instead of
+        // a comparison with every earlier agent, which took seconds for tens of thousands.
+        let mut starts: HashMap<Pos, usize> = HashMap::with_capacity(self.agents.len());
+        let mut goals: HashMap<Pos, usize> = HashMap::with_capacity(self.agents.len());
         for (i, a) in self.agents.iter().enumerate() {
             for (what, p) in [("start", a.start), ("goal", a.goal)] {
                 if p.row >= h || p.col >= w {
@@ -100,19 +106,18 @@ impl Instance {
                     return Err(InstanceError::OnHole { agent: i, what, row: p.row, col: p.col });
                 }
             }
-            for (j, b) in self.agents[..i].iter().enumerate() {
-                for (what, p, q) in [("start", a.start, b.start), ("goal", a.goal, b.goal)] {
-                    if p == q {
-                        return Err(InstanceError::Duplicate {
-                            first: j,
-                            second: i,
-                            what,
-                            row: p.row,
-                            col: p.col,
-                        });
-                    }
-                }
+            // The lowest-numbered earlier agent sharing the start or the goal; the start on a tie.
+            let clash = match (starts.get(&a.start), goals.get(&a.goal)) {
+                (Some(&s), Some(&g)) if g < s => Some((g, "goal", a.goal)),
+                (Some(&s), _) => Some((s, "start", a.start)),
+                (None, Some(&g)) => Some((g, "goal", a.goal)),
+                (None, None) => None,
+            };
+            if let Some((first, what, p)) = clash {
+                return Err(InstanceError::Duplicate { first, second: i, what, row: p.row, col: p.col });
             }
+            starts.insert(a.start, i);
+            goals.insert(a.goal, i);
         }
         if let Some(opt) = &self.optimal {
             if opt.moves.len() != self.agents.len() {
@@ -226,6 +231,9 @@ pub fn parse_instances(text: &str) -> Result<Vec<Instance>, (usize, InstanceErro
     if trimmed.starts_with('[') {
         let values: Vec<serde_json::Value> =
             serde_json::from_str(text).map_err(|e| (0, InstanceError::Json(e.to_string())))?;
+        if values.is_empty() {
+            return Err((0, InstanceError::Json("no instance in the input".into())));
+        }
         return values
             .into_iter()
             .enumerate()
@@ -279,10 +287,30 @@ mod tests {
             bad(&TWO.replace("[2, 2]", "[1, 1]")),
             InstanceError::OnHole { agent: 0, what: "goal", .. }
         ));
+        // The first clash is with the lowest-numbered earlier agent, its start before its goal.
+        let three =
+            |agents: &str| bad(&format!(r#"{{"grid": ["FFF", "FFF", "FFF"], "agents": [{agents}]}}"#));
+        let (a, b) = (r#"{"start": [0, 0], "goal": [2, 2]}"#, r#"{"start": [0, 1], "goal": [2, 1]}"#);
+        assert!(matches!(
+            three(&format!(r#"{a}, {b}, {{"start": [0, 0], "goal": [2, 1]}}"#)),
+            InstanceError::Duplicate { first: 0, second: 2, what: "start", .. }
+        ));
+        assert!(matches!(
+            three(&format!(r#"{a}, {b}, {{"start": [0, 1], "goal": [2, 2]}}"#)),
+            InstanceError::Duplicate { first: 0, second: 2, what: "goal", row: 2, col: 2 }
+        ));
+        assert!(matches!(
+            three(&format!(r#"{a}, {b}, {{"start": [0, 1], "goal": [2, 1]}}"#)),
+            InstanceError::Duplicate { first: 1, second: 2, what: "start", .. }
+        ));
         assert!(matches!(bad(&TWO.replace("[0, 0]", "[-1, 0]")), InstanceError::OutOfGrid { row: -1, .. }));
         assert!(matches!(bad(&TWO.replace("FHF", "FXF")), InstanceError::BadCell { ch: 'X', .. }));
         assert!(matches!(bad("{\"grid\": "), InstanceError::Json(_)));
         let err = parse_instances(&format!("{TWO}\n{{oops\n")).expect_err("line 2 is bad");
         assert_eq!(err.0, 2);
+        // No instance at all is an error in every form, an empty array included.
+        for empty in ["", "\n\n", "[]", " [ ]\n"] {
+            assert_eq!(parse_instances(empty).expect_err("no instance").0, 0, "{empty:?}");
+        }
     }
 }

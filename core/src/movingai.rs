@@ -53,7 +53,9 @@ pub fn parse_map(text: &str) -> Result<Grid, String> {
 /// # Errors
 /// Malformed scenario lines, too few of them, or agents that break the rules.
 pub fn parse_scenario(grid: Grid, text: &str, agents: usize) -> Result<Instance, String> {
-    let mut out = Vec::with_capacity(agents);
+    // Not `with_capacity(agents)`: the count comes from the caller, and a huge one must be an
+    // error ("the scenario has n agents"), not an allocation failure.
+    let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if out.len() == agents {
             break;
@@ -103,6 +105,9 @@ mod tests {
         let inst = parse_scenario(grid.clone(), scen, 2).expect("valid scenario");
         assert_eq!(inst.agents[0], Agent { start: Pos::new(0, 0), goal: Pos::new(1, 2) });
         assert!(parse_scenario(grid.clone(), scen, 3).is_err());
+        assert!(parse_scenario(grid.clone(), scen, usize::MAX)
+            .expect_err("too many")
+            .contains("has 2 agents"));
         assert!(parse_map("height 2\nwidth 3\nmap\n...\n").is_err());
     }
 }

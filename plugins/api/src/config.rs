@@ -78,11 +78,13 @@ impl RoundConfig {
         if self.agents.is_empty() {
             return Err(ConfigError::NoAgents);
         }
-        for (i, &k) in self.agents.iter().enumerate() {
+        // A set, not a scan of the earlier counts: that took seconds for a long list.
+        let mut seen = std::collections::HashSet::with_capacity(self.agents.len());
+        for &k in &self.agents {
             if k == 0 {
                 return Err(ConfigError::AgentCount(k));
             }
-            if self.agents[..i].contains(&k) {
+            if !seen.insert(k) {
                 return Err(ConfigError::DuplicateAgents(k));
             }
         }

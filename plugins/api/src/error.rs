@@ -45,7 +45,7 @@ pub enum ConfigError {
     #[error("agent count {0} appears twice")]
     DuplicateAgents(u32),
     /// A map is too small (after its holes) for the largest agent count.
-    #[error("{agents} agents need {} distinct free cells; a {size}x{size} map with hole_ratio {hole_ratio} has {free}", 2 * agents)]
+    #[error("{agents} agents need {} distinct free cells; a {size}x{size} map with hole_ratio {hole_ratio} has {free}", 2 * u64::from(*agents))]
     TooCrowded {
         /// The map size.
         size: u32,
@@ -87,6 +87,9 @@ pub enum ConfigError {
         /// The round that follows it.
         round: u32,
     },
+    /// A round numbered `u32::MAX`: no round number could follow it.
+    #[error("round {0} is the largest round number: no round could follow it")]
+    NoNextRound(u32),
     /// A round of the history carries an invalid configuration.
     #[error("round {round}: {source}")]
     RoundConfig {
@@ -220,5 +223,11 @@ mod tests {
             assert_eq!(PluginError::from_code(e.code(), e.message().to_string()), e);
         }
         assert_eq!(PluginError::from_code(42, "x".into()), PluginError::Failed("x".into()));
+    }
+
+    #[test]
+    fn the_cells_a_crowd_needs_do_not_overflow() {
+        let e = ConfigError::TooCrowded { size: 256, agents: u32::MAX, hole_ratio: 0.5, free: 32768 };
+        assert!(e.to_string().starts_with("4294967295 agents need 8589934590 distinct free cells"), "{e}");
     }
 }

@@ -3,11 +3,11 @@
 //! and, when the trainer measured it, the mean absolute GRPO advantage of that size's training
 //! rollouts.
 //!
-//! [`History::validate`] is the one place the rules live: rounds strictly increasing; each
-//! round's configuration valid ([`crate::RoundConfig::validate`]); per round at most one result
-//! per map size, sizes in `2..=256`; rates finite, in `[0, 1]`, optimal at most valid;
-//! `mean_abs_advantage` finite and non-negative. Results may cover sizes the round did not train
-//! on (the validation set is fixed).
+//! [`History::validate`] is the one place the rules live: rounds strictly increasing and below
+//! `u32::MAX` (so that [`History::next_round`] has a number to give); each round's configuration
+//! valid ([`crate::RoundConfig::validate`]); per round at most one result per map size, sizes in
+//! `2..=256`; rates finite, in `[0, 1]`, optimal at most valid; `mean_abs_advantage` finite and
+//! non-negative. Results may cover sizes the round did not train on (the validation set is fixed).
 
 use std::collections::BTreeMap;
 
@@ -73,6 +73,9 @@ pub struct History {
 
 impl History {
     /// The number of the round to configure next: one past the last, 0 when empty.
+    ///
+    /// # Panics
+    /// If the last round is `u32::MAX` (with overflow checks on); [`History::validate`] rejects that.
     #[must_use]
     pub fn next_round(&self) -> u32 {
         self.rounds.last().map_or(0, |r| r.round + 1)
@@ -92,6 +95,9 @@ impl History {
         for (i, r) in self.rounds.iter().enumerate() {
             if i > 0 && r.round <= self.rounds[i - 1].round {
                 return Err(ConfigError::RoundOrder { previous: self.rounds[i - 1].round, round: r.round });
+            }
+            if r.round == u32::MAX {
+                return Err(ConfigError::NoNextRound(r.round));
             }
             r.config
                 .validate()
@@ -185,6 +191,9 @@ mod tests {
         let mut h = one_round();
         h.rounds.push(h.rounds[0].clone());
         assert_eq!(h.validate(), Err(ConfigError::RoundOrder { previous: 0, round: 0 }));
+        let mut h = one_round();
+        h.rounds[0].round = u32::MAX;
+        assert_eq!(h.validate(), Err(ConfigError::NoNextRound(u32::MAX)));
         let mut h = one_round();
         h.rounds[0].config.agents.clear();
         assert!(matches!(h.validate(), Err(ConfigError::RoundConfig { round: 0, .. })));
