@@ -1,5 +1,7 @@
 # `make demo` runs the main job, `make test` every check; both install what they need first.
-.PHONY: setup demo test
+# `make install PREFIX=...` installs libfloe, the C API (see ffi/Makefile).
+.PHONY: setup demo test install
+PREFIX ?= /usr/local
 
 setup:
 	bash scripts/setup.sh
@@ -9,3 +11,6 @@ demo:
 
 test:
 	bash scripts/test.sh
+
+install:
+	$(MAKE) -C ffi install PREFIX=$(PREFIX)

@@ -44,9 +44,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
     engine.reset(0, out.view())?;
+    // FLOE_STEPS=n: exactly n steps (for instruction counts), as the C program.
+    let fixed: Option<usize> = std::env::var("FLOE_STEPS").ok().map(|s| s.parse()).transpose()?;
     let (mut steps, start) = (0usize, Instant::now());
     let mut elapsed = 0.0;
-    while elapsed < seconds {
+    while fixed.map_or(elapsed < seconds, |n| steps < n) {
         let a = &ring[(steps % RING) * sizes.actions..(steps % RING + 1) * sizes.actions];
         engine.step(a, out.view())?;
         steps += 1;

@@ -6,7 +6,8 @@
  * Defaults: 16 0.2 4 32768 3 cpu. Soft collisions with holes as walls, observation radius 2,
  * episodes of 64 steps: the settings of BENCHMARKS.md. Actions come from a ring of 16
  * pre-drawn action arrays (the Rust twin, examples/step_random.rs, uses the same ones), so the
- * loop measures the library, not the random number generator.
+ * loop measures the library, not the random number generator. With FLOE_STEPS=n it runs exactly n
+ * steps instead of for `seconds` (for instruction counts, e.g. under callgrind).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <stdio.h>
@@ -61,8 +62,10 @@ int main(int argc, char **argv) {
     }
     if (floe_engine_reset(engine, 0, &b)) return fail("reset");
     uint64_t steps = 0;
+    const char *fixed = getenv("FLOE_STEPS");
+    uint64_t limit = fixed ? strtoull(fixed, NULL, 10) : UINT64_MAX;
     double start = now(), elapsed = 0;
-    while (elapsed < seconds) {
+    while (fixed ? steps < limit : elapsed < seconds) {
         if (floe_engine_step(engine, ring + (steps % RING) * s.actions, s.actions, &b)) return fail("step");
         steps++;
         elapsed = now() - start;
