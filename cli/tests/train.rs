@@ -27,17 +27,9 @@ fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
-/// A tiny configuration: a 1-layer model, a short warm start, 3 rounds of 32 GRPO steps.
-const TINY: &str = r#"{
-  "seed": 3, "threads": 1,
-  "model": {"d_model": 16, "layers": 1, "heads": 2, "d_ff": 32,
-            "layout": {"max_side": 6, "max_agents": 4, "max_time": 32}},
-  "warm_start": {"samples": 64, "steps": 5, "batch_size": 16, "warmup_steps": 2},
-  "grpo": {"group_size": 2, "prompts_per_step": 4},
-  "rounds": {"rounds": 3, "epochs": 1, "samples": 128},
-  "validation": {"sizes": [3, 4], "agents": [2], "per_cell": 4},
-  "eval_batch": 64
-}"#;
+/// A tiny configuration: a 1-layer model, a short warm start, 3 rounds of 32 GRPO steps (shared
+/// with the C API's training test).
+const TINY: &str = include_str!("../../tests/fixtures/tiny-train.json");
 
 fn stages(out: &Path) -> Vec<String> {
     std::fs::read_to_string(out.join("rounds.jsonl"))

@@ -10,16 +10,8 @@ use std::sync::Mutex;
 
 use floe::*;
 
-const TINY: &str = r#"{
-  "seed": 3, "threads": 1,
-  "model": {"d_model": 16, "layers": 1, "heads": 2, "d_ff": 32,
-            "layout": {"max_side": 6, "max_agents": 4, "max_time": 32}},
-  "warm_start": {"samples": 64, "steps": 5, "batch_size": 16, "warmup_steps": 2},
-  "grpo": {"group_size": 2, "prompts_per_step": 4},
-  "rounds": {"rounds": 2, "epochs": 1, "samples": 64},
-  "validation": {"sizes": [3, 4], "agents": [2], "per_cell": 4},
-  "eval_batch": 64
-}"#;
+/// The CLI's training tests' tiny configuration (3 short rounds).
+const TINY: &str = include_str!("../../tests/fixtures/tiny-train.json");
 
 struct Seen {
     stages: Mutex<Vec<String>>,
