@@ -2,7 +2,8 @@
 # The Python package (python/): builds the abi3 wheel with maturin, installs it into a clean
 # virtual environment under .venv/, installs the pinned test dependencies from PyPI
 # (python/requirements-test.txt) and runs the pytest suite (python/tests). With FLOE_CLI set to
-# a `floe` binary (scripts/test.sh passes the one it built), the CLI-parity tests run too.
+# a `floe` binary (scripts/test.sh passes the one it built), the CLI-parity tests run too; with
+# FLOE_REQUIRE_GPU=1 a missing GPU adapter fails the GPU-against-CPU test instead of skipping it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=.venv/python-build

@@ -90,3 +90,26 @@ def test_solver_plan_succeeds_in_the_env(small):
         _, _, term, trunc, step_info = env.step(np.array(a, np.uint8))
     assert term and not trunc and step_info["outcome"] == "success"
     assert step_info["episode_steps"] == sol["makespan"]
+
+
+def test_gpu_backend_gives_the_cpu_bytes(small):
+    """The wgpu backend (any adapter, Mesa's lavapipe included) against the CPU reference: every
+    output identical. Skipped without an adapter unless FLOE_REQUIRE_GPU=1."""
+    import os
+
+    try:
+        gpu = floe.VectorEnv(small, 8, mode="soft", episode_limit=9, backend="gpu")
+    except floe.EngineFailed as e:
+        if os.environ.get("FLOE_REQUIRE_GPU") == "1":
+            raise
+        pytest.skip(f"no GPU adapter: {e}")
+    cpu = floe.VectorEnv(small, 8, mode="soft", episode_limit=9)
+    assert np.array_equal(cpu.reset(seed=1)[0], gpu.reset(seed=1)[0])
+    cpu.action_space.seed(0)
+    for _ in range(50):
+        a = cpu.action_space.sample()
+        c, g = cpu.step(a), gpu.step(a)
+        for x, y in zip(c[:4], g[:4]):
+            assert np.array_equal(x, y)
+        assert np.array_equal(c[4]["final_obs"], g[4]["final_obs"])
+        assert np.array_equal(c[4]["agent_rewards"], g[4]["agent_rewards"])
