@@ -23,6 +23,9 @@ FLOE_REQUIRE_GPU=1 cargo test --workspace --release --features floe-cli/train,fl
 # The C API as C and C++ programs meet it: installed, under valgrind and sanitizers, from CMake
 # and pkg-config consumers.
 FLOE_REQUIRE_GPU=1 bash scripts/c-api.sh
+# The Python package: its wheel in a clean virtual environment, the pytest suite (Gymnasium's
+# and PettingZoo's checkers, the rewards), and the package against the binary built above.
+FLOE_REQUIRE_GPU=1 FLOE_CLI="${CARGO_TARGET_DIR:-$PWD/target}/release/floe" bash scripts/python.sh
 # The criterion benches, once each on small batches (figures come from `cargo bench` and
 # `floe bench`, never from tests).
 FLOE_BENCH_SMALL=1 cargo bench -p floe-core --features testing --bench engine -- --test

@@ -1,0 +1,191 @@
+"""Gymnasium environments over floe's batched engine.
+
+:class:`VectorEnv` is a ``gymnasium.vector.VectorEnv`` of ``num_envs`` MAPF-FrozenLake
+environments stepped together in Rust. Its arrays are the engine's own output buffers: the
+engine writes observations, rewards and flags straight into them, so a step copies nothing, and
+each step overwrites what the previous one returned (copy what you keep). Episodes end with the
+**same-step** auto-reset (``metadata["autoreset_mode"]``): where ``terminated | truncated``, the
+returned observation is the next episode's first and ``info["final_obs"]`` (masked by
+``info["_final_obs"]``) holds the observation that ended the episode.
+
+Each environment's observation is ``(K, 3, 2r+1, 2r+1)`` uint8 (K agent slots; channels holes and
+off-grid cells, other agents, the agent's own goal); its action is ``K`` codes (0 wait, 1 up,
+2 down, 3 left, 4 right); its reward is the sum of its agents' rewards (each agent's is in
+``info["agent_rewards"]``).
+
+:class:`Env` is the single-environment ``gymnasium.Env`` over the same engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from ._floe import Engine, Instance
+
+OUTCOMES = ("running", "success", "failure", "truncated")
+
+
+def _config(num_envs: int, mode: str, holes: Optional[str], episode_limit: int, obs_radius: int,
+            rewards: Optional[dict], backend: str) -> dict:
+    cfg: dict[str, Any] = {
+        "backend": backend,
+        "num_envs": num_envs,
+        "mode": mode,
+        "episode_limit": episode_limit,
+        "obs_radius": obs_radius,
+    }
+    if holes is not None:
+        cfg["holes"] = holes
+    if rewards is not None:
+        cfg["rewards"] = rewards
+    return cfg
+
+
+def _spaces(engine: Engine):
+    k, w = engine.max_agents, 2 * engine.obs_radius + 1
+    obs = spaces.Box(0, 1, (k, 3, w, w), np.uint8)
+    act = spaces.MultiDiscrete(np.full(k, 5), dtype=np.uint8)
+    return obs, act
+
+
+def _obs_view(flat: np.ndarray, radius: int) -> np.ndarray:
+    """The ``(B, K, 3, w, w)`` view of an engine's ``(B, K, obs_stride)`` buffer (no copy)."""
+    b, k, _ = flat.shape
+    w = 2 * radius + 1
+    view = flat[..., : 3 * w * w].reshape(b, k, 3, w, w)
+    assert np.shares_memory(view, flat)
+    return view
+
+
+class VectorEnv(gym.vector.VectorEnv):
+    """``num_envs`` environments playing ``instances`` (a list of :class:`floe.Instance`), on
+    ``backend`` "cpu" or "gpu" (wgpu; bit-identical results). ``mode`` "strict" (the paper's
+    rules: a failure ends the episode) or "soft"; ``holes`` (soft mode) "drop" or "block";
+    ``episode_limit`` steps before truncation; ``obs_radius`` r of the local window; ``rewards``
+    the engine's reward weights (``reach_goal``, ``step``, ``blocked``, ``off_grid``, ``hole``,
+    ``conflict``). Environment ``e`` reset with ``seed`` plays as a single :class:`Env` reset with
+    ``seed + e`` does."""
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(self, instances: Sequence[Instance], num_envs: int = 16, *, mode: str = "strict",
+                 holes: Optional[str] = None, episode_limit: int = 64, obs_radius: int = 2,
+                 rewards: Optional[dict] = None, backend: str = "cpu"):
+        self.engine = Engine(list(instances), _config(num_envs, mode, holes, episode_limit, obs_radius, rewards, backend))
+        self.num_envs = num_envs
+        self.single_observation_space, self.single_action_space = _spaces(self.engine)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self.render_mode = None
+        self._obs = _obs_view(self.engine.obs, self.engine.obs_radius)
+        self._final_obs = _obs_view(self.engine.final_obs, self.engine.obs_radius)
+        self._agent_rewards = self.engine.rewards
+        self._terminated = self.engine.terminated.view(np.bool_)
+        self._truncated = self.engine.truncated.view(np.bool_)
+        self._info = self.engine.info
+        self._rewards = np.zeros(num_envs, np.float64)
+        self._seed_rng = np.random.default_rng()
+        self._was_reset = False
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        """Starts every environment. ``seed``: environment ``e`` uses ``seed + e`` (None: a fresh
+        seed). ``options={"instances": [i_0, …]}`` puts environment ``e`` on pool instance
+        ``i_e`` instead (after seeding)."""
+        super().reset(seed=seed)
+        if seed is None:
+            seed = int(self._seed_rng.integers(0, 2**63))
+        elif seed < 0:
+            raise ValueError(f"seed must be non-negative, not {seed}")
+        self.engine.reset(seed)
+        options = options or {}
+        unknown = set(options) - {"instances"}
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}: only 'instances'")
+        if "instances" in options:
+            chosen = list(options["instances"])
+            if len(chosen) != self.num_envs:
+                raise ValueError(f"options['instances'] has {len(chosen)} entries for {self.num_envs} environments")
+            for e, i in enumerate(chosen):
+                self.engine.reset_to(e, int(i))
+        self._was_reset = True
+        return self._obs, {"instance": np.asarray(self.engine.current_instances(), np.int64)}
+
+    def step(self, actions):
+        """One step of every environment; ``actions`` has shape ``(num_envs, K)``, codes 0..4."""
+        a = np.ascontiguousarray(actions, dtype=np.uint8)
+        self.engine.step(a)
+        np.sum(self._agent_rewards, axis=1, dtype=np.float64, out=self._rewards)
+        done = self._terminated | self._truncated
+        info = {
+            "agent_rewards": self._agent_rewards,
+            "events": self.engine.events,
+            "final_obs": self._final_obs,
+            "_final_obs": done,
+            "final_info": {
+                "episode_steps": self._info[:, 0],
+                "outcome": self._info[:, 1],
+                "failure_kind": self._info[:, 2],
+                "failure_agent": self._info[:, 3],
+            },
+            "_final_info": done,
+        }
+        return self._obs, self._rewards, self._terminated, self._truncated, info
+
+    def global_state(self) -> np.ndarray:
+        """``(num_envs, 3, S, S)`` uint8: holes and off-grid cells, agents, goals (a new array)."""
+        return self.engine.global_state()
+
+
+class Env(gym.Env):
+    """One MAPF-FrozenLake environment (the engine with one environment); arguments as for
+    :class:`VectorEnv`. When an episode ends, the returned observation is the one that ended it;
+    the next :meth:`reset` without a seed starts the next episode of the seeded sequence."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, instances: Sequence[Instance], *, mode: str = "strict", holes: Optional[str] = None,
+                 episode_limit: int = 64, obs_radius: int = 2, rewards: Optional[dict] = None,
+                 backend: str = "cpu"):
+        self.engine = Engine(list(instances), _config(1, mode, holes, episode_limit, obs_radius, rewards, backend))
+        self.observation_space, self.action_space = _spaces(self.engine)
+        self._obs = _obs_view(self.engine.obs, self.engine.obs_radius)
+        self._final_obs = _obs_view(self.engine.final_obs, self.engine.obs_radius)
+        self._state = "new"  # "new", "running" or "ended"
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        if options:
+            raise ValueError(f"unknown reset options {sorted(options)}")
+        if seed is not None:
+            if seed < 0:
+                raise ValueError(f"seed must be non-negative, not {seed}")
+            self.engine.reset(seed)
+        elif self._state == "new":
+            self.engine.reset(int(self.np_random.integers(0, 2**63)))
+        elif self._state == "running":
+            # A new episode on an instance drawn from the seeded generator.
+            self.engine.reset_to(0, int(self.np_random.integers(0, self.engine.num_instances)))
+        # "ended": the engine already started the next episode in the step that ended this one.
+        self._state = "running"
+        return self._obs[0].copy(), {"instance": int(self.engine.current_instances()[0])}
+
+    def step(self, action):
+        if self._state != "running":
+            raise RuntimeError("call reset before step (and after an episode ends)")
+        self.engine.step(np.ascontiguousarray(action, dtype=np.uint8).reshape(1, -1))
+        terminated = bool(self.engine.terminated[0])
+        truncated = bool(self.engine.truncated[0])
+        reward = float(np.sum(self.engine.rewards[0], dtype=np.float64))
+        info: dict[str, Any] = {"agent_rewards": self.engine.rewards[0].copy(), "events": self.engine.events[0].copy()}
+        if terminated or truncated:
+            self._state = "ended"
+            steps, outcome, kind, agent = (int(x) for x in self.engine.info[0])
+            info.update(episode_steps=steps, outcome=OUTCOMES[outcome], failure_kind=kind, failure_agent=agent)
+            return self._final_obs[0].copy(), reward, terminated, truncated, info
+        return self._obs[0].copy(), reward, terminated, truncated, info

@@ -1,0 +1,80 @@
+"""Rewards for LLM trainers, on floe's batched verifier and its reward plugins.
+
+* :func:`trl_reward` makes a function with the signature TRL's ``GRPOTrainer`` takes,
+  ``(prompts, completions, **kwargs) -> list[float]``; the instances come from the dataset column
+  named ``instance`` (JSON text, as :func:`floe.build_records` writes it).
+* :func:`compute_score` is verl's ``compute_score(data_source, solution_str, ground_truth,
+  extra_info)``, with ``ground_truth`` the instance's JSON (verl's ``reward_model.ground_truth``).
+
+Both score with the same reward plugins as ``floe train`` (``tiered`` by default), built in or
+loaded from a plugin library by path.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from ._floe import Reward
+
+
+def completion_text(completion: Any) -> str:
+    """The text of one completion: a string, or TRL's conversational form (a list of messages,
+    the last one's ``content``)."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, (list, tuple)) and completion and isinstance(completion[-1], dict):
+        return str(completion[-1].get("content", ""))
+    if isinstance(completion, dict) and "content" in completion:
+        return str(completion["content"])
+    raise TypeError(f"a completion must be a string or a list of chat messages, not {type(completion).__name__}")
+
+
+def trl_reward(
+    reward: str = "tiered",
+    params: Optional[dict] = None,
+    library: Optional[str] = None,
+    instance_key: str = "instance",
+) -> Callable[..., list]:
+    """A TRL reward function scoring each completion with the reward plugin ``reward`` (a built-in
+    name, or a plugin in the library at path ``library``). All completions of a call are verified
+    in one call into Rust, on all cores, with the GIL released."""
+    plugin = Reward(reward, params, library)
+
+    def floe_reward(prompts, completions, **kwargs) -> list:
+        if instance_key not in kwargs:
+            raise KeyError(
+                f"the dataset has no column {instance_key!r}: build it with floe.build_records or "
+                "floe.to_hf_dataset, or pass instance_key"
+            )
+        instances = list(kwargs[instance_key])
+        texts = [completion_text(c) for c in completions]
+        return plugin.score(instances, texts).tolist()
+
+    floe_reward.__name__ = f"floe_{reward.replace('-', '_')}"
+    floe_reward.__qualname__ = floe_reward.__name__
+    return floe_reward
+
+
+def make_compute_score(
+    reward: str = "tiered", params: Optional[dict] = None, library: Optional[str] = None
+) -> Callable[..., float]:
+    """verl's ``compute_score`` with a chosen reward plugin."""
+    plugin = Reward(reward, params, library)
+
+    def compute_score(data_source, solution_str, ground_truth, extra_info=None, **_: Any) -> float:
+        return float(plugin.score([ground_truth], [completion_text(solution_str)])[0])
+
+    return compute_score
+
+
+_default_score: Optional[Callable[..., float]] = None
+
+
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs: Any) -> float:
+    """verl's reward entry point with the ``tiered`` reward: point verl's
+    ``custom_reward_function.path`` at this module (``floe/rewards.py``) and ``name`` at
+    ``compute_score``."""
+    global _default_score
+    if _default_score is None:
+        _default_score = make_compute_score()
+    return _default_score(data_source, solution_str, ground_truth, extra_info)

@@ -1,0 +1,278 @@
+//! `floe._floe.Engine`: the batched engine with its outputs in numpy arrays that it owns and
+//! lends out. A step borrows those arrays mutably (rust-numpy's runtime borrow check) and hands
+//! them to [`Engine::step`] as a [`StepBuffersMut`], so the engine writes straight into the
+//! memory Python reads: no copy per step. The Gymnasium and PettingZoo classes (`floe.VectorEnv`,
+//! `floe.Env`, `floe.ParallelEnv`) are Python wrappers over it.
+
+use std::sync::{Arc, Mutex};
+
+use floe_core::engine::{
+    obs_stride, BufferSizes, CpuEngine, Engine as CoreEngine, EnvConfig, EnvInfo, InstancePool,
+    StepBuffersMut,
+};
+use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
+use pyo3::prelude::*;
+
+use crate::errors::{bad_input, config_text, engine};
+use crate::instances::{py_to_json, Instance};
+
+#[cfg(feature = "gpu")]
+fn gpu_engine(cfg: EnvConfig, pool: Arc<InstancePool>) -> PyResult<Box<dyn CoreEngine>> {
+    use floe_core::engine::gpu::{GpuContext, GpuEngine};
+    use std::sync::OnceLock;
+    static CONTEXT: OnceLock<Result<Arc<GpuContext>, String>> = OnceLock::new();
+    let ctx = CONTEXT
+        .get_or_init(|| GpuContext::new().map(Arc::new).map_err(|e| e.to_string()))
+        .clone()
+        .map_err(crate::errors::EngineFailed::new_err)?;
+    Ok(Box::new(GpuEngine::new(ctx, cfg, pool).map_err(engine)?))
+}
+
+#[cfg(not(feature = "gpu"))]
+fn gpu_engine(_: EnvConfig, _: Arc<InstancePool>) -> PyResult<Box<dyn CoreEngine>> {
+    Err(crate::errors::EngineFailed::new_err("this floe was built without the gpu feature"))
+}
+
+/// The engine's configuration from a dict or JSON text: `backend` ("cpu" or "gpu") and the
+/// fields of floe's `EnvConfig` (`num_envs`, `mode`, `holes`, `episode_limit`, `obs_radius`,
+/// `rewards`), all optional; unknown fields are errors.
+fn parse_config(config: Option<&Bound<'_, PyAny>>) -> PyResult<(String, EnvConfig)> {
+    let mut value: serde_json::Value = match config {
+        None => serde_json::json!({}),
+        Some(c) => serde_json::from_str(&py_to_json(c)?)
+            .map_err(|e| config_text(format!("engine configuration: {e}")))?,
+    };
+    let obj = value.as_object_mut().ok_or_else(|| config_text("the engine configuration must be a dict"))?;
+    let backend = match obj.remove("backend") {
+        None => "cpu".to_string(),
+        Some(serde_json::Value::String(s)) => s,
+        Some(v) => return Err(config_text(format!("backend {v}: \"cpu\" or \"gpu\""))),
+    };
+    let cfg: EnvConfig =
+        serde_json::from_value(value).map_err(|e| config_text(format!("engine configuration: {e}")))?;
+    cfg.validate().map_err(|e| config_text(e.to_string()))?;
+    Ok((backend, cfg))
+}
+
+type Bytes = Py<PyArrayDyn<u8>>;
+
+/// A batch of `num_envs` environments playing `instances`, on the CPU or the GPU, stepped with
+/// the same-step auto-reset (see floe's engine docs). Its output arrays are fixed for its life:
+/// `obs` and `final_obs` `(B, K, obs_stride)` uint8, `rewards` `(B, K)` float32, `events`
+/// `(B, K)` uint32, `terminated` and `truncated` `(B,)` uint8, `info` `(B, 4)` uint32 (episode
+/// steps, outcome, failure kind, failure agent). Each call overwrites them in place.
+#[pyclass(module = "floe._floe", frozen)]
+pub struct Engine {
+    inner: Mutex<Box<dyn CoreEngine>>,
+    sizes: BufferSizes,
+    config: EnvConfig,
+    backend: String,
+    pool_len: usize,
+    obs: Bytes,
+    final_obs: Bytes,
+    rewards: Py<PyArrayDyn<f32>>,
+    events: Py<PyArrayDyn<u32>>,
+    terminated: Bytes,
+    truncated: Bytes,
+    info: Py<PyArrayDyn<u32>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("backend", &self.backend)
+            .field("sizes", &self.sizes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Runs `f` on the engine with the output arrays lent as one [`StepBuffersMut`].
+    fn with_buffers(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut dyn CoreEngine, StepBuffersMut<'_>) -> Result<(), floe_core::engine::EngineError>,
+    ) -> PyResult<()> {
+        let mut obs = self.obs.bind(py).try_readwrite().map_err(|e| bad_input(format!("obs: {e}")))?;
+        let mut final_obs =
+            self.final_obs.bind(py).try_readwrite().map_err(|e| bad_input(format!("final_obs: {e}")))?;
+        let mut rewards =
+            self.rewards.bind(py).try_readwrite().map_err(|e| bad_input(format!("rewards: {e}")))?;
+        let mut events =
+            self.events.bind(py).try_readwrite().map_err(|e| bad_input(format!("events: {e}")))?;
+        let mut terminated =
+            self.terminated.bind(py).try_readwrite().map_err(|e| bad_input(format!("terminated: {e}")))?;
+        let mut truncated =
+            self.truncated.bind(py).try_readwrite().map_err(|e| bad_input(format!("truncated: {e}")))?;
+        let mut info = self.info.bind(py).try_readwrite().map_err(|e| bad_input(format!("info: {e}")))?;
+        let slice = |e: numpy::AsSliceError| bad_input(format!("an output array is not contiguous: {e}"));
+        let info_words = info.as_slice_mut().map_err(slice)?;
+        let out = StepBuffersMut {
+            obs: obs.as_slice_mut().map_err(slice)?,
+            final_obs: final_obs.as_slice_mut().map_err(slice)?,
+            rewards: rewards.as_slice_mut().map_err(slice)?,
+            events: events.as_slice_mut().map_err(slice)?,
+            terminated: terminated.as_slice_mut().map_err(slice)?,
+            truncated: truncated.as_slice_mut().map_err(slice)?,
+            info: bytemuck::try_cast_slice_mut::<u32, EnvInfo>(info_words)
+                .map_err(|e| bad_input(format!("info: {e}")))?,
+        };
+        let mut guard = self.inner.lock().map_err(|_| bad_input("the engine failed in an earlier call"))?;
+        f(guard.as_mut(), out).map_err(engine)
+    }
+}
+
+#[pymethods]
+impl Engine {
+    /// `instances`: the pool the environments play (a list of `Instance`); `config`: a dict or
+    /// JSON text (see the class docs); `solve_missing`: solve instances stored without their
+    /// optimum, so that the engine knows every optimum.
+    ///
+    /// Raises `floe.ConfigError` for a configuration out of range, `floe.BadInput` for an
+    /// empty or oversized pool, `floe.EngineFailed` when no GPU adapter opens.
+    #[new]
+    #[pyo3(signature = (instances, config=None, solve_missing=false))]
+    fn new(
+        py: Python<'_>,
+        instances: Vec<PyRef<'_, Instance>>,
+        config: Option<&Bound<'_, PyAny>>,
+        solve_missing: bool,
+    ) -> PyResult<Self> {
+        let (backend, cfg) = parse_config(config)?;
+        let insts: Vec<floe_core::Instance> = instances.iter().map(|i| i.inner.clone()).collect();
+        let pool = Arc::new(py.detach(|| InstancePool::new(&insts, solve_missing)).map_err(engine)?);
+        let inner: Box<dyn CoreEngine> = match backend.as_str() {
+            "cpu" => Box::new(
+                CpuEngine::new(cfg.clone(), Arc::clone(&pool)).map_err(|e| config_text(e.to_string()))?,
+            ),
+            "gpu" => gpu_engine(cfg.clone(), Arc::clone(&pool))?,
+            other => return Err(config_text(format!("backend {other:?}: \"cpu\" or \"gpu\""))),
+        };
+        let sizes = inner.sizes();
+        let (b, k, s) = (sizes.num_envs, sizes.max_agents, sizes.obs_stride);
+        Ok(Self {
+            backend: inner.backend(),
+            inner: Mutex::new(inner),
+            sizes,
+            config: cfg,
+            pool_len: insts.len(),
+            obs: PyArrayDyn::zeros(py, vec![b, k, s], false).unbind(),
+            final_obs: PyArrayDyn::zeros(py, vec![b, k, s], false).unbind(),
+            rewards: PyArrayDyn::zeros(py, vec![b, k], false).unbind(),
+            events: PyArrayDyn::zeros(py, vec![b, k], false).unbind(),
+            terminated: PyArrayDyn::zeros(py, vec![b], false).unbind(),
+            truncated: PyArrayDyn::zeros(py, vec![b], false).unbind(),
+            info: PyArrayDyn::zeros(py, vec![b, 4], false).unbind(),
+        })
+    }
+
+    /// Starts episode 0 everywhere: environment `e` plays pool instance `pool_pick(seed + e, 0)`.
+    /// Writes `obs`.
+    fn reset(&self, py: Python<'_>, seed: u64) -> PyResult<()> {
+        self.with_buffers(py, |e, out| e.reset(seed, out))
+    }
+
+    /// Puts environment `env` on pool instance `instance` at step 0 and writes its part of `obs`.
+    fn reset_to(&self, py: Python<'_>, env: usize, instance: usize) -> PyResult<()> {
+        self.with_buffers(py, |e, out| e.reset_to(env, instance, out))
+    }
+
+    /// One step of every environment with `B·K` action codes 0..=4 (uint8, any shape with that
+    /// many elements, C-contiguous). Overwrites every output array.
+    ///
+    /// Raises `floe.BadInput` for the wrong number of actions, a code above 4, or a step before
+    /// `reset`.
+    fn step(&self, py: Python<'_>, actions: PyReadonlyArrayDyn<'_, u8>) -> PyResult<()> {
+        let a = actions.as_slice().map_err(|e| bad_input(format!("actions: {e}")))?;
+        self.with_buffers(py, |e, out| e.step(a, out))
+    }
+
+    /// `B × 3 × S × S` bytes of every environment's global state (S the pool's largest side), a
+    /// new array each call.
+    fn global_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<u8>>> {
+        let s = self.sizes.global_side;
+        let mut out = vec![0u8; self.sizes.global_state];
+        let guard = self.inner.lock().map_err(|_| bad_input("the engine failed in an earlier call"))?;
+        guard.global_state(&mut out).map_err(engine)?;
+        let flat = numpy::PyArray1::from_vec(py, out);
+        flat.reshape(vec![self.sizes.num_envs, 3, s, s])
+    }
+
+    /// Pool instance each environment plays now.
+    fn current_instances(&self) -> PyResult<Vec<u32>> {
+        let guard = self.inner.lock().map_err(|_| bad_input("the engine failed in an earlier call"))?;
+        Ok(guard.state().map_err(engine)?.envs.iter().map(|e| e.instance).collect())
+    }
+
+    #[getter]
+    fn obs(&self, py: Python<'_>) -> Bytes {
+        self.obs.clone_ref(py)
+    }
+    #[getter]
+    fn final_obs(&self, py: Python<'_>) -> Bytes {
+        self.final_obs.clone_ref(py)
+    }
+    #[getter]
+    fn rewards(&self, py: Python<'_>) -> Py<PyArrayDyn<f32>> {
+        self.rewards.clone_ref(py)
+    }
+    #[getter]
+    fn events(&self, py: Python<'_>) -> Py<PyArrayDyn<u32>> {
+        self.events.clone_ref(py)
+    }
+    #[getter]
+    fn terminated(&self, py: Python<'_>) -> Bytes {
+        self.terminated.clone_ref(py)
+    }
+    #[getter]
+    fn truncated(&self, py: Python<'_>) -> Bytes {
+        self.truncated.clone_ref(py)
+    }
+    #[getter]
+    fn info(&self, py: Python<'_>) -> Py<PyArrayDyn<u32>> {
+        self.info.clone_ref(py)
+    }
+    /// "cpu", or the GPU adapter's name.
+    #[getter]
+    fn backend(&self) -> &str {
+        &self.backend
+    }
+    #[getter]
+    fn num_envs(&self) -> usize {
+        self.sizes.num_envs
+    }
+    /// K, agent slots per environment (the pool's largest agent count).
+    #[getter]
+    fn max_agents(&self) -> usize {
+        self.sizes.max_agents
+    }
+    #[getter]
+    fn obs_radius(&self) -> u32 {
+        self.config.obs_radius
+    }
+    /// Bytes of one agent's observation: 3 × (2r+1)² rounded up to a multiple of 4.
+    #[getter]
+    fn obs_stride(&self) -> usize {
+        obs_stride(self.config.obs_radius)
+    }
+    #[getter]
+    fn episode_limit(&self) -> u32 {
+        self.config.episode_limit
+    }
+    #[getter]
+    fn num_instances(&self) -> usize {
+        self.pool_len
+    }
+    /// The configuration as JSON text (every field, defaults filled in).
+    #[getter]
+    fn config_json(&self) -> String {
+        let mut v = serde_json::to_value(&self.config).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert(
+                "backend".into(),
+                serde_json::Value::String(if self.backend == "cpu" { "cpu".into() } else { "gpu".into() }),
+            );
+        }
+        v.to_string()
+    }
+}

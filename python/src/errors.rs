@@ -1,0 +1,86 @@
+//! floe's errors as Python exceptions: one class per kind of failure, all under `floe.FloeError`,
+//! each carrying the Rust message unchanged.
+
+use floe_core::engine::EngineError;
+use floe_plugin_api::{ConfigError, PluginError};
+use floe_plugin_host::registry::RegistryError;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+pyo3::create_exception!(floe, FloeError, PyException, "Every error floe raises.");
+pyo3::create_exception!(
+    floe,
+    BadInput,
+    FloeError,
+    "Input floe refuses: an instance, plan, setting or array that is malformed or out of range."
+);
+pyo3::create_exception!(
+    floe,
+    ConfigError_,
+    FloeError,
+    "A configuration, history or plugin parameter that does not validate."
+);
+pyo3::create_exception!(
+    floe,
+    PluginFailed,
+    FloeError,
+    "A plugin that failed to load, panicked, or returned something malformed."
+);
+pyo3::create_exception!(floe, EngineFailed, FloeError, "The batched engine or its GPU device failed.");
+pyo3::create_exception!(
+    floe,
+    Failed,
+    FloeError,
+    "Work that could not be done: no plan found in the limits, a wait ratio not reached."
+);
+
+/// The module's error classes, registered under these names.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("FloeError", py.get_type::<FloeError>())?;
+    m.add("BadInput", py.get_type::<BadInput>())?;
+    m.add("ConfigError", py.get_type::<ConfigError_>())?;
+    m.add("PluginFailed", py.get_type::<PluginFailed>())?;
+    m.add("EngineFailed", py.get_type::<EngineFailed>())?;
+    m.add("Failed", py.get_type::<Failed>())?;
+    Ok(())
+}
+
+pub fn bad_input(message: impl Into<String>) -> PyErr {
+    BadInput::new_err(message.into())
+}
+
+pub fn failed(message: impl Into<String>) -> PyErr {
+    Failed::new_err(message.into())
+}
+
+pub fn config(e: ConfigError) -> PyErr {
+    ConfigError_::new_err(e.to_string())
+}
+
+pub fn engine(e: EngineError) -> PyErr {
+    match e {
+        EngineError::Gpu(_) => EngineFailed::new_err(e.to_string()),
+        other => BadInput::new_err(other.to_string()),
+    }
+}
+
+pub fn plugin(e: PluginError) -> PyErr {
+    match e {
+        PluginError::BadInput(_) => BadInput::new_err(e.to_string()),
+        PluginError::Config(_) => ConfigError_::new_err(e.to_string()),
+        other => PluginFailed::new_err(other.to_string()),
+    }
+}
+
+pub fn registry(e: RegistryError) -> PyErr {
+    match &e {
+        RegistryError::Plugin { source: PluginError::Config(_), .. } => ConfigError_::new_err(e.to_string()),
+        RegistryError::StepOnlyReward { .. } => ConfigError_::new_err(e.to_string()),
+        _ => PluginFailed::new_err(e.to_string()),
+    }
+}
+
+pub fn config_text(message: impl Into<String>) -> PyErr {
+    ConfigError_::new_err(message.into())
+}

@@ -1,0 +1,37 @@
+//! The native half of the `floe` Python package (`floe._floe`): instances and the CLI's commands,
+//! batched verification and reward plugins, the batched engine over numpy arrays, and the call
+//! between rounds. The Python half (`python/floe/`) builds the Gymnasium, PettingZoo, TRL and
+//! verl interfaces on it.
+//!
+//! Every error crosses as a Python exception of `floe` (`floe.BadInput`, …) with the Rust
+//! message; long work runs with the GIL released.
+
+mod batch;
+mod env;
+mod errors;
+mod instances;
+mod rounds;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<instances::Instance>()?;
+    m.add_function(wrap_pyfunction!(instances::generate, m)?)?;
+    m.add_function(wrap_pyfunction!(instances::suite, m)?)?;
+    m.add_function(wrap_pyfunction!(instances::solve, m)?)?;
+    m.add_function(wrap_pyfunction!(instances::verify, m)?)?;
+    m.add_function(wrap_pyfunction!(instances::prompt, m)?)?;
+    m.add_function(wrap_pyfunction!(instances::parse_answer, m)?)?;
+    m.add_function(wrap_pyfunction!(instances::read_instances, m)?)?;
+    m.add_function(wrap_pyfunction!(instances::write_instances, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::verify_batch, m)?)?;
+    m.add_class::<batch::Reward>()?;
+    m.add_class::<env::Engine>()?;
+    m.add_class::<rounds::Curriculum>()?;
+    m.add_class::<rounds::Engineer>()?;
+    m.add_function(wrap_pyfunction!(rounds::round_instances, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,115 @@
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env, data_equivalence
+from gymnasium.utils.passive_env_checker import check_obs
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from pettingzoo.test import parallel_api_test
+
+import floe
+
+
+def test_gymnasium_check_env(small):
+    for mode in ("strict", "soft"):
+        check_env(floe.Env(small, mode=mode, episode_limit=12), skip_render_check=True)
+
+
+def test_vector_env_matches_gymnasium_sync_vector_env(small):
+    """Gymnasium's own SyncVectorEnv over single floe environments, same-step autoreset, must give
+    the same observations, rewards and flags as floe's batched VectorEnv."""
+    n = 6
+    vec = floe.VectorEnv(small, n, mode="soft", episode_limit=9)
+    ref = SyncVectorEnv([lambda: floe.Env(small, mode="soft", episode_limit=9) for _ in range(n)],
+                        autoreset_mode=AutoresetMode.SAME_STEP)
+    assert vec.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    obs, _ = vec.reset(seed=5)
+    robs, _ = ref.reset(seed=5)
+    assert data_equivalence(obs, robs, exact=True)
+    vec.action_space.seed(1)
+    ended = 0
+    for _ in range(60):
+        a = vec.action_space.sample()
+        obs, rew, term, trunc, info = vec.step(a)
+        robs, rrew, rterm, rtrunc, rinfo = ref.step(a)
+        assert data_equivalence(obs, robs, exact=True)
+        assert data_equivalence(rew, rrew, exact=True)
+        assert data_equivalence(term, rterm, exact=True) and data_equivalence(trunc, rtrunc, exact=True)
+        # Where an episode ended, floe's info["final_obs"] is Gymnasium's.
+        for e in np.flatnonzero(term | trunc):
+            assert info["_final_obs"][e] and rinfo["_final_obs"][e]
+            assert data_equivalence(info["final_obs"][e], rinfo["final_obs"][e], exact=True)
+            ended += 1
+    assert ended > 0
+
+
+def test_vector_env_shares_memory_with_the_engine(small):
+    vec = floe.VectorEnv(small, 8, mode="soft")
+    obs, _ = vec.reset(seed=0)
+    check_obs(obs, vec.observation_space, "reset")
+    assert np.shares_memory(obs, vec.engine.obs)
+    obs2, rew, term, trunc, info = vec.step(vec.action_space.sample())
+    assert obs2 is obs  # the same buffer, written in place
+    assert np.shares_memory(term, vec.engine.terminated)
+    assert np.shares_memory(info["agent_rewards"], vec.engine.rewards)
+    check_obs(obs2, vec.observation_space, "step")
+    assert rew.shape == (8,) and rew.dtype == np.float64
+    assert np.allclose(rew, info["agent_rewards"].sum(axis=1))
+
+
+def test_vector_env_bad_input(small):
+    vec = floe.VectorEnv(small, 4)
+    with pytest.raises(floe.BadInput, match="not reset|reset"):
+        vec.step(np.zeros((4, 3), np.uint8))
+    vec.reset(seed=1)
+    with pytest.raises(floe.BadInput, match="action 7"):
+        vec.step(np.full((4, 3), 7, np.uint8))
+    with pytest.raises(floe.BadInput, match="actions"):
+        vec.step(np.zeros((4, 2), np.uint8))
+    with pytest.raises(floe.ConfigError, match="backend"):
+        floe.VectorEnv(small, 4, backend="tpu")
+    with pytest.raises(floe.ConfigError, match="num_envs"):
+        floe.VectorEnv(small, 0)
+    obs, info = vec.reset(seed=2, options={"instances": [0, 1, 2, 3]})
+    assert info["instance"].tolist() == [0, 1, 2, 3]
+
+
+def test_pettingzoo_parallel_api(small):
+    parallel_api_test(floe.ParallelEnv(small, mode="soft", episode_limit=10), num_cycles=200)
+    parallel_api_test(floe.ParallelEnv(small, mode="strict", episode_limit=10), num_cycles=200)
+
+
+def test_solver_plan_succeeds_in_the_env(small):
+    """Stepping an optimal plan through the single env ends in success after makespan steps."""
+    env = floe.Env(small, mode="strict", episode_limit=40)
+    codes = {"W": 0, "U": 1, "D": 2, "L": 3, "R": 4}
+    _, info = env.reset(seed=0, options=None)
+    inst = small[info["instance"]]
+    sol = floe.solve(inst)
+    for t in range(sol["makespan"]):
+        a = [codes[m[t]] if t < len(m) else 0 for m in sol["moves"]]
+        _, _, term, trunc, step_info = env.step(np.array(a, np.uint8))
+    assert term and not trunc and step_info["outcome"] == "success"
+    assert step_info["episode_steps"] == sol["makespan"]
+
+
+def test_gpu_backend_gives_the_cpu_bytes(small):
+    """The wgpu backend (any adapter, Mesa's lavapipe included) against the CPU reference: every
+    output identical. Skipped without an adapter unless FLOE_REQUIRE_GPU=1."""
+    import os
+
+    try:
+        gpu = floe.VectorEnv(small, 8, mode="soft", episode_limit=9, backend="gpu")
+    except floe.EngineFailed as e:
+        if os.environ.get("FLOE_REQUIRE_GPU") == "1":
+            raise
+        pytest.skip(f"no GPU adapter: {e}")
+    cpu = floe.VectorEnv(small, 8, mode="soft", episode_limit=9)
+    assert np.array_equal(cpu.reset(seed=1)[0], gpu.reset(seed=1)[0])
+    cpu.action_space.seed(0)
+    for _ in range(50):
+        a = cpu.action_space.sample()
+        c, g = cpu.step(a), gpu.step(a)
+        for x, y in zip(c[:4], g[:4]):
+            assert np.array_equal(x, y)
+        assert np.array_equal(c[4]["final_obs"], g[4]["final_obs"])
+        assert np.array_equal(c[4]["agent_rewards"], g[4]["agent_rewards"])

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The Python package (python/): builds the abi3 wheel with maturin, installs it into a clean
+# virtual environment under .venv/, installs the pinned test dependencies from PyPI
+# (python/requirements-test.txt) and runs the pytest suite (python/tests). With FLOE_CLI set to
+# a `floe` binary (scripts/test.sh passes the one it built), the CLI-parity tests run too; with
+# FLOE_REQUIRE_GPU=1 a missing GPU adapter fails the GPU-against-CPU test instead of skipping it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=.venv/python-build
+test_env=.venv/python-test
+wheels="${CARGO_TARGET_DIR:-$PWD/target}/python-wheels"
+if [ ! -x "$build/bin/maturin" ]; then
+    python3 -m venv "$build"
+    "$build/bin/pip" install -q -r python/requirements-build.txt
+fi
+rm -rf "$wheels"
+"$build/bin/maturin" build --release --quiet -m python/Cargo.toml --out "$wheels"
+rm -rf "$test_env"
+python3 -m venv "$test_env"
+"$test_env/bin/pip" install -q -r python/requirements-test.txt
+"$test_env/bin/pip" install -q --no-deps "$wheels"/floe-*.whl
+# From outside the source tree, so that `import floe` is the installed wheel.
+cd python/tests
+"../../$test_env/bin/python" -m pytest -q -p no:cacheprovider .
