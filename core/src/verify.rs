@@ -101,6 +101,25 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// The verdict as `floe verify` prints it: `valid`, `optimal`, `failure` (kind name, agent,
+    /// time, detail; null for a valid plan), `soc`, `makespan`, `optimal_soc`.
+    #[must_use]
+    pub fn to_json_value(&self) -> serde_json::Value {
+        serde_json::json!({
+            "valid": self.valid,
+            "optimal": self.optimal,
+            "failure": self.failure.as_ref().map(|f| serde_json::json!({
+                "kind": f.kind.name(),
+                "agent": f.agent,
+                "time": f.time,
+                "detail": f.detail,
+            })),
+            "soc": self.soc,
+            "makespan": self.makespan,
+            "optimal_soc": self.optimal_soc,
+        })
+    }
+
     /// A verdict for a plan that failed before simulation (e.g. an unreadable answer).
     #[must_use]
     pub fn failed(kind: FailureKind, detail: String, optimal_soc: Option<u32>) -> Self {

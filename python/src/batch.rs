@@ -14,7 +14,7 @@ use pyo3::types::{PyDict, PyString};
 use rayon::prelude::*;
 
 use crate::errors::{bad_input, plugin};
-use crate::instances::{optimum, py_to_json, Instance};
+use crate::instances::{py_to_json, Instance};
 
 /// One instance argument: an `Instance` (borrowed) or its JSON text (parsed off the GIL).
 enum Source<'a> {
@@ -60,7 +60,7 @@ fn records(sources: &[Source<'_>], answers: &[String]) -> Result<Vec<VerdictReco
         .par_iter()
         .zip(answers.par_iter())
         .map(|(inst, text)| {
-            let verdict = verify_answer(inst, text, optimum(inst));
+            let verdict = verify_answer(inst, text, floe_core::solver::optimum(inst));
             match parse_answer(text, inst) {
                 Ok(plan) => VerdictRecord::from_plan(inst, &plan, &verdict),
                 Err(_) => VerdictRecord::from_verdict(&verdict, inst.num_agents() as u32),

@@ -9,7 +9,7 @@ use floe_core::generator::{GenerateError, GeneratorConfig};
 use floe_core::instance::parse_instances;
 use floe_core::suite::{build_suite, write_suite, SuiteConfig};
 use floe_core::text::{parse_answer as parse_text, render_prompt, verify_answer};
-use floe_core::verify::{verify_with_optimum, Verdict};
+use floe_core::verify::verify_with_optimum;
 use floe_core::{solve as solve_core, Plan, SolverConfig};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
@@ -205,31 +205,6 @@ pub fn solve<'py>(
     json_to_py(py, &line)
 }
 
-/// The optimum the CLI's `verify` uses: stored in the instance, else found by the solver (none
-/// if it gives up).
-pub(crate) fn optimum(inst: &floe_core::Instance) -> Option<u32> {
-    inst.optimal
-        .as_ref()
-        .map(|o| o.soc)
-        .or_else(|| solve_core(inst, &SolverConfig::default()).ok().map(|s| s.soc))
-}
-
-pub(crate) fn verdict_json(v: &Verdict) -> serde_json::Value {
-    serde_json::json!({
-        "valid": v.valid,
-        "optimal": v.optimal,
-        "failure": v.failure.as_ref().map(|f| serde_json::json!({
-            "kind": f.kind.name(),
-            "agent": f.agent,
-            "time": f.time,
-            "detail": f.detail,
-        })),
-        "soc": v.soc,
-        "makespan": v.makespan,
-        "optimal_soc": v.optimal_soc,
-    })
-}
-
 pub(crate) fn json_to_py<'py>(py: Python<'py>, value: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
     py.import("json")?.call_method1("loads", (value.to_string(),))
 }
@@ -254,13 +229,13 @@ pub fn verify<'py>(
     let inst = &instance.inner;
     let verdict = if let Ok(text) = plan.cast::<PyString>() {
         let text: String = text.extract()?;
-        py.detach(|| verify_answer(inst, &text, optimum(inst)))
+        py.detach(|| verify_answer(inst, &text, floe_core::solver::optimum(inst)))
     } else {
         let json = py_to_json(plan)?;
         let parsed = Plan::from_json(&json).map_err(|e| bad_input(format!("plan: {e}")))?;
-        py.detach(|| verify_with_optimum(inst, &parsed, optimum(inst)))
+        py.detach(|| verify_with_optimum(inst, &parsed, floe_core::solver::optimum(inst)))
     };
-    json_to_py(py, &verdict_json(&verdict))
+    json_to_py(py, &verdict.to_json_value())
 }
 
 /// The paper's prompt for an instance (what `floe prompt` prints for it).

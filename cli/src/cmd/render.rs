@@ -67,7 +67,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
                 out.push_str(&format!("the answer cannot be read: {e}\n"));
             }
             Some(Ok(plan)) => {
-                let v: Verdict = verify_with_optimum(inst, &plan, super::verify::optimum(inst));
+                let v: Verdict = verify_with_optimum(inst, &plan, floe_core::solver::optimum(inst));
                 let last = v.failure.as_ref().and_then(|f| f.time).map_or(horizon(&plan), |t| t as usize);
                 if plan.num_agents() == inst.num_agents() {
                     for t in 0..=last {

@@ -1,8 +1,7 @@
 use std::path::PathBuf;
 
 use floe_core::text::{count, verify_answer};
-use floe_core::verify::{verify_with_optimum, Verdict};
-use floe_core::{solve, Instance, SolverConfig};
+use floe_core::verify::verify_with_optimum;
 
 use crate::error::CliError;
 use crate::input::{read_instances, read_plans, PlanFormat, PlanInput};
@@ -21,27 +20,6 @@ pub struct Args {
     format: PlanFormat,
 }
 
-/// The optimum: stored in the instance, else found by the solver (none if it gives up).
-pub fn optimum(inst: &Instance) -> Option<u32> {
-    inst.optimal.as_ref().map(|o| o.soc).or_else(|| solve(inst, &SolverConfig::default()).ok().map(|s| s.soc))
-}
-
-pub fn verdict_json(v: &Verdict) -> serde_json::Value {
-    serde_json::json!({
-        "valid": v.valid,
-        "optimal": v.optimal,
-        "failure": v.failure.as_ref().map(|f| serde_json::json!({
-            "kind": f.kind.name(),
-            "agent": f.agent,
-            "time": f.time,
-            "detail": f.detail,
-        })),
-        "soc": v.soc,
-        "makespan": v.makespan,
-        "optimal_soc": v.optimal_soc,
-    })
-}
-
 pub fn run(a: &Args) -> Result<(), CliError> {
     let instances = read_instances(&a.instance)?;
     let plans = read_plans(&a.plan, a.format)?;
@@ -57,7 +35,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     let mut out = String::new();
     let mut invalid = Vec::new();
     for (n, (inst, plan)) in instances.iter().zip(&plans).enumerate() {
-        let opt = optimum(inst);
+        let opt = floe_core::solver::optimum(inst);
         let v = match plan {
             PlanInput::Parsed(p) => verify_with_optimum(inst, p, opt),
             PlanInput::Text(t) => verify_answer(inst, t, opt),
@@ -65,7 +43,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         if let Some(f) = &v.failure {
             invalid.push((n + 1, f.kind));
         }
-        out.push_str(&verdict_json(&v).to_string());
+        out.push_str(&v.to_json_value().to_string());
         out.push('\n');
     }
     crate::emit(None, &out)?;

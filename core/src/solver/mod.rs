@@ -153,6 +153,17 @@ impl Solution {
     }
 }
 
+/// An instance's optimal sum of costs: the stored plan's, else the solver's with the default
+/// limits (`None` when it gives up or no plan exists).
+#[must_use]
+pub fn optimum(instance: &Instance) -> Option<u32> {
+    instance
+        .optimal
+        .as_ref()
+        .map(|o| o.soc)
+        .or_else(|| solve(instance, &SolverConfig::default()).ok().map(|s| s.soc))
+}
+
 /// Finds a plan of minimum sum of costs.
 ///
 /// # Errors
