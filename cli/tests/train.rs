@@ -142,6 +142,16 @@ fn bad_input_is_exit_2() {
     let o = run(&["train", "--config", s(&bad_cfg), "--out", s(&d.join("x"))]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("group_sise"));
+    // A reward that scores only engine steps cannot judge a plan: refused when the configuration
+    // is read, before any training, with the reason.
+    let step_only = d.join("step-only.json");
+    std::fs::write(&step_only, r#"{"rounds": {"reward": {"name": "shaped"}}}"#).unwrap();
+    let out = d.join("step-only");
+    let o = run(&["train", "--config", s(&step_only), "--out", s(&out)]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("`shaped` rewards only steps") && err.contains("GRPO on plans"), "{err}");
+    assert!(!out.join("checkpoint.safetensors").exists() && !out.join("train.log").exists());
     let o = run(&["eval", "--checkpoint", s(&d.join("none.safetensors")), "--suite", s(&d)]);
     assert_eq!(o.status.code(), Some(2));
     let not_ckpt = d.join("not.safetensors");

@@ -76,3 +76,40 @@ fn the_embedded_model_designs_two_rounds_and_every_exchange_is_kept() {
         assert_eq!(a.raw.join("\n\n---\n\n").trim(), recorded.trim());
     }
 }
+
+/// The rule-based engineer (no model) in the same place in the loop: every round after the first
+/// is its answer to the context the trainer wrote, and that answer is what the round trained on.
+#[test]
+fn the_rules_engineer_designs_rounds_from_the_context_the_trainer_writes() {
+    let mut cfg = common::tiny(3);
+    cfg.validation =
+        ValidationConfig { sizes: vec![3, 4], agents: vec![2], per_cell: 4, ..Default::default() };
+    cfg.warm_start.data.agents = vec![2];
+    cfg.rounds.rounds = 3;
+    cfg.rounds.epochs = 1;
+    cfg.rounds.samples = 8;
+    cfg.rounds.curriculum = None;
+    cfg.rounds.engineer = Some(PluginSpec::builtin("rules"));
+    // It reads the history as JSON, which the trainer appends to the context when asked.
+    cfg.rounds.context.history_json = true;
+    cfg.rounds.design_limits =
+        DesignLimits { min_size: 3, max_size: 5, agents: vec![2], max_sizes: 3, ..DesignLimits::default() };
+    let dir = tempfile::tempdir().unwrap();
+    let state = run(&cfg, &common::opts(dir.path()), common::plugins(&cfg)).unwrap();
+    assert_eq!(state.rounds_done, 3);
+    let mut fresh = floe_plugin_host::registry::engineer(&PluginSpec::builtin("rules")).unwrap();
+    for r in [1usize, 2] {
+        assert_eq!(state.designs[r].source, Source::Engineer, "round {r}: {:?}", state.designs[r].notes);
+        let folder = dir.path().join(format!("engineer/round-{r}"));
+        let context = std::fs::read_to_string(folder.join("context.md")).unwrap();
+        let answer = fresh.design(&context).unwrap();
+        let applied = &state.history.rounds[r].config;
+        assert_eq!(&answer.config, applied, "round {r}");
+        let rationale = std::fs::read_to_string(folder.join("rationale.txt")).unwrap();
+        assert_eq!(rationale.trim(), answer.rationale.trim());
+        // The trainee fails nearly everything, so difficulty scaling eases the sizes it was given.
+        let before = &state.history.rounds[r - 1].config;
+        assert_ne!(applied, before, "round {r}: {}", answer.rationale);
+        assert!(answer.rationale.contains("easier"), "{}", answer.rationale);
+    }
+}
