@@ -36,8 +36,8 @@ use crate::run::{self, load_policy, Plugins, RunOptions};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Budget {
-    /// About half an hour on 2 cores: a 500-step warm start, 3 rounds of 12 GRPO steps, 2 seeds,
-    /// a suite of 4 instances per cell up to 6×6.
+    /// At most about half an hour on 2 cores: a 1,500-step warm start, 3 rounds of 12 GRPO steps,
+    /// 2 seeds, a suite of 6 instances per cell up to 6×6.
     Small,
     /// Hours: a 2,000-step warm start, 4 rounds of 64 steps, 3 seeds, 20 instances per cell.
     Full,
@@ -81,8 +81,8 @@ impl Experiment {
         };
         let mut base = TrainConfig::default();
         base.warm_start.data.agents = vec![2];
-        base.warm_start.samples = if small { 4000 } else { 20_000 };
-        base.warm_start.steps = if small { 500 } else { 2000 };
+        base.warm_start.samples = if small { 8000 } else { 20_000 };
+        base.warm_start.steps = if small { 1500 } else { 2000 };
         base.validation = ValidationConfig {
             sizes: vec![3, 4, 5, 6],
             agents: vec![2],
@@ -132,7 +132,7 @@ impl Experiment {
             suite: SuiteConfig {
                 agents: vec![3, 4, 5],
                 max_size: if small { 6 } else { 8 },
-                per_cell: if small { 4 } else { 20 },
+                per_cell: if small { 6 } else { 20 },
                 seed: 0x5e7,
                 ..SuiteConfig::default()
             },
@@ -194,12 +194,24 @@ pub fn run_experiment(
         let p = out.join(name);
         std::fs::write(&p, v.json()).map_err(|e| TrainError::io(&p, e))
     };
+    // Resuming is only sound for the same experiment: finished runs and suite outcomes are reused.
+    let recorded = out.join("experiment.json");
+    if let Ok(text) = std::fs::read_to_string(&recorded) {
+        if text != erased::Json::json(x) {
+            return Err(TrainError::Input(format!(
+                "{} holds another experiment (a different budget, contenders or seeds): resume it with the \
+                 same command, or give a new output folder",
+                out.display()
+            )));
+        }
+    }
     write_json("experiment.json", &x)?;
     let warm = out.join("warm");
     let opts = |dir: &Path| RunOptions { resume: true, ..RunOptions::new(dir) };
+    // The suite first: a suite configuration that gives nothing is refused before any training.
+    let cells = build_suite_with_progress(&x.suite, progress)?;
     progress.line("experiment: the shared warm start");
     run::run_with_progress(&x.base, &opts(&warm), resolve(&x.base)?, progress)?;
-    let cells = build_suite_with_progress(&x.suite, progress)?;
     let suite: Vec<&Instance> = cells.iter().flat_map(|c| c.instances.iter()).collect();
     let batch = x.base.eval_batch;
     let warm_out = outcomes_of(
@@ -357,4 +369,61 @@ pub fn table(x: &Experiment, suite: &[&Instance], rows: &[(String, Outcomes)]) -
         s.push('\n');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use floe_core::suite::build_suite;
+
+    /// The table's paired differences, worked by hand: `engineer` solves the first two of the
+    /// 3-agent instances where `fixed` solves none, in one seed of two.
+    #[test]
+    fn the_table_gives_means_and_paired_differences_with_their_standard_errors() {
+        let mut x = Experiment::new(Budget::Small, PluginSpec::builtin("rules"));
+        x.suite = SuiteConfig {
+            agents: vec![3, 4],
+            max_size: 4,
+            wait_ratios: vec![0.5],
+            per_cell: 2,
+            ..x.suite.clone()
+        };
+        let cells = build_suite(&x.suite).unwrap();
+        let suite: Vec<&Instance> = cells.iter().flat_map(|c| c.instances.iter()).collect();
+        let three = suite.iter().filter(|i| i.num_agents() == 3).count();
+        assert!(three >= 2 && three < suite.len());
+        let none = vec![Outcome { valid: false, optimal: false }; suite.len()];
+        let mut some = none.clone();
+        let mut seen = 0;
+        for (o, i) in some.iter_mut().zip(&suite) {
+            if i.num_agents() == 3 && seen < 2 {
+                *o = Outcome { valid: true, optimal: seen == 0 };
+                seen += 1;
+            }
+        }
+        let rows = vec![
+            ("warm start".to_string(), vec![none.clone()]),
+            ("fixed".to_string(), vec![none.clone(), none.clone()]),
+            ("engineer".to_string(), vec![some, none]),
+        ];
+        let t = table(&x, &suite, &rows);
+        // Valid over 3-agent pairs: 2 of 2·three differences are 1, the rest 0.
+        let n = (2 * three) as f64;
+        let mean = 2.0 / n;
+        let se = ((2.0 * (1.0 - mean).powi(2) + (n - 2.0) * mean.powi(2)) / (n - 1.0) / n).sqrt();
+        let (m1, s1) = (1.0 / n, ((1.0 - 1.0 / n).powi(2) + (n - 1.0) * (1.0 / n).powi(2)) / (n - 1.0) / n);
+        let want = format!(
+            "| engineer | {:+.2} ± {:.2} / {:+.2} ± {:.2} |",
+            100.0 * mean,
+            100.0 * se,
+            100.0 * m1,
+            100.0 * s1.sqrt()
+        );
+        assert!(t.contains(&want), "{want}\n{t}");
+        // The means per agent count, over seeds: (2 / three) / 2 valid for 3 agents.
+        let rate = 100.0 * 2.0 / three as f64 / 2.0;
+        assert!(t.contains(&format!("| engineer | {rate:.2} / {:.2} |", rate / 2.0)), "{t}");
+        assert!(t.contains("| warm start | 0.00 / 0.00 | 0.00 / 0.00 |"), "{t}");
+        assert!(!t.contains("| warm start | +"), "the warm start is not paired: {t}");
+    }
 }

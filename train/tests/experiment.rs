@@ -1,0 +1,73 @@
+//! `floe experiment` end to end on a tiny budget: one shared warm start, two contenders (`fixed`
+//! and the `rules` engineer) from it, the suite evaluation, the table; the same call resumes
+//! without training again, and a folder of another experiment is refused.
+
+mod common;
+
+use floe_plugin_api::PluginSpec;
+use floe_train::config::ValidationConfig;
+use floe_train::experiment::{run_experiment, Budget, Experiment};
+use floe_train::TrainError;
+
+fn tiny() -> Experiment {
+    let mut x = Experiment::new(Budget::Small, PluginSpec::builtin("rules"));
+    let t = common::tiny(1);
+    x.base.model = t.model;
+    x.base.model.layout.max_agents = 4;
+    x.base.grpo = t.grpo;
+    x.base.threads = 1;
+    x.base.eval_batch = t.eval_batch;
+    x.base.warm_start.samples = 48;
+    x.base.warm_start.steps = 4;
+    x.base.warm_start.batch_size = 16;
+    x.base.warm_start.warmup_steps = 2;
+    x.base.rounds.samples = 8;
+    x.base.rounds.context.history_json = true;
+    x.base.validation =
+        ValidationConfig { sizes: vec![3, 4], agents: vec![2], per_cell: 2, ..Default::default() };
+    x.rounds = 2;
+    x.seeds = vec![0];
+    x.contenders.retain(|c| c.name == "fixed" || c.name == "engineer");
+    x.suite.agents = vec![3, 4];
+    x.suite.max_size = 4;
+    x.suite.per_cell = 1;
+    x.suite.wait_ratios = vec![0.5];
+    x
+}
+
+#[test]
+fn an_experiment_runs_resumes_and_refuses_a_folder_of_another() {
+    let x = tiny();
+    let dir = tempfile::tempdir().unwrap();
+    let resolve = |cfg: &floe_train::TrainConfig| Ok(common::plugins(cfg));
+    let silent = floe_core::progress::Silent;
+    let table = run_experiment(&x, dir.path(), &resolve, &silent).unwrap();
+    for row in ["| warm start |", "| fixed |", "| engineer |", "Paired difference from `fixed`"] {
+        assert!(table.contains(row), "{row}\n{table}");
+    }
+    assert_eq!(std::fs::read_to_string(dir.path().join("table.md")).unwrap(), table);
+    for c in ["fixed", "engineer"] {
+        let run = dir.path().join(c).join("seed-0");
+        assert!(run.join("checkpoint.safetensors").is_file() && run.join("suite-outcomes.json").is_file());
+        let rounds = common::jsonl(&run.join("rounds.jsonl"));
+        // Both start from the shared warm start (its checkpoint, no warm-start steps of their own).
+        assert_eq!(rounds[0]["stage"], "initial checkpoint", "{rounds:?}");
+        assert!(rounds.iter().all(|r| r["stage"] != "warm start"), "{rounds:?}");
+    }
+    // Only the engineer's rounds after round 0 were designed by an engineer.
+    assert!(dir.path().join("engineer/seed-0/engineer/round-1/context.md").is_file());
+    assert!(!dir.path().join("fixed/seed-0/engineer").exists());
+    // The same call resumes: nothing trains again, the table is the same.
+    let steps = dir.path().join("engineer/seed-0/steps.jsonl");
+    let before = std::fs::read_to_string(&steps).unwrap();
+    assert_eq!(run_experiment(&x, dir.path(), &resolve, &silent).unwrap(), table);
+    assert_eq!(std::fs::read_to_string(&steps).unwrap(), before);
+    // Another experiment in the same folder would mix runs: refused, and nothing changes.
+    let mut other = x.clone();
+    other.seeds = vec![0, 1];
+    match run_experiment(&other, dir.path(), &resolve, &silent) {
+        Err(TrainError::Input(m)) => assert!(m.contains("holds another experiment"), "{m}"),
+        r => panic!("{r:?}"),
+    }
+    assert!(!dir.path().join("fixed/seed-1").exists());
+}
