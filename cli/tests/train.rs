@@ -172,3 +172,19 @@ fn bad_input_is_exit_2() {
     assert_eq!(cfg["rounds"]["curriculum"]["params"]["agents"], serde_json::json!([2]));
     assert_eq!(cfg["validation"]["agents"], serde_json::json!([2]));
 }
+
+/// The context ablation's configurations (V1–V6, the paper's 2-agent shape with the embedded
+/// engineer) are valid, and each asks for its own preset.
+#[test]
+fn the_ablation_configurations_are_valid_and_differ_in_their_preset() {
+    for v in 1..=6 {
+        let path = format!("{}/../configs/ablation/v{v}.json", env!("CARGO_MANIFEST_DIR"));
+        let o = run(&["train", "--config", &path, "--print-config"]);
+        assert!(o.status.success(), "v{v}: {}", String::from_utf8_lossy(&o.stderr));
+        let cfg: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(cfg["rounds"]["context"]["preset"], format!("V{v}"));
+        assert_eq!(cfg["rounds"]["engineer"]["name"], "embedded");
+        assert!(cfg["rounds"]["curriculum"].is_null());
+        assert_eq!(cfg["warm_start"]["data"]["agents"], serde_json::json!([2]));
+    }
+}
