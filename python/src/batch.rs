@@ -17,12 +17,12 @@ use crate::errors::{bad_input, plugin};
 use crate::instances::{py_to_json, Instance};
 
 /// One instance argument: an `Instance` (borrowed) or its JSON text (parsed off the GIL).
-enum Source<'a> {
+pub(crate) enum Source<'a> {
     Object(&'a floe_core::Instance),
     Json(String),
 }
 
-fn sources<'a>(items: &'a [Bound<'_, PyAny>]) -> PyResult<Vec<Source<'a>>> {
+pub(crate) fn sources<'a>(items: &'a [Bound<'_, PyAny>]) -> PyResult<Vec<Source<'a>>> {
     items
         .iter()
         .enumerate()
@@ -42,11 +42,14 @@ fn sources<'a>(items: &'a [Bound<'_, PyAny>]) -> PyResult<Vec<Source<'a>>> {
 
 /// Verdict records of `answers[n]` against instance `n`, in parallel; instances given as JSON
 /// are parsed here (an unreadable one is an error naming its index).
-fn records(sources: &[Source<'_>], answers: &[String]) -> Result<Vec<VerdictRecord>, String> {
-    if sources.len() != answers.len() {
-        return Err(format!("{} instances but {} answers", sources.len(), answers.len()));
+pub(crate) fn instances_of<'a>(
+    sources: &'a [Source<'_>],
+    answers: usize,
+) -> Result<Vec<Cow<'a, floe_core::Instance>>, String> {
+    if sources.len() != answers {
+        return Err(format!("{} instances but {answers} answers", sources.len()));
     }
-    let insts: Vec<Cow<'_, floe_core::Instance>> = sources
+    sources
         .par_iter()
         .enumerate()
         .map(|(n, s)| match s {
@@ -55,7 +58,11 @@ fn records(sources: &[Source<'_>], answers: &[String]) -> Result<Vec<VerdictReco
                 floe_core::Instance::from_json(t).map(Cow::Owned).map_err(|e| format!("instances[{n}]: {e}"))
             }
         })
-        .collect::<Result<_, _>>()?;
+        .collect()
+}
+
+fn records(sources: &[Source<'_>], answers: &[String]) -> Result<Vec<VerdictRecord>, String> {
+    let insts = instances_of(sources, answers.len())?;
     Ok(insts
         .par_iter()
         .zip(answers.par_iter())
