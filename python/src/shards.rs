@@ -112,11 +112,11 @@ pub fn verdict_lines(
     let src = sources(&instances)?;
     py.detach(|| -> Result<Vec<String>, String> {
         let insts = instances_of(&src, answers.len())?;
-        Ok(insts
-            .par_iter()
-            .zip(answers.par_iter())
-            .map(|(inst, text)| {
-                verify_answer(inst, text, floe_core::solver::optimum(inst)).to_json_value().to_string()
+        Ok((0..insts.len())
+            .into_par_iter()
+            .map(|n| {
+                let inst = insts.get(n);
+                verify_answer(inst, &answers[n], floe_core::solver::optimum(inst)).to_json_value().to_string()
             })
             .collect())
     })
