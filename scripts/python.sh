@@ -2,7 +2,7 @@
 # The Python package (python/): builds the abi3 wheel with maturin, installs it into a clean
 # virtual environment under .venv/, installs the pinned test dependencies from PyPI
 # (python/requirements-test.txt, with Ray; then python/requirements-trl.txt without their
-# dependencies: TRL and a CPU-usable torch, about 1.7 GB of wheels) and runs the pytest suite
+# dependencies: TRL and a CPU-usable torch, 2.2 GB of wheels) and runs the pytest suite
 # (python/tests). FLOE_SKIP_TRL=1 leaves TRL and torch out (the TRL example's test then skips). With FLOE_CLI set to
 # a `floe` binary (scripts/test.sh passes the one it built), the CLI-parity tests run too; with
 # FLOE_REQUIRE_GPU=1 a missing GPU adapter fails the GPU-against-CPU test instead of skipping it.
