@@ -60,3 +60,10 @@ def test_rules_designs_the_next_round_from_the_history():
         eng.next_config({"rounds": []})
     with pytest.raises(floe.ConfigError, match="history_json"):
         eng.next_config(_history(), context={"preset": "V6"})
+
+
+def test_the_reply_is_clamped_into_the_limits_with_notes():
+    got = floe.Engineer("rules").next_config(_history(), limits={"min_size": 3, "max_size": 3, "agents": [2]})
+    assert got["source"] == "engineer"
+    assert [s["size"] for s in got["config"]["sizes"]] == [3]
+    assert any(n.startswith("clamped to the run's limits: size ") for n in got["notes"]), got["notes"]
