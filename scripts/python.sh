@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The Python package (python/): builds the abi3 wheel with maturin, installs it into a clean
 # virtual environment under .venv/, installs the pinned test dependencies from PyPI
-# (python/requirements-test.txt) and runs the pytest suite (python/tests). With FLOE_CLI set to
+# (python/requirements-test.txt, with Ray; then python/requirements-trl.txt without their
+# dependencies: TRL and a CPU-usable torch, 2.2 GB of wheels) and runs the pytest suite
+# (python/tests). FLOE_SKIP_TRL=1 leaves TRL and torch out (the TRL example's test then skips). With FLOE_CLI set to
 # a `floe` binary (scripts/test.sh passes the one it built), the CLI-parity tests run too; with
 # FLOE_REQUIRE_GPU=1 a missing GPU adapter fails the GPU-against-CPU test instead of skipping it.
 set -euo pipefail
@@ -18,6 +20,9 @@ rm -rf "$wheels"
 rm -rf "$test_env"
 python3 -m venv "$test_env"
 "$test_env/bin/pip" install -q -r python/requirements-test.txt
+if [ "${FLOE_SKIP_TRL:-0}" != 1 ]; then
+    "$test_env/bin/pip" install -q --no-deps -r python/requirements-trl.txt
+fi
 "$test_env/bin/pip" install -q --no-deps "$wheels"/floe-*.whl
 # From outside the source tree, so that `import floe` is the installed wheel.
 cd python/tests

@@ -326,14 +326,59 @@ pub fn generate_with_progress(
     cfg: &GeneratorConfig,
     progress: &dyn crate::progress::Progress,
 ) -> Result<Vec<Instance>, GenerateError> {
+    generate_slots_with_progress(cfg, 0..cfg.count, progress)
+}
+
+/// The instances of slots `slots` only: exactly `generate(cfg)[slots]`, since every slot draws
+/// from its own stream and the slots that need a wait are chosen over the whole `count`. Shards
+/// of one configuration can so be generated apart (on other machines) and concatenated.
+///
+/// # Errors
+/// As [`generate`], or a range outside `0..count`.
+pub fn generate_slots(
+    cfg: &GeneratorConfig,
+    slots: std::ops::Range<usize>,
+) -> Result<Vec<Instance>, GenerateError> {
+    generate_slots_with_progress(cfg, slots, &crate::progress::Silent)
+}
+
+fn generate_slots_with_progress(
+    cfg: &GeneratorConfig,
+    slots: std::ops::Range<usize>,
+    progress: &dyn crate::progress::Progress,
+) -> Result<Vec<Instance>, GenerateError> {
     cfg.validate()?;
-    slot_flags(cfg)
-        .into_par_iter()
-        .enumerate()
-        .map(|(slot, want)| {
+    if slots.start > slots.end || slots.end > cfg.count {
+        return Err(GenerateError::Config(format!(
+            "slots {}..{} are not within the {} instances",
+            slots.start, slots.end, cfg.count
+        )));
+    }
+    let flags = slot_flags(cfg);
+    flags[slots.clone()]
+        .par_iter()
+        .zip(slots.into_par_iter())
+        .map(|(&want, slot)| {
             let inst = generate_slot(cfg, slot, want);
             progress.advance(1, "");
             inst
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_of_slots_concatenate_to_the_whole() {
+        let cfg = GeneratorConfig::square(5, 3, 0.1, 0.5, 9, 11);
+        let whole = generate(&cfg).unwrap();
+        let mut parts = Vec::new();
+        for r in [0..4, 4..4, 4..7, 7..9] {
+            parts.extend(generate_slots(&cfg, r).unwrap());
+        }
+        assert_eq!(parts, whole);
+        assert!(matches!(generate_slots(&cfg, 8..10), Err(GenerateError::Config(_))));
+    }
 }

@@ -27,7 +27,7 @@ pub mod text;
 pub mod verify;
 
 pub use error::{InstanceError, PlanError};
-pub use generator::{generate, GenerateError, GeneratorConfig};
+pub use generator::{generate, generate_slots, GenerateError, GeneratorConfig};
 pub use grid::{Cell, Grid, Pos};
 pub use instance::{Agent, Instance, OptimalPlan};
 pub use moves::Move;

@@ -156,14 +156,33 @@ pub fn build_suite_with_progress(
         .collect()
 }
 
-/// Writes the suite as one JSONL file per cell plus `suite.json` (the configuration and the file
-/// list).
+/// The manifest `suite.json`: the configuration and, per cell, its file and instance count (as
+/// pretty JSON with a final newline). Cells are given with their counts, so that a suite built
+/// in shards elsewhere can write the same manifest.
+#[must_use]
+pub fn manifest<'a>(config: &SuiteConfig, cells: impl IntoIterator<Item = (&'a SuiteCell, usize)>) -> String {
+    let files: Vec<serde_json::Value> = cells
+        .into_iter()
+        .map(|(cell, count)| {
+            serde_json::json!({
+                "file": cell.file_name(),
+                "agents": cell.agents,
+                "size": cell.size,
+                "wait_ratio": cell.wait_ratio,
+                "count": count,
+            })
+        })
+        .collect();
+    let manifest = serde_json::json!({ "config": config, "cells": files });
+    serde_json::to_string_pretty(&manifest).unwrap_or_default() + "\n"
+}
+
+/// Writes the suite as one JSONL file per cell plus `suite.json` ([`manifest`]).
 ///
 /// # Errors
 /// File-system errors.
 pub fn write_suite(dir: &Path, config: &SuiteConfig, cells: &[SuiteCell]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let mut files = Vec::new();
     for cell in cells {
         let mut text = String::new();
         for inst in &cell.instances {
@@ -171,16 +190,8 @@ pub fn write_suite(dir: &Path, config: &SuiteConfig, cells: &[SuiteCell]) -> std
             text.push('\n');
         }
         std::fs::write(dir.join(cell.file_name()), text)?;
-        files.push(serde_json::json!({
-            "file": cell.file_name(),
-            "agents": cell.agents,
-            "size": cell.size,
-            "wait_ratio": cell.wait_ratio,
-            "count": cell.instances.len(),
-        }));
     }
-    let manifest = serde_json::json!({ "config": config, "cells": files });
-    std::fs::write(dir.join("suite.json"), serde_json::to_string_pretty(&manifest)? + "\n")
+    std::fs::write(dir.join("suite.json"), manifest(config, cells.iter().map(|c| (c, c.instances.len()))))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 """floe for Python: MAPF-FrozenLake instances, the optimal solver and the verifier, the paper's
 prompt and answer parser, Gymnasium and PettingZoo environments over floe's batched engine, and
-rewards and datasets for TRL and verl.
+rewards and datasets for TRL and verl; ``floe.ray`` builds suites and training sets and verifies
+answers over a Ray cluster.
 
 Errors are exceptions under :class:`floe.FloeError` carrying floe's own messages.
 """
@@ -18,13 +19,19 @@ from ._floe import (
     PluginFailed,
     Reward,
     __version__,
+    engineer_context,
     generate,
+    generate_slots,
     parse_answer,
     prompt,
+    random_instances,
     read_instances,
+    round_configs,
     round_instances,
     solve,
     suite,
+    suite_cells,
+    verdict_lines,
     verify,
     verify_batch,
     write_instances,
@@ -47,16 +54,22 @@ __all__ = [
     "__version__",
     "build_records",
     "compute_score",
+    "engineer_context",
     "generate",
+    "generate_slots",
     "make_compute_score",
     "parse_answer",
     "prompt",
+    "random_instances",
     "read_instances",
+    "round_configs",
     "round_instances",
     "solve",
     "suite",
+    "suite_cells",
     "to_hf_dataset",
     "trl_reward",
+    "verdict_lines",
     "verify",
     "verify_batch",
     "write_instances",
@@ -70,6 +83,11 @@ def __getattr__(name):
         from . import gym as _gym
 
         return getattr(_gym, name)
+    if name == "ray":
+        # Needs ray: imported on first use only (`import floe.ray` works too).
+        import importlib
+
+        return importlib.import_module(".ray", __name__)
     if name == "ParallelEnv":
         from .pettingzoo import ParallelEnv
 

@@ -48,6 +48,9 @@ def generate(
     max_attempts: int = 2000,
     max_nodes: int = 5000,
 ) -> list[Instance]: ...
+def random_instances(
+    agents: int, size: int, *, hole_ratio: float = 0.1, count: int = 64, seed: int = 1, max_attempts: int = 100
+) -> list[Instance]: ...
 def suite(
     *,
     agents: Sequence[int] = ...,
@@ -117,8 +120,48 @@ class Curriculum:
     def __init__(self, name: str, params: Optional[Union[dict[str, Any], str]] = None, library: Optional[str] = None) -> None: ...
     def next_config(self, history: Union[dict[str, Any], str]) -> dict[str, Any]: ...
 
-class Engineer:
-    def __init__(self, name: str, params: Optional[Union[dict[str, Any], str]] = None, library: Optional[str] = None) -> None: ...
-    def design(self, context: str) -> dict[str, Any]: ...
+JsonLike = Union[dict[str, Any], str]
 
-def round_instances(config: Union[dict[str, Any], str], samples: int, seed: int = 0) -> list[Instance]: ...
+class Engineer:
+    def __init__(self, name: str, params: Optional[JsonLike] = None, library: Optional[str] = None) -> None: ...
+    def design(self, context: str) -> dict[str, Any]: ...
+    def next_config(
+        self,
+        history: JsonLike,
+        *,
+        rounds: int = 3,
+        epochs: int = 2,
+        samples: int = 1536,
+        previous_rationale: Optional[str] = None,
+        hyperparameters: Optional[JsonLike] = None,
+        limits: Optional[JsonLike] = None,
+        context: Optional[JsonLike] = None,
+        replay: bool = False,
+    ) -> dict[str, Any]: ...
+
+def engineer_context(
+    history: JsonLike,
+    *,
+    rounds: int = 3,
+    epochs: int = 2,
+    samples: int = 1536,
+    previous_rationale: Optional[str] = None,
+    hyperparameters: Optional[JsonLike] = None,
+    limits: Optional[JsonLike] = None,
+    context: Optional[JsonLike] = None,
+    replay: bool = False,
+) -> str: ...
+def round_instances(config: JsonLike, samples: int, seed: int = 0) -> list[Instance]: ...
+def round_configs(config: JsonLike, samples: int, seed: int = 0) -> list[dict[str, Any]]: ...
+def generate_slots(config: JsonLike, start: int = 0, stop: Optional[int] = None) -> list[Instance]: ...
+def suite_cells(
+    *,
+    agents: Sequence[int] = ...,
+    min_size: int = 0,
+    max_size: int = 10,
+    wait_ratios: Sequence[float] = ...,
+    per_cell: int = 50,
+    hole_ratio: float = 0.1,
+    seed: int = 0,
+) -> tuple[list[tuple[str, dict[str, Any]]], str]: ...
+def verdict_lines(instances: Sequence[InstanceLike], answers: Sequence[str]) -> list[str]: ...

@@ -40,10 +40,13 @@ def to_hf_dataset(instances: Iterable[Instance], system: Optional[str] = None):
     return datasets.Dataset.from_list(build_records(instances, system))
 
 
-def verl_rows(instances: Iterable[Instance], system: Optional[str] = None, split: str = "train") -> list:
-    """verl's row layout, one per instance."""
+def verl_rows(
+    instances: Iterable[Instance], system: Optional[str] = None, split: str = "train", first_index: int = 0
+) -> list:
+    """verl's row layout, one per instance; ``extra_info.index`` counts from ``first_index`` (a
+    shard's offset in the whole set)."""
     rows = []
-    for index, rec in enumerate(build_records(instances, system)):
+    for index, rec in enumerate(build_records(instances, system), start=first_index):
         rows.append(
             {
                 "data_source": DATA_SOURCE,

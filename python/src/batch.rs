@@ -1,7 +1,7 @@
 //! Many answers at once: `verify_batch` and the reward plugins' scores, each one call into Rust
 //! with the GIL released, the answers verified on all cores (as `floe_verify_answers` does).
 
-use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use floe_core::text::{parse_answer, verify_answer};
@@ -17,12 +17,12 @@ use crate::errors::{bad_input, plugin};
 use crate::instances::{py_to_json, Instance};
 
 /// One instance argument: an `Instance` (borrowed) or its JSON text (parsed off the GIL).
-enum Source<'a> {
+pub(crate) enum Source<'a> {
     Object(&'a floe_core::Instance),
     Json(String),
 }
 
-fn sources<'a>(items: &'a [Bound<'_, PyAny>]) -> PyResult<Vec<Source<'a>>> {
+pub(crate) fn sources<'a>(items: &'a [Bound<'_, PyAny>]) -> PyResult<Vec<Source<'a>>> {
     items
         .iter()
         .enumerate()
@@ -40,26 +40,64 @@ fn sources<'a>(items: &'a [Bound<'_, PyAny>]) -> PyResult<Vec<Source<'a>>> {
         .collect()
 }
 
-/// Verdict records of `answers[n]` against instance `n`, in parallel; instances given as JSON
-/// are parsed here (an unreadable one is an error naming its index).
-fn records(sources: &[Source<'_>], answers: &[String]) -> Result<Vec<VerdictRecord>, String> {
-    if sources.len() != answers.len() {
-        return Err(format!("{} instances but {} answers", sources.len(), answers.len()));
+/// The instances of a batch: those given as objects borrowed, those given as JSON parsed once per
+/// distinct text (a GRPO batch repeats each prompt's instance once per completion), in parallel.
+pub(crate) struct Resolved<'a> {
+    parsed: Vec<floe_core::Instance>,
+    refs: Vec<Ref<'a>>,
+}
+
+enum Ref<'a> {
+    Object(&'a floe_core::Instance),
+    Parsed(usize),
+}
+
+impl Resolved<'_> {
+    pub(crate) fn len(&self) -> usize {
+        self.refs.len()
     }
-    let insts: Vec<Cow<'_, floe_core::Instance>> = sources
-        .par_iter()
+
+    pub(crate) fn get(&self, n: usize) -> &floe_core::Instance {
+        match self.refs[n] {
+            Ref::Object(i) => i,
+            Ref::Parsed(k) => &self.parsed[k],
+        }
+    }
+}
+
+/// Resolves `sources` for `answers` answers; an unreadable instance is an error naming its
+/// (first) index.
+pub(crate) fn instances_of<'a>(sources: &'a [Source<'_>], answers: usize) -> Result<Resolved<'a>, String> {
+    if sources.len() != answers {
+        return Err(format!("{} instances but {answers} answers", sources.len()));
+    }
+    let mut distinct: HashMap<&str, usize> = HashMap::new();
+    let mut texts: Vec<(usize, &str)> = Vec::new();
+    let refs = sources
+        .iter()
         .enumerate()
         .map(|(n, s)| match s {
-            Source::Object(i) => Ok(Cow::Borrowed(*i)),
-            Source::Json(t) => {
-                floe_core::Instance::from_json(t).map(Cow::Owned).map_err(|e| format!("instances[{n}]: {e}"))
-            }
+            Source::Object(i) => Ref::Object(i),
+            Source::Json(t) => Ref::Parsed(*distinct.entry(t.as_str()).or_insert_with(|| {
+                texts.push((n, t.as_str()));
+                texts.len() - 1
+            })),
         })
-        .collect::<Result<_, _>>()?;
-    Ok(insts
+        .collect();
+    let parsed = texts
         .par_iter()
-        .zip(answers.par_iter())
-        .map(|(inst, text)| {
+        .map(|&(n, t)| floe_core::Instance::from_json(t).map_err(|e| format!("instances[{n}]: {e}")))
+        .collect::<Result<_, _>>()?;
+    Ok(Resolved { parsed, refs })
+}
+
+/// Verdict records of `answers[n]` against instance `n`, in parallel.
+fn records(sources: &[Source<'_>], answers: &[String]) -> Result<Vec<VerdictRecord>, String> {
+    let insts = instances_of(sources, answers.len())?;
+    Ok((0..insts.len())
+        .into_par_iter()
+        .map(|n| {
+            let (inst, text) = (insts.get(n), &answers[n]);
             let verdict = verify_answer(inst, text, floe_core::solver::optimum(inst));
             match parse_answer(text, inst) {
                 Ok(plan) => VerdictRecord::from_plan(inst, &plan, &verdict),

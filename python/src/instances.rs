@@ -101,14 +101,14 @@ impl Instance {
     }
 }
 
-fn generate_error(e: GenerateError) -> PyErr {
+pub(crate) fn generate_error(e: GenerateError) -> PyErr {
     match e {
         GenerateError::Config(m) => bad_input(format!("invalid arguments: {m}")),
         other => failed(other.to_string()),
     }
 }
 
-fn wrap(instances: Vec<floe_core::Instance>) -> Vec<Instance> {
+pub(crate) fn wrap(instances: Vec<floe_core::Instance>) -> Vec<Instance> {
     instances.into_iter().map(|inner| Instance { inner }).collect()
 }
 
@@ -144,6 +144,35 @@ pub fn generate(
     };
     cfg.validate().map_err(generate_error)?;
     let made = py.detach(|| floe_core::generate(&cfg)).map_err(generate_error)?;
+    Ok(wrap(made))
+}
+
+/// Random instances for stepping (benchmarks, environments with many agents), as `floe bench`
+/// makes them: exactly `round(hole_ratio · size²)` holes and `agents` agents with distinct starts
+/// and goals in the largest frozen region, but **not solved** (no optimum; possibly unsolvable
+/// as a whole). The same arguments give the same instances.
+///
+/// Raises `floe.BadInput` for arguments out of range, `floe.Failed` when no connected draw was
+/// found in `max_attempts` tries for a slot.
+#[pyfunction]
+#[pyo3(signature = (agents, size, *, hole_ratio=0.1, count=64, seed=1, max_attempts=100))]
+pub fn random_instances(
+    py: Python<'_>,
+    agents: usize,
+    size: u32,
+    hole_ratio: f64,
+    count: usize,
+    seed: u64,
+    max_attempts: u32,
+) -> PyResult<Vec<Instance>> {
+    if count == 0 || max_attempts == 0 {
+        return Err(bad_input("invalid arguments: count and max_attempts must be at least 1"));
+    }
+    let cfg = GeneratorConfig {
+        max_attempts,
+        ..GeneratorConfig::square(size, agents, hole_ratio, 0.0, count, seed)
+    };
+    let made = py.detach(|| floe_core::generator::random_instances(&cfg)).map_err(generate_error)?;
     Ok(wrap(made))
 }
 

@@ -1,7 +1,7 @@
 //! The native half of the `floe` Python package (`floe._floe`): instances and the CLI's commands,
-//! batched verification and reward plugins, the batched engine over numpy arrays, and the call
-//! between rounds. The Python half (`python/floe/`) builds the Gymnasium, PettingZoo, TRL and
-//! verl interfaces on it.
+//! batched verification and reward plugins, the batched engine over numpy arrays, the call
+//! between rounds, and work in shards (for `floe.ray`). The Python half (`python/floe/`) builds
+//! the Gymnasium, PettingZoo, TRL, verl and Ray interfaces on it.
 //!
 //! Every error crosses as a Python exception of `floe` (`floe.BadInput`, …) with the Rust
 //! message; long work runs with the GIL released.
@@ -11,6 +11,7 @@ mod env;
 mod errors;
 mod instances;
 mod rounds;
+mod shards;
 
 use pyo3::prelude::*;
 
@@ -21,6 +22,7 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<instances::Instance>()?;
     m.add_function(wrap_pyfunction!(instances::generate, m)?)?;
     m.add_function(wrap_pyfunction!(instances::suite, m)?)?;
+    m.add_function(wrap_pyfunction!(instances::random_instances, m)?)?;
     m.add_function(wrap_pyfunction!(instances::solve, m)?)?;
     m.add_function(wrap_pyfunction!(instances::verify, m)?)?;
     m.add_function(wrap_pyfunction!(instances::prompt, m)?)?;
@@ -33,5 +35,10 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<rounds::Curriculum>()?;
     m.add_class::<rounds::Engineer>()?;
     m.add_function(wrap_pyfunction!(rounds::round_instances, m)?)?;
+    m.add_function(wrap_pyfunction!(rounds::engineer_context, m)?)?;
+    m.add_function(wrap_pyfunction!(shards::generate_slots, m)?)?;
+    m.add_function(wrap_pyfunction!(shards::suite_cells, m)?)?;
+    m.add_function(wrap_pyfunction!(shards::round_configs, m)?)?;
+    m.add_function(wrap_pyfunction!(shards::verdict_lines, m)?)?;
     Ok(())
 }

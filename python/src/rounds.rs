@@ -1,15 +1,21 @@
 //! The call between rounds, from Python: a history (or an engineer's context) in, the next round's
-//! configuration out, from a curriculum or an environment engineer (built in or from a library, resolved by the same
-//! registry as `floe train`), and the next round's instances from that configuration.
+//! configuration out, from a curriculum or an environment engineer (built in or from a library,
+//! resolved by the same registry as `floe train`), and the next round's instances from that
+//! configuration.
+//!
+//! An engineer's context is assembled from the history by floe-plugin-api's
+//! [`ContextOptions::assemble`] and its configuration clamped by [`DesignLimits::clamp`], the
+//! calls `floe train` makes between rounds, with the trainer's defaults.
 
 use std::sync::Mutex;
 
+use floe_plugin_api::design::{ContextInput, ContextOptions, DesignLimits};
 use floe_plugin_api::{Curriculum as CurriculumFn, EnvEngineer, History, RoundConfig};
 use floe_plugin_host::registry;
 use pyo3::prelude::*;
 
 use crate::batch::spec;
-use crate::errors::{bad_input, config, failed, plugin, registry as registry_error};
+use crate::errors::{bad_input, config, config_text, failed, plugin, registry as registry_error};
 use crate::instances::{json_to_py, py_to_json, Instance};
 
 fn parse_history(value: &Bound<'_, PyAny>) -> PyResult<History> {
@@ -68,6 +74,7 @@ impl Curriculum {
 #[pyclass(module = "floe._floe", frozen)]
 pub struct Engineer {
     name: String,
+    from_library: bool,
     inner: Mutex<Box<dyn EnvEngineer>>,
 }
 
@@ -82,8 +89,9 @@ impl Engineer {
     #[new]
     #[pyo3(signature = (name, params=None, library=None))]
     fn new(name: &str, params: Option<&Bound<'_, PyAny>>, library: Option<String>) -> PyResult<Self> {
+        let from_library = library.is_some();
         let inner = registry::engineer(&spec(name, params, library)?).map_err(registry_error)?;
-        Ok(Self { name: name.to_owned(), inner: Mutex::new(inner) })
+        Ok(Self { name: name.to_owned(), from_library, inner: Mutex::new(inner) })
     }
 
     /// The engineer's reply to `context`: `{"config", "rationale", "notes"}` (the configuration
@@ -100,9 +108,210 @@ impl Engineer {
         )
     }
 
+    /// The next round's configuration from the history of rounds, as `floe train` gets it from
+    /// an engineer: the context assembled from the history (see `engineer_context`, same
+    /// arguments), the engineer asked, its configuration clamped into the design limits; an
+    /// unusable reply leaves the last round's configuration standing.
+    ///
+    /// Returns `{"config", "source", "rationale", "notes", "context", "reply"}`: `source` is
+    /// `"engineer"` or `"previous"`, `notes` say what was clamped or why the previous
+    /// configuration stood, `context` is the text the engineer read.
+    ///
+    /// Raises `floe.BadInput` for an empty history (round 0 is not the engineer's), and
+    /// `floe.ConfigError` for a bad history, limits or context options.
+    #[pyo3(signature = (history, *, rounds=3, epochs=2, samples=1536, previous_rationale=None, hyperparameters=None, limits=None, context=None, replay=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn next_config<'py>(
+        &self,
+        py: Python<'py>,
+        history: &Bound<'py, PyAny>,
+        rounds: u32,
+        epochs: u32,
+        samples: usize,
+        previous_rationale: Option<String>,
+        hyperparameters: Option<&Bound<'py, PyAny>>,
+        limits: Option<&Bound<'py, PyAny>>,
+        context: Option<&Bound<'py, PyAny>>,
+        replay: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let a = DesignArgs::read(
+            history,
+            rounds,
+            epochs,
+            samples,
+            previous_rationale,
+            hyperparameters,
+            limits,
+            context,
+            replay,
+            Some(self),
+        )?;
+        let previous = a.history.last().map(|l| l.config.clone()).ok_or_else(|| {
+            bad_input("the history has no finished round for the engineer to read (round 0's configuration is the curriculum's or the default)")
+        })?;
+        let text = a.context_text()?;
+        let asked = py.detach(|| {
+            let mut e = self.inner.lock().map_err(|_| failed("the engineer failed in an earlier call"))?;
+            Ok::<_, PyErr>(e.design(&text))
+        })?;
+        let mut notes = Vec::new();
+        let mut reply_text = String::new();
+        let chosen = match asked {
+            Ok(reply) => {
+                reply_text =
+                    if reply.raw.is_empty() { reply.to_json() } else { reply.raw.join("\n\n---\n\n") };
+                notes.extend(reply.notes.iter().cloned());
+                match a.limits.clamp(&reply.config) {
+                    Ok((c, clamped)) => {
+                        notes
+                            .extend(clamped.into_iter().map(|n| format!("clamped to the run's limits: {n}")));
+                        Some((c, reply.rationale))
+                    }
+                    Err(e) => {
+                        notes.push(format!(
+                            "the engineer's configuration is not usable: {e}; the previous configuration stands"
+                        ));
+                        None
+                    }
+                }
+            }
+            Err(e) => {
+                notes.push(format!(
+                    "the engineer gave no usable configuration: {e}; the previous configuration stands"
+                ));
+                None
+            }
+        };
+        let (c, source, rationale) = match chosen {
+            Some((c, r)) => (c, "engineer", Some(r)),
+            None => (previous, "previous", None),
+        };
+        c.validate().map_err(config)?;
+        json_to_py(
+            py,
+            &serde_json::json!({
+                "config": config_value(&c), "source": source, "rationale": rationale,
+                "notes": notes, "context": text, "reply": reply_text,
+            }),
+        )
+    }
+
     fn __repr__(&self) -> String {
         format!("Engineer({:?})", self.name)
     }
+}
+
+/// What `floe train` knows when it assembles an engineer's context, read from Python.
+struct DesignArgs {
+    history: History,
+    rounds: u32,
+    epochs: u32,
+    samples: usize,
+    previous_rationale: Option<String>,
+    hyperparameters: serde_json::Value,
+    limits: DesignLimits,
+    options: ContextOptions,
+}
+
+fn from_py<T: serde::de::DeserializeOwned>(what: &str, value: &Bound<'_, PyAny>) -> PyResult<T> {
+    serde_json::from_str(&py_to_json(value)?).map_err(|e| config_text(format!("{what}: {e}")))
+}
+
+impl DesignArgs {
+    #[allow(clippy::too_many_arguments)]
+    fn read(
+        history: &Bound<'_, PyAny>,
+        rounds: u32,
+        epochs: u32,
+        samples: usize,
+        previous_rationale: Option<String>,
+        hyperparameters: Option<&Bound<'_, PyAny>>,
+        limits: Option<&Bound<'_, PyAny>>,
+        context: Option<&Bound<'_, PyAny>>,
+        replay: bool,
+        engineer: Option<&Engineer>,
+    ) -> PyResult<Self> {
+        let history = parse_history(history)?;
+        let hyperparameters = match hyperparameters {
+            Some(h) => from_py("hyperparameters", h)?,
+            None => serde_json::Value::Null,
+        };
+        let mut limits: DesignLimits = match limits {
+            Some(l) => from_py("limits", l)?,
+            None => DesignLimits::default(),
+        };
+        // As the trainer: with nothing that can choose instances to replay, no replay.
+        if !replay {
+            limits.max_replay_fraction = 0.0;
+        }
+        limits.validate().map_err(config)?;
+        // The built-in `rules` reads the history as JSON: asked for it when no options are given,
+        // refused (as by `floe train`) when options leave it out.
+        let rules = engineer.is_some_and(|e| e.name == "rules" && !e.from_library);
+        let options: ContextOptions = match context {
+            Some(c) => from_py("context", c)?,
+            None => ContextOptions { history_json: rules, ..ContextOptions::default() },
+        };
+        if rules && !options.history_json {
+            return Err(config_text(
+                "the engineer `rules` reads the history as JSON: set history_json to true in context",
+            ));
+        }
+        options.validate().map_err(config)?;
+        Ok(Self { history, rounds, epochs, samples, previous_rationale, hyperparameters, limits, options })
+    }
+
+    fn context_text(&self) -> PyResult<String> {
+        let input = ContextInput {
+            history: &self.history,
+            round: self.history.next_round(),
+            rounds: self.rounds,
+            epochs: self.epochs,
+            samples: self.samples,
+            previous_rationale: self.previous_rationale.as_deref(),
+            hyperparameters: self.hyperparameters.clone(),
+            limits: &self.limits,
+        };
+        self.options.assemble(&input).map_err(config)
+    }
+}
+
+/// The context `floe train` gives an environment engineer before the round after `history`:
+/// the modules F, G, H, S, T of `context` (a dict of the training configuration's
+/// `rounds.context`: `preset`, `training_details`, `guidelines`, `template`, `history_json`;
+/// the defaults when None), with `rounds`, `epochs` and `samples` of the run (module T),
+/// `previous_rationale` (module S), `hyperparameters` (T in `full` detail) and `limits` (a dict
+/// of `rounds.design_limits`; `max_replay_fraction` is 0 unless `replay`, as in a run with no
+/// curriculum to choose replayed instances).
+///
+/// Raises `floe.ConfigError` for a bad history, limits or options, or an unreadable file.
+#[pyfunction]
+#[pyo3(signature = (history, *, rounds=3, epochs=2, samples=1536, previous_rationale=None, hyperparameters=None, limits=None, context=None, replay=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn engineer_context(
+    history: &Bound<'_, PyAny>,
+    rounds: u32,
+    epochs: u32,
+    samples: usize,
+    previous_rationale: Option<String>,
+    hyperparameters: Option<&Bound<'_, PyAny>>,
+    limits: Option<&Bound<'_, PyAny>>,
+    context: Option<&Bound<'_, PyAny>>,
+    replay: bool,
+) -> PyResult<String> {
+    DesignArgs::read(
+        history,
+        rounds,
+        epochs,
+        samples,
+        previous_rationale,
+        hyperparameters,
+        limits,
+        context,
+        replay,
+        None,
+    )?
+    .context_text()
 }
 
 /// The instances of one round: `samples` prompts shared among the configuration's sizes and

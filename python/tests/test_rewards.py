@@ -78,3 +78,18 @@ def test_between_rounds_curriculum_and_engineer():
     assert floe.round_instances(reply["config"], 4, seed=2)
     with pytest.raises(floe.ConfigError):
         cur.next_config({"rounds": "nope"})
+
+
+def test_instances_as_repeated_json_score_as_objects(small):
+    texts = _completions(small) * 3
+    objects = list(small) * 3
+    as_json = [i.to_json() for i in objects]
+    mixed = [o if n % 2 else j for n, (o, j) in enumerate(zip(objects, as_json))]
+    want = floe.Reward("tiered").score(objects, texts).tolist()
+    assert floe.Reward("tiered").score(as_json, texts).tolist() == want
+    assert floe.Reward("tiered").score(mixed, texts).tolist() == want
+    assert floe.verdict_lines(as_json, texts) == floe.verdict_lines(objects, texts)
+    bad = as_json[:]
+    bad[3] = bad[15] = "{}"
+    with pytest.raises(floe.BadInput, match=r"instances\[3\]"):
+        floe.verify_batch(bad, texts)
