@@ -154,34 +154,8 @@ impl Engineer {
             let mut e = self.inner.lock().map_err(|_| failed("the engineer failed in an earlier call"))?;
             Ok::<_, PyErr>(e.design(&text))
         })?;
-        let mut notes = Vec::new();
-        let mut reply_text = String::new();
-        let chosen = match asked {
-            Ok(reply) => {
-                reply_text =
-                    if reply.raw.is_empty() { reply.to_json() } else { reply.raw.join("\n\n---\n\n") };
-                notes.extend(reply.notes.iter().cloned());
-                match a.limits.clamp(&reply.config) {
-                    Ok((c, clamped)) => {
-                        notes
-                            .extend(clamped.into_iter().map(|n| format!("clamped to the run's limits: {n}")));
-                        Some((c, reply.rationale))
-                    }
-                    Err(e) => {
-                        notes.push(format!(
-                            "the engineer's configuration is not usable: {e}; the previous configuration stands"
-                        ));
-                        None
-                    }
-                }
-            }
-            Err(e) => {
-                notes.push(format!(
-                    "the engineer gave no usable configuration: {e}; the previous configuration stands"
-                ));
-                None
-            }
-        };
+        let adopted = a.limits.adopt(asked);
+        let (chosen, notes, reply_text) = (adopted.chosen, adopted.notes, adopted.raw.unwrap_or_default());
         let (c, source, rationale) = match chosen {
             Some((c, r)) => (c, "engineer", Some(r)),
             None => (previous, "previous", None),

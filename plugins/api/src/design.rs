@@ -331,6 +331,17 @@ struct RawReply {
     config: RawConfig,
 }
 
+/// An engineer's answer as the trainer takes it ([`DesignLimits::adopt`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Adopted {
+    /// The clamped configuration and the rationale; `None`: the previous configuration stands.
+    pub chosen: Option<(RoundConfig, String)>,
+    /// The reply as the engineer wrote it (its raw texts, or its JSON); `None` when it failed.
+    pub raw: Option<String>,
+    /// What was clamped, or why nothing was taken, and the engineer's own notes.
+    pub notes: Vec<String>,
+}
+
 impl DesignLimits {
     /// Checks the limits themselves.
     ///
@@ -369,6 +380,41 @@ impl DesignLimits {
         let end = body.find("```")?;
         let l: DesignLimits = serde_json::from_str(body[..end].trim()).ok()?;
         l.validate().ok().map(|()| l)
+    }
+
+    /// What the trainer makes of an engineer's answer: the reply clamped into the limits, or, when
+    /// the engineer failed or its configuration has nothing usable left, no configuration (the
+    /// previous one stands) and a note that says why. The trainer and the Python package both
+    /// decide through this.
+    #[must_use]
+    pub fn adopt(&self, asked: Result<EngineerReply, crate::PluginError>) -> Adopted {
+        let mut notes = Vec::new();
+        match asked {
+            Ok(reply) => {
+                let raw = if reply.raw.is_empty() { reply.to_json() } else { reply.raw.join("\n\n---\n\n") };
+                notes.extend(reply.notes.iter().cloned());
+                let chosen = match self.clamp(&reply.config) {
+                    Ok((config, clamped)) => {
+                        notes
+                            .extend(clamped.into_iter().map(|n| format!("clamped to the run's limits: {n}")));
+                        Some((config, reply.rationale))
+                    }
+                    Err(e) => {
+                        notes.push(format!(
+                            "the engineer's configuration is not usable: {e}; the previous configuration stands"
+                        ));
+                        None
+                    }
+                };
+                Adopted { chosen, raw: Some(raw), notes }
+            }
+            Err(e) => {
+                notes.push(format!(
+                    "the engineer gave no usable configuration: {e}; the previous configuration stands"
+                ));
+                Adopted { chosen: None, raw: None, notes }
+            }
+        }
     }
 
     /// Clamps a configuration into the limits; the notes say what changed and why. The result
@@ -706,6 +752,36 @@ mod tests {
         assert!(notes[0].contains("too few free cells for 3 agents"), "{notes:?}");
         let empty = r#"{"rationale": "x", "config": {"sizes": [], "agents": [2]}}"#;
         assert!(l.parse_reply(empty).is_err());
+    }
+
+    #[test]
+    fn an_answer_is_adopted_clamped_or_the_previous_configuration_stands() {
+        let l = DesignLimits { agents: vec![2], ..DesignLimits::default() };
+        let reply = |sizes: Vec<SizeConfig>| EngineerReply {
+            config: RoundConfig { sizes, agents: vec![2], replay_fraction: 0.0 },
+            rationale: "why".into(),
+            raw: vec!["first".into(), "second".into()],
+            notes: vec!["two proposals, the first kept".into()],
+        };
+        let big = SizeConfig { size: 9, data_ratio: 1.0, hole_ratio: 0.2, wait_ratio: 0.5 };
+        let a = l.adopt(Ok(reply(vec![big])));
+        let (config, rationale) = a.chosen.unwrap();
+        assert_eq!((config.sizes[0].size, rationale.as_str()), (6, "why"));
+        assert_eq!(a.raw.as_deref(), Some("first\n\n---\n\nsecond"));
+        assert_eq!(a.notes[0], "two proposals, the first kept");
+        assert!(a.notes[1].starts_with("clamped to the run's limits: size 9"), "{:?}", a.notes);
+        // Nothing usable left: the raw reply is kept, and the previous configuration stands.
+        let a = l.adopt(Ok(reply(vec![])));
+        assert!(a.chosen.is_none() && a.raw.is_some());
+        assert!(
+            a.notes.last().unwrap().contains("is not usable") && a.notes.last().unwrap().ends_with("stands")
+        );
+        // The engineer failed: no reply at all.
+        let a = l.adopt(Err(crate::PluginError::Failed("timed out".into())));
+        assert_eq!((a.chosen, a.raw), (None, None));
+        assert!(
+            a.notes[0].contains("timed out") && a.notes[0].ends_with("the previous configuration stands")
+        );
     }
 
     #[test]

@@ -191,32 +191,9 @@ impl Designer {
         let t0 = std::time::Instant::now();
         let asked = engineer.design(&context);
         let took = t0.elapsed().as_secs_f64();
-        let mut notes = Vec::new();
-        let chosen = match asked {
-            Ok(reply) => {
-                let raw = if reply.raw.is_empty() { reply.to_json() } else { reply.raw.join("\n\n---\n\n") };
-                write("reply.txt", &(raw + "\n"))?;
-                notes.extend(reply.notes.iter().cloned());
-                match limits.clamp(&reply.config) {
-                    Ok((config, clamped)) => {
-                        notes
-                            .extend(clamped.into_iter().map(|n| format!("clamped to the run's limits: {n}")));
-                        Some((config, reply.rationale))
-                    }
-                    Err(e) => {
-                        notes.push(format!("the engineer's configuration is not usable: {e}; the previous configuration stands"));
-                        None
-                    }
-                }
-            }
-            Err(e) => {
-                write("reply.txt", "")?;
-                notes.push(format!(
-                    "the engineer gave no usable configuration: {e}; the previous configuration stands"
-                ));
-                None
-            }
-        };
+        let adopted = limits.adopt(asked);
+        write("reply.txt", &adopted.raw.map(|r| r + "\n").unwrap_or_default())?;
+        let (chosen, mut notes) = (adopted.chosen, adopted.notes);
         notes.push(format!("engineer answered in {took:.1} s"));
         let (config, design) = match chosen {
             Some((config, rationale)) => {
