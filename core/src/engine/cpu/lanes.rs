@@ -6,14 +6,16 @@ use std::cell::RefCell;
 use super::Actions;
 use crate::engine::hash::random_action;
 use crate::engine::layout::event;
+use crate::rules::Occupancy;
 
 #[derive(Default)]
 pub(crate) struct Scratch {
     /// Soft steps, per padded cell and then one spare cell per agent: see `OCC` in [`super::soft`].
     pub(super) cells: Vec<u32>,
-    /// Strict steps, per padded cell: 1 + the agent on it, and 1 + the first agent to target it.
-    pub(super) occ: Vec<u16>,
-    pub(super) count: Vec<u16>,
+    /// Strict steps: per padded cell, for [`crate::rules::judge_conflicts`].
+    pub(super) occ: Occupancy,
+    /// Strict steps: per agent, the class of its target.
+    pub(super) classes: Vec<u8>,
     /// Active agents on the padded map of observations (1 on their cells): a step marks them at
     /// their new cells for the observation that follows, which clears them again.
     pub(super) bits: Vec<u8>,
@@ -31,12 +33,12 @@ impl Scratch {
         if self.cells.len() < cells {
             self.cells.resize(cells, 0);
             self.bits.resize(cells, 0);
-            self.occ.resize(cells, 0);
-            self.count.resize(cells, 0);
+            self.occ.fit(cells);
         }
         if self.lanes.len() <= k {
             self.lanes.resize(k + 1, Lane::default());
             self.stack.resize(k, 0);
+            self.classes.resize(k, 0);
         }
     }
 }
