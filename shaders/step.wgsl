@@ -125,10 +125,10 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 }
             }
             if (edge_a != NONE) {
-                fail_kind = KIND_EDGE;
+                fail_kind = KIND_EDGE_CONFLICT;
                 fail_agent = edge_a;
             } else if (va != NONE) {
-                fail_kind = KIND_VERTEX;
+                fail_kind = KIND_VERTEX_CONFLICT;
                 fail_agent = va;
             }
         }

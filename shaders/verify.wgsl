@@ -50,7 +50,7 @@ fn verify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     let opt = pool[params.off_opt + p];
     let kk = params.k_max;
     if (plans[params.num_plans + n] != k) {
-        write(n, 0u, 0u, KIND_WRONG_COUNT, NONE, NONE, NONE, NONE, opt);
+        write(n, 0u, 0u, KIND_WRONG_AGENT_COUNT, NONE, NONE, NONE, NONE, opt);
         return;
     }
     var horizon = 0u;
@@ -60,7 +60,7 @@ fn verify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
             let c = move_code(n, a, t);
             if (c == 255u) { l = t; break; }
             if (c > 4u) {
-                write(n, 0u, 0u, KIND_PARSE, NONE, NONE, NONE, NONE, opt);
+                write(n, 0u, 0u, KIND_PARSE_ERROR, NONE, NONE, NONE, NONE, opt);
                 return;
             }
         }
@@ -103,7 +103,7 @@ fn verify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
             if (prev[a] == pos[a]) { continue; }
             for (var b = a + 1u; b < k; b++) {
                 if (prev[b] == pos[a] && pos[b] == prev[a]) {
-                    write(n, 0u, 0u, KIND_EDGE, a, t, NONE, NONE, opt);
+                    write(n, 0u, 0u, KIND_EDGE_CONFLICT, a, t, NONE, NONE, opt);
                     return;
                 }
             }
@@ -111,7 +111,7 @@ fn verify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         for (var a = 0u; a < k; a++) {
             for (var b = a + 1u; b < k; b++) {
                 if (pos[a] == pos[b]) {
-                    write(n, 0u, 0u, KIND_VERTEX, a, t, NONE, NONE, opt);
+                    write(n, 0u, 0u, KIND_VERTEX_CONFLICT, a, t, NONE, NONE, opt);
                     return;
                 }
             }
@@ -127,7 +127,7 @@ fn verify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     var makespan = 0u;
     for (var a = 0u; a < k; a++) {
         if (pos[a] != goal[a]) {
-            write(n, 0u, 0u, KIND_GOAL, a, horizon, NONE, NONE, opt);
+            write(n, 0u, 0u, KIND_GOAL_NOT_REACHED, a, horizon, NONE, NONE, opt);
             return;
         }
         let cost = select(0u, last_off[a] + 1u, off[a] == 1u);
