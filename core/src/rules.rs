@@ -40,6 +40,14 @@ pub fn agent_fault(off_grid: bool, jumps: bool, hole: bool) -> Option<FailureKin
     }
 }
 
+/// Whether a step from `from` to `to` (row, col) moves more than one cell or diagonally: the
+/// `jumps` of [`agent_fault`].
+#[inline(always)]
+#[must_use]
+pub fn jumps(from: (i64, i64), to: (i64, i64)) -> bool {
+    (to.0 - from.0).abs() + (to.1 - from.1).abs() > 1
+}
+
 /// How two simultaneous steps conflict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StepConflict {

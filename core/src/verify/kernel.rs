@@ -3,8 +3,8 @@
 //! batched verifier ([`crate::engine::verify_batch_cpu`]) both run it; they differ only in how
 //! they read a plan ([`Steps`]) and the grid.
 
-use crate::grid::Cell;
-use crate::rules::{agent_fault, judge_conflicts, Arrival, Occupancy, StepConflict};
+use crate::grid::{on_grid, Cell};
+use crate::rules::{agent_fault, judge_conflicts, jumps, Arrival, Occupancy, StepConflict};
 use crate::verify::FailureKind;
 
 /// How the kernel reads a plan.
@@ -81,7 +81,7 @@ pub(crate) fn run<S: Steps>(
     lanes: &mut [Lane],
     occ: &mut Occupancy,
 ) -> Outcome {
-    let (w, h) = (i64::from(board.width), i64::from(board.height));
+    let w = i64::from(board.width);
     let fail = |kind, agent, other, time, from, to| Outcome {
         fault: Some(Fault { kind, agent, other, time, from, to }),
         on_goal: 0,
@@ -92,8 +92,8 @@ pub(crate) fn run<S: Steps>(
         for (a, l) in lanes.iter_mut().enumerate() {
             l.prev = l.cell;
             let Some((r, c)) = steps.next(a, t, l.row, l.col) else { continue };
-            let off_grid = !(0..h).contains(&r) || !(0..w).contains(&c);
-            let jumps = S::JUMPS && (r - l.row).abs() + (c - l.col).abs() > 1;
+            let off_grid = !on_grid(board.width, board.height, r, c);
+            let jumps = S::JUMPS && jumps((l.row, l.col), (r, c));
             let cell = if off_grid { 0 } else { (r * w + c) as Cell };
             if let Some(kind) = agent_fault(off_grid, jumps, !off_grid && (board.is_hole)(cell)) {
                 return fail(kind, a, a, t, (l.row, l.col), (r, c));

@@ -4,6 +4,7 @@
 
 use crate::engine::layout::{pack_rc, unpack_dims, unpack_rc, POS_MASK};
 use crate::engine::pool::{EngineError, InstancePool};
+use crate::grid::on_grid;
 
 /// The largest observation radius of the CPU backend: a window of 255 × 255 cells.
 pub const MAX_OBS_RADIUS: u32 = 127;
@@ -128,10 +129,10 @@ impl HoleMaps {
             maps.index.push(MapIndex { off, mw, window });
             for pr in 0..h + 2 * pad {
                 for pc in 0..mw {
-                    let inside = (pad..pad + h).contains(&pr) && (pad..pad + w).contains(&pc);
-                    let class = if !inside {
+                    let (r, c) = (pr as i64 - pad as i64, pc as i64 - pad as i64);
+                    let class = if !on_grid(w as u32, h as u32, r, c) {
                         OFF
-                    } else if pool.is_hole(p, ((pr - pad) * w + pc - pad) as u32) {
+                    } else if pool.is_hole(p, (r * w as i64 + c) as u32) {
                         HOLE
                     } else {
                         FREE
