@@ -1,6 +1,6 @@
 //! Fixed workloads for instruction counts (`valgrind --tool=callgrind`, one rayon thread):
-//! `workload <verify|strict|soft> [repetitions]`: `verify` verifies the criterion bench's batch of plans (3 agents on 8×8, a quarter of them
-//! broken) ten times; `strict` and `soft` take 200 steps of random actions in 256 environments
+//! `workload <verify|verify-wide|strict|soft> [repetitions]`: `verify` verifies the criterion bench's batch of plans (3 agents on 8×8, a quarter of them
+//! broken) ten times, `verify-wide` 2,000 plans of 16 agents that wait 32 steps ten times; `strict` and `soft` take 200 steps of random actions in 256 environments
 //! of 16 agents on 16×16. Run it with 0 repetitions too and subtract
 //! to leave the setup out. Needs the `testing` feature.
 
@@ -42,6 +42,24 @@ fn verify(reps: usize) {
     println!("{valid} valid");
 }
 
+/// 2,000 plans of 16 agents on 16×16 that wait 32 steps: every step is judged whole (the plans
+/// end with `goal_not_reached`).
+fn verify_wide(reps: usize) {
+    let insts = random_instances(&GeneratorConfig::square(16, 16, 0.2, 0.0, 16, 1)).expect("draws");
+    let pool = InstancePool::new(&insts, false).expect("pool");
+    let mut batch = PlanBatch::new(16, 32);
+    for n in 0..2_000 {
+        batch.push((n % insts.len()) as u32, &vec![vec![floe_core::Move::Wait; 32]; 16]).expect("fits");
+    }
+    let mut out = vec![VerifyOut::default(); batch.len()];
+    let mut failed = 0;
+    for _ in 0..reps {
+        verify_batch_cpu(&pool, &batch, &mut out).expect("valid batch");
+        failed += out.iter().filter(|o| o.valid == 0).count();
+    }
+    println!("{failed} failed");
+}
+
 fn step(mode: CollisionMode, reps: usize) {
     let insts = random_instances(&GeneratorConfig::square(16, 16, 0.2, 0.0, 16, 1)).expect("draws");
     let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
@@ -68,8 +86,9 @@ fn main() {
     let reps = std::env::args().nth(2).and_then(|r| r.parse().ok());
     match std::env::args().nth(1).as_deref() {
         Some("verify") => verify(reps.unwrap_or(10)),
+        Some("verify-wide") => verify_wide(reps.unwrap_or(10)),
         Some("strict") => step(CollisionMode::Strict, reps.unwrap_or(200)),
         Some("soft") => step(CollisionMode::Soft, reps.unwrap_or(200)),
-        _ => eprintln!("usage: workload verify|strict|soft [repetitions]"),
+        _ => eprintln!("usage: workload verify|verify-wide|strict|soft [repetitions]"),
     }
 }

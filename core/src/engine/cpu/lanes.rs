@@ -29,6 +29,7 @@ pub(crate) struct Scratch {
 
 impl Scratch {
     /// Grows the arrays to `cells` cells and `k` agents.
+    #[inline]
     pub(super) fn fit(&mut self, cells: usize, k: usize) {
         if self.cells.len() < cells {
             self.cells.resize(cells, 0);

@@ -41,6 +41,7 @@ impl Tally {
 
 /// Steps one environment; returns (terminated, truncated) and fills its rewards, events, info.
 #[allow(clippy::too_many_arguments)]
+#[inline(never)]
 pub(crate) fn step_env(
     ctx: Ctx<'_>,
     e: u32,
