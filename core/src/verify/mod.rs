@@ -13,6 +13,11 @@
 //! After the last step, `goal_not_reached` is reported for the first agent not on its goal (time
 //! T). Before any step: `parse_error` (the answer could not be read) and `wrong_agent_count` (the
 //! plan covers a different number of agents than the instance has).
+//!
+//! The simulation is the verification kernel's (`verify/kernel.rs`), which the batched verifier
+//! ([`crate::engine::verify_batch_cpu`]) runs too; the checks are the rules' own
+//! ([`crate::rules::agent_fault`], [`crate::rules::judge_conflicts`]). The same run also yields
+//! the plan's [`PartialCredit`] ([`verify_with_credit`]).
 
 use serde::{Deserialize, Serialize};
 
