@@ -1,5 +1,5 @@
 // One step of every environment: one invocation per environment. Mirrors step_env in
-// core/src/engine/cpu.rs (the reference); collision checks here are pairwise over the agents,
+// core/src/engine/cpu/ (the reference); collision checks here are pairwise over the agents,
 // which gives the same result as the CPU's occupancy grid.
 
 @group(0) @binding(0) var<uniform> params: Params;

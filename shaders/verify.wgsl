@@ -1,5 +1,6 @@
-// Batched plan verification: one invocation per plan. Mirrors verify_one in
-// core/src/engine/verify_batch.rs. The plan buffer holds the instance index of each plan, then
+// Batched plan verification: one invocation per plan. Mirrors the verification kernel
+// (core/src/verify/kernel.rs, as core/src/engine/verify_batch.rs runs it) and the rules it
+// judges by (core/src/rules.rs: agent_fault, step_conflict). The plan buffer holds the instance index of each plan, then
 // its agent count, then the move codes (bytes, four to a word) at word `off_moves`.
 
 @group(0) @binding(0) var<uniform> params: Params;
