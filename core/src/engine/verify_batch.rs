@@ -326,3 +326,60 @@ pub fn verify_batch_cpu_with_credit(
     });
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generator::{generate, GeneratorConfig};
+    use crate::rng::Rng;
+    use crate::{verify_with_credit, Plan};
+
+    /// The batch gives the single verifier's results and partial credit for valid, broken,
+    /// short and long plans, with few agents (every pair compared) and many (occupancy).
+    #[test]
+    fn batch_credit_is_the_single_verifiers() {
+        let mut rng = Rng::from_counters(&[3]);
+        for (side, agents) in [(4, 3), (8, 10)] {
+            let insts = generate(&GeneratorConfig::square(side, agents, 0.1, 0.5, 6, 9)).expect("generates");
+            let pool = InstancePool::new(&insts, false).expect("pool");
+            let mut batch = PlanBatch::new(agents, 24);
+            let mut plans = Vec::new();
+            for (i, inst) in insts.iter().enumerate() {
+                let Ok(Plan::Moves(opt)) =
+                    Plan::from_move_strings(&inst.optimal.as_ref().expect("solved").moves)
+                else {
+                    unreachable!("move strings")
+                };
+                for trial in 0..12 {
+                    let mut moves = opt.clone();
+                    match trial % 4 {
+                        0 => {}
+                        1 => moves.iter_mut().for_each(|m| m.truncate(m.len() / 2)),
+                        2 => {
+                            moves[trial % agents] = (0..6).map(|_| Move::ALL[rng.below(5) as usize]).collect()
+                        }
+                        _ => moves.iter_mut().for_each(|m| m.push(Move::ALL[rng.below(5) as usize])),
+                    }
+                    moves.iter_mut().for_each(|m| m.truncate(24));
+                    batch.push(i as u32, &moves).expect("fits");
+                    plans.push((i, moves));
+                }
+            }
+            let mut out = vec![VerifyOut::default(); batch.len()];
+            let mut credit = vec![PartialCredit::default(); batch.len()];
+            verify_batch_cpu_with_credit(&pool, &batch, &mut out, &mut credit).expect("verifies");
+            let mut kinds = std::collections::BTreeSet::new();
+            for ((i, moves), (o, c)) in plans.iter().zip(out.iter().zip(&credit)) {
+                let inst = &insts[*i];
+                let (v, single) = verify_with_credit(
+                    inst,
+                    &Plan::Moves(moves.clone()),
+                    inst.optimal.as_ref().map(|o| o.soc),
+                );
+                assert_eq!((*o, *c), (VerifyOut::from_verdict(&v), single), "{moves:?}");
+                kinds.insert(o.kind);
+            }
+            assert!(kinds.len() >= 3, "too few outcomes: {kinds:?}");
+        }
+    }
+}

@@ -37,7 +37,7 @@
 //! |---|---|
 //! | `mod.rs` | [`CpuEngine`]: reset, the parallel loop over environments, state, global state |
 //! | `maps.rs` | [`HoleMaps`], the padded maps, and a move's target on them |
-//! | `lanes.rs` | per-thread scratch memory, [`lanes::Lane`] (one agent in a step), actions |
+//! | `lanes.rs` | per-thread scratch memory, `Lane` (one agent in a step), actions |
 //! | `observe.rs` | observations |
 //! | `step.rs` | one environment's step: mode, goals, rewards, outcome |
 //! | `soft.rs` | the soft step (3) |
