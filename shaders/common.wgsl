@@ -1,5 +1,7 @@
-// Shared by every floe kernel; the host prepends `const WG: u32 = <workgroup size>u;`,
-// `const MAX_K: u32 = <agent slots>u;` and `const MAX_OBS_WORDS: u32 = <words>u;`.
+// Shared by every floe kernel. The host prepends `const WG: u32 = <workgroup size>u;`,
+// `const MAX_K: u32 = <agent slots>u;`, `const MAX_OBS_WORDS: u32 = <words>u;` and the codes
+// rendered from the Rust constants (`wgsl::prelude` in core/src/engine/shaders.rs): AGENT_ACTIVE,
+// POS_MASK, NONE, EV_* (events), OUT_* (outcomes), KIND_* (failure kinds).
 // Mirrors core/src/engine/hash.rs and core/src/engine/layout.rs bit for bit.
 
 struct Params {
@@ -32,32 +34,6 @@ struct Params {
     _pad0: u32,
     _pad1: u32,
 }
-
-const AGENT_ACTIVE: u32 = 0x80000000u;
-const POS_MASK: u32 = 0x00ffffffu;
-
-const EV_MOVED: u32 = 1u;
-const EV_BLOCKED: u32 = 2u;
-const EV_OFF_GRID: u32 = 4u;
-const EV_HOLE: u32 = 8u;
-const EV_CONFLICT: u32 = 16u;
-const EV_REACHED: u32 = 32u;
-const EV_AT_GOAL: u32 = 64u;
-const EV_INACTIVE: u32 = 128u;
-
-const OUT_RUNNING: u32 = 0u;
-const OUT_SUCCESS: u32 = 1u;
-const OUT_FAILURE: u32 = 2u;
-const OUT_TRUNCATED: u32 = 3u;
-
-const KIND_PARSE: u32 = 1u;
-const KIND_WRONG_COUNT: u32 = 2u;
-const KIND_OUT_OF_BOUNDS: u32 = 4u;
-const KIND_HOLE: u32 = 5u;
-const KIND_VERTEX: u32 = 6u;
-const KIND_EDGE: u32 = 7u;
-const KIND_GOAL: u32 = 8u;
-const NONE: u32 = 0xffffffffu;
 
 fn mix32(x0: u32) -> u32 {
     var x = x0;

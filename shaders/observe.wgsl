@@ -1,6 +1,6 @@
 // Local observations: one invocation per agent slot. Writes `obs` from the current state and,
 // for environments whose episode ended in the last step, `final_obs` from the state before the
-// reset. Mirrors observe_env in core/src/engine/cpu.rs.
+// reset. Mirrors observe_env in core/src/engine/cpu/observe.rs.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> pool: array<u32>;

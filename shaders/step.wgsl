@@ -1,5 +1,5 @@
 // One step of every environment: one invocation per environment. Mirrors step_env in
-// core/src/engine/cpu.rs (the reference); collision checks here are pairwise over the agents,
+// core/src/engine/cpu/ (the reference); collision checks here are pairwise over the agents,
 // which gives the same result as the CPU's occupancy grid.
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -125,10 +125,10 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 }
             }
             if (edge_a != NONE) {
-                fail_kind = KIND_EDGE;
+                fail_kind = KIND_EDGE_CONFLICT;
                 fail_agent = edge_a;
             } else if (va != NONE) {
-                fail_kind = KIND_VERTEX;
+                fail_kind = KIND_VERTEX_CONFLICT;
                 fail_agent = va;
             }
         }

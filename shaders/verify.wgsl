@@ -1,5 +1,6 @@
-// Batched plan verification: one invocation per plan. Mirrors verify_one in
-// core/src/engine/verify_batch.rs. The plan buffer holds the instance index of each plan, then
+// Batched plan verification: one invocation per plan. Mirrors the verification kernel
+// (core/src/verify/kernel.rs, as core/src/engine/verify_batch.rs runs it) and the rules it
+// judges by (core/src/rules.rs: agent_fault, step_conflict). The plan buffer holds the instance index of each plan, then
 // its agent count, then the move codes (bytes, four to a word) at word `off_moves`.
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -50,7 +51,7 @@ fn verify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     let opt = pool[params.off_opt + p];
     let kk = params.k_max;
     if (plans[params.num_plans + n] != k) {
-        write(n, 0u, 0u, KIND_WRONG_COUNT, NONE, NONE, NONE, NONE, opt);
+        write(n, 0u, 0u, KIND_WRONG_AGENT_COUNT, NONE, NONE, NONE, NONE, opt);
         return;
     }
     var horizon = 0u;
@@ -60,7 +61,7 @@ fn verify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
             let c = move_code(n, a, t);
             if (c == 255u) { l = t; break; }
             if (c > 4u) {
-                write(n, 0u, 0u, KIND_PARSE, NONE, NONE, NONE, NONE, opt);
+                write(n, 0u, 0u, KIND_PARSE_ERROR, NONE, NONE, NONE, NONE, opt);
                 return;
             }
         }
@@ -103,7 +104,7 @@ fn verify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
             if (prev[a] == pos[a]) { continue; }
             for (var b = a + 1u; b < k; b++) {
                 if (prev[b] == pos[a] && pos[b] == prev[a]) {
-                    write(n, 0u, 0u, KIND_EDGE, a, t, NONE, NONE, opt);
+                    write(n, 0u, 0u, KIND_EDGE_CONFLICT, a, t, NONE, NONE, opt);
                     return;
                 }
             }
@@ -111,7 +112,7 @@ fn verify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         for (var a = 0u; a < k; a++) {
             for (var b = a + 1u; b < k; b++) {
                 if (pos[a] == pos[b]) {
-                    write(n, 0u, 0u, KIND_VERTEX, a, t, NONE, NONE, opt);
+                    write(n, 0u, 0u, KIND_VERTEX_CONFLICT, a, t, NONE, NONE, opt);
                     return;
                 }
             }
@@ -127,7 +128,7 @@ fn verify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     var makespan = 0u;
     for (var a = 0u; a < k; a++) {
         if (pos[a] != goal[a]) {
-            write(n, 0u, 0u, KIND_GOAL, a, horizon, NONE, NONE, opt);
+            write(n, 0u, 0u, KIND_GOAL_NOT_REACHED, a, horizon, NONE, NONE, opt);
             return;
         }
         let cost = select(0u, last_off[a] + 1u, off[a] == 1u);

@@ -50,6 +50,14 @@ impl std::fmt::Display for Pos {
     }
 }
 
+/// Whether a signed (row, col) lies on a grid `width` × `height`: the bounds rule, used by
+/// [`Grid::in_bounds`], the verification kernel and the engine's padded maps.
+#[inline(always)]
+#[must_use]
+pub fn on_grid(width: u32, height: u32, row: i64, col: i64) -> bool {
+    (0..i64::from(height)).contains(&row) && (0..i64::from(width)).contains(&col)
+}
+
 /// A W×H grid whose holes are a bit set.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Grid {
@@ -152,10 +160,10 @@ impl Grid {
         Pos::new(c / self.width, c % self.width)
     }
 
-    /// Whether a signed (row, col) lies on the grid.
+    /// Whether a signed (row, col) lies on the grid ([`on_grid`]).
     #[must_use]
     pub fn in_bounds(&self, row: i64, col: i64) -> bool {
-        row >= 0 && col >= 0 && row < i64::from(self.height) && col < i64::from(self.width)
+        on_grid(self.width, self.height, row, col)
     }
 
     #[must_use]
@@ -182,11 +190,14 @@ impl Grid {
         self.in_bounds(r, col).then(|| r as u32 * self.width + col as u32)
     }
 
-    /// The frozen cells reachable from `c` in one step, waiting included, in action-code order.
+    /// The frozen cells reachable from `c` in one step, waiting included, in action-code order:
+    /// the steps [`crate::rules::agent_fault`] lets through.
     pub fn successors(&self, c: Cell) -> impl Iterator<Item = (Move, Cell)> + '_ {
-        Move::ALL
-            .into_iter()
-            .filter_map(move |m| self.step(c, m).filter(|&n| !self.is_hole(n)).map(|n| (m, n)))
+        Move::ALL.into_iter().filter_map(move |m| {
+            let to = self.step(c, m);
+            let fault = crate::rules::agent_fault(to.is_none(), false, to.is_some_and(|n| self.is_hole(n)));
+            to.filter(|_| fault.is_none()).map(|n| (m, n))
+        })
     }
 
     /// Breadth-first distances (in moves) from `source` to every cell over frozen cells;

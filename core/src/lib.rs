@@ -33,4 +33,4 @@ pub use instance::{Agent, Instance, OptimalPlan};
 pub use moves::Move;
 pub use plan::Plan;
 pub use solver::{solve, Solution, SolveError, SolverConfig};
-pub use verify::{verify, Failure, FailureKind, Verdict};
+pub use verify::{verify, verify_with_credit, Failure, FailureKind, PartialCredit, Verdict};

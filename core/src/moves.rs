@@ -20,6 +20,9 @@ pub enum Move {
 }
 
 impl Move {
+    /// The (row, col) change of each move, by code: wait, up, down, left, right.
+    pub const DELTAS: [(i64, i64); 5] = [(0, 0), (-1, 0), (1, 0), (0, -1), (0, 1)];
+
     /// All moves in action-code order.
     pub const ALL: [Move; 5] = [Move::Wait, Move::Up, Move::Down, Move::Left, Move::Right];
 
@@ -69,13 +72,7 @@ impl Move {
     /// (Δrow, Δcol).
     #[must_use]
     pub fn delta(self) -> (i64, i64) {
-        match self {
-            Move::Wait => (0, 0),
-            Move::Up => (-1, 0),
-            Move::Down => (1, 0),
-            Move::Left => (0, -1),
-            Move::Right => (0, 1),
-        }
+        Self::DELTAS[self as usize]
     }
 
     /// The move that takes `from` to `to` if they are equal or 4-adjacent; `None` for a jump.

@@ -33,7 +33,7 @@
 use crate::instance::Instance;
 use crate::moves::Move;
 use crate::plan::Plan;
-use crate::verify::{verify_with_optimum, FailureKind, Verdict};
+use crate::verify::{verify_with_credit, FailureKind, PartialCredit, Verdict};
 
 /// `n` and a noun, singular for one: `count(1, "hole", "holes")` is `"1 hole"`.
 #[must_use]
@@ -239,14 +239,25 @@ pub fn parse_answer(text: &str, instance: &Instance) -> Result<Plan, AnswerError
 /// wrong number of agents `wrong_agent_count`.
 #[must_use]
 pub fn verify_answer(instance: &Instance, text: &str, optimal_soc: Option<u32>) -> Verdict {
+    verify_answer_with_credit(instance, text, optimal_soc).0
+}
+
+/// As [`verify_answer`], with the answer's [`PartialCredit`] from the same verification.
+#[must_use]
+pub fn verify_answer_with_credit(
+    instance: &Instance,
+    text: &str,
+    optimal_soc: Option<u32>,
+) -> (Verdict, PartialCredit) {
     match parse_answer(text, instance) {
-        Ok(plan) => verify_with_optimum(instance, &plan, optimal_soc),
+        Ok(plan) => verify_with_credit(instance, &plan, optimal_soc),
         Err(e @ AnswerError::Parse(_)) => {
-            Verdict::failed(FailureKind::ParseError, e.to_string(), optimal_soc)
+            (Verdict::failed(FailureKind::ParseError, e.to_string(), optimal_soc), PartialCredit::default())
         }
-        Err(e @ AnswerError::WrongAgentCount { .. }) => {
-            Verdict::failed(FailureKind::WrongAgentCount, e.to_string(), optimal_soc)
-        }
+        Err(e @ AnswerError::WrongAgentCount { .. }) => (
+            Verdict::failed(FailureKind::WrongAgentCount, e.to_string(), optimal_soc),
+            PartialCredit::default(),
+        ),
     }
 }
 

@@ -4,11 +4,10 @@
 use std::ffi::c_char;
 use std::time::Duration;
 
-use floe_core::engine::verify_batch::END;
-use floe_core::engine::{verify_batch_cpu, PlanBatch, VerifyOut, NONE};
-use floe_core::text::{parse_answer, render_prompt, verify_answer};
+use floe_core::engine::{verify_batch_cpu_with_credit, PartialCredit, PlanBatch, VerifyOut, NONE};
+use floe_core::text::{parse_answer, render_prompt, verify_answer, verify_answer_with_credit};
 use floe_core::verify::verify_with_optimum;
-use floe_core::{solve, Instance, Move, Plan, SolverConfig};
+use floe_core::{solve, Instance, Plan, SolverConfig};
 use floe_plugin_api::VerdictRecord;
 use rayon::prelude::*;
 
@@ -82,21 +81,11 @@ pub unsafe extern "C" fn floe_verify_moves(
         let batch =
             PlanBatch::from_arrays(max_agents, max_len, instances.to_vec(), agents.to_vec(), moves.to_vec())?;
         let mut results = vec![VerifyOut::default(); num_plans];
-        verify_batch_cpu(&pool.packed, &batch, &mut results)?;
-        let per_plan = max_agents * max_len;
+        let mut credit = vec![PartialCredit::default(); num_plans];
+        verify_batch_cpu_with_credit(&pool.packed, &batch, &mut results, &mut credit)?;
         out.par_iter_mut().enumerate().for_each(|(n, slot)| {
-            let inst = &pool.instances[instances[n] as usize];
-            let plan = &moves[n * per_plan..(n + 1) * per_plan];
-            let decoded: Option<Vec<Vec<Move>>> = (0..agents[n] as usize)
-                .map(|a| {
-                    plan[a * max_len..(a + 1) * max_len]
-                        .iter()
-                        .take_while(|&&c| c != END)
-                        .map(|&c| Move::from_code(c))
-                        .collect()
-                })
-                .collect();
-            *slot = VerdictRecord::from_verify_out(inst, decoded.as_deref(), &results[n]);
+            let k = pool.instances[instances[n] as usize].num_agents() as u32;
+            *slot = VerdictRecord::from_results(&results[n], &credit[n], k);
         });
         Ok(())
     })
@@ -148,11 +137,12 @@ pub unsafe extern "C" fn floe_verify_answers(
         out.par_iter_mut().enumerate().for_each(|(n, slot)| {
             let (inst, text) = (insts[n], texts[n]);
             let opt = optimum(&pool, instances[n] as usize);
-            let verdict = verify_answer(inst, text, opt);
-            *slot = match parse_answer(text, inst) {
-                Ok(plan) => VerdictRecord::from_plan(inst, &plan, &verdict),
-                Err(_) => VerdictRecord::from_verdict(&verdict, inst.num_agents() as u32),
-            };
+            let (verdict, credit) = verify_answer_with_credit(inst, text, opt);
+            *slot = VerdictRecord::from_results(
+                &VerifyOut::from_verdict(&verdict),
+                &credit,
+                inst.num_agents() as u32,
+            );
         });
         Ok(())
     })

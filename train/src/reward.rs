@@ -1,10 +1,11 @@
 //! From sampled plans to rewards: the plans are verified in one batch by the engine
-//! ([`verify_batch_cpu`], the single verifier's results exactly), each result becomes a
-//! [`VerdictRecord`] with the partial-credit fields filled from the plan (legal prefix, horizon,
-//! agents on goal), and the reward plugin turns the batch of records into rewards.
+//! ([`verify_batch_cpu_with_credit`], the single verifier's kernel and results exactly), each
+//! result becomes a [`VerdictRecord`] with the partial-credit fields (legal prefix, horizon,
+//! agents on goal) the same run of the kernel gave, and the reward plugin turns the batch of
+//! records into rewards.
 
-use floe_core::engine::{verify_batch_cpu, InstancePool, PlanBatch, VerifyOut, NONE};
-use floe_core::{FailureKind, Instance, Move};
+use floe_core::engine::{verify_batch_cpu_with_credit, InstancePool, PlanBatch, VerifyOut, NONE};
+use floe_core::{FailureKind, Instance, Move, PartialCredit};
 use floe_plugin_api::{RewardFn, VerdictRecord};
 
 use crate::error::TrainError;
@@ -30,6 +31,8 @@ pub fn verify_plans(
 ) -> Result<(Vec<VerifyOut>, Vec<VerdictRecord>), TrainError> {
     let n = plans.len();
     let mut out = vec![VerifyOut::default(); n];
+    // Plans decided before simulation keep the default (unread) credit.
+    let mut credit = vec![PartialCredit::default(); n];
     // Plans with the right agent count that ended go through the batch; the rest are decided here
     // exactly as the verifier decides them (wrong_agent_count before anything else is read).
     let mut batch_rows = Vec::new();
@@ -53,20 +56,21 @@ pub fn verify_plans(
     }
     if !batch.is_empty() {
         let mut res = vec![VerifyOut::default(); batch.len()];
-        verify_batch_cpu(pool, &batch, &mut res)?;
-        for (r, i) in res.into_iter().zip(batch_rows) {
-            out[i] = r;
+        let mut res_credit = vec![PartialCredit::default(); batch.len()];
+        verify_batch_cpu_with_credit(pool, &batch, &mut res, &mut res_credit)?;
+        for ((r, c), i) in res.into_iter().zip(res_credit).zip(batch_rows) {
+            (out[i], credit[i]) = (r, c);
         }
     }
-    let records = out.iter().zip(instances).zip(plans).map(|((o, inst), p)| record(inst, p, o)).collect();
+    // The records are what `VerdictRecord::from_plan` gives for the single verifier's verdict (a
+    // test checks that they agree).
+    let records = out
+        .iter()
+        .zip(&credit)
+        .zip(instances)
+        .map(|((o, c), inst)| VerdictRecord::from_results(o, c, inst.num_agents() as u32))
+        .collect();
     Ok((out, records))
-}
-
-/// The reward record of a verified plan: what [`VerdictRecord::from_plan`] gives for the
-/// single verifier's verdict (a test checks that they agree).
-#[must_use]
-pub fn record(instance: &Instance, plan: &DecodedPlan, o: &VerifyOut) -> VerdictRecord {
-    VerdictRecord::from_verify_out(instance, plan.finished.then_some(&plan.moves[..]), o)
 }
 
 /// The time steps before a failure the verifier located at a step (out of bounds, illegal move,

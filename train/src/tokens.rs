@@ -297,12 +297,12 @@ impl<'a> AnswerState<'a> {
                 let mv = Move::from_code(m as u8).expect("move code");
                 self.segments.last_mut().expect("a segment").push(mv);
                 self.time += 1;
-                let (w, h) = (i64::from(self.instance.grid.width()), i64::from(self.instance.grid.height()));
                 let past = self.agent >= self.instance.num_agents();
+                let grid = &self.instance.grid;
                 self.pos = self.pos.and_then(|(r, c)| {
                     let (dr, dc) = mv.delta();
                     let (r, c) = (r + dr, c + dc);
-                    (r >= 0 && c >= 0 && r < h && c < w).then_some((r, c))
+                    grid.in_bounds(r, c).then_some((r, c))
                 });
                 let (row, col) =
                     if past { (l.none(), l.none()) } else { self.pos.unwrap_or((l.off(), l.off())) };

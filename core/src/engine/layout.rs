@@ -22,6 +22,18 @@ pub mod event {
     pub const AT_GOAL: u32 = 64;
     /// The slot holds no agent (padding, or dropped earlier).
     pub const INACTIVE: u32 = 128;
+
+    /// Every flag with its name (the WGSL kernels receive them as `EV_<name>`).
+    pub const NAMED: [(&str, u32); 8] = [
+        ("MOVED", MOVED),
+        ("BLOCKED", BLOCKED),
+        ("OFF_GRID", OFF_GRID),
+        ("HOLE", HOLE),
+        ("CONFLICT", CONFLICT),
+        ("REACHED", REACHED),
+        ("AT_GOAL", AT_GOAL),
+        ("INACTIVE", INACTIVE),
+    ];
 }
 
 /// Episode outcome codes in [`EnvInfo::outcome`].
@@ -30,6 +42,10 @@ pub mod outcome {
     pub const SUCCESS: u32 = 1;
     pub const FAILURE: u32 = 2;
     pub const TRUNCATED: u32 = 3;
+
+    /// Every code with its name (the WGSL kernels receive them as `OUT_<name>`).
+    pub const NAMED: [(&str, u32); 4] =
+        [("RUNNING", RUNNING), ("SUCCESS", SUCCESS), ("FAILURE", FAILURE), ("TRUNCATED", TRUNCATED)];
 }
 
 /// Per-environment information after a step. When the episode ended in this step (and the

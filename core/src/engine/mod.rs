@@ -56,13 +56,14 @@ pub mod verify_batch;
 
 use std::sync::Arc;
 
+pub use crate::verify::PartialCredit;
 pub use cpu::{CpuEngine, MAX_OBS_RADIUS};
 pub use layout::{
     event, obs_stride, outcome, AgentRecord, CollisionMode, EnvConfig, EnvInfo, EnvRecord, HoleRule,
     RewardWeights, VerifyOut, NONE,
 };
 pub use pool::{EngineError, InstancePool};
-pub use verify_batch::{verify_batch_cpu, PlanBatch};
+pub use verify_batch::{verify_batch_cpu, verify_batch_cpu_with_credit, PlanBatch};
 
 /// A batch of environments: what every backend implements.
 ///

@@ -15,6 +15,9 @@ pub(crate) const MAX_OBS_WORDS: usize = obs_stride(GPU_MAX_RADIUS) / 4;
 
 /// The WGSL sources.
 pub mod wgsl {
+    use crate::engine::layout::{event, outcome, AGENT_ACTIVE, NONE, POS_MASK};
+    use crate::verify::FailureKind;
+
     pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
     pub const STEP: &str = include_str!("../../../shaders/step.wgsl");
     pub const OBSERVE: &str = include_str!("../../../shaders/observe.wgsl");
@@ -27,11 +30,37 @@ pub mod wgsl {
     #[must_use]
     pub fn source(kernel: &str, max_agents: usize, obs_words: usize) -> String {
         format!(
-            "const WG: u32 = {}u;\nconst MAX_K: u32 = {}u;\nconst MAX_OBS_WORDS: u32 = {}u;\n{COMMON}\n{kernel}",
+            "const WG: u32 = {}u;\nconst MAX_K: u32 = {}u;\nconst MAX_OBS_WORDS: u32 = {}u;\n{}{COMMON}\n{kernel}",
             super::WORKGROUP_SIZE,
             max_agents.clamp(1, super::GPU_MAX_AGENTS),
-            obs_words.clamp(1, super::MAX_OBS_WORDS)
+            obs_words.clamp(1, super::MAX_OBS_WORDS),
+            prelude()
         )
+    }
+
+    /// The codes the kernels share with the host, each a `u32` constant rendered from its Rust
+    /// definition: [`shared_constants`].
+    #[must_use]
+    pub fn prelude() -> String {
+        shared_constants().iter().map(|(name, v)| format!("const {name}: u32 = {v}u;\n")).collect()
+    }
+
+    /// The WGSL name and value of every code the kernels share with the host: the agent word's
+    /// bits, [`NONE`], the [`event`] flags (`EV_`), the [`outcome`] codes (`OUT_`) and the
+    /// [`FailureKind`] codes (`KIND_` and the kind's name in capitals).
+    #[must_use]
+    pub fn shared_constants() -> Vec<(String, u32)> {
+        let mut out = vec![
+            ("AGENT_ACTIVE".to_string(), AGENT_ACTIVE),
+            ("POS_MASK".to_string(), POS_MASK),
+            ("NONE".to_string(), NONE),
+        ];
+        out.extend(event::NAMED.iter().map(|(n, v)| (format!("EV_{n}"), *v)));
+        out.extend(outcome::NAMED.iter().map(|(n, v)| (format!("OUT_{n}"), *v)));
+        out.extend(
+            FailureKind::ALL.iter().map(|k| (format!("KIND_{}", k.name().to_ascii_uppercase()), *k as u32)),
+        );
+        out
     }
 }
 
@@ -94,6 +123,38 @@ mod tests {
             let found: Vec<&str> = m.entry_points.iter().map(|e| e.name.as_str()).collect();
             for e in entries {
                 assert!(found.contains(e), "{name}: entry point {e} missing in {found:?}");
+            }
+        }
+    }
+
+    /// Every shared code reaches the kernels with its Rust value, and no kernel defines one of
+    /// its own: a code changed in Rust changes in WGSL, and a code written by hand in a kernel
+    /// fails here.
+    #[test]
+    fn the_kernels_codes_are_the_rust_constants() {
+        let shared = wgsl::shared_constants();
+        let prefixes = ["EV_", "OUT_", "KIND_"];
+        for kernel in [wgsl::COMMON, wgsl::STEP, wgsl::OBSERVE, wgsl::VERIFY] {
+            for (name, _) in &shared {
+                assert!(!kernel.contains(&format!("const {name}:")), "{name} is written by hand in a kernel");
+            }
+            for line in kernel.lines().map(str::trim_start) {
+                if let Some(rest) = line.strip_prefix("const ") {
+                    assert!(!prefixes.iter().any(|p| rest.starts_with(p)), "a code written by hand: {line}");
+                }
+            }
+        }
+        for kernel in [wgsl::STEP, wgsl::OBSERVE, wgsl::VERIFY] {
+            let m = module(kernel);
+            for (name, value) in &shared {
+                let Some((_, c)) = m.constants.iter().find(|(_, c)| c.name.as_deref() == Some(name)) else {
+                    panic!("{name} is missing from the kernel's source");
+                };
+                assert_eq!(
+                    m.global_expressions[c.init],
+                    naga::Expression::Literal(naga::Literal::U32(*value)),
+                    "{name}"
+                );
             }
         }
     }

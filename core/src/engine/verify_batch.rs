@@ -1,13 +1,17 @@
 //! Batched plan verification: N plans, each an instance index into the pool and per-agent move
 //! codes padded to a fixed length, verified in one call with exactly the single-plan verifier's
-//! results ([`crate::verify`]).
+//! results ([`crate::verify`]): both run the same verification kernel.
+
+use std::cell::RefCell;
 
 use rayon::prelude::*;
 
 use super::layout::{unpack_dims, unpack_rc, VerifyOut, NONE};
 use super::pool::{EngineError, InstancePool};
 use crate::moves::Move;
-use crate::verify::FailureKind;
+use crate::rules::{Occupancy, PAIRWISE_MAX_AGENTS};
+use crate::verify::kernel::{self, Board, Lane, Steps};
+use crate::verify::{FailureKind, PartialCredit};
 
 /// Marks the end of an agent's moves (and the padding after it).
 pub const END: u8 = 255;
@@ -173,12 +177,34 @@ impl PlanBatch {
     }
 }
 
-fn fail(kind: FailureKind, agent: usize, time: u32, optimal_soc: u32) -> VerifyOut {
-    VerifyOut { kind: kind as u32, agent: agent as u32, time, optimal_soc, ..VerifyOut::default() }
+/// A batched plan as the verification kernel reads it: move codes (checked to be 0..=4) and
+/// each agent's number of moves.
+struct Codes<'a, const N: usize> {
+    plan: &'a [u8],
+    t_max: usize,
+    len: [u32; N],
+}
+
+impl<const N: usize> Steps for Codes<'_, N> {
+    const JUMPS: bool = false;
+
+    #[inline(always)]
+    fn next(&self, a: usize, t: u32, row: i64, col: i64) -> Option<(i64, i64)> {
+        if t > self.len[a] {
+            return None;
+        }
+        let (dr, dc) = Move::DELTAS[usize::from(self.plan[a * self.t_max + t as usize - 1])];
+        Some((row + dr, col + dc))
+    }
+}
+
+thread_local! {
+    /// Scratch of plans with more than [`crate::rules::PAIRWISE_MAX_AGENTS`] agents.
+    static OCCUPANCY: RefCell<Occupancy> = RefCell::new(Occupancy::default());
 }
 
 /// Verifies plan `n` of the batch.
-pub(crate) fn verify_one(pool: &InstancePool, batch: &PlanBatch, n: usize) -> VerifyOut {
+pub(crate) fn verify_one(pool: &InstancePool, batch: &PlanBatch, n: usize) -> (VerifyOut, PartialCredit) {
     // Per-agent arrays live on the stack; small agent counts get small arrays.
     match unpack_dims(pool.dims[batch.instance[n] as usize]).2 {
         0..=4 => verify_with::<4>(pool, batch, n),
@@ -187,113 +213,72 @@ pub(crate) fn verify_one(pool: &InstancePool, batch: &PlanBatch, n: usize) -> Ve
     }
 }
 
-fn verify_with<const N: usize>(pool: &InstancePool, batch: &PlanBatch, n: usize) -> VerifyOut {
+fn verify_with<const N: usize>(
+    pool: &InstancePool,
+    batch: &PlanBatch,
+    n: usize,
+) -> (VerifyOut, PartialCredit) {
     let p = batch.instance[n] as usize;
     let (w, h, k) = unpack_dims(pool.dims[p]);
     let k = k as usize;
     let opt = pool.optimal_soc[p];
+    let unread = |kind: FailureKind| {
+        (VerifyOut { kind: kind as u32, optimal_soc: opt, ..VerifyOut::default() }, PartialCredit::default())
+    };
     if batch.agents[n] as usize != k {
-        return VerifyOut {
-            kind: FailureKind::WrongAgentCount as u32,
-            optimal_soc: opt,
-            ..VerifyOut::default()
-        };
+        return unread(FailureKind::WrongAgentCount);
     }
     let (kk, t_max) = (batch.max_agents, batch.max_len);
     let plan = &batch.moves[n * kk * t_max..(n + 1) * kk * t_max];
-    let mut len = [0u32; N];
+    let mut codes = Codes { plan, t_max, len: [0; N] };
     let mut horizon = 0;
     for a in 0..k {
         let m = &plan[a * t_max..(a + 1) * t_max];
-        let l = m.iter().position(|&c| c == super::verify_batch::END).unwrap_or(t_max);
+        let l = m.iter().position(|&c| c == END).unwrap_or(t_max);
         if m[..l].iter().any(|&c| c > 4) {
-            return VerifyOut {
-                kind: FailureKind::ParseError as u32,
-                optimal_soc: opt,
-                ..VerifyOut::default()
-            };
+            return unread(FailureKind::ParseError);
         }
-        len[a] = l as u32;
+        codes.len[a] = l as u32;
         horizon = horizon.max(l as u32);
     }
-    let mut pos = [0u32; N];
-    let mut row = [0u32; N];
-    let mut col = [0u32; N];
-    let mut prev = [0u32; N];
-    let mut last_off = [0u32; N];
-    let mut off = [false; N];
-    let mut goals = [0u32; N];
-    for a in 0..k {
+    let mut lanes = [Lane::default(); N];
+    let lanes = &mut lanes[..k];
+    for (a, lane) in lanes.iter_mut().enumerate() {
         let (sr, sc) = unpack_rc(pool.starts[p * pool.max_agents + a]);
         let (gr, gc) = unpack_rc(pool.goals[p * pool.max_agents + a]);
-        pos[a] = sr * w + sc;
-        (row[a], col[a]) = (sr, sc);
-        goals[a] = gr * w + gc;
-        off[a] = pos[a] != goals[a];
+        *lane = Lane::new(sr, sc, w, gr * w + gc);
     }
-    for t in 1..=horizon {
-        for a in 0..k {
-            prev[a] = pos[a];
-            if t > len[a] {
-                continue;
-            }
-            let (r, c) = (row[a], col[a]);
-            (row[a], col[a]) = match plan[a * t_max + t as usize - 1] {
-                0 => (r, c),
-                1 if r > 0 => (r - 1, c),
-                2 if r + 1 < h => (r + 1, c),
-                3 if c > 0 => (r, c - 1),
-                4 if c + 1 < w => (r, c + 1),
-                _ => return fail(FailureKind::OutOfBounds, a, t, opt),
-            };
-            pos[a] = row[a] * w + col[a];
-            if pool.is_hole(p, pos[a]) {
-                return fail(FailureKind::Hole, a, t, opt);
-            }
-        }
-        for a in 0..k {
-            if prev[a] == pos[a] {
-                continue;
-            }
-            for b in a + 1..k {
-                if prev[b] == pos[a] && pos[b] == prev[a] {
-                    return fail(FailureKind::EdgeConflict, a, t, opt);
-                }
-            }
-        }
-        for a in 0..k {
-            for b in a + 1..k {
-                if pos[a] == pos[b] {
-                    return fail(FailureKind::VertexConflict, a, t, opt);
-                }
-            }
-        }
-        for a in 0..k {
-            if pos[a] != goals[a] {
-                last_off[a] = t;
-                off[a] = true;
-            }
-        }
-    }
-    let (mut soc, mut makespan) = (0, 0);
-    for a in 0..k {
-        if pos[a] != goals[a] {
-            return fail(FailureKind::GoalNotReached, a, horizon, opt);
-        }
-        let cost = if off[a] { last_off[a] + 1 } else { 0 };
-        soc += cost;
-        makespan = makespan.max(cost);
-    }
-    VerifyOut {
-        valid: 1,
-        optimal: u32::from(opt != NONE && soc == opt),
-        kind: 0,
-        agent: NONE,
-        time: NONE,
-        soc,
-        makespan,
-        optimal_soc: opt,
-    }
+    let board = Board { width: w, height: h, is_hole: |c| pool.is_hole(p, c) };
+    let outcome = if k > PAIRWISE_MAX_AGENTS {
+        OCCUPANCY.with_borrow_mut(|occ| {
+            occ.fit((w * h) as usize);
+            kernel::run(&board, &codes, horizon, lanes, occ)
+        })
+    } else {
+        kernel::run(&board, &codes, horizon, lanes, &mut Occupancy::default())
+    };
+    let credit =
+        PartialCredit::new(outcome.fault.map(|f| (f.kind, f.time)), horizon, outcome.on_goal, k as u32);
+    let out = match outcome.fault {
+        Some(f) => VerifyOut {
+            kind: f.kind as u32,
+            agent: f.agent as u32,
+            time: f.time,
+            optimal_soc: opt,
+            ..VerifyOut::default()
+        },
+        None => VerifyOut {
+            valid: 1,
+            optimal: u32::from(opt != NONE && outcome.soc == opt),
+            kind: 0,
+            agent: NONE,
+            time: NONE,
+            soc: outcome.soc,
+            makespan: outcome.makespan,
+            optimal_soc: opt,
+        },
+    };
+    (out, credit)
 }
 
 /// Verifies every plan of the batch on the CPU (rayon), writing one [`VerifyOut`] per plan.
@@ -311,8 +296,90 @@ pub fn verify_batch_cpu(
     }
     out.par_chunks_mut(1024).enumerate().for_each(|(chunk, o)| {
         for (i, slot) in o.iter_mut().enumerate() {
-            *slot = verify_one(pool, batch, chunk * 1024 + i);
+            *slot = verify_one(pool, batch, chunk * 1024 + i).0;
         }
     });
     Ok(())
+}
+
+/// As [`verify_batch_cpu`], and also writes each plan's [`PartialCredit`] (agents on goal, legal
+/// steps, horizon) from the same run of the verification kernel.
+///
+/// # Errors
+/// A malformed batch (sizes, instance indices) or an output of the wrong length.
+pub fn verify_batch_cpu_with_credit(
+    pool: &InstancePool,
+    batch: &PlanBatch,
+    out: &mut [VerifyOut],
+    credit: &mut [PartialCredit],
+) -> Result<(), EngineError> {
+    batch.check(pool)?;
+    for (what, got) in [("verify output", out.len()), ("partial credit output", credit.len())] {
+        if got != batch.len() {
+            return Err(EngineError::BufferSize { what, expected: batch.len(), got });
+        }
+    }
+    out.par_chunks_mut(1024).zip(credit.par_chunks_mut(1024)).enumerate().for_each(|(chunk, (o, c))| {
+        for (i, (slot, credit)) in o.iter_mut().zip(c).enumerate() {
+            (*slot, *credit) = verify_one(pool, batch, chunk * 1024 + i);
+        }
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generator::{generate, GeneratorConfig};
+    use crate::rng::Rng;
+    use crate::{verify_with_credit, Plan};
+
+    /// The batch gives the single verifier's results and partial credit for valid, broken,
+    /// short and long plans, with few agents (every pair compared) and many (occupancy).
+    #[test]
+    fn batch_credit_is_the_single_verifiers() {
+        let mut rng = Rng::from_counters(&[3]);
+        for (side, agents) in [(4, 3), (8, 10)] {
+            let insts = generate(&GeneratorConfig::square(side, agents, 0.1, 0.5, 6, 9)).expect("generates");
+            let pool = InstancePool::new(&insts, false).expect("pool");
+            let mut batch = PlanBatch::new(agents, 24);
+            let mut plans = Vec::new();
+            for (i, inst) in insts.iter().enumerate() {
+                let Ok(Plan::Moves(opt)) =
+                    Plan::from_move_strings(&inst.optimal.as_ref().expect("solved").moves)
+                else {
+                    unreachable!("move strings")
+                };
+                for trial in 0..12 {
+                    let mut moves = opt.clone();
+                    match trial % 4 {
+                        0 => {}
+                        1 => moves.iter_mut().for_each(|m| m.truncate(m.len() / 2)),
+                        2 => {
+                            moves[trial % agents] = (0..6).map(|_| Move::ALL[rng.below(5) as usize]).collect()
+                        }
+                        _ => moves.iter_mut().for_each(|m| m.push(Move::ALL[rng.below(5) as usize])),
+                    }
+                    moves.iter_mut().for_each(|m| m.truncate(24));
+                    batch.push(i as u32, &moves).expect("fits");
+                    plans.push((i, moves));
+                }
+            }
+            let mut out = vec![VerifyOut::default(); batch.len()];
+            let mut credit = vec![PartialCredit::default(); batch.len()];
+            verify_batch_cpu_with_credit(&pool, &batch, &mut out, &mut credit).expect("verifies");
+            let mut kinds = std::collections::BTreeSet::new();
+            for ((i, moves), (o, c)) in plans.iter().zip(out.iter().zip(&credit)) {
+                let inst = &insts[*i];
+                let (v, single) = verify_with_credit(
+                    inst,
+                    &Plan::Moves(moves.clone()),
+                    inst.optimal.as_ref().map(|o| o.soc),
+                );
+                assert_eq!((*o, *c), (VerifyOut::from_verdict(&v), single), "{moves:?}");
+                kinds.insert(o.kind);
+            }
+            assert!(kinds.len() >= 3, "too few outcomes: {kinds:?}");
+        }
+    }
 }

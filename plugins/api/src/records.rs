@@ -4,7 +4,7 @@
 
 use abi_stable::StableAbi;
 use floe_core::engine::{VerifyOut, NONE};
-use floe_core::{FailureKind, Instance, Move, Plan, Verdict};
+use floe_core::{FailureKind, Instance, PartialCredit, Plan, Verdict};
 
 use crate::error::PluginError;
 
@@ -16,7 +16,7 @@ pub const UNKNOWN: u32 = u32::MAX;
 /// `failure` is 0 for a valid plan, else the [`FailureKind`] code (1 `parse_error` … 8
 /// `goal_not_reached`). The partial-credit fields are filled when the host knows them and are
 /// [`UNKNOWN`] otherwise: [`VerdictRecord::from_verdict`] knows only what a [`Verdict`] says;
-/// [`VerdictRecord::from_plan`] also reads the plan.
+/// [`VerdictRecord::from_results`] takes them from the verification kernel's [`PartialCredit`].
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, StableAbi)]
 pub struct VerdictRecord {
@@ -78,88 +78,29 @@ impl VerdictRecord {
 
     /// The record of a verified plan: as [`VerdictRecord::from_verdict`], plus the plan's
     /// horizon, and, for a plan that ran to its end (valid, or failing only `goal_not_reached`),
-    /// the agents that end on their goals.
+    /// the agents that end on their goals. The plan is run again through the verification kernel
+    /// ([`floe_core::verify_with_credit`]); a caller that verifies can take the credit from its
+    /// own run with [`VerdictRecord::from_results`].
     #[must_use]
     pub fn from_plan(instance: &Instance, plan: &Plan, verdict: &Verdict) -> Self {
-        let k = instance.num_agents() as u32;
-        let mut r = Self::from_verdict(verdict, k);
-        let wrong_count = plan.num_agents() != instance.num_agents();
-        let horizon = match plan {
-            Plan::Moves(m) => m.iter().map(Vec::len).max().unwrap_or(0),
-            Plan::Paths(p) => p.iter().map(|v| v.len().saturating_sub(1)).max().unwrap_or(0),
-        } as u32;
-        if !wrong_count {
-            r.horizon = horizon;
-        }
-        if r.failure == 0 {
-            r.legal_steps = horizon;
-        }
-        if r.failure == FailureKind::GoalNotReached as u8 && !wrong_count {
-            let on_goal = instance
-                .agents
-                .iter()
-                .enumerate()
-                .filter(|(i, a)| {
-                    let end = match plan {
-                        Plan::Moves(m) => m[*i].iter().fold(
-                            (i64::from(a.start.row), i64::from(a.start.col)),
-                            |(r, c), mv| {
-                                let (dr, dc) = mv.delta();
-                                (r + dr, c + dc)
-                            },
-                        ),
-                        Plan::Paths(p) => *p[*i].last().unwrap_or(&(-1, -1)),
-                    };
-                    end == (i64::from(a.goal.row), i64::from(a.goal.col))
-                })
-                .count();
-            r.agents_on_goal = on_goal as u32;
-        }
-        r
+        let (_, credit) = floe_core::verify_with_credit(instance, plan, verdict.optimal_soc);
+        Self::from_results(&VerifyOut::from_verdict(verdict), &credit, instance.num_agents() as u32)
     }
 
-    /// The record of a plan verified in a batch ([`floe_core::engine::verify_batch_cpu`]):
-    /// `moves` is the plan that was verified, `None` when it could not be read (a
-    /// `parse_error`). The same record as [`VerdictRecord::from_plan`] gives for the single
-    /// verifier's verdict (a test in floe-train checks that they agree).
+    /// The record of a plan from a verifier's result and the partial credit the same run of the
+    /// verification kernel gave ([`floe_core::verify_with_credit`],
+    /// [`floe_core::engine::verify_batch_cpu_with_credit`]).
     #[must_use]
-    pub fn from_verify_out(instance: &Instance, moves: Option<&[Vec<Move>]>, o: &VerifyOut) -> Self {
-        let k = instance.num_agents() as u32;
-        let moves = moves.filter(|m| m.len() == k as usize);
-        let horizon = moves.map_or(UNKNOWN, |m| m.iter().map(Vec::len).max().unwrap_or(0) as u32);
+    pub fn from_results(o: &VerifyOut, credit: &PartialCredit, num_agents: u32) -> Self {
         let known = |v: u32| if v == NONE { UNKNOWN } else { v };
-        let kind = FailureKind::ALL.get((o.kind as usize).wrapping_sub(1)).copied();
-        let legal_steps = match kind {
-            None => horizon,
-            Some(FailureKind::ParseError | FailureKind::WrongAgentCount) => 0,
-            Some(FailureKind::GoalNotReached) => known(o.time),
-            Some(_) => known(o.time).checked_sub(1).unwrap_or(UNKNOWN),
-        };
-        let agents_on_goal = match (kind, moves) {
-            (None, _) => k,
-            (Some(FailureKind::GoalNotReached), Some(moves)) => instance
-                .agents
-                .iter()
-                .zip(moves)
-                .filter(|(a, m)| {
-                    let end =
-                        m.iter().fold((i64::from(a.start.row), i64::from(a.start.col)), |(r, c), mv| {
-                            let (dr, dc) = mv.delta();
-                            (r + dr, c + dc)
-                        });
-                    end == (i64::from(a.goal.row), i64::from(a.goal.col))
-                })
-                .count() as u32,
-            _ => UNKNOWN,
-        };
         VerdictRecord {
             failure: o.kind as u8,
             optimal: u8::from(o.valid == 1 && o.optimal == 1),
             reserved: [0; 2],
-            num_agents: k,
-            agents_on_goal,
-            legal_steps,
-            horizon,
+            num_agents,
+            agents_on_goal: known(credit.agents_on_goal),
+            legal_steps: known(credit.legal_steps),
+            horizon: known(credit.horizon),
             soc: if o.valid == 1 { o.soc } else { UNKNOWN },
             optimal_soc: known(o.optimal_soc),
         }

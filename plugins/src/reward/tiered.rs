@@ -14,8 +14,8 @@
 //!
 //! A credit counts only when the record carries what it needs (the fields are not
 //! [`UNKNOWN`] and the denominator is positive): a record built from a verdict alone knows the
-//! legal prefix only for `goal_not_reached`, and agents on goal only for valid plans; built from
-//! the plan too, it knows the horizon for every simulated plan and the agents on goal when the
+//! legal prefix only for `goal_not_reached`, and agents on goal only for valid plans; built with
+//! the verification kernel's partial credit, it knows the horizon for every simulated plan and the agents on goal when the
 //! plan ran to its end. Nothing is guessed. The parameters are checked so that the tiers stay
 //! strictly ordered even with full credit: `unparseable < invalid`,
 //! `invalid + prefix_credit + goal_credit < valid`, `valid + soc_credit < optimal`.

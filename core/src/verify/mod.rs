@@ -13,13 +13,20 @@
 //! After the last step, `goal_not_reached` is reported for the first agent not on its goal (time
 //! T). Before any step: `parse_error` (the answer could not be read) and `wrong_agent_count` (the
 //! plan covers a different number of agents than the instance has).
+//!
+//! The simulation is the verification kernel's (`verify/kernel.rs`), which the batched verifier
+//! ([`crate::engine::verify_batch_cpu`]) runs too; the checks are the rules' own
+//! ([`crate::rules::agent_fault`], [`crate::rules::judge_conflicts`]). The same run also yields
+//! the plan's [`PartialCredit`] ([`verify_with_credit`]).
 
 use serde::{Deserialize, Serialize};
 
-use crate::grid::Cell;
+pub(crate) mod kernel;
+
+use crate::engine::NONE;
 use crate::instance::Instance;
 use crate::plan::Plan;
-use crate::rules::{conflicts_at, path_cost, Conflict};
+use crate::rules::Occupancy;
 use crate::solver::{solve, SolverConfig};
 
 /// The kinds of failure, in the verifier's vocabulary (serialised in snake case).
@@ -150,9 +157,20 @@ pub fn verify(instance: &Instance, plan: &Plan) -> Verdict {
 /// Verifies `plan` against a known optimum (or none).
 #[must_use]
 pub fn verify_with_optimum(instance: &Instance, plan: &Plan, optimal_soc: Option<u32>) -> Verdict {
+    verify_with_credit(instance, plan, optimal_soc).0
+}
+
+/// Verifies `plan` against a known optimum (or none), and says how far it got
+/// ([`PartialCredit`]), from the same run of the verification kernel.
+#[must_use]
+pub fn verify_with_credit(
+    instance: &Instance,
+    plan: &Plan,
+    optimal_soc: Option<u32>,
+) -> (Verdict, PartialCredit) {
     let k = instance.num_agents();
     if plan.num_agents() != k {
-        return Verdict::failed(
+        let verdict = Verdict::failed(
             FailureKind::WrongAgentCount,
             format!(
                 "the plan has {}, the instance {k}",
@@ -160,30 +178,76 @@ pub fn verify_with_optimum(instance: &Instance, plan: &Plan, optimal_soc: Option
             ),
             optimal_soc,
         );
+        return (verdict, PartialCredit::default());
     }
-    match simulate(instance, plan) {
-        Err(failure) => Verdict {
-            valid: false,
-            optimal: false,
-            failure: Some(failure),
-            soc: None,
-            makespan: None,
+    let horizon = match plan {
+        Plan::Moves(m) => m.iter().map(Vec::len).max().unwrap_or(0),
+        Plan::Paths(p) => p.iter().map(|v| v.len().saturating_sub(1)).max().unwrap_or(0),
+    } as u32;
+    let (failure, outcome) = match simulate(instance, plan, horizon) {
+        Err(failure) => (Some(failure), None),
+        Ok(outcome) => (outcome.fault.map(|f| describe(instance, &f)), Some(outcome)),
+    };
+    let credit = PartialCredit::new(
+        failure.as_ref().map(|f| (f.kind, f.time.unwrap_or(0))),
+        horizon,
+        outcome.map_or(0, |o| o.on_goal),
+        k as u32,
+    );
+    let verdict = match (failure, outcome) {
+        (None, Some(o)) => Verdict {
+            valid: true,
+            optimal: optimal_soc == Some(o.soc),
+            failure: None,
+            soc: Some(o.soc),
+            makespan: Some(o.makespan),
             optimal_soc,
         },
-        Ok(paths) => {
-            let goals = instance.goal_cells();
-            let costs: Vec<u32> =
-                paths.iter().zip(&goals).map(|(p, &g)| path_cost(p, g).unwrap_or(0)).collect();
-            let soc = costs.iter().sum();
-            let makespan = costs.iter().copied().max().unwrap_or(0);
-            Verdict {
-                valid: true,
-                optimal: optimal_soc == Some(soc),
-                failure: None,
-                soc: Some(soc),
-                makespan: Some(makespan),
-                optimal_soc,
+        (failure, _) => {
+            Verdict { valid: false, optimal: false, failure, soc: None, makespan: None, optimal_soc }
+        }
+    };
+    (verdict, credit)
+}
+
+/// How far a plan got, for partial credit: agents on their goals at its end, legal steps, its
+/// length. Filled by the verification kernel for both verifiers ([`verify_with_credit`],
+/// [`crate::engine::verify_batch_cpu_with_credit`]); [`crate::engine::NONE`] marks what is not
+/// known.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct PartialCredit {
+    /// Agents on their goals at the end of the plan: all of them for a valid plan, the count for
+    /// `goal_not_reached`; unknown when a failure stopped the plan earlier.
+    pub agents_on_goal: u32,
+    /// Time steps before the first failure (the legal prefix): the whole plan when valid or when
+    /// only `goal_not_reached` failed, `t − 1` for a failure at step `t` (0 at time 0), 0 for
+    /// `parse_error` and `wrong_agent_count`.
+    pub legal_steps: u32,
+    /// The plan's length in steps (its longest agent's); unknown for `parse_error` and
+    /// `wrong_agent_count`.
+    pub horizon: u32,
+}
+
+impl Default for PartialCredit {
+    /// The credit of a plan that was not simulated (`parse_error`, `wrong_agent_count`).
+    fn default() -> Self {
+        Self { agents_on_goal: NONE, legal_steps: 0, horizon: NONE }
+    }
+}
+
+impl PartialCredit {
+    /// The credit of a plan that was simulated: `failure` its first failure's kind and time,
+    /// `on_goal` the agents on their goals at its end (read only when it ran to its end).
+    #[must_use]
+    pub fn new(failure: Option<(FailureKind, u32)>, horizon: u32, on_goal: u32, agents: u32) -> Self {
+        match failure {
+            None => Self { agents_on_goal: agents, legal_steps: horizon, horizon },
+            Some((FailureKind::ParseError | FailureKind::WrongAgentCount, _)) => Self::default(),
+            Some((FailureKind::GoalNotReached, t)) => {
+                Self { agents_on_goal: on_goal, legal_steps: t, horizon }
             }
+            Some((_, t)) => Self { agents_on_goal: NONE, legal_steps: t.saturating_sub(1), horizon },
         }
     }
 }
@@ -192,102 +256,72 @@ fn fail(kind: FailureKind, agent: usize, time: u32, detail: String) -> Failure {
     Failure { kind, agent: Some(agent), time: Some(time), detail }
 }
 
-/// Runs the plan; on success returns each agent's cells at times 0..=T.
-fn simulate(instance: &Instance, plan: &Plan) -> Result<Vec<Vec<Cell>>, Failure> {
+/// A plan as the kernel reads it.
+impl kernel::Steps for Plan {
+    const JUMPS: bool = true;
+
+    #[inline]
+    fn next(&self, a: usize, t: u32, row: i64, col: i64) -> Option<(i64, i64)> {
+        let t = t as usize;
+        match self {
+            Plan::Paths(p) => p[a].get(t).copied(),
+            Plan::Moves(m) => m[a].get(t - 1).map(|mv| {
+                let (dr, dc) = mv.delta();
+                (row + dr, col + dc)
+            }),
+        }
+    }
+}
+
+/// Runs the plan through the kernel, after checking that paths start on the starts.
+fn simulate(instance: &Instance, plan: &Plan, horizon: u32) -> Result<kernel::Outcome, Failure> {
     let grid = &instance.grid;
-    let k = instance.num_agents();
-    let horizon = match plan {
-        Plan::Moves(m) => m.iter().map(Vec::len).max().unwrap_or(0),
-        Plan::Paths(p) => p.iter().map(|v| v.len().saturating_sub(1)).max().unwrap_or(0),
-    };
-    let starts: Vec<(i64, i64)> =
-        instance.agents.iter().map(|a| (i64::from(a.start.row), i64::from(a.start.col))).collect();
     if let Plan::Paths(p) = plan {
         for (i, path) in p.iter().enumerate() {
-            if path.first() != Some(&starts[i]) {
+            let start = instance.agents[i].start;
+            if path.first() != Some(&(i64::from(start.row), i64::from(start.col))) {
                 let got = path.first().map_or("nothing".to_string(), |&(r, c)| format!("({r}, {c})"));
                 return Err(fail(
                     FailureKind::IllegalMove,
                     i,
                     0,
-                    format!(
-                        "agent {i}'s path starts at {got}, not at its start {}",
-                        instance.agents[i].start
-                    ),
+                    format!("agent {i}'s path starts at {got}, not at its start {start}"),
                 ));
             }
         }
     }
-    let mut paths: Vec<Vec<Cell>> = instance.start_cells().into_iter().map(|c| vec![c]).collect();
-    let mut prev = starts.clone();
-    let mut found = Vec::new();
-    for t in 1..=horizon {
-        for i in 0..k {
-            let (r, c) = match plan {
-                Plan::Paths(p) => p[i][t.min(p[i].len() - 1)],
-                Plan::Moves(m) => m[i].get(t - 1).map_or(prev[i], |mv| {
-                    let (dr, dc) = mv.delta();
-                    (prev[i].0 + dr, prev[i].1 + dc)
-                }),
-            };
-            if !grid.in_bounds(r, c) {
-                return Err(fail(
-                    FailureKind::OutOfBounds,
-                    i,
-                    t as u32,
-                    format!("agent {i} leaves the grid at ({r}, {c})"),
-                ));
-            }
-            let (pr, pc) = prev[i];
-            if (r - pr).abs() + (c - pc).abs() > 1 {
-                return Err(fail(
-                    FailureKind::IllegalMove,
-                    i,
-                    t as u32,
-                    format!("agent {i} jumps from ({pr}, {pc}) to ({r}, {c})"),
-                ));
-            }
-            let cell = r as u32 * grid.width() + c as u32;
-            if grid.is_hole(cell) {
-                return Err(fail(
-                    FailureKind::Hole,
-                    i,
-                    t as u32,
-                    format!("agent {i} steps into the hole at ({r}, {c})"),
-                ));
-            }
-            prev[i] = (r, c);
-            paths[i].push(cell);
-        }
-        found.clear();
-        conflicts_at(&paths, t as u32, &mut found);
-        if let Some(conflict) = found.first() {
-            return Err(match *conflict {
-                Conflict::Edge { a, b, from, to, t } => fail(
-                    FailureKind::EdgeConflict,
-                    a,
-                    t,
-                    format!("agents {a} and {b} swap {} and {} at time {t}", grid.pos(from), grid.pos(to)),
-                ),
-                Conflict::Vertex { a, b, cell, t } => fail(
-                    FailureKind::VertexConflict,
-                    a,
-                    t,
-                    format!("agents {a} and {b} are both on {} at time {t}", grid.pos(cell)),
-                ),
-            });
-        }
+    let mut lanes: Vec<kernel::Lane> = instance
+        .agents
+        .iter()
+        .map(|a| kernel::Lane::new(a.start.row, a.start.col, grid.width(), grid.cell(a.goal)))
+        .collect();
+    let mut occ = Occupancy::default();
+    if lanes.len() > crate::rules::PAIRWISE_MAX_AGENTS {
+        occ.fit(grid.cells() as usize);
     }
-    for (i, (path, goal)) in paths.iter().zip(instance.goal_cells()).enumerate() {
-        let last = *path.last().expect("paths start non-empty");
-        if last != goal {
-            return Err(fail(
-                FailureKind::GoalNotReached,
-                i,
-                horizon as u32,
-                format!("agent {i} ends on {}, not on its goal {}", grid.pos(last), grid.pos(goal)),
-            ));
+    let board = kernel::Board { width: grid.width(), height: grid.height(), is_hole: |c| grid.is_hole(c) };
+    Ok(kernel::run(&board, plan, horizon, &mut lanes, &mut occ))
+}
+
+/// The verifier's failure for a fault the kernel found, with its sentence.
+fn describe(instance: &Instance, f: &kernel::Fault) -> Failure {
+    let (i, t) = (f.agent, f.time);
+    let ((pr, pc), (r, c)) = (f.from, f.to);
+    let pos = |(r, c): (i64, i64)| crate::grid::Pos::new(r as u32, c as u32);
+    let detail = match f.kind {
+        FailureKind::OutOfBounds => format!("agent {i} leaves the grid at ({r}, {c})"),
+        FailureKind::IllegalMove => format!("agent {i} jumps from ({pr}, {pc}) to ({r}, {c})"),
+        FailureKind::Hole => format!("agent {i} steps into the hole at ({r}, {c})"),
+        FailureKind::EdgeConflict => {
+            format!("agents {i} and {} swap {} and {} at time {t}", f.other, pos(f.from), pos(f.to))
         }
-    }
-    Ok(paths)
+        FailureKind::VertexConflict => {
+            format!("agents {i} and {} are both on {} at time {t}", f.other, pos(f.to))
+        }
+        FailureKind::GoalNotReached => {
+            format!("agent {i} ends on {}, not on its goal {}", pos(f.to), instance.agents[i].goal)
+        }
+        FailureKind::ParseError | FailureKind::WrongAgentCount => unreachable!("not found by simulation"),
+    };
+    fail(f.kind, i, t, detail)
 }

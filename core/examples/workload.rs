@@ -1,0 +1,94 @@
+//! Fixed workloads for instruction counts (`valgrind --tool=callgrind`, one rayon thread):
+//! `workload <verify|verify-wide|strict|soft> [repetitions]`: `verify` verifies the criterion bench's batch of plans (3 agents on 8×8, a quarter of them
+//! broken) ten times, `verify-wide` 2,000 plans of 16 agents that wait 32 steps ten times; `strict` and `soft` take 200 steps of random actions in 256 environments
+//! of 16 agents on 16×16. Run it with 0 repetitions too and subtract
+//! to leave the setup out. Needs the `testing` feature.
+
+use std::sync::Arc;
+
+use floe_core::engine::{
+    verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool, PlanBatch,
+    StepBuffers, VerifyOut,
+};
+use floe_core::generator::{generate, random_instances, GeneratorConfig};
+use floe_core::Plan;
+
+fn verify(reps: usize) {
+    let plans = 100_000;
+    let insts = generate(&GeneratorConfig::square(8, 3, 0.1, 0.5, 32, 1)).expect("generates");
+    let pool = InstancePool::new(&insts, false).expect("pool");
+    let mut batch = PlanBatch::new(3, 16);
+    for n in 0..plans {
+        let i = n % insts.len();
+        let Ok(Plan::Moves(mut plan)) =
+            Plan::from_move_strings(&insts[i].optimal.as_ref().expect("solved").moves)
+        else {
+            unreachable!("move strings")
+        };
+        if n % 4 == 3 {
+            plan[n % 3].reverse();
+        }
+        for m in &mut plan {
+            m.truncate(16);
+        }
+        batch.push(i as u32, &plan).expect("fits");
+    }
+    let mut out = vec![VerifyOut::default(); plans];
+    let mut valid = 0;
+    for _ in 0..reps {
+        verify_batch_cpu(&pool, &batch, &mut out).expect("valid batch");
+        valid += out.iter().filter(|o| o.valid == 1).count();
+    }
+    println!("{valid} valid");
+}
+
+/// 2,000 plans of 16 agents on 16×16 that wait 32 steps: every step is judged whole (the plans
+/// end with `goal_not_reached`).
+fn verify_wide(reps: usize) {
+    let insts = random_instances(&GeneratorConfig::square(16, 16, 0.2, 0.0, 16, 1)).expect("draws");
+    let pool = InstancePool::new(&insts, false).expect("pool");
+    let mut batch = PlanBatch::new(16, 32);
+    for n in 0..2_000 {
+        batch.push((n % insts.len()) as u32, &vec![vec![floe_core::Move::Wait; 32]; 16]).expect("fits");
+    }
+    let mut out = vec![VerifyOut::default(); batch.len()];
+    let mut failed = 0;
+    for _ in 0..reps {
+        verify_batch_cpu(&pool, &batch, &mut out).expect("valid batch");
+        failed += out.iter().filter(|o| o.valid == 0).count();
+    }
+    println!("{failed} failed");
+}
+
+fn step(mode: CollisionMode, reps: usize) {
+    let insts = random_instances(&GeneratorConfig::square(16, 16, 0.2, 0.0, 16, 1)).expect("draws");
+    let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+    let cfg = EnvConfig {
+        num_envs: 256,
+        mode,
+        holes: HoleRule::Block,
+        episode_limit: 64,
+        obs_radius: 2,
+        ..EnvConfig::default()
+    };
+    let mut engine = CpuEngine::new(cfg, Arc::clone(&pool)).expect("engine");
+    let mut out = StepBuffers::new(&engine.sizes());
+    engine.reset(0, out.view()).expect("reset");
+    let mut ended = 0;
+    for _ in 0..reps {
+        engine.step_random(out.view()).expect("sized buffers");
+        ended += out.terminated.iter().map(|&t| u64::from(t)).sum::<u64>();
+    }
+    println!("{ended} ended");
+}
+
+fn main() {
+    let reps = std::env::args().nth(2).and_then(|r| r.parse().ok());
+    match std::env::args().nth(1).as_deref() {
+        Some("verify") => verify(reps.unwrap_or(10)),
+        Some("verify-wide") => verify_wide(reps.unwrap_or(10)),
+        Some("strict") => step(CollisionMode::Strict, reps.unwrap_or(200)),
+        Some("soft") => step(CollisionMode::Soft, reps.unwrap_or(200)),
+        _ => eprintln!("usage: workload verify|verify-wide|strict|soft [repetitions]"),
+    }
+}

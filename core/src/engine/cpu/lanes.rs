@@ -1,0 +1,94 @@
+//! Per-thread scratch memory, the per-agent working record of a step ([`Lane`]) and the actions
+//! of a step.
+
+use std::cell::RefCell;
+
+use super::Actions;
+use crate::engine::hash::random_action;
+use crate::engine::layout::event;
+use crate::rules::Occupancy;
+
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// Soft steps, per padded cell and then one spare cell per agent: see `OCC` in [`super::soft`].
+    pub(super) cells: Vec<u32>,
+    /// Strict steps: per padded cell, for [`crate::rules::judge_conflicts`].
+    pub(super) occ: Occupancy,
+    /// Strict steps: per agent, the class of its target.
+    pub(super) classes: Vec<u8>,
+    /// Active agents on the padded map of observations (1 on their cells): a step marks them at
+    /// their new cells for the observation that follows, which clears them again.
+    pub(super) bits: Vec<u8>,
+    /// Per agent.
+    pub(super) lanes: Vec<Lane>,
+    /// The work list of agents that stay.
+    pub(super) stack: Vec<u16>,
+    /// Random actions.
+    pub(super) acts: Vec<u8>,
+}
+
+impl Scratch {
+    /// Grows the arrays to `cells` cells and `k` agents.
+    #[inline]
+    pub(super) fn fit(&mut self, cells: usize, k: usize) {
+        if self.cells.len() < cells {
+            self.cells.resize(cells, 0);
+            self.bits.resize(cells, 0);
+            self.occ.fit(cells);
+        }
+        if self.lanes.len() <= k {
+            self.lanes.resize(k + 1, Lane::default());
+            self.stack.resize(k, 0);
+            self.classes.resize(k, 0);
+        }
+    }
+}
+
+thread_local! {
+    pub(super) static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// The actions of one environment's `k` agents: the caller's, or random ones written into `buf`
+/// (a loop the compiler vectorises).
+#[inline(always)]
+pub(super) fn actions_of<'a>(actions: Actions<'a>, hash: u32, k: usize, buf: &'a mut Vec<u8>) -> &'a [u8] {
+    match actions {
+        Actions::Given(acts) => &acts[..k],
+        Actions::Random => {
+            if buf.len() < k {
+                buf.resize(k, 0);
+            }
+            let buf = &mut buf[..k];
+            for (a, x) in buf.iter_mut().enumerate() {
+                *x = random_action(hash, a as u32);
+            }
+            buf
+        }
+    }
+}
+
+/// One agent's working record in a step: its padded cell, its target cell (its own cell unless
+/// it moves), and its events so far (including whether it tries to move).
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(align(16))]
+pub(crate) struct Lane {
+    pub(super) here: u32,
+    pub(super) there: u32,
+    /// Event bits: `MOVED` while the agent tries to move; soft steps add `BLOCKED` when it
+    /// stays, and `INACTIVE`, `OFF_GRID`, `HOLE` as their first pass finds them.
+    pub(super) ev: u8,
+}
+
+/// Lane event bit of a blocked agent.
+pub(super) const BLOCKED: u8 = event::BLOCKED as u8;
+
+/// The events of a target cell's class (`FREE`, `HOLE`, `OFF`, and a spare entry).
+pub(super) const CLASS_EVENTS: [u8; 4] = [0, event::HOLE as u8, event::OFF_GRID as u8, 0];
+
+impl Lane {
+    /// Whether the agent tries to move.
+    #[inline(always)]
+    pub(super) fn moving(self) -> bool {
+        self.ev & event::MOVED as u8 != 0
+    }
+}

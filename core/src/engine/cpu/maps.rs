@@ -1,0 +1,205 @@
+//! The padded maps of every pool instance ([`HoleMaps`]): cell classes for the step, hole bytes
+//! for observations, starts and goals as padded cells, and the tables that place a goal in a
+//! window.
+
+use crate::engine::layout::{pack_rc, unpack_dims, unpack_rc, POS_MASK};
+use crate::engine::pool::{EngineError, InstancePool};
+use crate::grid::on_grid;
+
+/// The largest observation radius of the CPU backend: a window of 255 × 255 cells.
+pub const MAX_OBS_RADIUS: u32 = 127;
+
+/// The least padded width: window rows are read as 8 bytes.
+pub(super) const MIN_MAP_WIDTH: usize = 8;
+
+/// Per pool instance, two byte maps of its grid padded by `pad = max(radius, 1)` cells on every
+/// side (and on the right to a width of at least [`MIN_MAP_WIDTH`]), each followed by a spare row:
+/// `obs` holds 1 for holes and cells off the grid (so that each row of an observation window is
+/// one copy), `class` holds [`FREE`], [`HOLE`] or [`OFF`] (so that a move's target needs one load
+/// and no bounds test). The step works on cell indices into these maps ("padded cells"): the
+/// engine's agent words hold them, and the instances' starts and goals are kept here as padded
+/// cells too. Per padded width, a table places a goal in an observation window: see
+/// [`HoleMaps::window_table`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HoleMaps {
+    pub(super) obs: Vec<u8>,
+    pub(super) class: Vec<u8>,
+    /// Per instance and agent slot (`k_max` a instance): padded cells of the starts and goals.
+    pub(super) starts: Vec<u32>,
+    pub(super) goals: Vec<u32>,
+    /// The window tables, one per padded width, back to back.
+    pub(super) windows: Vec<u16>,
+    /// Window width.
+    pub(super) win: usize,
+    pub(super) index: Vec<MapIndex>,
+    pub(super) pad: usize,
+    /// The longest map, slack included.
+    pub(super) longest: usize,
+}
+
+/// Where one instance's maps and window table start, and its padded width.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MapIndex {
+    pub(super) off: usize,
+    pub(super) mw: usize,
+    pub(super) window: usize,
+}
+
+/// Map classes.
+pub(super) const FREE: u8 = 0;
+pub(super) const HOLE: u8 = 1;
+pub(super) const OFF: u8 = 2;
+
+/// One instance's maps.
+#[derive(Clone, Copy)]
+pub(crate) struct Maps<'a> {
+    pub(super) obs: &'a [u8],
+    pub(super) class: &'a [u8],
+    /// The window table of this padded width (see [`HoleMaps::window_table`]).
+    pub(super) window: &'a [u16],
+    /// Padded width.
+    pub(super) mw: usize,
+    pub(super) pad: usize,
+}
+
+impl Maps<'_> {
+    /// The packed position of a padded cell on the grid.
+    pub(super) fn rc(&self, cell: usize) -> u32 {
+        pack_rc((cell / self.mw - self.pad) as u32, (cell % self.mw - self.pad) as u32)
+    }
+
+    /// Where action `act` (`0..8`) takes the agent with word `ag`, given [`cell_steps`]. Branch-free:
+    /// the padding makes every neighbour of a grid cell a valid index.
+    #[inline(always)]
+    pub(super) fn target(&self, steps: &[usize; 8], ag: u32, act: usize) -> Target {
+        let here = (ag & POS_MASK) as usize;
+        let there = here.wrapping_add(steps[act]);
+        Target { here, there, class: self.class[there] }
+    }
+
+    /// The place of padded cell `goal` in the observation window (width `win`) whose top-left
+    /// padded cell is `start`: `(index in the window, 1)`, or `(0, 0)` outside it. Branch-free.
+    #[inline(always)]
+    pub(super) fn goal_in_window(&self, goal: u32, start: usize) -> (usize, u8) {
+        let last = self.window.len() - 1;
+        let v = self.window[(goal as usize).wrapping_sub(start).min(last)];
+        (usize::from(v.saturating_sub(1)), u8::from(v != 0))
+    }
+}
+
+/// An agent's padded cell, the padded cell its action leads to, and that cell's class.
+pub(super) struct Target {
+    pub(super) here: usize,
+    pub(super) there: usize,
+    pub(super) class: u8,
+}
+
+impl HoleMaps {
+    /// The maps of every pool instance for observation radius `radius`.
+    ///
+    /// # Errors
+    /// A radius over [`MAX_OBS_RADIUS`], or a padded map with 2^24 cells or more (agent words
+    /// hold padded cells in 24 bits).
+    pub(crate) fn new(pool: &InstancePool, radius: u32) -> Result<Self, EngineError> {
+        if radius > MAX_OBS_RADIUS {
+            return Err(EngineError::Invalid(format!(
+                "observation radius {radius}: the CPU backend takes at most {MAX_OBS_RADIUS}"
+            )));
+        }
+        let pad = radius.max(1) as usize;
+        let win = 2 * radius as usize + 1;
+        let k_max = pool.max_agents;
+        let mut maps = Self { pad, win, ..Self::default() };
+        let mut tables = std::collections::BTreeMap::new();
+        for p in 0..pool.len() {
+            let (w, h, k) = unpack_dims(pool.dims[p]);
+            let (w, h) = (w as usize, h as usize);
+            let mw = (w + 2 * pad).max(MIN_MAP_WIDTH);
+            if (h + 2 * pad + 1) * mw > POS_MASK as usize {
+                return Err(EngineError::Invalid(format!(
+                    "observation radius {radius}: instance {p}'s padded map of {w}x{h} cells is too large"
+                )));
+            }
+            let window = *tables.entry(mw).or_insert_with(|| {
+                let at = maps.windows.len();
+                maps.windows.extend(Self::window_table(mw, win));
+                at
+            });
+            let off = maps.obs.len();
+            maps.index.push(MapIndex { off, mw, window });
+            for pr in 0..h + 2 * pad {
+                for pc in 0..mw {
+                    let (r, c) = (pr as i64 - pad as i64, pc as i64 - pad as i64);
+                    let class = if !on_grid(w as u32, h as u32, r, c) {
+                        OFF
+                    } else if pool.is_hole(p, (r * w as i64 + c) as u32) {
+                        HOLE
+                    } else {
+                        FREE
+                    };
+                    maps.class.push(class);
+                    maps.obs.push(u8::from(class != FREE));
+                }
+            }
+            maps.obs.resize(maps.obs.len() + mw, 1);
+            maps.class.resize(maps.class.len() + mw, OFF);
+            maps.longest = maps.longest.max(maps.obs.len() - off);
+            let cell = |rc: u32| {
+                let (r, c) = unpack_rc(rc);
+                ((r as usize + pad) * mw + c as usize + pad) as u32
+            };
+            for a in 0..k_max {
+                let (start, goal) = if a < k as usize {
+                    (cell(pool.starts[p * k_max + a]), cell(pool.goals[p * k_max + a]))
+                } else {
+                    (0, 0)
+                };
+                maps.starts.push(start);
+                maps.goals.push(goal);
+            }
+        }
+        Ok(maps)
+    }
+
+    /// The window table of padded width `mw` and window width `win`: entry `d` (the offset of a
+    /// padded cell from a window's top-left cell) is 1 + the cell's index in the window, or 0
+    /// where the cell is outside it; one last 0 entry stands for every larger offset.
+    pub(super) fn window_table(mw: usize, win: usize) -> Vec<u16> {
+        let span = (win - 1) * mw + win;
+        let mut table: Vec<u16> = (0..span)
+            .map(|d| {
+                let (r, c) = (d / mw, d % mw);
+                // At most 255 × 255 window cells (`MAX_OBS_RADIUS`), so the entry fits.
+                if c < win {
+                    (r * win + c + 1) as u16
+                } else {
+                    0
+                }
+            })
+            .collect();
+        table.push(0);
+        table
+    }
+
+    /// The maps of instance `p`.
+    #[inline]
+    pub(crate) fn instance(&self, p: usize) -> Maps<'_> {
+        let MapIndex { off, mw, window } = self.index[p];
+        let end = self.index.get(p + 1).map_or(self.obs.len(), |i| i.off);
+        let len = (self.win - 1) * mw + self.win + 1;
+        Maps {
+            obs: &self.obs[off..end],
+            class: &self.class[off..end],
+            window: &self.windows[window..window + len],
+            mw,
+            pad: self.pad,
+        }
+    }
+}
+
+/// Padded-cell steps of the actions 0 wait, 1 up, 2 down, 3 left, 4 right on a map of padded
+/// width `mw`, indexed by `action & 7` (−1 as a wrapping value).
+#[inline(always)]
+pub(super) fn cell_steps(mw: usize) -> [usize; 8] {
+    [0, mw.wrapping_neg(), mw, usize::MAX, 1, 0, 0, 0]
+}

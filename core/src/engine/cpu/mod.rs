@@ -1,0 +1,352 @@
+//! The CPU backend, the reference: one environment at a time per thread (rayon), with scratch
+//! memory per thread and no allocation per step.
+//!
+//! # The step, exactly
+//! For each environment, with its agents' current cells and actions (0 wait, 1 up, 2 down,
+//! 3 left, 4 right):
+//! 1. Each active agent's target is its cell moved by its action. A target off the grid sets
+//!    `OFF_GRID`; a target on a hole sets `HOLE`.
+//! 2. **Strict** (the paper's rules): the first failure in the verifier's order ends the episode
+//!    as a failure and nobody moves: per agent in order `out_of_bounds` then `hole`; then swaps
+//!    (lowest agent pair first); then shared cells (lowest pair first). Every agent in a conflict
+//!    gets `CONFLICT`.
+//! 3. **Soft** (standard multi-agent RL): a target off the grid becomes a wait; an agent whose
+//!    target is a hole drops out (`HOLE`, inactive from then on, its cell freed), or with
+//!    [`HoleRule::Block`] stays where it is (`HOLE`). Among the other
+//!    movers: all movers that target the same cell stay, both movers of a swap stay, and then,
+//!    until nothing changes, a mover whose target is the cell of an agent that stays also stays
+//!    (`BLOCKED`). This fixed point does not depend on agent order, and the result has no shared
+//!    cell and no swap; following and rotations of three or more agents are allowed.
+//! 4. `AT_GOAL` for agents on their goals, `REACHED` for those that arrived in this step; the
+//!    episode terminates when every active agent is on its goal (soft: a success only if nobody
+//!    dropped out) or, in soft mode, when no agent is left; it is truncated at the episode limit.
+//! 5. Rewards are [`RewardWeights::reward`] of each agent's events (looked up in a table of all
+//!    256 event bytes, made once per engine).
+//! 6. An environment whose episode ended writes its final observation to `final_obs`, then
+//!    resets in the same step to the pool instance `pool_pick(seed + env, episode + 1)`; `obs`
+//!    holds the new episode's first observation.
+//!
+//! The engine's agent words hold cell indices into per-instance maps padded by a border of cells
+//! off the grid ([`HoleMaps`]), so a move's target, its class (free, hole, off the grid) and an
+//! observation window's rows are each one add and one load, with no bounds arithmetic, and a goal
+//! is placed in a window by one table lookup; [`CpuEngine::state`] converts them back to the
+//! packed rows and columns of the GPU backend's state.
+//!
+//! # Files
+//! | file | job |
+//! |---|---|
+//! | `mod.rs` | [`CpuEngine`]: reset, the parallel loop over environments, state, global state |
+//! | `maps.rs` | [`HoleMaps`], the padded maps, and a move's target on them |
+//! | `lanes.rs` | per-thread scratch memory, `Lane` (one agent in a step), actions |
+//! | `observe.rs` | observations |
+//! | `step.rs` | one environment's step: mode, goals, rewards, outcome |
+//! | `soft.rs` | the soft step (3) |
+//! | `strict.rs` | the strict step (2) |
+
+mod lanes;
+mod maps;
+mod observe;
+mod soft;
+mod step;
+mod strict;
+
+use rayon::prelude::*;
+
+use crate::engine::hash::{env_seed, pool_pick};
+use crate::engine::layout::{obs_stride, unpack_dims, unpack_rc, EnvConfig, AGENT_ACTIVE, POS_MASK};
+use crate::engine::pool::{EngineError, InstancePool};
+use crate::engine::{checks, BufferSizes, Engine, EnvState, RawState, StepBuffersMut};
+
+use lanes::SCRATCH;
+pub(crate) use maps::HoleMaps;
+pub use maps::MAX_OBS_RADIUS;
+use observe::observe_env;
+use step::step_env;
+
+/// Environments handled by one rayon task.
+const ENVS_PER_TASK: usize = 64;
+
+/// Where a step's actions come from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Actions<'a> {
+    /// Caller actions, `K` codes 0..=4 per environment (padding slots are ignored).
+    Given(&'a [u8]),
+    /// [`random_action`] of (seed + env, episode, step, agent): benchmarks and tests only
+    /// (feature `testing`).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    Random,
+}
+
+/// Shared read-only context of a step.
+#[derive(Clone, Copy)]
+pub(crate) struct Ctx<'a> {
+    pub pool: &'a InstancePool,
+    pub cfg: &'a EnvConfig,
+    /// The seed of the last reset.
+    pub seed: u64,
+    pub k_max: usize,
+    pub stride: usize,
+    pub maps: &'a HoleMaps,
+    /// The reward of every event byte.
+    pub lut: &'a [f32; 256],
+}
+
+pub(crate) fn reset_env(ctx: Ctx<'_>, env: &mut [u32; 4], agents: &mut [u32], pool_index: u32, episode: u32) {
+    let p = pool_index as usize;
+    let dims = ctx.pool.dims[p];
+    let k = unpack_dims(dims).2 as usize;
+    *env = [dims, 0, episode, pool_index];
+    for (a, slot) in agents.iter_mut().enumerate() {
+        *slot = if a < k { ctx.maps.starts[p * ctx.k_max + a] | AGENT_ACTIVE } else { 0 };
+    }
+}
+
+/// The CPU batch of environments, the reference [`Engine`].
+#[derive(Debug)]
+pub struct CpuEngine {
+    pub(crate) cfg: EnvConfig,
+    pub(crate) pool: std::sync::Arc<InstancePool>,
+    /// Agent words hold padded cells here (see the module docs), not packed rows and columns.
+    pub(crate) state: RawState,
+    sizes: BufferSizes,
+    /// The seed of the last reset; `None` before the first.
+    seed: Option<u64>,
+    maps: HoleMaps,
+    lut: Box<[f32; 256]>,
+}
+
+impl CpuEngine {
+    /// A batch playing instances from `pool`.
+    ///
+    /// # Errors
+    /// A configuration [`EnvConfig::validate`] refuses, or a pool whose padded maps are too large
+    /// for the observation radius.
+    pub fn new(cfg: EnvConfig, pool: std::sync::Arc<InstancePool>) -> Result<Self, EngineError> {
+        cfg.validate()?;
+        let k = pool.max_agents;
+        let state = RawState { env: vec![[0; 4]; cfg.num_envs], agents: vec![0; cfg.num_envs * k] };
+        let maps = HoleMaps::new(&pool, cfg.obs_radius)?;
+        let lut = Box::new(std::array::from_fn(|ev| cfg.rewards.reward(ev as u32)));
+        let sizes = BufferSizes::new(&cfg, &pool);
+        Ok(Self { cfg, pool, state, sizes, seed: None, maps, lut })
+    }
+
+    /// The number of agents of every environment's current instance, summed (no copy of the
+    /// state).
+    #[must_use]
+    pub fn agents_in_play(&self) -> u64 {
+        self.state.env.iter().map(|e| u64::from(unpack_dims(e[0]).2)).sum()
+    }
+
+    /// The state with agents' positions as packed rows and columns (as the GPU keeps them).
+    fn packed_state(&self) -> RawState {
+        let k = self.pool.max_agents;
+        let mut agents = self.state.agents.clone();
+        for (env, agents) in self.state.env.iter().zip(agents.chunks_mut(k.max(1))) {
+            let maps = self.maps.instance(env[3] as usize);
+            for ag in &mut agents[..unpack_dims(env[0]).2 as usize] {
+                *ag = maps.rc((*ag & POS_MASK) as usize) | (*ag & AGENT_ACTIVE);
+            }
+        }
+        RawState { env: self.state.env.clone(), agents }
+    }
+
+    fn split(&mut self) -> (Ctx<'_>, &mut RawState) {
+        let ctx = Ctx {
+            pool: &self.pool,
+            cfg: &self.cfg,
+            seed: self.seed.unwrap_or(0),
+            k_max: self.pool.max_agents,
+            stride: obs_stride(self.cfg.obs_radius),
+            maps: &self.maps,
+            lut: &self.lut,
+        };
+        (ctx, &mut self.state)
+    }
+
+    /// One step of every environment with random actions: [`random_action`] of
+    /// (seed + env, episode, step, agent), the same on both backends. For benchmarks and tests.
+    ///
+    /// # Errors
+    /// As [`Engine::step`], but for the actions.
+    #[cfg(feature = "testing")]
+    pub fn step_random(&mut self, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        if self.seed.is_none() {
+            return Err(EngineError::NotReset("step_random"));
+        }
+        out.check(&self.sizes)?;
+        self.run_step(Actions::Random, out);
+        Ok(())
+    }
+
+    fn run_step(&mut self, actions: Actions<'_>, out: StepBuffersMut<'_>) {
+        let (ctx, state) = self.split();
+        let (k, stride) = (ctx.k_max, ctx.stride);
+        let len = ctx.pool.len() as u32;
+        let per = ENVS_PER_TASK;
+        state
+            .env
+            .par_chunks_mut(per)
+            .zip(state.agents.par_chunks_mut(per * k))
+            .zip(out.obs.par_chunks_mut(per * k * stride))
+            .zip(out.final_obs.par_chunks_mut(per * k * stride))
+            .zip(out.rewards.par_chunks_mut(per * k))
+            .zip(out.events.par_chunks_mut(per * k))
+            .zip(out.terminated.par_chunks_mut(per))
+            .zip(out.truncated.par_chunks_mut(per))
+            .zip(out.info.par_chunks_mut(per))
+            .enumerate()
+            .for_each(|(chunk, ((((((((envs, agents), obs), fin), rew), ev), term), trunc), info))| {
+                SCRATCH.with_borrow_mut(|sc| {
+                    for (i, env) in envs.iter_mut().enumerate() {
+                        let e = (chunk * per + i) as u32;
+                        let ag = &mut agents[i * k..(i + 1) * k];
+                        let acts = match actions {
+                            Actions::Given(a) => Actions::Given(&a[e as usize * k..(e as usize + 1) * k]),
+                            Actions::Random => Actions::Random,
+                        };
+                        let (done_t, done_u) = step_env(
+                            ctx,
+                            e,
+                            env,
+                            ag,
+                            acts,
+                            &mut rew[i * k..(i + 1) * k],
+                            &mut ev[i * k..(i + 1) * k],
+                            &mut info[i],
+                            sc,
+                        );
+                        term[i] = u8::from(done_t);
+                        trunc[i] = u8::from(done_u);
+                        let o = i * k * stride..(i + 1) * k * stride;
+                        if done_t || done_u {
+                            observe_env(ctx, env, ag, &mut fin[o.clone()], &mut sc.bits, true);
+                            let episode = env[2] + 1;
+                            reset_env(ctx, env, ag, pool_pick(env_seed(ctx.seed, e), episode, len), episode);
+                        }
+                        observe_env(ctx, env, ag, &mut obs[o], &mut sc.bits, !(done_t || done_u));
+                    }
+                });
+            });
+    }
+}
+
+impl Engine for CpuEngine {
+    fn backend(&self) -> String {
+        "cpu".into()
+    }
+
+    fn config(&self) -> &EnvConfig {
+        &self.cfg
+    }
+
+    fn pool(&self) -> &std::sync::Arc<InstancePool> {
+        &self.pool
+    }
+
+    fn sizes(&self) -> BufferSizes {
+        self.sizes
+    }
+
+    fn reset(&mut self, seed: u64, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        checks::reset(&self.sizes, &out)?;
+        self.seed = Some(seed);
+        let (ctx, state) = self.split();
+        let k = ctx.k_max;
+        let len = ctx.pool.len() as u32;
+        state
+            .env
+            .par_chunks_mut(ENVS_PER_TASK)
+            .zip(state.agents.par_chunks_mut(ENVS_PER_TASK * k))
+            .zip(out.obs.par_chunks_mut(ENVS_PER_TASK * k * ctx.stride))
+            .enumerate()
+            .for_each(|(chunk, ((envs, agents), obs))| {
+                SCRATCH.with_borrow_mut(|sc| {
+                    for (i, env) in envs.iter_mut().enumerate() {
+                        let e = (chunk * ENVS_PER_TASK + i) as u32;
+                        let ag = &mut agents[i * k..(i + 1) * k];
+                        reset_env(ctx, env, ag, pool_pick(env_seed(seed, e), 0, len), 0);
+                        observe_env(
+                            ctx,
+                            env,
+                            ag,
+                            &mut obs[i * k * ctx.stride..(i + 1) * k * ctx.stride],
+                            &mut sc.bits,
+                            false,
+                        );
+                    }
+                });
+            });
+        Ok(())
+    }
+
+    fn reset_to(&mut self, env: usize, instance: usize, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        checks::reset_to(&self.sizes, self.seed.is_some(), self.pool.len(), env, instance, &out)?;
+        let (ctx, state) = self.split();
+        let k = ctx.k_max;
+        let episode = state.env[env][2];
+        let ag = &mut state.agents[env * k..(env + 1) * k];
+        reset_env(ctx, &mut state.env[env], ag, instance as u32, episode);
+        SCRATCH.with_borrow_mut(|sc| {
+            observe_env(
+                ctx,
+                &state.env[env],
+                ag,
+                &mut out.obs[env * k * ctx.stride..(env + 1) * k * ctx.stride],
+                &mut sc.bits,
+                false,
+            );
+        });
+        Ok(())
+    }
+
+    fn step(&mut self, actions: &[u8], out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        checks::step(&self.sizes, self.seed.is_some(), actions, &out)?;
+        self.run_step(Actions::Given(actions), out);
+        Ok(())
+    }
+
+    fn state(&self) -> Result<EnvState, EngineError> {
+        Ok(self.packed_state().typed())
+    }
+
+    fn global_state(&self, out: &mut [u8]) -> Result<(), EngineError> {
+        checks::global_state(&self.sizes, out)?;
+        global_state(&self.pool, &self.packed_state(), out);
+        Ok(())
+    }
+}
+
+/// See [`Engine::global_state`]; shared with the GPU backend (over its read-back state, packed
+/// positions). `out` has been checked.
+pub(crate) fn global_state(pool: &InstancePool, state: &RawState, out: &mut [u8]) {
+    let s = pool.max_side() as usize;
+    let k_max = pool.max_agents;
+    let per_env = 3 * s * s;
+    out.par_chunks_mut(per_env).enumerate().for_each(|(e, o)| {
+        let env = state.env[e];
+        let (w, h, k) = unpack_dims(env[0]);
+        let p = env[3] as usize;
+        for r in 0..s {
+            for c in 0..s {
+                o[r * s + c] = if r >= h as usize || c >= w as usize {
+                    2
+                } else {
+                    u8::from(pool.is_hole(p, r as u32 * w + c as u32))
+                };
+                o[s * s + r * s + c] = 0;
+                o[2 * s * s + r * s + c] = 0;
+            }
+        }
+        for a in 0..k as usize {
+            let ag = state.agents[e * k_max + a];
+            let id = (a + 1).min(255) as u8;
+            let (gr, gc) = unpack_rc(pool.goals[p * k_max + a]);
+            o[2 * s * s + gr as usize * s + gc as usize] = id;
+            if ag & AGENT_ACTIVE != 0 {
+                let (r, c) = unpack_rc(ag & POS_MASK);
+                o[s * s + r as usize * s + c as usize] = id;
+            }
+        }
+    });
+}
