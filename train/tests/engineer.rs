@@ -113,3 +113,65 @@ fn the_rules_engineer_designs_rounds_from_the_context_the_trainer_writes() {
         assert!(answer.rationale.contains("easier"), "{}", answer.rationale);
     }
 }
+
+/// An engineer that always asks for half the round replayed.
+struct ReplayHungry;
+
+impl floe_plugin_api::EnvEngineer for ReplayHungry {
+    fn design(
+        &mut self,
+        _context: &str,
+    ) -> Result<floe_plugin_api::EngineerReply, floe_plugin_api::PluginError> {
+        let mut config = RoundConfig::round0_default();
+        config.agents = vec![2];
+        config.replay_fraction = 0.5;
+        Ok(floe_plugin_api::EngineerReply {
+            config,
+            rationale: "replay what failed".into(),
+            raw: Vec::new(),
+            notes: Vec::new(),
+        })
+    }
+}
+
+/// Beside a curriculum that does not replay (difficulty scaling), an engineer's replay is
+/// clamped to 0 with the reason logged, and the run goes on (it used to stop at the round).
+#[test]
+fn replay_is_not_offered_when_the_curriculum_cannot_replay() {
+    let mut cfg = common::tiny(4);
+    cfg.validation =
+        ValidationConfig { sizes: vec![3, 4], agents: vec![2], per_cell: 2, ..Default::default() };
+    cfg.warm_start.data.agents = vec![2];
+    cfg.rounds.rounds = 2;
+    cfg.rounds.epochs = 1;
+    cfg.rounds.samples = 8;
+    cfg.rounds.design_limits = DesignLimits {
+        min_size: 3,
+        max_size: 5,
+        agents: vec![2],
+        max_replay_fraction: 0.5,
+        ..DesignLimits::default()
+    };
+    let curriculum = PluginSpec {
+        name: "difficulty-scaling".into(),
+        params: serde_json::json!({"start_sizes": [3, 4], "agents": [2], "max_size": 5}),
+        library: None,
+    };
+    cfg.rounds.curriculum = Some(curriculum.clone());
+    // The run is handed the engineer below; the configuration names it.
+    cfg.rounds.engineer = Some(PluginSpec::builtin("replay-hungry"));
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = floe_train::Plugins {
+        reward: floe_plugin_host::registry::plan_reward(&cfg.rounds.reward).unwrap(),
+        curriculum: Some(floe_plugin_host::registry::curriculum(&curriculum).unwrap()),
+        engineer: Some(Box::new(ReplayHungry)),
+    };
+    let state = run(&cfg, &common::opts(dir.path()), plugins).unwrap();
+    assert_eq!(state.rounds_done, 2);
+    assert_eq!(state.designs[1].source, Source::Engineer);
+    assert_eq!(state.history.rounds[1].config.replay_fraction, 0.0);
+    let log = std::fs::read_to_string(dir.path().join("engineer/round-1/log.txt")).unwrap();
+    assert!(log.contains("replay_fraction 0.5"), "{log}");
+    let context = std::fs::read_to_string(dir.path().join("engineer/round-1/context.md")).unwrap();
+    assert_eq!(DesignLimits::from_context(&context).unwrap().max_replay_fraction, 0.0);
+}

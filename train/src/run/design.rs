@@ -9,7 +9,9 @@
 //!   why), and applies it. If the engineer gives no usable configuration (its error after its
 //!   own retries, or one that stays invalid), the previous round's configuration stands and the
 //!   round's log says why. A curriculum alongside it gives round 0 and chooses the instances to
-//!   replay; without a curriculum nothing can replay, so `max_replay_fraction` is taken as 0.
+//!   replay; without a curriculum that replays (no curriculum, or one whose `sample_replay` is
+//!   unsupported, such as difficulty scaling) nothing can replay, so `max_replay_fraction` is
+//!   taken as 0: the context and the grammar offer no replay, and a reply's is clamped to 0.
 //! - **Later rounds, with a curriculum alone**: its `next_config` on the history.
 //!
 //! With an engineer, `engineer/round-<r>/` in the run folder receives `context.md` (what it
@@ -21,7 +23,9 @@
 use std::path::{Path, PathBuf};
 
 use floe_plugin_api::design::{ContextInput, DesignLimits};
-use floe_plugin_api::{Curriculum, EnvEngineer, History, ReplayRecord, ReplayRequest, RoundConfig};
+use floe_plugin_api::{
+    Curriculum, EnvEngineer, History, PluginError, ReplayRecord, ReplayRequest, RoundConfig,
+};
 use serde::{Deserialize, Serialize};
 
 use super::{Run, RunState};
@@ -71,14 +75,21 @@ pub(crate) struct Designer {
     round0_given: bool,
 }
 
+/// Whether a curriculum chooses instances to replay: asked for none from an empty pool, one that
+/// does not replay answers [`PluginError::Unsupported`] (the trait's default).
+fn can_replay(c: &mut dyn Curriculum) -> bool {
+    let none = ReplayRequest { round: 0, count: 0, seed: 0 };
+    !matches!(c.sample_replay(&[], &none), Err(PluginError::Unsupported(_)))
+}
+
 impl Designer {
     pub(crate) fn new(
         cfg: &TrainConfig,
-        curriculum: Option<Box<dyn Curriculum>>,
+        mut curriculum: Option<Box<dyn Curriculum>>,
         engineer: Option<Box<dyn EnvEngineer>>,
     ) -> Self {
         let mut limits = cfg.rounds.design_limits.clone();
-        if curriculum.is_none() {
+        if !curriculum.as_mut().is_some_and(|c| can_replay(c.as_mut())) {
             limits.max_replay_fraction = 0.0;
         }
         Designer { curriculum, engineer, limits, round0_given: cfg.rounds.round0.is_some() }
