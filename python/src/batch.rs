@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use floe_core::text::{parse_answer, verify_answer};
+use floe_core::engine::VerifyOut;
+use floe_core::text::verify_answer_with_credit;
 use floe_plugin_api::traits::check_rewards;
 use floe_plugin_api::{PluginSpec, RewardFn, VerdictRecord};
 use floe_plugin_host::registry;
@@ -98,11 +99,9 @@ fn records(sources: &[Source<'_>], answers: &[String]) -> Result<Vec<VerdictReco
         .into_par_iter()
         .map(|n| {
             let (inst, text) = (insts.get(n), &answers[n]);
-            let verdict = verify_answer(inst, text, floe_core::solver::optimum(inst));
-            match parse_answer(text, inst) {
-                Ok(plan) => VerdictRecord::from_plan(inst, &plan, &verdict),
-                Err(_) => VerdictRecord::from_verdict(&verdict, inst.num_agents() as u32),
-            }
+            // One run of the verification kernel gives the verdict and the partial credit.
+            let (verdict, credit) = verify_answer_with_credit(inst, text, floe_core::solver::optimum(inst));
+            VerdictRecord::from_results(&VerifyOut::from_verdict(&verdict), &credit, inst.num_agents() as u32)
         })
         .collect())
 }
