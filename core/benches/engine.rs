@@ -6,11 +6,10 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use floe_core::engine::{
-    verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool, PlanBatch,
-    StepBuffers, VerifyOut,
+    verification_workload, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule,
+    InstancePool, StepBuffers, VerifyOut,
 };
-use floe_core::generator::{generate, random_instances, GeneratorConfig};
-use floe_core::Plan;
+use floe_core::generator::{random_instances, GeneratorConfig};
 
 fn small() -> bool {
     std::env::var("FLOE_BENCH_SMALL").as_deref() == Ok("1")
@@ -43,24 +42,7 @@ fn stepping(c: &mut Criterion) {
 
 fn verification(c: &mut Criterion) {
     let plans = if small() { 1_000 } else { 100_000 };
-    let insts = generate(&GeneratorConfig::square(8, 3, 0.1, 0.5, 32, 1)).expect("generates");
-    let pool = InstancePool::new(&insts, false).expect("pool");
-    let mut batch = PlanBatch::new(3, 16);
-    for n in 0..plans {
-        let i = n % insts.len();
-        let Ok(Plan::Moves(mut plan)) =
-            Plan::from_move_strings(&insts[i].optimal.as_ref().expect("solved").moves)
-        else {
-            unreachable!("move strings")
-        };
-        if n % 4 == 3 {
-            plan[n % 3].reverse();
-        }
-        for m in &mut plan {
-            m.truncate(16);
-        }
-        batch.push(i as u32, &plan).expect("fits");
-    }
+    let (pool, batch) = verification_workload(plans);
     let mut out = vec![VerifyOut::default(); plans];
     let mut group = c.benchmark_group("verify");
     group.throughput(Throughput::Elements(plans as u64));

@@ -63,6 +63,8 @@ pub use layout::{
     RewardWeights, VerifyOut, NONE,
 };
 pub use pool::{EngineError, InstancePool};
+#[cfg(feature = "testing")]
+pub use verify_batch::verification_workload;
 pub use verify_batch::{verify_batch_cpu, verify_batch_cpu_with_credit, PlanBatch};
 
 /// A batch of environments: what every backend implements.

@@ -327,6 +327,37 @@ pub fn verify_batch_cpu_with_credit(
     Ok(())
 }
 
+/// The benches' verification workload (`benches/engine.rs`, `examples/workload.rs`): `plans`
+/// plans over 32 solved 3-agent 8×8 instances, their optimal plans cut to 16 steps, every fourth
+/// with one agent's moves reversed (mostly invalid).
+///
+/// # Panics
+/// Never for these settings (the generator and the pool accept them).
+#[cfg(feature = "testing")]
+#[must_use]
+pub fn verification_workload(plans: usize) -> (InstancePool, super::PlanBatch) {
+    use crate::generator::{generate, GeneratorConfig};
+    let insts = generate(&GeneratorConfig::square(8, 3, 0.1, 0.5, 32, 1)).expect("generates");
+    let pool = InstancePool::new(&insts, false).expect("pool");
+    let mut batch = super::PlanBatch::new(3, 16);
+    for n in 0..plans {
+        let i = n % insts.len();
+        let Ok(crate::Plan::Moves(mut plan)) =
+            crate::Plan::from_move_strings(&insts[i].optimal.as_ref().expect("solved").moves)
+        else {
+            unreachable!("move strings")
+        };
+        if n % 4 == 3 {
+            plan[n % 3].reverse();
+        }
+        for m in &mut plan {
+            m.truncate(16);
+        }
+        batch.push(i as u32, &plan).expect("fits");
+    }
+    (pool, batch)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
