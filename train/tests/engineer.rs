@@ -11,23 +11,28 @@ use floe_train::config::ValidationConfig;
 use floe_train::run;
 use floe_train::run::design::Source;
 
-#[test]
-fn the_embedded_model_designs_two_rounds_and_every_exchange_is_kept() {
-    let mut cfg = common::tiny(5);
-    cfg.validation =
-        ValidationConfig { sizes: vec![3, 4], agents: vec![2], per_cell: 4, ..Default::default() };
+/// A tiny 2-agent run of `rounds` rounds whose validation and design limits keep to sizes 3–5.
+fn two_agent_run(seed: u64, rounds: u32, per_cell: usize) -> floe_train::TrainConfig {
+    let mut cfg = common::tiny(seed);
+    cfg.validation = ValidationConfig { sizes: vec![3, 4], agents: vec![2], per_cell, ..Default::default() };
     cfg.warm_start.data.agents = vec![2];
-    cfg.rounds.rounds = 3;
+    cfg.rounds.rounds = rounds;
     cfg.rounds.epochs = 1;
     cfg.rounds.samples = 8;
+    cfg.rounds.design_limits =
+        DesignLimits { min_size: 3, max_size: 5, agents: vec![2], max_sizes: 3, ..DesignLimits::default() };
+    cfg
+}
+
+#[test]
+fn the_embedded_model_designs_two_rounds_and_every_exchange_is_kept() {
+    let mut cfg = two_agent_run(5, 3, 4);
     cfg.rounds.curriculum = None;
     cfg.rounds.engineer = Some(PluginSpec {
         name: "embedded".into(),
         params: serde_json::json!({"seed": 7, "max_tokens": 200}),
         library: None,
     });
-    cfg.rounds.design_limits =
-        DesignLimits { min_size: 3, max_size: 5, agents: vec![2], max_sizes: 3, ..DesignLimits::default() };
     let dir = tempfile::tempdir().unwrap();
     let state = run(&cfg, &common::opts(dir.path()), common::plugins(&cfg)).unwrap();
     assert_eq!(state.rounds_done, 3);
@@ -81,19 +86,11 @@ fn the_embedded_model_designs_two_rounds_and_every_exchange_is_kept() {
 /// is its answer to the context the trainer wrote, and that answer is what the round trained on.
 #[test]
 fn the_rules_engineer_designs_rounds_from_the_context_the_trainer_writes() {
-    let mut cfg = common::tiny(3);
-    cfg.validation =
-        ValidationConfig { sizes: vec![3, 4], agents: vec![2], per_cell: 4, ..Default::default() };
-    cfg.warm_start.data.agents = vec![2];
-    cfg.rounds.rounds = 3;
-    cfg.rounds.epochs = 1;
-    cfg.rounds.samples = 8;
+    let mut cfg = two_agent_run(3, 3, 4);
     cfg.rounds.curriculum = None;
     cfg.rounds.engineer = Some(PluginSpec::builtin("rules"));
     // It reads the history as JSON, which the trainer appends to the context when asked.
     cfg.rounds.context.history_json = true;
-    cfg.rounds.design_limits =
-        DesignLimits { min_size: 3, max_size: 5, agents: vec![2], max_sizes: 3, ..DesignLimits::default() };
     let dir = tempfile::tempdir().unwrap();
     let state = run(&cfg, &common::opts(dir.path()), common::plugins(&cfg)).unwrap();
     assert_eq!(state.rounds_done, 3);
@@ -138,20 +135,8 @@ impl floe_plugin_api::EnvEngineer for ReplayHungry {
 /// clamped to 0 with the reason logged, and the run goes on (it used to stop at the round).
 #[test]
 fn replay_is_not_offered_when_the_curriculum_cannot_replay() {
-    let mut cfg = common::tiny(4);
-    cfg.validation =
-        ValidationConfig { sizes: vec![3, 4], agents: vec![2], per_cell: 2, ..Default::default() };
-    cfg.warm_start.data.agents = vec![2];
-    cfg.rounds.rounds = 2;
-    cfg.rounds.epochs = 1;
-    cfg.rounds.samples = 8;
-    cfg.rounds.design_limits = DesignLimits {
-        min_size: 3,
-        max_size: 5,
-        agents: vec![2],
-        max_replay_fraction: 0.5,
-        ..DesignLimits::default()
-    };
+    let mut cfg = two_agent_run(4, 2, 2);
+    cfg.rounds.design_limits.max_replay_fraction = 0.5;
     let curriculum = PluginSpec {
         name: "difficulty-scaling".into(),
         params: serde_json::json!({"start_sizes": [3, 4], "agents": [2], "max_size": 5}),
