@@ -164,10 +164,46 @@ fn batched_verification_is_identical_on_both_backends() {
     .expect("the same shape");
     let (mut a, mut b) = (vec![VerifyOut::default(); batch.len()], vec![VerifyOut::default(); batch.len()]);
     verify_batch_cpu(&pool, &batch, &mut a).expect("cpu");
-    GpuVerifier::new(ctx, Arc::clone(&pool)).expect("gpu").verify(&batch, &mut b).expect("gpu");
+    let verifier = GpuVerifier::new(ctx, Arc::clone(&pool)).expect("gpu");
+    verifier.verify(&batch, &mut b).expect("gpu");
     assert_eq!(a, b);
     let kinds: std::collections::BTreeSet<u32> = a.iter().map(|o| o.kind).collect();
     assert!(kinds.len() >= 6, "{kinds:?}");
+    // One verifier keeps its buffers between calls: smaller batches after the large one, a
+    // larger one after those (the buffers grow), and an empty one, each the CPU's answer.
+    for len in [1usize, 37, 0, batch.len(), 3] {
+        let part = PlanBatch::from_arrays(
+            batch.max_agents(),
+            20,
+            batch.instances()[..len].to_vec(),
+            batch.agent_counts()[..len].to_vec(),
+            batch.moves()[..len * batch.max_agents() * 20].to_vec(),
+        )
+        .expect("a prefix of the batch");
+        let (mut a, mut b) = (vec![VerifyOut::default(); len], vec![VerifyOut::default(); len]);
+        verify_batch_cpu(&pool, &part, &mut a).expect("cpu");
+        verifier.verify(&part, &mut b).expect("gpu");
+        assert_eq!(a, b, "{len} plans");
+    }
+    // Grown past the first batch: twice the batch, in a fresh order.
+    let twice = PlanBatch::from_arrays(
+        batch.max_agents(),
+        20,
+        batch.instances().iter().chain(batch.instances().iter().rev()).copied().collect(),
+        batch.agent_counts().iter().chain(batch.agent_counts().iter().rev()).copied().collect(),
+        batch
+            .moves()
+            .chunks(batch.max_agents() * 20)
+            .chain(batch.moves().chunks(batch.max_agents() * 20).rev())
+            .flatten()
+            .copied()
+            .collect(),
+    )
+    .expect("the same shape");
+    let (mut a, mut b) = (vec![VerifyOut::default(); twice.len()], vec![VerifyOut::default(); twice.len()]);
+    verify_batch_cpu(&pool, &twice, &mut a).expect("cpu");
+    verifier.verify(&twice, &mut b).expect("gpu");
+    assert_eq!(a, b);
 }
 
 /// Every misuse of the [`Engine`] interface, and the error each backend gives for it: the same

@@ -116,31 +116,42 @@ impl GpuContext {
 
     /// Reads buffers back: copies each into its staging buffer, maps them all, returns the bytes.
     fn read(&self, pairs: &[(&wgpu::Buffer, &wgpu::Buffer)]) -> Result<Vec<Vec<u8>>, EngineError> {
+        let whole: Vec<_> = pairs.iter().map(|&(src, staging)| (src, staging, src.size())).collect();
+        self.read_prefix(&whole)
+    }
+
+    /// Reads the first `len` bytes of buffers back (a multiple of 4, at most each buffer's size),
+    /// through their staging buffers.
+    fn read_prefix(
+        &self,
+        parts: &[(&wgpu::Buffer, &wgpu::Buffer, u64)],
+    ) -> Result<Vec<Vec<u8>>, EngineError> {
         let mut enc = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("floe read-back") });
-        for (src, staging) in pairs {
-            enc.copy_buffer_to_buffer(src, 0, staging, 0, src.size());
+        for &(src, staging, len) in parts {
+            enc.copy_buffer_to_buffer(src, 0, staging, 0, len);
         }
         self.queue.submit([enc.finish()]);
         let (tx, rx) = mpsc::channel();
-        for (i, (_, staging)) in pairs.iter().enumerate() {
+        for (i, &(_, staging, len)) in parts.iter().enumerate() {
             let tx = tx.clone();
-            staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            staging.map_async(wgpu::MapMode::Read, ..len, move |r| {
                 let _ = tx.send((i, r));
             });
         }
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| EngineError::Gpu(format!("waiting for the device: {e}")))?;
-        for _ in pairs {
+        for _ in parts {
             let (i, r) = rx.recv().map_err(|e| EngineError::Gpu(format!("read-back lost: {e}")))?;
             r.map_err(|e| EngineError::Gpu(format!("mapping buffer {i}: {e}")))?;
         }
-        let mut out = Vec::with_capacity(pairs.len());
-        for (_, staging) in pairs {
-            let view =
-                staging.get_mapped_range(..).map_err(|e| EngineError::Gpu(format!("mapped range: {e}")))?;
+        let mut out = Vec::with_capacity(parts.len());
+        for &(_, staging, len) in parts {
+            let view = staging
+                .get_mapped_range(..len)
+                .map_err(|e| EngineError::Gpu(format!("mapped range: {e}")))?;
             out.push(view.to_vec());
             drop(view);
             staging.unmap();
@@ -529,6 +540,53 @@ pub struct GpuVerifier {
     pool_buf: wgpu::Buffer,
     params: Params,
     pipeline: wgpu::ComputePipeline,
+    /// The batch's buffers and bind group, kept between calls and grown (to a power of two)
+    /// only when a batch does not fit.
+    scratch: std::sync::Mutex<Option<VerifyScratch>>,
+}
+
+/// A verifier's device buffers for one batch size (bytes).
+struct VerifyScratch {
+    plan_bytes: u64,
+    result_bytes: u64,
+    params: wgpu::Buffer,
+    plans: wgpu::Buffer,
+    results: wgpu::Buffer,
+    staging: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+}
+
+impl VerifyScratch {
+    fn new(v: &GpuVerifier, plan_bytes: u64, result_bytes: u64) -> Self {
+        let ctx = &v.ctx;
+        let buffer = |label: &str, size: u64, usage: wgpu::BufferUsages| {
+            ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let params = buffer(
+            "floe verify params",
+            std::mem::size_of::<Params>() as u64,
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        );
+        let plans =
+            buffer("floe plans", plan_bytes, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST);
+        let results = buffer(
+            "floe verify results",
+            result_bytes,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        );
+        let staging = ctx.staging("floe verify staging", result_bytes);
+        let bind_group = ctx.bind_group(
+            "floe verify bindings",
+            &v.pipeline,
+            &[(0, &params), (1, &v.pool_buf), (2, &plans), (3, &results)],
+        );
+        VerifyScratch { plan_bytes, result_bytes, params, plans, results, staging, bind_group }
+    }
 }
 
 impl std::fmt::Debug for GpuVerifier {
@@ -546,7 +604,14 @@ impl GpuVerifier {
         let pool_buf =
             ctx.storage("floe verify pool", bytemuck::cast_slice(&words), wgpu::BufferUsages::empty());
         let pipeline = ctx.pipeline("floe verify", wgsl::source(wgsl::VERIFY, pool.max_agents, 1), "verify");
-        Ok(Self { params: base_params(&pool, offsets), ctx, pool, pool_buf, pipeline })
+        Ok(Self {
+            params: base_params(&pool, offsets),
+            ctx,
+            pool,
+            pool_buf,
+            pipeline,
+            scratch: std::sync::Mutex::new(None),
+        })
     }
 
     /// Verifies every plan of the batch (as [`super::verify_batch_cpu`]).
@@ -578,20 +643,22 @@ impl GpuVerifier {
             off_moves: (2 * n) as u32,
             ..self.params
         };
+        if n == 0 {
+            return Ok(());
+        }
         let ctx = &self.ctx;
-        let params_buf = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("floe verify params"),
-            contents: bytemuck::bytes_of(&params),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let plans = ctx.storage("floe plans", bytemuck::cast_slice(&words), wgpu::BufferUsages::empty());
-        let results = ctx.storage("floe verify results", &vec![0u8; n * 32], wgpu::BufferUsages::COPY_SRC);
-        let staging = ctx.staging("floe verify staging", results.size());
-        let bg = ctx.bind_group(
-            "floe verify bindings",
-            &self.pipeline,
-            &[(0, &params_buf), (1, &self.pool_buf), (2, &plans), (3, &results)],
-        );
+        let plan_bytes = (words.len() * 4) as u64;
+        let result_bytes = (n * std::mem::size_of::<VerifyOut>()) as u64;
+        let mut guard =
+            self.scratch.lock().map_err(|_| EngineError::Gpu("an earlier verification panicked".into()))?;
+        if guard.as_ref().is_none_or(|s| s.plan_bytes < plan_bytes || s.result_bytes < result_bytes) {
+            let have = guard.as_ref().map_or((0, 0), |s| (s.plan_bytes, s.result_bytes));
+            let grow = |need: u64, had: u64| need.max(had).next_power_of_two().max(4);
+            *guard = Some(VerifyScratch::new(self, grow(plan_bytes, have.0), grow(result_bytes, have.1)));
+        }
+        let scratch = guard.as_ref().expect("made above");
+        ctx.queue.write_buffer(&scratch.params, 0, bytemuck::bytes_of(&params));
+        ctx.queue.write_buffer(&scratch.plans, 0, bytemuck::cast_slice(&words));
         let mut enc =
             ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("floe verify") });
         {
@@ -600,11 +667,11 @@ impl GpuVerifier {
                 timestamp_writes: None,
             });
             pass.set_pipeline(&self.pipeline);
-            pass.set_bind_group(0, &bg, &[]);
+            pass.set_bind_group(0, &scratch.bind_group, &[]);
             GpuContext::dispatch(&mut pass, n);
         }
         ctx.queue.submit([enc.finish()]);
-        let bytes = ctx.read(&[(&results, &staging)])?;
+        let bytes = ctx.read_prefix(&[(&scratch.results, &scratch.staging, result_bytes)])?;
         out.copy_from_slice(&bytemuck::pod_collect_to_vec::<u8, VerifyOut>(&bytes[0])[..n]);
         Ok(())
     }
