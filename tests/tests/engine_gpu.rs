@@ -89,9 +89,19 @@ fn stepping_is_identical_on_both_backends() {
             assert_same(&a, &b, &format!("{what}, step {t}"));
             ended += a.terminated.iter().chain(&a.truncated).filter(|&&x| x == 1).count();
             if t == 20 {
-                cpu.reset_to(3, 5, a.view()).expect("cpu reset_to");
-                gpu.reset_to(3, 5, b.view()).expect("gpu reset_to");
+                // An environment past its first episode: its episode counter must survive.
+                let envs = cpu.state().expect("state").envs;
+                let env = envs.iter().position(|e| e.episode > 0).expect("an episode has ended by step 20");
+                cpu.reset_to(env, 5, a.view()).expect("cpu reset_to");
+                gpu.reset_to(env, 5, b.view()).expect("gpu reset_to");
                 assert_eq!(a.obs, b.obs, "{what}: after reset_to");
+                let (c, g) = (cpu.state().expect("state"), gpu.state().expect("state"));
+                assert_eq!(c.envs, g.envs, "{what}: env state after reset_to");
+                assert_eq!(c.agents, g.agents, "{what}: agents after reset_to");
+                assert_eq!(
+                    (c.envs[env].episode, c.envs[env].step, c.envs[env].instance),
+                    (envs[env].episode, 0, 5)
+                );
             }
         }
         let (c, g) = (cpu.state().expect("state"), gpu.state().expect("state"));

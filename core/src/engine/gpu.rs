@@ -116,25 +116,25 @@ impl GpuContext {
 
     /// Reads buffers back: copies each into its staging buffer, maps them all, returns the bytes.
     fn read(&self, pairs: &[(&wgpu::Buffer, &wgpu::Buffer)]) -> Result<Vec<Vec<u8>>, EngineError> {
-        let whole: Vec<_> = pairs.iter().map(|&(src, staging)| (src, staging, src.size())).collect();
-        self.read_prefix(&whole)
+        let whole: Vec<_> = pairs.iter().map(|&(src, staging)| (src, 0, staging, src.size())).collect();
+        self.read_ranges(&whole)
     }
 
-    /// Reads the first `len` bytes of buffers back (a multiple of 4, at most each buffer's size),
+    /// Reads `len` bytes from `offset` of buffers back (both multiples of 4, within each buffer),
     /// through their staging buffers.
-    fn read_prefix(
+    fn read_ranges(
         &self,
-        parts: &[(&wgpu::Buffer, &wgpu::Buffer, u64)],
+        parts: &[(&wgpu::Buffer, u64, &wgpu::Buffer, u64)],
     ) -> Result<Vec<Vec<u8>>, EngineError> {
         let mut enc = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("floe read-back") });
-        for &(src, staging, len) in parts {
-            enc.copy_buffer_to_buffer(src, 0, staging, 0, len);
+        for &(src, offset, staging, len) in parts {
+            enc.copy_buffer_to_buffer(src, offset, staging, 0, len);
         }
         self.queue.submit([enc.finish()]);
         let (tx, rx) = mpsc::channel();
-        for (i, &(_, staging, len)) in parts.iter().enumerate() {
+        for (i, &(_, _, staging, len)) in parts.iter().enumerate() {
             let tx = tx.clone();
             staging.map_async(wgpu::MapMode::Read, ..len, move |r| {
                 let _ = tx.send((i, r));
@@ -148,7 +148,7 @@ impl GpuContext {
             r.map_err(|e| EngineError::Gpu(format!("mapping buffer {i}: {e}")))?;
         }
         let mut out = Vec::with_capacity(parts.len());
-        for &(_, staging, len) in parts {
+        for &(_, _, staging, len) in parts {
             let view = staging
                 .get_mapped_range(..len)
                 .map_err(|e| EngineError::Gpu(format!("mapped range: {e}")))?;
@@ -485,11 +485,12 @@ impl Engine for GpuEngine {
     fn reset_to(&mut self, env: usize, instance: usize, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
         checks::reset_to(&self.sizes, self.was_reset, self.pool.len(), env, instance, &out)?;
         let k = self.pool.max_agents;
-        let state = self.read_raw_state()?;
-        let episode = state.env[env][2];
         let dims = self.pool.dims[instance];
-        let words = [dims, 0, episode, instance as u32];
-        self.ctx.queue.write_buffer(&self.buf.env, (env * 16) as u64, bytemuck::cast_slice(&words));
+        // The environment's words are [dims, t, episode, instance]: its episode counter stays on
+        // the device (nothing is read back), the other three are written.
+        let base = (env * 16) as u64;
+        self.ctx.queue.write_buffer(&self.buf.env, base, bytemuck::cast_slice(&[dims, 0u32]));
+        self.ctx.queue.write_buffer(&self.buf.env, base + 12, bytemuck::bytes_of(&(instance as u32)));
         let agents: Vec<u32> = (0..k)
             .map(|a| {
                 if a < (dims >> 24) as usize {
@@ -502,9 +503,15 @@ impl Engine for GpuEngine {
         self.ctx.queue.write_buffer(&self.buf.agents, (env * k * 4) as u64, bytemuck::cast_slice(&agents));
         let n = self.cfg.num_envs * k;
         self.run("floe observe", &[(&self.observe, n)], 1);
-        let bufs = self.ctx.read(&[(&self.buf.obs, &self.staging[0])])?;
+        // Only this environment's observations come back (the stride is a multiple of 4 bytes).
         let part = env * k * self.sizes.obs_stride..(env + 1) * k * self.sizes.obs_stride;
-        out.obs[part.clone()].copy_from_slice(&bufs[0][part]);
+        let bufs = self.ctx.read_ranges(&[(
+            &self.buf.obs,
+            part.start as u64,
+            &self.staging[0],
+            part.len() as u64,
+        )])?;
+        out.obs[part].copy_from_slice(&bufs[0]);
         Ok(())
     }
 
@@ -671,7 +678,7 @@ impl GpuVerifier {
             GpuContext::dispatch(&mut pass, n);
         }
         ctx.queue.submit([enc.finish()]);
-        let bytes = ctx.read_prefix(&[(&scratch.results, &scratch.staging, result_bytes)])?;
+        let bytes = ctx.read_ranges(&[(&scratch.results, 0, &scratch.staging, result_bytes)])?;
         out.copy_from_slice(&bytemuck::pod_collect_to_vec::<u8, VerifyOut>(&bytes[0])[..n]);
         Ok(())
     }
