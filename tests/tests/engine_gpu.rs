@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use floe_core::engine::gpu::{GpuContext, GpuEngine, GpuVerifier};
 use floe_core::engine::{
-    verify_batch_cpu, CollisionMode, CpuEngine, Engine, EngineError, EnvConfig, HoleRule, InstancePool,
-    PlanBatch, StepBuffers, VerifyOut,
+    obs_stride, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EngineError, EnvConfig, HoleRule,
+    InstancePool, PlanBatch, StepBuffers, VerifyOut,
 };
 use floe_core::generator::{generate, random_instances, GeneratorConfig};
 use floe_core::rng::Rng;
@@ -255,4 +255,23 @@ fn the_same_misuse_gets_the_same_error_on_both_backends() {
     assert_eq!(errors.len(), 9);
     assert_eq!(errors, misuse(&mut gpu));
     assert!(errors[0].contains("NotReset"), "{errors:?}");
+}
+
+/// A batch larger than the adapter can bind is refused with an error that says so, when the
+/// engine is made (it used to be a wgpu validation panic at the first bind group).
+#[test]
+fn an_engine_too_large_for_the_adapter_is_refused() {
+    let Some(ctx) = context() else { return };
+    let pool = Arc::new(InstancePool::new(&mixed_instances(), false).expect("pool"));
+    // More than 4 GiB of observations: over any adapter's per-buffer binding limit.
+    let k = pool.max_agents();
+    let cfg = EnvConfig {
+        num_envs: (1usize << 32) / (k * obs_stride(5)) + 1,
+        obs_radius: 5,
+        ..EnvConfig::default()
+    };
+    match GpuEngine::new(ctx, cfg, pool) {
+        Err(e) => assert!(e.to_string().contains("binds at most"), "{e}"),
+        Ok(_) => panic!("an engine of more than 4 GiB of observations was made"),
+    }
 }

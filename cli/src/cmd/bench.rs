@@ -218,6 +218,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
                             "density": density,
                             "agents": k,
                             "envs": envs,
+                            "radius": a.radius,
                             "steps": steps,
                             "seconds": secs,
                             "agent_steps_per_sec": agent_steps as f64 / secs,

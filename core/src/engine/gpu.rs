@@ -196,6 +196,20 @@ fn base_params(pool: &InstancePool, offsets: [u32; 4]) -> Params {
     }
 }
 
+/// Refuses a storage buffer the device cannot bind (its `max_storage_buffer_binding_size` or
+/// `max_buffer_size`), naming it, instead of a wgpu validation panic when the bind group is made.
+fn check_binding(ctx: &GpuContext, what: &str, bytes: usize) -> Result<(), EngineError> {
+    let limits = ctx.device.limits();
+    let max = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
+    if bytes as u64 > max {
+        return Err(EngineError::Gpu(format!(
+            "{what} would take {bytes} bytes; this adapter binds at most {max} bytes per buffer: use fewer \
+             environments (or agents, or a smaller observation radius) per engine"
+        )));
+    }
+    Ok(())
+}
+
 fn check_pool(pool: &InstancePool) -> Result<(), EngineError> {
     if pool.max_agents > GPU_MAX_AGENTS {
         return Err(EngineError::Gpu(format!(
@@ -268,6 +282,9 @@ impl GpuEngine {
         let r = cfg.rewards;
         (params.w_reach, params.w_step, params.w_blocked) = (r.reach_goal, r.step, r.blocked);
         (params.w_off, params.w_hole, params.w_conflict) = (r.off_grid, r.hole, r.conflict);
+        check_binding(&ctx, "the observations", b * k * stride)?;
+        check_binding(&ctx, "the agents' words", b * k * 4)?;
+        check_binding(&ctx, "the instance pool", words.len() * 4)?;
         let rw = wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
         let zeros = |n: usize| vec![0u8; n];
         let buf = Buffers {
@@ -608,6 +625,7 @@ impl GpuVerifier {
     pub fn new(ctx: Arc<GpuContext>, pool: Arc<InstancePool>) -> Result<Self, EngineError> {
         check_pool(&pool)?;
         let (words, offsets) = pack_pool(&pool);
+        check_binding(&ctx, "the instance pool", words.len() * 4)?;
         let pool_buf =
             ctx.storage("floe verify pool", bytemuck::cast_slice(&words), wgpu::BufferUsages::empty());
         let pipeline = ctx.pipeline("floe verify", wgsl::source(wgsl::VERIFY, pool.max_agents, 1), "verify");
@@ -654,6 +672,8 @@ impl GpuVerifier {
             return Ok(());
         }
         let ctx = &self.ctx;
+        check_binding(ctx, "the batch's plans", words.len() * 4)?;
+        check_binding(ctx, "the batch's results", n * std::mem::size_of::<VerifyOut>())?;
         let plan_bytes = (words.len() * 4) as u64;
         let result_bytes = (n * std::mem::size_of::<VerifyOut>()) as u64;
         let mut guard =
