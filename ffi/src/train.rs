@@ -165,14 +165,9 @@ mod with_train {
 
     /// The plugins the configuration names, resolved by the registry as `floe train` does.
     fn plugins(cfg: &TrainConfig) -> Result<floe_train::Plugins, Error> {
-        use floe_plugin_host::registry;
         let r = &cfg.rounds;
-        let config = |e: floe_plugin_host::RegistryError| Error::new(status::CONFIG, e.to_string());
-        Ok(floe_train::Plugins {
-            reward: registry::plan_reward(&r.reward).map_err(config)?,
-            curriculum: r.curriculum.as_ref().map(registry::curriculum).transpose().map_err(config)?,
-            engineer: r.engineer.as_ref().map(registry::engineer).transpose().map_err(config)?,
-        })
+        floe_plugin_host::registry::plugins(&r.reward, r.curriculum.as_ref(), r.engineer.as_ref())
+            .map_err(|e| Error::new(status::CONFIG, e.to_string()))
     }
 
     pub(super) unsafe fn train_run(

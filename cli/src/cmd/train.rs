@@ -55,13 +55,8 @@ pub fn cli_error(e: TrainError) -> CliError {
 /// What the registry refuses (an unknown plugin, bad parameters, a library that does not load, a
 /// reward that scores only steps).
 pub fn plugins(cfg: &TrainConfig) -> Result<floe_train::Plugins, floe_plugin_host::RegistryError> {
-    use floe_plugin_host::registry;
     let r = &cfg.rounds;
-    Ok(floe_train::Plugins {
-        reward: registry::plan_reward(&r.reward)?,
-        curriculum: r.curriculum.as_ref().map(registry::curriculum).transpose()?,
-        engineer: r.engineer.as_ref().map(registry::engineer).transpose()?,
-    })
+    floe_plugin_host::registry::plugins(&r.reward, r.curriculum.as_ref(), r.engineer.as_ref())
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {

@@ -151,3 +151,23 @@ pub fn check_replay(indices: &[u32], pool_len: usize, request: &ReplayRequest) -
     }
     Ok(())
 }
+
+/// The plugins of a training run: the reward that scores verified plans, and the curriculum and
+/// the environment engineer when the configuration names them.
+pub struct Plugins {
+    /// Scores verified plans (`rounds.reward`).
+    pub reward: Box<dyn RewardFn>,
+    /// `rounds.curriculum`.
+    pub curriculum: Option<Box<dyn Curriculum>>,
+    /// `rounds.engineer`.
+    pub engineer: Option<Box<dyn EnvEngineer>>,
+}
+
+impl std::fmt::Debug for Plugins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugins")
+            .field("curriculum", &self.curriculum.is_some())
+            .field("engineer", &self.engineer.is_some())
+            .finish_non_exhaustive()
+    }
+}

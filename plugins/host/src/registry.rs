@@ -12,7 +12,7 @@
 
 use floe_plugin_api::catalog::{new_curriculum, new_engineer, new_reward};
 use floe_plugin_api::{
-    Curriculum, EnvEngineer, PluginError, PluginKind, PluginSpec, RewardFn, VerdictRecord,
+    Curriculum, EnvEngineer, PluginError, PluginKind, PluginSpec, Plugins, RewardFn, VerdictRecord,
 };
 use thiserror::Error;
 
@@ -117,6 +117,24 @@ pub fn engineer(spec: &PluginSpec) -> Result<Box<dyn EnvEngineer>, RegistryError
             None => new_engineer(&floe_plugins::catalog(), &spec.name, &spec.params_text()).map_err(err),
         },
     }
+}
+
+/// The plugins of a training run from its specs (`rounds.reward`, `rounds.curriculum`,
+/// `rounds.engineer`): the reward through [`plan_reward`], so it must score plans. `floe train`,
+/// the C API and the tests resolve a run's plugins here.
+///
+/// # Errors
+/// What [`plan_reward`], [`curriculum`] or [`engineer`] refuses.
+pub fn plugins(
+    reward: &PluginSpec,
+    curriculum_spec: Option<&PluginSpec>,
+    engineer_spec: Option<&PluginSpec>,
+) -> Result<Plugins, RegistryError> {
+    Ok(Plugins {
+        reward: plan_reward(reward)?,
+        curriculum: curriculum_spec.map(curriculum).transpose()?,
+        engineer: engineer_spec.map(engineer).transpose()?,
+    })
 }
 
 #[cfg(test)]

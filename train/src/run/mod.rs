@@ -48,7 +48,7 @@ use std::time::Instant;
 
 use floe_core::progress::{Lines, Progress, Silent};
 use floe_core::Instance;
-use floe_plugin_api::{Curriculum, EnvEngineer, History, RewardFn};
+use floe_plugin_api::History;
 use serde::{Deserialize, Serialize};
 
 use crate::config::TrainConfig;
@@ -94,27 +94,11 @@ impl RunOptions {
     }
 }
 
-/// The plugins a run uses, resolved by the caller from the configuration's specs
-/// (`floe-plugin-host`'s registry does it for the CLI and the C API). The run checks that they
-/// match the configuration: a curriculum exactly when `rounds.curriculum` names one, an engineer
-/// exactly when `rounds.engineer` does.
-pub struct Plugins {
-    /// Scores verified plans (`rounds.reward`).
-    pub reward: Box<dyn RewardFn>,
-    /// `rounds.curriculum`.
-    pub curriculum: Option<Box<dyn Curriculum>>,
-    /// `rounds.engineer`.
-    pub engineer: Option<Box<dyn EnvEngineer>>,
-}
-
-impl std::fmt::Debug for Plugins {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Plugins")
-            .field("curriculum", &self.curriculum.is_some())
-            .field("engineer", &self.engineer.is_some())
-            .finish_non_exhaustive()
-    }
-}
+/// The plugins a run uses ([`floe_plugin_api::Plugins`]), resolved by the caller from the
+/// configuration's specs (`floe-plugin-host`'s `registry::plugins` does it for the CLI, the C API
+/// and the tests). The run checks that they match the configuration: a curriculum exactly when
+/// `rounds.curriculum` names one, an engineer exactly when `rounds.engineer` does.
+pub use floe_plugin_api::Plugins;
 
 /// A stage of a run that ends with an evaluation. In files (`rounds.jsonl`, the checkpoint's
 /// state) it is written as its display text: `untrained`, `initial checkpoint`, `warm start`,

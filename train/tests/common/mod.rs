@@ -41,13 +41,8 @@ pub fn opts(dir: &std::path::Path) -> RunOptions {
 /// The plugins a configuration names, resolved by the registry as the CLI resolves them.
 #[allow(dead_code)]
 pub fn plugins(cfg: &TrainConfig) -> Plugins {
-    use floe_plugin_host::registry;
     let r = &cfg.rounds;
-    Plugins {
-        reward: registry::plan_reward(&r.reward).unwrap(),
-        curriculum: r.curriculum.as_ref().map(|c| registry::curriculum(c).unwrap()),
-        engineer: r.engineer.as_ref().map(|e| registry::engineer(e).unwrap()),
-    }
+    floe_plugin_host::registry::plugins(&r.reward, r.curriculum.as_ref(), r.engineer.as_ref()).unwrap()
 }
 
 /// The lines of a JSON Lines file of a run (`steps.jsonl`, `rounds.jsonl`).
