@@ -31,8 +31,8 @@ struct Params {
     off_moves: u32,
     plan_k: u32,
     off_opt: u32,
-    _pad0: u32,
-    _pad1: u32,
+    obs_bits: u32,      // 1: observations as bits (plane_words words a plane); 0: bytes
+    plane_words: u32,
 }
 
 fn mix32(x0: u32) -> u32 {

@@ -1,6 +1,7 @@
 // Local observations: one invocation per agent slot. Writes `obs` from the current state and,
 // for environments whose episode ended in the last step, `final_obs` from the state before the
-// reset. Mirrors observe_env in core/src/engine/cpu/observe.rs.
+// reset. Mirrors observe_env in core/src/engine/cpu/observe.rs, in the `bytes` or `bits` layout
+// (with the `none` format the host runs no observation kernel).
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> pool: array<u32>;
@@ -13,8 +14,16 @@
 
 var<private> words: array<u32, MAX_OBS_WORDS>;
 
-fn set_byte(i: u32) {
-    words[i / 4u] |= 1u << (8u * (i % 4u));
+// Sets cell `j` of plane `c` (j = row · window width + column): a byte in the `bytes` layout, a
+// bit in the `bits` layout (see ObsFormat in core/src/engine/layout.rs).
+fn set_cell(c: u32, j: u32, plane: u32) {
+    if (params.obs_bits == 1u) {
+        let i = c * params.plane_words * 32u + j;
+        words[i / 32u] |= 1u << (i % 32u);
+    } else {
+        let i = c * plane + j;
+        words[i / 4u] |= 1u << (8u * (i % 4u));
+    }
 }
 
 fn is_hole(p: u32, cell: u32) -> bool {
@@ -48,9 +57,9 @@ fn build(e: u32, a: u32, dims: u32, p: u32, use_final: bool) {
             let cc = c0 + dx - r;
             let idx = u32(dy * win + dx);
             if (rr < 0 || cc < 0 || rr >= h || cc >= w) {
-                set_byte(idx);
+                set_cell(0u, idx, plane);
             } else if (is_hole(p, u32(rr * w + cc))) {
-                set_byte(idx);
+                set_cell(0u, idx, plane);
             }
         }
     }
@@ -60,14 +69,14 @@ fn build(e: u32, a: u32, dims: u32, p: u32, use_final: bool) {
         let dr = i32(rc_row(bw & POS_MASK)) - r0 + r;
         let dc = i32(rc_col(bw & POS_MASK)) - c0 + r;
         if (dr >= 0 && dc >= 0 && dr < win && dc < win) {
-            set_byte(plane + u32(dr * win + dc));
+            set_cell(1u, u32(dr * win + dc), plane);
         }
     }
     let goal = pool[params.off_goals + p * kk + a];
     let gr = i32(rc_row(goal)) - r0 + r;
     let gc = i32(rc_col(goal)) - c0 + r;
     if (gr >= 0 && gc >= 0 && gr < win && gc < win) {
-        set_byte(2u * plane + u32(gr * win + gc));
+        set_cell(2u, u32(gr * win + gc), plane);
     }
 }
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use floe_core::engine::verify_batch::END;
 use floe_core::engine::{
-    event, outcome, verify_batch_cpu, AgentRecord, CollisionMode, CpuEngine, Engine, EnvConfig, EnvState,
-    InstancePool, PlanBatch, StepBuffers, VerifyOut,
+    event, obs_stride, outcome, verify_batch_cpu, AgentRecord, CollisionMode, CpuEngine, Engine, EnvConfig,
+    EnvState, InstancePool, PlanBatch, StepBuffers, VerifyOut,
 };
 use floe_core::generator::{generate, GeneratorConfig};
 use floe_core::rng::Rng;
@@ -454,6 +454,105 @@ fn observations_match_a_naive_window() {
             }
         }
     }
+}
+
+#[test]
+fn bits_unpack_to_the_bytes_and_none_steps_the_same() {
+    use floe_core::engine::{unpack_bits, ObsFormat};
+    // Radius 0 to 5 take the one-word-per-plane path, 6 and 9 the general one, 30 (61-cell rows)
+    // reads each row in two pieces.
+    for (size, n, radius, mode) in [
+        (7, 9, 0u32, CollisionMode::Soft),
+        (7, 9, 1, CollisionMode::Strict),
+        (7, 9, 2, CollisionMode::Soft),
+        (14, 3, 3, CollisionMode::Strict),
+        (7, 9, 4, CollisionMode::Soft),
+        (14, 6, 5, CollisionMode::Soft),
+        (14, 6, 5, CollisionMode::Strict),
+        (9, 5, 6, CollisionMode::Soft),
+        (14, 3, 9, CollisionMode::Strict),
+        (40, 12, 30, CollisionMode::Soft),
+    ] {
+        let insts = floe_core::generator::random_instances(&GeneratorConfig::square(size, n, 0.2, 0.0, 6, 8))
+            .expect("draws");
+        let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+        let engine = |obs_format| {
+            let cfg = EnvConfig {
+                num_envs: 70,
+                mode,
+                episode_limit: 9,
+                obs_radius: radius,
+                obs_format,
+                ..EnvConfig::default()
+            };
+            let env = CpuEngine::new(cfg, Arc::clone(&pool)).expect("engine");
+            let out = StepBuffers::new(&env.sizes());
+            (env, out)
+        };
+        let (mut by, mut yb) = engine(ObsFormat::Bytes);
+        let (mut bi, mut ib) = engine(ObsFormat::Bits);
+        let (mut no, mut on) = engine(ObsFormat::None);
+        let what = format!("{size}x{size}, {n} agents, radius {radius}, {mode:?}");
+        assert_eq!(
+            ib.obs.len() * obs_stride(radius),
+            yb.obs.len() * ObsFormat::Bits.stride(radius),
+            "{what}"
+        );
+        assert!(on.obs.is_empty() && on.final_obs.is_empty(), "{what}");
+        let bytes_len = yb.obs.len();
+        let unpacked = |bits: &[u8]| {
+            let mut out = vec![0xAAu8; bytes_len];
+            unpack_bits(radius, bits, &mut out).expect("whole observations");
+            out
+        };
+        by.reset(4, yb.view()).expect("reset");
+        bi.reset(4, ib.view()).expect("reset");
+        no.reset(4, on.view()).expect("reset");
+        assert_eq!(unpacked(&ib.obs), yb.obs, "{what}: first observation");
+        let mut ended = 0;
+        for t in 0..24 {
+            by.step_random(yb.view()).expect("step");
+            bi.step_random(ib.view()).expect("step");
+            no.step_random(on.view()).expect("step");
+            assert_eq!(unpacked(&ib.obs), yb.obs, "{what}, step {t}: obs");
+            assert_eq!(unpacked(&ib.final_obs), yb.final_obs, "{what}, step {t}: final obs");
+            for other in [&ib, &on] {
+                assert_eq!(other.events, yb.events, "{what}, step {t}: events");
+                assert_eq!(other.info, yb.info, "{what}, step {t}: info");
+                assert_eq!(other.terminated, yb.terminated, "{what}, step {t}: terminated");
+            }
+            ended += yb.terminated.iter().chain(&yb.truncated).filter(|&&x| x == 1).count();
+            if t == 10 {
+                by.reset_to(3, 2, yb.view()).expect("reset_to");
+                bi.reset_to(3, 2, ib.view()).expect("reset_to");
+                no.reset_to(3, 2, on.view()).expect("reset_to");
+                assert_eq!(unpacked(&ib.obs), yb.obs, "{what}: after reset_to");
+            }
+        }
+        assert!(ended > 0, "{what}: episodes should end so that final observations are compared");
+        assert_eq!(state(&by), state(&bi), "{what}: state");
+        assert_eq!(state(&by), state(&no), "{what}: state");
+    }
+}
+
+#[test]
+fn unpacking_refuses_partial_observations() {
+    use floe_core::engine::{unpack_bits, ObsFormat};
+    let bs = ObsFormat::Bits.stride(5);
+    assert_eq!(bs, 48);
+    let mut out = vec![0u8; 2 * obs_stride(5)];
+    let err = unpack_bits(5, &[0u8; 47], &mut out[..obs_stride(5)]).expect_err("a partial observation");
+    assert!(err.contains("whole number"), "{err}");
+    let err = unpack_bits(5, &[0u8; 96], &mut out[..obs_stride(5)]).expect_err("too short an output");
+    assert!(err.contains("unpack to"), "{err}");
+    // Every bit lands on its own byte: bit j of plane c is byte c·121 + j.
+    let mut bits = vec![0u8; 2 * bs];
+    bits[bs + 16 + 15] = 0x80; // second agent, plane 1, word 3, bit 31: cell 127 does not exist
+    bits[bs + 16 + 14] = 0x01; // ... word 3, bit 16: cell 112
+    bits[0] = 0b10; // first agent, plane 0, cell 1
+    unpack_bits(5, &bits, &mut out).expect("unpacks");
+    let ones: Vec<usize> = out.iter().enumerate().filter(|(_, &b)| b != 0).map(|(i, _)| i).collect();
+    assert_eq!(ones, vec![1, obs_stride(5) + 121 + 112]);
 }
 
 #[test]

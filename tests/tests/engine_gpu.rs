@@ -8,7 +8,7 @@ use std::sync::Arc;
 use floe_core::engine::gpu::{GpuContext, GpuEngine, GpuVerifier};
 use floe_core::engine::{
     obs_stride, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EngineError, EnvConfig, HoleRule,
-    InstancePool, PlanBatch, StepBuffers, VerifyOut,
+    InstancePool, ObsFormat, PlanBatch, StepBuffers, VerifyOut,
 };
 use floe_core::generator::{generate, random_instances, GeneratorConfig};
 use floe_core::rng::Rng;
@@ -53,11 +53,17 @@ fn stepping_is_identical_on_both_backends() {
     let Some(ctx) = context() else { return };
     let pool = Arc::new(InstancePool::new(&mixed_instances(), false).expect("pool"));
     let k = pool.max_agents();
-    for (mode, holes, radius, given) in [
-        (CollisionMode::Strict, HoleRule::Drop, 2, true),
-        (CollisionMode::Strict, HoleRule::Drop, 1, false),
-        (CollisionMode::Soft, HoleRule::Drop, 2, false),
-        (CollisionMode::Soft, HoleRule::Block, 3, true),
+    use ObsFormat::{Bits, Bytes, None};
+    for (mode, holes, radius, format, given) in [
+        (CollisionMode::Strict, HoleRule::Drop, 2, Bytes, true),
+        (CollisionMode::Strict, HoleRule::Drop, 1, Bytes, false),
+        (CollisionMode::Soft, HoleRule::Drop, 2, Bytes, false),
+        (CollisionMode::Soft, HoleRule::Block, 3, Bytes, true),
+        (CollisionMode::Strict, HoleRule::Drop, 5, Bits, true),
+        (CollisionMode::Soft, HoleRule::Drop, 2, Bits, false),
+        (CollisionMode::Soft, HoleRule::Block, 7, Bits, true),
+        (CollisionMode::Strict, HoleRule::Drop, 2, None, false),
+        (CollisionMode::Soft, HoleRule::Drop, 3, None, true),
     ] {
         let cfg = EnvConfig {
             num_envs: 97,
@@ -65,9 +71,10 @@ fn stepping_is_identical_on_both_backends() {
             holes,
             episode_limit: 12,
             obs_radius: radius,
+            obs_format: format,
             ..EnvConfig::default()
         };
-        let what = format!("{mode:?}/{holes:?}/r{radius}/given {given}");
+        let what = format!("{mode:?}/{holes:?}/r{radius}/{format:?}/given {given}");
         let mut cpu = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("cpu");
         let mut gpu = GpuEngine::new(Arc::clone(&ctx), cfg.clone(), Arc::clone(&pool)).expect("gpu");
         let (mut a, mut b) = (StepBuffers::new(&cpu.sizes()), StepBuffers::new(&gpu.sizes()));

@@ -6,7 +6,7 @@ use std::time::Instant;
 use floe_core::engine::gpu::{GpuContext, GpuEngine, GpuVerifier};
 use floe_core::engine::EngineError;
 use floe_core::engine::{
-    event, obs_stride, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool,
+    event, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool, ObsFormat,
     PlanBatch, StepBuffers, VerifyOut,
 };
 use floe_core::generator::{generate, random_instances, GeneratorConfig};
@@ -39,6 +39,10 @@ pub struct Args {
     /// Observation radius.
     #[arg(long, default_value_t = 2)]
     radius: u32,
+    /// Observation format: `bytes` (a byte per cell and channel), `bits` (a bit, rows packed
+    /// into words) or `none` (state only).
+    #[arg(long, value_enum, default_value_t = Obs::Bytes)]
+    obs: Obs,
     /// Episode limit (steps).
     #[arg(long, default_value_t = 64)]
     episode_limit: u32,
@@ -78,6 +82,23 @@ impl std::fmt::Display for Backend {
 enum Holes {
     Drop,
     Block,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Obs {
+    Bytes,
+    Bits,
+    None,
+}
+
+impl Obs {
+    fn format(self) -> ObsFormat {
+        match self {
+            Obs::Bytes => ObsFormat::Bytes,
+            Obs::Bits => ObsFormat::Bits,
+            Obs::None => ObsFormat::None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -196,6 +217,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
                         },
                         episode_limit: a.episode_limit,
                         obs_radius: a.radius,
+                        obs_format: a.obs.format(),
                         ..EnvConfig::default()
                     };
                     for &backend in &a.backends {
@@ -206,7 +228,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
                         // Buffers a step touches, per agent: its state word (read and written), its
                         // observation, reward and event words; per environment: 4 state words (read
                         // and written), info, flags.
-                        let per_agent = 8 + obs_stride(a.radius) + 4 + 4;
+                        let per_agent = 8 + a.obs.format().stride(a.radius) + 4 + 4;
                         let per_env = 32 + 16 + 2;
                         let line = serde_json::json!({
                             "bench": "step",
@@ -219,6 +241,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
                             "agents": k,
                             "envs": envs,
                             "radius": a.radius,
+                            "obs": a.obs.format().name(),
                             "steps": steps,
                             "seconds": secs,
                             "agent_steps_per_sec": agent_steps as f64 / secs,

@@ -13,7 +13,7 @@ use bytemuck::Zeroable;
 use wgpu::util::DeviceExt;
 
 use super::cpu::global_state;
-use super::layout::{obs_stride, CollisionMode, EnvConfig, EnvInfo, HoleRule, VerifyOut};
+use super::layout::{obs_plane_words, CollisionMode, EnvConfig, EnvInfo, HoleRule, ObsFormat, VerifyOut};
 use super::pool::{EngineError, InstancePool};
 use super::verify_batch::PlanBatch;
 use super::{checks, BufferSizes, Engine, EnvState, RawState, StepBuffersMut};
@@ -270,7 +270,7 @@ impl GpuEngine {
             )));
         }
         let (b, k) = (cfg.num_envs, pool.max_agents);
-        let stride = obs_stride(cfg.obs_radius);
+        let stride = cfg.obs_format.stride(cfg.obs_radius);
         let (words, offsets) = pack_pool(&pool);
         let mut params = base_params(&pool, offsets);
         params.num_envs = b as u32;
@@ -279,6 +279,8 @@ impl GpuEngine {
         params.hole_block = u32::from(cfg.holes == HoleRule::Block);
         params.episode_limit = cfg.episode_limit;
         params.radius = cfg.obs_radius;
+        params.obs_bits = u32::from(cfg.obs_format == ObsFormat::Bits);
+        params.plane_words = obs_plane_words(cfg.obs_radius) as u32;
         let r = cfg.rewards;
         (params.w_reach, params.w_step, params.w_blocked) = (r.reach_goal, r.step, r.blocked);
         (params.w_off, params.w_hole, params.w_conflict) = (r.off_grid, r.hole, r.conflict);
@@ -300,8 +302,10 @@ impl GpuEngine {
             events: ctx.storage("floe events", &zeros(b * k * 4), rw),
             status: ctx.storage("floe status", &zeros(b * STATUS_WORDS * 4), rw),
             final_agents: ctx.storage("floe final agents", &zeros(b * k * 4), rw),
-            obs: ctx.storage("floe obs", &zeros(b * k * stride), rw),
-            final_obs: ctx.storage("floe final obs", &zeros(b * k * stride), rw),
+            // With the `none` format the observation buffers are a placeholder word (a binding
+            // needs one) that no kernel writes and nothing reads back.
+            obs: ctx.storage("floe obs", &zeros((b * k * stride).max(4)), rw),
+            final_obs: ctx.storage("floe final obs", &zeros((b * k * stride).max(4)), rw),
         };
         let pool_buf = ctx.storage("floe pool", bytemuck::cast_slice(&words), wgpu::BufferUsages::empty());
         let src = |kernel| wgsl::source(kernel, k, stride / 4);
@@ -369,6 +373,15 @@ impl GpuEngine {
         &self.ctx.adapter
     }
 
+    /// Invocations of the observation kernel for `n` agent slots: none with the `none` format.
+    fn observed(&self, n: usize) -> usize {
+        if self.sizes.obs_stride == 0 {
+            0
+        } else {
+            n
+        }
+    }
+
     fn write_params(&self) {
         self.ctx.queue.write_buffer(&self.buf.params, 0, bytemuck::bytes_of(&self.params));
     }
@@ -382,7 +395,7 @@ impl GpuEngine {
                 timestamp_writes: None,
             });
             for _ in 0..repeat {
-                for ((pipeline, bind_group), n) in passes {
+                for ((pipeline, bind_group), n) in passes.iter().filter(|(_, n)| *n > 0) {
                     pass.set_pipeline(pipeline);
                     pass.set_bind_group(0, bind_group, &[]);
                     GpuContext::dispatch(&mut pass, *n);
@@ -408,7 +421,7 @@ impl GpuEngine {
             self.write_params();
         }
         let n = self.cfg.num_envs * self.pool.max_agents;
-        self.run("floe steps", &[(&self.step, self.cfg.num_envs), (&self.observe, n)], steps);
+        self.run("floe steps", &[(&self.step, self.cfg.num_envs), (&self.observe, self.observed(n))], steps);
         Ok(())
     }
 
@@ -432,20 +445,24 @@ impl GpuEngine {
     pub fn read_outputs(&self, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
         out.check(&self.sizes)?;
         let s = &self.staging;
-        let bufs = self.ctx.read(&[
-            (&self.buf.obs, &s[0]),
-            (&self.buf.final_obs, &s[1]),
+        let n = out.obs.len();
+        // With the `none` format there are no observations to read.
+        let reads = [
             (&self.buf.rewards, &s[2]),
             (&self.buf.events, &s[3]),
             (&self.buf.status, &s[4]),
-        ])?;
-        let n = out.obs.len();
-        out.obs.copy_from_slice(&bufs[0][..n]);
-        out.final_obs.copy_from_slice(&bufs[1][..n]);
+            (&self.buf.obs, &s[0]),
+            (&self.buf.final_obs, &s[1]),
+        ];
+        let bufs = self.ctx.read(&reads[..if n == 0 { 3 } else { 5 }])?;
+        if n > 0 {
+            out.obs.copy_from_slice(&bufs[3][..n]);
+            out.final_obs.copy_from_slice(&bufs[4][..n]);
+        }
         let m = out.rewards.len();
-        out.rewards.copy_from_slice(&bytemuck::pod_collect_to_vec::<u8, f32>(&bufs[2])[..m]);
-        out.events.copy_from_slice(&bytemuck::pod_collect_to_vec::<u8, u32>(&bufs[3])[..m]);
-        let status: Vec<u32> = bytemuck::pod_collect_to_vec(&bufs[4]);
+        out.rewards.copy_from_slice(&bytemuck::pod_collect_to_vec::<u8, f32>(&bufs[0])[..m]);
+        out.events.copy_from_slice(&bytemuck::pod_collect_to_vec::<u8, u32>(&bufs[1])[..m]);
+        let status: Vec<u32> = bytemuck::pod_collect_to_vec(&bufs[2]);
         for e in 0..self.cfg.num_envs {
             let st = &status[e * STATUS_WORDS..(e + 1) * STATUS_WORDS];
             out.terminated[e] = u8::from(st[0] & 1 != 0);
@@ -491,10 +508,12 @@ impl Engine for GpuEngine {
         self.params.seed_hi = (seed >> 32) as u32;
         self.write_params();
         let (b, k) = (self.cfg.num_envs, self.pool.max_agents);
-        self.run("floe reset", &[(&self.reset, b), (&self.observe, b * k)], 1);
-        let bufs = self.ctx.read(&[(&self.buf.obs, &self.staging[0])])?;
+        self.run("floe reset", &[(&self.reset, b), (&self.observe, self.observed(b * k))], 1);
         let n = out.obs.len();
-        out.obs.copy_from_slice(&bufs[0][..n]);
+        if n > 0 {
+            let bufs = self.ctx.read(&[(&self.buf.obs, &self.staging[0])])?;
+            out.obs.copy_from_slice(&bufs[0][..n]);
+        }
         self.was_reset = true;
         Ok(())
     }
@@ -519,6 +538,9 @@ impl Engine for GpuEngine {
             .collect();
         self.ctx.queue.write_buffer(&self.buf.agents, (env * k * 4) as u64, bytemuck::cast_slice(&agents));
         let n = self.cfg.num_envs * k;
+        if self.sizes.obs_stride == 0 {
+            return Ok(());
+        }
         self.run("floe observe", &[(&self.observe, n)], 1);
         // Only this environment's observations come back (the stride is a multiple of 4 bytes).
         let part = env * k * self.sizes.obs_stride..(env + 1) * k * self.sizes.obs_stride;
@@ -542,7 +564,7 @@ impl Engine for GpuEngine {
         let mut padded = actions.to_vec();
         padded.resize(n.next_multiple_of(4), 0);
         self.ctx.queue.write_buffer(&self.buf.actions, 0, &padded);
-        self.run("floe step", &[(&self.step, self.cfg.num_envs), (&self.observe, n)], 1);
+        self.run("floe step", &[(&self.step, self.cfg.num_envs), (&self.observe, self.observed(n))], 1);
         self.read_outputs(out)
     }
 

@@ -198,6 +198,110 @@ impl RewardWeights {
 /// Observation channels, in layout order.
 pub const OBS_CHANNELS: usize = 3;
 
+/// How an agent's observation is written (the same on every backend).
+///
+/// With window width `W = 2r + 1` (radius r) and cell `j = dy·W + dx` of a plane (row `dy`,
+/// column `dx` of the window, the agent at `j = r·W + r`), planes in the order holes (cells off
+/// the grid count as holes), other agents, own goal:
+/// - [`ObsFormat::Bytes`]: byte `c·W² + j` of plane `c` is 0 or 1; [`obs_stride`] bytes per agent
+///   (3·W² rounded up to a multiple of 4, the padding zero).
+/// - [`ObsFormat::Bits`]: each plane is [`obs_plane_words`] little-endian `u32` words, bit
+///   `j % 32` of word `c·P + j / 32` (P words a plane, so each plane starts on a word); unused
+///   bits are zero. `4·3·P` bytes per agent: 12 at radius 1 and 2, 48 at radius 5.
+///   [`unpack_bits`] turns it into exactly the `Bytes` layout.
+/// - [`ObsFormat::None`]: no observation (0 bytes per agent; `obs` and `final_obs` are empty),
+///   for planners and plan-level training that read the state instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObsFormat {
+    /// One byte per cell and channel.
+    #[default]
+    Bytes,
+    /// One bit per cell and channel, each plane's rows packed into `u32` words.
+    Bits,
+    /// No observation.
+    None,
+}
+
+impl ObsFormat {
+    /// Bytes of one agent's observation at radius `radius`.
+    #[must_use]
+    pub const fn stride(self, radius: u32) -> usize {
+        match self {
+            ObsFormat::Bytes => obs_stride(radius),
+            ObsFormat::Bits => 4 * OBS_CHANNELS * obs_plane_words(radius),
+            ObsFormat::None => 0,
+        }
+    }
+
+    /// The name used in configurations and on the command line (`bytes`, `bits`, `none`).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            ObsFormat::Bytes => "bytes",
+            ObsFormat::Bits => "bits",
+            ObsFormat::None => "none",
+        }
+    }
+
+    /// The format named `name` (see [`ObsFormat::name`]).
+    ///
+    /// # Errors
+    /// A name that is none of the three.
+    pub fn from_name(name: &str) -> Result<Self, String> {
+        match name {
+            "bytes" => Ok(ObsFormat::Bytes),
+            "bits" => Ok(ObsFormat::Bits),
+            "none" => Ok(ObsFormat::None),
+            _ => Err(format!("observation format {name:?} is not one of bytes, bits, none")),
+        }
+    }
+}
+
+/// `u32` words of one plane in the [`ObsFormat::Bits`] layout: ⌈(2r+1)²/32⌉.
+#[must_use]
+pub const fn obs_plane_words(radius: u32) -> usize {
+    let w = (2 * radius + 1) as usize;
+    (w * w).div_ceil(32)
+}
+
+/// Unpacks observations in the [`ObsFormat::Bits`] layout into the [`ObsFormat::Bytes`] layout:
+/// `bits` holds whole agents' observations (a multiple of `ObsFormat::Bits.stride(radius)`
+/// bytes), `out` the same number of agents in bytes (`obs_stride(radius)` each, padding
+/// written as zero).
+///
+/// # Errors
+/// A length that is not a whole number of observations, or an `out` of another agent count.
+pub fn unpack_bits(radius: u32, bits: &[u8], out: &mut [u8]) -> Result<(), String> {
+    let (bs, ys) = (ObsFormat::Bits.stride(radius), obs_stride(radius));
+    if !bits.len().is_multiple_of(bs) {
+        return Err(format!(
+            "{} bytes of packed observations are not a whole number of {bs}-byte observations (radius {radius})",
+            bits.len()
+        ));
+    }
+    let agents = bits.len() / bs;
+    if out.len() != agents * ys {
+        return Err(format!(
+            "{agents} packed observations unpack to {} bytes, and the output has {}",
+            agents * ys,
+            out.len()
+        ));
+    }
+    let w = (2 * radius + 1) as usize;
+    let (plane, pw) = (w * w, obs_plane_words(radius));
+    for (src, dst) in bits.chunks_exact(bs).zip(out.chunks_exact_mut(ys)) {
+        dst[OBS_CHANNELS * plane..].fill(0);
+        for c in 0..OBS_CHANNELS {
+            let words = &src[4 * c * pw..4 * (c + 1) * pw];
+            for (j, d) in dst[c * plane..(c + 1) * plane].iter_mut().enumerate() {
+                *d = (words[j / 8] >> (j % 8)) & 1;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Bytes of one agent's local observation: 3 channels of (2r+1)² bytes, padded to a multiple of 4
 /// (so that GPU threads write whole words).
 #[must_use]
@@ -221,6 +325,8 @@ pub struct EnvConfig {
     pub episode_limit: u32,
     /// Radius r of the local observation window ((2r+1)² cells per channel).
     pub obs_radius: u32,
+    /// How observations are written: `bytes`, `bits` or `none` ([`ObsFormat`]).
+    pub obs_format: ObsFormat,
     pub rewards: RewardWeights,
 }
 
@@ -298,6 +404,7 @@ impl Default for EnvConfig {
             holes: HoleRule::Drop,
             episode_limit: 64,
             obs_radius: 2,
+            obs_format: ObsFormat::Bytes,
             rewards: RewardWeights::default(),
         }
     }

@@ -7,7 +7,7 @@
 //! | what | choice |
 //! |---|---|
 //! | actions | per agent `u8`: 0 wait, 1 up, 2 down, 3 left, 4 right; `B·K` of them, padding slots ignored |
-//! | observation | per agent, 3 channels × (2r+1)² `u8`: holes (cells off the grid count as holes), other agents, own goal; padded to a multiple of 4 bytes ([`obs_stride`]) |
+//! | observation | per agent, 3 channels × (2r+1)² cells: holes (cells off the grid count as holes), other agents, own goal; as bytes padded to a multiple of 4 ([`obs_stride`]), as bits packed into `u32` words per plane, or not at all ([`ObsFormat`], `EnvConfig::obs_format`) |
 //! | global state | [`Engine::global_state`]: `B × 3 × S × S` bytes |
 //! | rewards | per agent `f32`, [`RewardWeights::reward`] of its events |
 //! | terminated | every active agent on its goal, or (strict) a failure, or (soft) nobody left |
@@ -59,8 +59,8 @@ use std::sync::Arc;
 pub use crate::verify::PartialCredit;
 pub use cpu::{CpuEngine, MAX_OBS_RADIUS};
 pub use layout::{
-    event, obs_stride, outcome, AgentRecord, CollisionMode, EnvConfig, EnvInfo, EnvRecord, HoleRule,
-    RewardWeights, VerifyOut, NONE,
+    event, obs_plane_words, obs_stride, outcome, unpack_bits, AgentRecord, CollisionMode, EnvConfig, EnvInfo,
+    EnvRecord, HoleRule, ObsFormat, RewardWeights, VerifyOut, NONE,
 };
 pub use pool::{EngineError, InstancePool};
 #[cfg(feature = "testing")]
@@ -180,7 +180,7 @@ pub struct BufferSizes {
     pub num_envs: usize,
     /// K, agent slots per environment.
     pub max_agents: usize,
-    /// Bytes of one agent's observation ([`obs_stride`]).
+    /// Bytes of one agent's observation ([`ObsFormat::stride`]; 0 with [`ObsFormat::None`]).
     pub obs_stride: usize,
     /// `B·K` action codes.
     pub actions: usize,
@@ -200,7 +200,7 @@ impl BufferSizes {
     /// The sizes for `cfg` playing `pool`.
     #[must_use]
     pub fn new(cfg: &EnvConfig, pool: &InstancePool) -> Self {
-        let (b, k, s) = (cfg.num_envs, pool.max_agents(), obs_stride(cfg.obs_radius));
+        let (b, k, s) = (cfg.num_envs, pool.max_agents(), cfg.obs_format.stride(cfg.obs_radius));
         let side = pool.max_side() as usize;
         Self {
             num_envs: b,

@@ -94,8 +94,10 @@ pub struct Params {
     pub off_moves: u32,
     pub plan_k: u32,
     pub off_opt: u32,
-    pub _pad0: u32,
-    pub _pad1: u32,
+    /// 1 for the `bits` observation format, 0 for `bytes` (`none` runs no observation kernel).
+    pub obs_bits: u32,
+    /// `bits` format: `u32` words of one plane.
+    pub plane_words: u32,
 }
 
 #[cfg(test)]
@@ -191,8 +193,8 @@ mod tests {
             off_moves,
             plan_k,
             off_opt,
-            _pad0,
-            _pad1
+            obs_bits,
+            plane_words
         );
         let m = module(wgsl::STEP);
         let mut layouter = naga::proc::Layouter::default();

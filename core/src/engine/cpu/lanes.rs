@@ -16,9 +16,15 @@ pub(crate) struct Scratch {
     pub(super) occ: Occupancy,
     /// Strict steps: per agent, the class of its target.
     pub(super) classes: Vec<u8>,
-    /// Active agents on the padded map of observations (1 on their cells): a step marks them at
-    /// their new cells for the observation that follows, which clears them again.
+    /// Active agents on the padded map of observations (1 on their cells): with the `bytes`
+    /// observation, a step marks them at their new cells for the observation that follows,
+    /// which clears them again.
     pub(super) bits: Vec<u8>,
+    /// The `bits` observation: active agents as bits of padded cells (set and cleared by the
+    /// observation of one environment).
+    pub(super) agent_bits: Vec<u8>,
+    /// The `bits` observation at radius 6 and above: one agent's three planes, being packed.
+    pub(super) planes: Vec<u64>,
     /// Per agent.
     pub(super) lanes: Vec<Lane>,
     /// The work list of agents that stay.

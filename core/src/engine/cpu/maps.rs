@@ -23,6 +23,9 @@ pub(super) const MIN_MAP_WIDTH: usize = 8;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HoleMaps {
     pub(super) obs: Vec<u8>,
+    /// `obs` as bits (bit `i % 8` of byte `i / 8` for padded cell `i`), each instance's followed
+    /// by 8 spare bytes so that any cell's bits can be read as one unaligned `u64`.
+    pub(super) obs_bits: Vec<u8>,
     pub(super) class: Vec<u8>,
     /// Per instance and agent slot (`k_max` a instance): padded cells of the starts and goals.
     pub(super) starts: Vec<u32>,
@@ -41,6 +44,8 @@ pub(crate) struct HoleMaps {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct MapIndex {
     pub(super) off: usize,
+    /// Where the instance's bits start in `obs_bits`.
+    pub(super) bits_off: usize,
     pub(super) mw: usize,
     pub(super) window: usize,
 }
@@ -54,6 +59,8 @@ pub(super) const OFF: u8 = 2;
 #[derive(Clone, Copy)]
 pub(crate) struct Maps<'a> {
     pub(super) obs: &'a [u8],
+    /// `obs` as bits, with 8 spare bytes.
+    pub(super) obs_bits: &'a [u8],
     pub(super) class: &'a [u8],
     /// The window table of this padded width (see [`HoleMaps::window_table`]).
     pub(super) window: &'a [u16],
@@ -126,7 +133,7 @@ impl HoleMaps {
                 at
             });
             let off = maps.obs.len();
-            maps.index.push(MapIndex { off, mw, window });
+            maps.index.push(MapIndex { off, bits_off: maps.obs_bits.len(), mw, window });
             for pr in 0..h + 2 * pad {
                 for pc in 0..mw {
                     let (r, c) = (pr as i64 - pad as i64, pc as i64 - pad as i64);
@@ -143,6 +150,9 @@ impl HoleMaps {
             }
             maps.obs.resize(maps.obs.len() + mw, 1);
             maps.class.resize(maps.class.len() + mw, OFF);
+            let bytes = &maps.obs[off..];
+            maps.obs_bits.extend(bytes.chunks(8).map(|c| c.iter().rev().fold(0u8, |acc, &b| acc << 1 | b)));
+            maps.obs_bits.extend([0u8; 8]);
             maps.longest = maps.longest.max(maps.obs.len() - off);
             let cell = |rc: u32| {
                 let (r, c) = unpack_rc(rc);
@@ -184,11 +194,13 @@ impl HoleMaps {
     /// The maps of instance `p`.
     #[inline]
     pub(crate) fn instance(&self, p: usize) -> Maps<'_> {
-        let MapIndex { off, mw, window } = self.index[p];
+        let MapIndex { off, bits_off, mw, window } = self.index[p];
         let end = self.index.get(p + 1).map_or(self.obs.len(), |i| i.off);
+        let bits_end = self.index.get(p + 1).map_or(self.obs_bits.len(), |i| i.bits_off);
         let len = (self.win - 1) * mw + self.win + 1;
         Maps {
             obs: &self.obs[off..end],
+            obs_bits: &self.obs_bits[bits_off..bits_end],
             class: &self.class[off..end],
             window: &self.windows[window..window + len],
             mw,

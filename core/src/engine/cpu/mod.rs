@@ -50,10 +50,11 @@ mod soft;
 mod step;
 mod strict;
 
+use rayon::iter::Either;
 use rayon::prelude::*;
 
 use crate::engine::hash::{env_seed, pool_pick};
-use crate::engine::layout::{obs_stride, unpack_dims, unpack_rc, EnvConfig, AGENT_ACTIVE, POS_MASK};
+use crate::engine::layout::{unpack_dims, unpack_rc, EnvConfig, ObsFormat, AGENT_ACTIVE, POS_MASK};
 use crate::engine::pool::{EngineError, InstancePool};
 use crate::engine::{checks, BufferSizes, Engine, EnvState, RawState, StepBuffersMut};
 
@@ -86,6 +87,8 @@ pub(crate) struct Ctx<'a> {
     pub seed: u64,
     pub k_max: usize,
     pub stride: usize,
+    /// The step marks agents on [`lanes::Scratch::bits`] for the observation (`bytes` format).
+    pub marks: bool,
     pub maps: &'a HoleMaps,
     /// The reward of every event byte.
     pub lut: &'a [f32; 256],
@@ -98,6 +101,16 @@ pub(crate) fn reset_env(ctx: Ctx<'_>, env: &mut [u32; 4], agents: &mut [u32], po
     *env = [dims, 0, episode, pool_index];
     for (a, slot) in agents.iter_mut().enumerate() {
         *slot = if a < k { ctx.maps.starts[p * ctx.k_max + a] | AGENT_ACTIVE } else { 0 };
+    }
+}
+
+/// Pieces of `chunk` bytes of an observation buffer, for a parallel zip with `n` pieces of the
+/// state; with the `none` format (`chunk` 0, an empty buffer) `n` empty pieces.
+fn obs_chunks(buf: &mut [u8], chunk: usize, n: usize) -> impl IndexedParallelIterator<Item = &mut [u8]> {
+    if chunk == 0 {
+        Either::Right((0..n).into_par_iter().map(|_| <&mut [u8]>::default()))
+    } else {
+        Either::Left(buf.par_chunks_mut(chunk))
     }
 }
 
@@ -157,7 +170,8 @@ impl CpuEngine {
             cfg: &self.cfg,
             seed: self.seed.unwrap_or(0),
             k_max: self.pool.max_agents,
-            stride: obs_stride(self.cfg.obs_radius),
+            stride: self.sizes.obs_stride,
+            marks: self.cfg.obs_format == ObsFormat::Bytes,
             maps: &self.maps,
             lut: &self.lut,
         };
@@ -184,12 +198,13 @@ impl CpuEngine {
         let (k, stride) = (ctx.k_max, ctx.stride);
         let len = ctx.pool.len() as u32;
         let per = ENVS_PER_TASK;
+        let n = state.env.len().div_ceil(per);
         state
             .env
             .par_chunks_mut(per)
             .zip(state.agents.par_chunks_mut(per * k))
-            .zip(out.obs.par_chunks_mut(per * k * stride))
-            .zip(out.final_obs.par_chunks_mut(per * k * stride))
+            .zip(obs_chunks(out.obs, per * k * stride, n))
+            .zip(obs_chunks(out.final_obs, per * k * stride, n))
             .zip(out.rewards.par_chunks_mut(per * k))
             .zip(out.events.par_chunks_mut(per * k))
             .zip(out.terminated.par_chunks_mut(per))
@@ -220,11 +235,11 @@ impl CpuEngine {
                         trunc[i] = u8::from(done_u);
                         let o = i * k * stride..(i + 1) * k * stride;
                         if done_t || done_u {
-                            observe_env(ctx, env, ag, &mut fin[o.clone()], &mut sc.bits, true);
+                            observe_env(ctx, env, ag, &mut fin[o.clone()], sc, true);
                             let episode = env[2] + 1;
                             reset_env(ctx, env, ag, pool_pick(env_seed(ctx.seed, e), episode, len), episode);
                         }
-                        observe_env(ctx, env, ag, &mut obs[o], &mut sc.bits, !(done_t || done_u));
+                        observe_env(ctx, env, ag, &mut obs[o], sc, !(done_t || done_u));
                     }
                 });
             });
@@ -254,11 +269,12 @@ impl Engine for CpuEngine {
         let (ctx, state) = self.split();
         let k = ctx.k_max;
         let len = ctx.pool.len() as u32;
+        let n = state.env.len().div_ceil(ENVS_PER_TASK);
         state
             .env
             .par_chunks_mut(ENVS_PER_TASK)
             .zip(state.agents.par_chunks_mut(ENVS_PER_TASK * k))
-            .zip(out.obs.par_chunks_mut(ENVS_PER_TASK * k * ctx.stride))
+            .zip(obs_chunks(out.obs, ENVS_PER_TASK * k * ctx.stride, n))
             .enumerate()
             .for_each(|(chunk, ((envs, agents), obs))| {
                 SCRATCH.with_borrow_mut(|sc| {
@@ -271,7 +287,7 @@ impl Engine for CpuEngine {
                             env,
                             ag,
                             &mut obs[i * k * ctx.stride..(i + 1) * k * ctx.stride],
-                            &mut sc.bits,
+                            sc,
                             false,
                         );
                     }
@@ -293,7 +309,7 @@ impl Engine for CpuEngine {
                 &state.env[env],
                 ag,
                 &mut out.obs[env * k * ctx.stride..(env + 1) * k * ctx.stride],
-                &mut sc.bits,
+                sc,
                 false,
             );
         });

@@ -1,14 +1,33 @@
 //! Observations: each agent's window of holes, other agents and its own goal, copied row by row
-//! from the padded maps ([`super::maps`]).
+//! from the padded maps ([`super::maps`]): as bytes, or as bits read from bit maps of the same
+//! padded cells (layouts: [`ObsFormat`]).
 
+use super::lanes::Scratch;
 use super::Ctx;
-use crate::engine::layout::{obs_stride, unpack_dims, AGENT_ACTIVE, OBS_CHANNELS, POS_MASK};
+use crate::engine::layout::{
+    obs_plane_words, obs_stride, unpack_dims, ObsFormat, AGENT_ACTIVE, OBS_CHANNELS, POS_MASK,
+};
 
-/// Writes one environment's local observations (`K · stride` bytes).
+/// Writes one environment's local observations (`K · stride` bytes) in the configured format.
 ///
-/// `marked`: the step before left every active agent marked on `bits` (see [`Scratch::bits`]);
-/// otherwise they are marked here. Either way they are cleared again.
+/// `marked` (`bytes` format only): the step before left every active agent marked on
+/// [`Scratch::bits`]; otherwise they are marked here. Either way they are cleared again.
 pub(crate) fn observe_env(
+    ctx: Ctx<'_>,
+    env: &[u32; 4],
+    agents: &[u32],
+    obs: &mut [u8],
+    sc: &mut Scratch,
+    marked: bool,
+) {
+    match ctx.cfg.obs_format {
+        ObsFormat::Bytes => observe_bytes(ctx, env, agents, obs, &mut sc.bits, marked),
+        ObsFormat::Bits => observe_bits(ctx, env, agents, obs, sc),
+        ObsFormat::None => {}
+    }
+}
+
+fn observe_bytes(
     ctx: Ctx<'_>,
     env: &[u32; 4],
     agents: &[u32],
@@ -22,6 +41,162 @@ pub(crate) fn observe_env(
         2 => observe_rows::<5, { obs_stride(2) }>(ctx, env, agents, obs, bits, marked),
         3 => observe_rows::<7, { obs_stride(3) }>(ctx, env, agents, obs, bits, marked),
         r => observe_with(ctx, env, agents, obs, bits, r, marked),
+    }
+}
+
+fn observe_bits(ctx: Ctx<'_>, env: &[u32; 4], agents: &[u32], obs: &mut [u8], sc: &mut Scratch) {
+    // Windows of up to 11 × 11 cells (121 bits) build each plane in one `u128`.
+    match ctx.cfg.obs_radius {
+        0 => bit_rows::<1>(ctx, env, agents, obs, &mut sc.agent_bits),
+        1 => bit_rows::<3>(ctx, env, agents, obs, &mut sc.agent_bits),
+        2 => bit_rows::<5>(ctx, env, agents, obs, &mut sc.agent_bits),
+        3 => bit_rows::<7>(ctx, env, agents, obs, &mut sc.agent_bits),
+        4 => bit_rows::<9>(ctx, env, agents, obs, &mut sc.agent_bits),
+        5 => bit_rows::<11>(ctx, env, agents, obs, &mut sc.agent_bits),
+        r => bit_rows_with(ctx, env, agents, obs, sc, r),
+    }
+}
+
+/// The bits of padded cells `bit..bit + 57` of a bit map (lowest bit first); the map has 8
+/// spare bytes after its last cell.
+#[inline(always)]
+fn bits_at(map: &[u8], bit: usize) -> u64 {
+    let b = bit >> 3;
+    u64::from_le_bytes(map[b..b + 8].try_into().expect("8 bytes")) >> (bit & 7)
+}
+
+/// Sets (`on`) or clears the bits of one environment's active agents on a bit map. Clearing
+/// zeroes each agent's whole byte: every bit set in it belongs to one of these agents.
+#[inline(always)]
+fn mark_agent_bits(map: &mut [u8], agents: &[u32], on: bool) {
+    for &ag in agents {
+        if ag & AGENT_ACTIVE != 0 {
+            let cell = (ag & POS_MASK) as usize;
+            if on {
+                map[cell >> 3] |= 1 << (cell & 7);
+            } else {
+                map[cell >> 3] = 0;
+            }
+        }
+    }
+}
+
+/// Packed observations for window widths `W` up to 11: every window row is one unaligned load
+/// and shift per plane from a bit map of padded cells, placed in the plane's `u128`.
+#[inline(always)]
+fn bit_rows<const W: usize>(
+    ctx: Ctx<'_>,
+    env: &[u32; 4],
+    agents: &[u32],
+    obs: &mut [u8],
+    abits: &mut Vec<u8>,
+) {
+    const { assert!(W % 2 == 1 && W * W <= 128) };
+    let pw = (W * W).div_ceil(32);
+    let (stride, pb) = (12 * pw, 4 * pw);
+    let r = W / 2;
+    let mask = (1u64 << W) - 1;
+    let k = unpack_dims(env[0]).2 as usize;
+    let p = env[3] as usize;
+    let maps = ctx.maps.instance(p);
+    let (hbits, mw) = (maps.obs_bits, maps.mw);
+    if abits.len() < hbits.len() {
+        abits.resize(hbits.len(), 0);
+    }
+    let abits = &mut abits[..hbits.len()];
+    let agents = &agents[..k];
+    let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
+    mark_agent_bits(abits, agents, true);
+    let (used, padding) = obs.split_at_mut(k * stride);
+    padding.fill(0);
+    for ((o, &ag), &goal) in used.chunks_exact_mut(stride).zip(agents.iter()).zip(goals) {
+        if ag & AGENT_ACTIVE == 0 {
+            o.fill(0);
+            continue;
+        }
+        let start = (ag & POS_MASK) as usize - r * mw - r;
+        let (mut holes, mut others) = (0u128, 0u128);
+        for i in 0..W {
+            let at = start + i * mw;
+            holes |= u128::from(bits_at(hbits, at) & mask) << (i * W);
+            others |= u128::from(bits_at(abits, at) & mask) << (i * W);
+        }
+        others &= !(1u128 << (r * W + r));
+        let (at, seen) = maps.goal_in_window(goal, start);
+        let goal = u128::from(seen) << at;
+        o[..pb].copy_from_slice(&holes.to_le_bytes()[..pb]);
+        o[pb..2 * pb].copy_from_slice(&others.to_le_bytes()[..pb]);
+        o[2 * pb..].copy_from_slice(&goal.to_le_bytes()[..pb]);
+    }
+    mark_agent_bits(abits, agents, false);
+}
+
+/// Packed observations for any radius: rows in pieces of up to 56 bits, placed into `u64`
+/// words of the three planes.
+fn bit_rows_with(
+    ctx: Ctx<'_>,
+    env: &[u32; 4],
+    agents: &[u32],
+    obs: &mut [u8],
+    sc: &mut Scratch,
+    radius: u32,
+) {
+    let (r, win) = (radius as usize, 2 * radius as usize + 1);
+    let pw = obs_plane_words(radius);
+    let (pb, p64) = (4 * pw, pw.div_ceil(2) + 1);
+    let k = unpack_dims(env[0]).2 as usize;
+    let p = env[3] as usize;
+    let maps = ctx.maps.instance(p);
+    let (hbits, mw) = (maps.obs_bits, maps.mw);
+    let Scratch { agent_bits, planes, .. } = sc;
+    if agent_bits.len() < hbits.len() {
+        agent_bits.resize(hbits.len(), 0);
+    }
+    let abits = &mut agent_bits[..hbits.len()];
+    planes.resize(3 * p64, 0);
+    obs.fill(0);
+    mark_agent_bits(abits, &agents[..k], true);
+    for a in 0..k {
+        let ag = agents[a];
+        if ag & AGENT_ACTIVE == 0 {
+            continue;
+        }
+        planes.fill(0);
+        let (hp, rest) = planes.split_at_mut(p64);
+        let (ap, gp) = rest.split_at_mut(p64);
+        let start = (ag & POS_MASK) as usize - r * mw - r;
+        for i in 0..win {
+            let mut x = 0;
+            while x < win {
+                let n = (win - x).min(56);
+                let m = (1u64 << n) - 1;
+                let at = start + i * mw + x;
+                put_bits(hp, i * win + x, bits_at(hbits, at) & m, n);
+                put_bits(ap, i * win + x, bits_at(abits, at) & m, n);
+                x += n;
+            }
+        }
+        let own = r * win + r;
+        ap[own / 64] &= !(1u64 << (own % 64));
+        let (at, seen) = maps.goal_in_window(ctx.maps.goals[p * ctx.k_max + a], start);
+        gp[at / 64] |= u64::from(seen) << (at % 64);
+        let o = &mut obs[a * ctx.stride..(a + 1) * ctx.stride];
+        for (c, plane) in [&*hp, &*ap, &*gp].into_iter().enumerate() {
+            for (d, w) in o[c * pb..(c + 1) * pb].chunks_mut(8).zip(plane) {
+                d.copy_from_slice(&w.to_le_bytes()[..d.len()]);
+            }
+        }
+    }
+    mark_agent_bits(abits, &agents[..k], false);
+}
+
+/// ORs the `n` (at most 56) low bits of `v` into a bit string of `u64` words at bit `at`.
+#[inline(always)]
+fn put_bits(words: &mut [u64], at: usize, v: u64, n: usize) {
+    let (w, s) = (at / 64, at % 64);
+    words[w] |= v << s;
+    if s + n > 64 {
+        words[w + 1] |= v >> (64 - s);
     }
 }
 

@@ -93,7 +93,14 @@ pub(super) fn step_soft<const DROP: bool>(
     // Clearing the cell words: whole when the map is small for the agents (a few wide stores),
     // else the two words each agent touched.
     let map = s.maps.class.len();
-    let out = SoftOut { agents, events, rewards, bits: bits.as_mut_slice(), goals: &s.goals[..k] };
+    let out = SoftOut {
+        agents,
+        events,
+        rewards,
+        bits: bits.as_mut_slice(),
+        mark: s.ctx.marks,
+        goals: &s.goals[..k],
+    };
     if map <= BULK_CLEAR_CELLS_PER_AGENT * k {
         let tally = soft_moves::<false>(out, &lanes[1..], cells, spare, s.ctx.lut);
         cells[..map].fill(0);
@@ -114,6 +121,8 @@ pub(super) struct SoftOut<'a> {
     pub(super) events: &'a mut [u32],
     pub(super) rewards: &'a mut [f32],
     pub(super) bits: &'a mut [u8],
+    /// Whether to mark agents on `bits` (only the `bytes` observation reads the marks).
+    pub(super) mark: bool,
     pub(super) goals: &'a [u32],
 }
 
@@ -141,7 +150,7 @@ pub(super) fn soft_moves<const CLEAR: bool>(
         let ev = u32::from(l.ev & !(l.ev >> 1 & 1));
         let ag = select_unpredictable(ev & event::MOVED != 0, l.there | AGENT_ACTIVE, o.agents[a]);
         o.agents[a] = ag;
-        if ag & AGENT_ACTIVE != 0 {
+        if o.mark & (ag & AGENT_ACTIVE != 0) {
             o.bits[(ag & POS_MASK) as usize] = 1;
         }
         (events[a], rewards[a]) = tally.finish(ag, ev, goals[a], lut);

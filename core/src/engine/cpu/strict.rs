@@ -66,7 +66,7 @@ pub(super) fn step_strict(
             events[a] |= event::MOVED;
             agents[a] = l.there | AGENT_ACTIVE;
         }
-        if agents[a] & AGENT_ACTIVE != 0 {
+        if s.ctx.marks & (agents[a] & AGENT_ACTIVE != 0) {
             bits[if moves && l.moving() { l.there } else { l.here } as usize] = 1;
         }
     }
