@@ -142,7 +142,10 @@ typedef struct floe_buffer_sizes {
 typedef struct floe_step_buffers {
   /*
    Observations: agent `a` of environment `e` at byte `(e·K + a)·obs_stride`; 3 planes of
-   (2r+1)² bytes (holes and cells off the grid, other agents, the agent's goal).
+   (2r+1)² cells (holes and cells off the grid, other agents, the agent's goal), a byte per
+   cell, or with `"obs_format": "bits"` a bit per cell, each plane in ⌈(2r+1)²/32⌉
+   little-endian `uint32_t` words (`floe_obs_unpack_bits` gives the bytes); with `"none"`,
+   empty (length 0, NULL allowed).
    */
   uint8_t *obs;
   size_t obs_len;
@@ -263,7 +266,7 @@ void floe_string_free(char *s);
  `"backend"`: `"cpu"` (default) or `"gpu"`; `"num_envs"` (1024); `"mode"`: `"strict"`
  (default, the paper's rules: a failure ends the episode) or `"soft"`; `"holes"` (soft mode):
  `"drop"` (default) or `"block"`; `"episode_limit"` (64); `"obs_radius"` (2; at most 127 on
- the CPU, 7 on the GPU); `"rewards"`: `{"reach_goal": 1.0, "step": -0.0625, "blocked": -0.125,
+ the CPU, 7 on the GPU); `"obs_format"`: `"bytes"` (default), `"bits"` or `"none"`; `"rewards"`: `{"reach_goal": 1.0, "step": -0.0625, "blocked": -0.125,
  "off_grid": -0.25, "hole": -1.0, "conflict": -1.0}` (any subset). Unknown fields are errors.
  Both backends give bit-identical outputs.
 
@@ -386,6 +389,27 @@ floe_status floe_engine_global_state(const struct floe_engine *engine, uint8_t *
  duration of the call; strings are NUL-terminated; handles come from this library.
  */
 floe_status floe_engine_free(struct floe_engine *engine);
+
+/*
+ Unpacks observations written with `"obs_format": "bits"` at radius `radius` into the
+ `"bytes"` layout: `bits` holds whole observations (`bits_len` a multiple of the bits engine's
+ `obs_stride`), `out` as many in bytes (`out_len` = that count times the bytes engine's
+ `obs_stride`, padding written as 0). Bit `j % 32` of word `c·P + j / 32` (P = ⌈(2r+1)²/32⌉
+ little-endian words a plane) becomes byte `c·(2r+1)² + j`.
+
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL array of non-zero length,
+ FLOE_STATUS_BAD_INPUT for a radius over 127, a `bits_len` that is not whole observations or an
+ `out_len` for another count. `out` is written only on success.
+
+ # Safety
+ `bits` is valid for `bits_len` reads and `out` for `out_len` writes, not overlapping, for the
+ duration of the call.
+ */
+floe_status floe_obs_unpack_bits(uint32_t radius,
+                                 const uint8_t *bits,
+                                 size_t bits_len,
+                                 uint8_t *out,
+                                 size_t out_len);
 
 /*
  Makes a plugin instance of `kind` (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM or _ENV_ENGINEER) named

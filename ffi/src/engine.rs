@@ -73,7 +73,10 @@ impl From<BufferSizes> for floe_buffer_sizes {
 #[derive(Debug, Clone, Copy)]
 pub struct floe_step_buffers {
     /// Observations: agent `a` of environment `e` at byte `(e·K + a)·obs_stride`; 3 planes of
-    /// (2r+1)² bytes (holes and cells off the grid, other agents, the agent's goal).
+    /// (2r+1)² cells (holes and cells off the grid, other agents, the agent's goal), a byte per
+    /// cell, or with `"obs_format": "bits"` a bit per cell, each plane in ⌈(2r+1)²/32⌉
+    /// little-endian `uint32_t` words (`floe_obs_unpack_bits` gives the bytes); with `"none"`,
+    /// empty (length 0, NULL allowed).
     pub obs: *mut u8,
     pub obs_len: usize,
     /// The final observation of environments whose episode ended in this step.
@@ -170,7 +173,7 @@ fn gpu_engine(_: EnvConfig, _: Arc<floe_core::engine::InstancePool>) -> Result<B
 /// `"backend"`: `"cpu"` (default) or `"gpu"`; `"num_envs"` (1024); `"mode"`: `"strict"`
 /// (default, the paper's rules: a failure ends the episode) or `"soft"`; `"holes"` (soft mode):
 /// `"drop"` (default) or `"block"`; `"episode_limit"` (64); `"obs_radius"` (2; at most 127 on
-/// the CPU, 7 on the GPU); `"rewards"`: `{"reach_goal": 1.0, "step": -0.0625, "blocked": -0.125,
+/// the CPU, 7 on the GPU); `"obs_format"`: `"bytes"` (default), `"bits"` or `"none"`; `"rewards"`: `{"reach_goal": 1.0, "step": -0.0625, "blocked": -0.125,
 /// "off_grid": -0.25, "hole": -1.0, "conflict": -1.0}` (any subset). Unknown fields are errors.
 /// Both backends give bit-identical outputs.
 ///
@@ -413,4 +416,45 @@ pub unsafe extern "C" fn floe_engine_global_state(
 #[no_mangle]
 pub unsafe extern "C" fn floe_engine_free(engine: *mut floe_engine) -> floe_status {
     guard(|| handles::free(engine.cast_const(), "engine"))
+}
+
+/// Unpacks observations written with `"obs_format": "bits"` at radius `radius` into the
+/// `"bytes"` layout: `bits` holds whole observations (`bits_len` a multiple of the bits engine's
+/// `obs_stride`), `out` as many in bytes (`out_len` = that count times the bytes engine's
+/// `obs_stride`, padding written as 0). Bit `j % 32` of word `c·P + j / 32` (P = ⌈(2r+1)²/32⌉
+/// little-endian words a plane) becomes byte `c·(2r+1)² + j`.
+///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL array of non-zero length,
+/// FLOE_STATUS_BAD_INPUT for a radius over 127, a `bits_len` that is not whole observations or an
+/// `out_len` for another count. `out` is written only on success.
+///
+/// # Safety
+/// `bits` is valid for `bits_len` reads and `out` for `out_len` writes, not overlapping, for the
+/// duration of the call.
+#[no_mangle]
+pub unsafe extern "C" fn floe_obs_unpack_bits(
+    radius: u32,
+    bits: *const u8,
+    bits_len: usize,
+    out: *mut u8,
+    out_len: usize,
+) -> floe_status {
+    guard(|| {
+        if radius > floe_core::engine::MAX_OBS_RADIUS {
+            return Err(Error::bad_input(format!(
+                "observation radius {radius} is over the limit {}",
+                floe_core::engine::MAX_OBS_RADIUS
+            )));
+        }
+        overlaps(&[
+            (bits as usize, (bits as usize).saturating_add(bits_len), "bits"),
+            (out as usize, (out as usize).saturating_add(out_len), "out"),
+        ])?;
+        // SAFETY: the caller's lengths; pointers checked by `slice` and `slice_mut`, ranges not
+        // overlapping.
+        let src = unsafe { slice(bits, bits_len, "bits") }?;
+        // SAFETY: as above.
+        let dst = unsafe { slice_mut(out, out_len, "out") }?;
+        floe_core::engine::unpack_bits(radius, src, dst).map_err(Error::bad_input)
+    })
 }

@@ -286,6 +286,58 @@ static void test_engines(void) {
     OK(floe_engine_free(NULL));
 }
 
+/* Observation formats: bits unpack to exactly the bytes; none steps the same with no
+ * observation buffers at all. */
+static void test_obs_formats(void) {
+    floe_pool *pool = NULL;
+    OK(floe_pool_generate("{\"size\": 9, \"agents\": 4, \"hole_ratio\": 0.2}", 6, 7, &pool));
+    floe_engine *bytes = NULL, *bits = NULL, *none = NULL;
+    OK(floe_engine_new(pool, "{\"num_envs\": 5, \"mode\": \"soft\", \"obs_radius\": 5}", &bytes));
+    OK(floe_engine_new(pool, "{\"num_envs\": 5, \"mode\": \"soft\", \"obs_radius\": 5, \"obs_format\": \"bits\"}", &bits));
+    OK(floe_engine_new(pool, "{\"num_envs\": 5, \"mode\": \"soft\", \"obs_radius\": 5, \"obs_format\": \"none\"}", &none));
+    floe_engine *other = NULL;
+    FAILS(floe_engine_new(pool, "{\"obs_format\": \"nibbles\"}", &other), FLOE_STATUS_CONFIG, "nibbles");
+    floe_buffer_sizes sy, si, sn;
+    OK(floe_engine_sizes(bytes, &sy));
+    OK(floe_engine_sizes(bits, &si));
+    OK(floe_engine_sizes(none, &sn));
+    CHECK(sy.obs_stride == 364 && si.obs_stride == 48 && sn.obs_stride == 0 && sn.obs == 0);
+    floe_step_buffers by = buffers_for(&sy), bi = buffers_for(&si), bn = buffers_for(&sn);
+    free(bn.obs);
+    free(bn.final_obs);
+    bn.obs = bn.final_obs = NULL;
+    OK(floe_engine_reset(bytes, 9, &by));
+    OK(floe_engine_reset(bits, 9, &bi));
+    OK(floe_engine_reset(none, 9, &bn));
+    uint8_t *unpacked = malloc(sy.obs);
+    uint8_t actions[20];
+    int same = 1;
+    for (int t = 0; t < 12; t++) {
+        for (int i = 0; i < 20; i++) actions[i] = (uint8_t)((t * 3 + i * 7) % 5);
+        OK(floe_engine_step(bytes, actions, 20, &by));
+        OK(floe_engine_step(bits, actions, 20, &bi));
+        OK(floe_engine_step(none, actions, 20, &bn));
+        OK(floe_obs_unpack_bits(5, bi.obs, si.obs, unpacked, sy.obs));
+        same &= memcmp(unpacked, by.obs, sy.obs) == 0;
+        same &= memcmp(bi.events, by.events, 20 * sizeof(uint32_t)) == 0;
+        same &= memcmp(bn.events, by.events, 20 * sizeof(uint32_t)) == 0;
+    }
+    CHECK(same);
+    FAILS(floe_obs_unpack_bits(5, bi.obs, si.obs - 1, unpacked, sy.obs), FLOE_STATUS_BAD_INPUT, "whole number");
+    FAILS(floe_obs_unpack_bits(5, bi.obs, si.obs, unpacked, sy.obs - 4), FLOE_STATUS_BAD_INPUT, "unpack to");
+    FAILS(floe_obs_unpack_bits(128, bi.obs, si.obs, unpacked, sy.obs), FLOE_STATUS_BAD_INPUT, "radius");
+    FAILS(floe_obs_unpack_bits(5, NULL, si.obs, unpacked, sy.obs), FLOE_STATUS_NULL_POINTER, "bits");
+    FAILS(floe_obs_unpack_bits(5, by.obs, si.obs, by.obs + 1, sy.obs), FLOE_STATUS_BAD_INPUT, "overlap");
+    free(unpacked);
+    free_buffers(&by);
+    free_buffers(&bi);
+    free_buffers(&bn);
+    OK(floe_engine_free(bytes));
+    OK(floe_engine_free(bits));
+    OK(floe_engine_free(none));
+    OK(floe_pool_free(pool));
+}
+
 static void test_verification(void) {
     floe_pool *pool = small_pool();
     /* Two plans for the 3x3 instance (optimum 8): an optimal one and one into the hole. */
@@ -523,6 +575,7 @@ int main(int argc, char **argv) {
     test_version();
     test_pools(argv[3]);
     test_engines();
+    test_obs_formats();
     test_verification();
     test_plugins(argv[1], argv[2]);
     test_gpu();
