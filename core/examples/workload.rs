@@ -2,13 +2,15 @@
 //! `workload <verify|verify-wide|strict|soft> [repetitions]`: `verify` verifies the criterion bench's batch of plans (3 agents on 8×8, a quarter of them
 //! broken) ten times, `verify-wide` 2,000 plans of 16 agents that wait 32 steps ten times; `strict` and `soft` take 200 steps of random actions in 256 environments
 //! of 16 agents on 16×16. Run it with 0 repetitions too and subtract
-//! to leave the setup out. Needs the `testing` feature.
+//! to leave the setup out. `workload pogema <radius> <bytes|bits|none> [repetitions]` takes 100
+//! steps (per repetition) in the per-core POGEMA setting: 64 environments of 64 agents on 16×16,
+//! density 0.3, soft collisions with holes as walls. Needs the `testing` feature.
 
 use std::sync::Arc;
 
 use floe_core::engine::{
     verification_workload, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule,
-    InstancePool, PlanBatch, StepBuffers, VerifyOut,
+    InstancePool, ObsFormat, PlanBatch, StepBuffers, VerifyOut,
 };
 use floe_core::generator::{random_instances, GeneratorConfig};
 
@@ -64,13 +66,53 @@ fn step(mode: CollisionMode, reps: usize) {
     println!("{ended} ended");
 }
 
+/// The per-core POGEMA setting (see the module docs), `reps × 100` steps.
+fn pogema(radius: u32, format: ObsFormat, reps: usize) {
+    let insts = random_instances(&GeneratorConfig {
+        max_attempts: 100,
+        ..GeneratorConfig::square(16, 64, 0.3, 0.0, 64, 1)
+    })
+    .expect("draws");
+    let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+    let cfg = EnvConfig {
+        num_envs: 64,
+        mode: CollisionMode::Soft,
+        holes: HoleRule::Block,
+        episode_limit: 64,
+        obs_radius: radius,
+        obs_format: format,
+        ..EnvConfig::default()
+    };
+    let mut engine = CpuEngine::new(cfg, Arc::clone(&pool)).expect("engine");
+    let mut out = StepBuffers::new(&engine.sizes());
+    engine.reset(0, out.view()).expect("reset");
+    let mut ended = 0;
+    for _ in 0..reps * 100 {
+        engine.step_random(out.view()).expect("sized buffers");
+        ended += out.truncated.iter().map(|&t| u64::from(t)).sum::<u64>();
+    }
+    println!("{ended} ended");
+}
+
 fn main() {
-    let reps = std::env::args().nth(2).and_then(|r| r.parse().ok());
+    let reps: Option<usize> = std::env::args().nth(2).and_then(|r| r.parse().ok());
     match std::env::args().nth(1).as_deref() {
         Some("verify") => verify(reps.unwrap_or(10)),
         Some("verify-wide") => verify_wide(reps.unwrap_or(10)),
         Some("strict") => step(CollisionMode::Strict, reps.unwrap_or(200)),
         Some("soft") => step(CollisionMode::Soft, reps.unwrap_or(200)),
-        _ => eprintln!("usage: workload verify|verify-wide|strict|soft [repetitions]"),
+        Some("pogema") => {
+            let arg = |i: usize| std::env::args().nth(i).unwrap_or_default();
+            let (Ok(radius), Ok(format)) = (arg(2).parse(), ObsFormat::from_name(&arg(3))) else {
+                eprintln!("usage: workload pogema <radius> <bytes|bits|none> [repetitions]");
+                std::process::exit(2);
+            };
+            pogema(radius, format, arg(4).parse().unwrap_or(1));
+        }
+        _ => {
+            eprintln!("usage: workload verify|verify-wide|strict|soft [repetitions]");
+            eprintln!("       workload pogema <radius> <bytes|bits|none> [repetitions]");
+            std::process::exit(2);
+        }
     }
 }

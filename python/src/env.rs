@@ -7,10 +7,10 @@
 use std::sync::{Arc, Mutex};
 
 use floe_core::engine::{
-    obs_stride, BufferSizes, CpuEngine, Engine as CoreEngine, EnvConfig, EnvInfo, InstancePool,
-    StepBuffersMut,
+    unpack_bits as unpack, BufferSizes, CpuEngine, Engine as CoreEngine, EnvConfig, EnvInfo, InstancePool,
+    ObsFormat, StepBuffersMut,
 };
-use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn};
+use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
 use crate::errors::{bad_input, config_text, engine};
@@ -35,7 +35,7 @@ fn gpu_engine(_: EnvConfig, _: Arc<InstancePool>) -> PyResult<Box<dyn CoreEngine
 
 /// The engine's configuration from a dict or JSON text: `backend` ("cpu" or "gpu") and the
 /// fields of floe's `EnvConfig` (`num_envs`, `mode`, `holes`, `episode_limit`, `obs_radius`,
-/// `rewards`), all optional; unknown fields are errors.
+/// `obs_format`, `rewards`), all optional; unknown fields are errors.
 fn parse_config(config: Option<&Bound<'_, PyAny>>) -> PyResult<(String, EnvConfig)> {
     let mut value: serde_json::Value = match config {
         None => serde_json::json!({}),
@@ -250,10 +250,16 @@ impl Engine {
     fn obs_radius(&self) -> u32 {
         self.config.obs_radius
     }
-    /// Bytes of one agent's observation: 3 × (2r+1)² rounded up to a multiple of 4.
+    /// Bytes of one agent's observation: with `bytes`, 3 × (2r+1)² rounded up to a multiple of
+    /// 4; with `bits`, 3 planes of ⌈(2r+1)²/32⌉ `u32` words; with `none`, 0.
     #[getter]
     fn obs_stride(&self) -> usize {
-        obs_stride(self.config.obs_radius)
+        self.sizes.obs_stride
+    }
+    /// `"bytes"`, `"bits"` or `"none"`.
+    #[getter]
+    fn obs_format(&self) -> &'static str {
+        self.config.obs_format.name()
     }
     #[getter]
     fn episode_limit(&self) -> u32 {
@@ -275,4 +281,36 @@ impl Engine {
         }
         v.to_string()
     }
+}
+
+/// Unpacks observations of a `bits` engine at radius `radius` (a uint8 array whose last axis is
+/// that engine's `obs_stride`) into the `bytes` layout: the same leading axes, last axis
+/// 3 × (2r+1)² rounded up to a multiple of 4 (planes of (2r+1)² cells, then zero padding).
+#[pyfunction]
+pub fn unpack_bits<'py>(
+    py: Python<'py>,
+    obs: PyReadonlyArrayDyn<'py, u8>,
+    radius: u32,
+) -> PyResult<Bound<'py, PyArrayDyn<u8>>> {
+    if radius > floe_core::engine::MAX_OBS_RADIUS {
+        return Err(bad_input(format!("observation radius {radius} is over the limit")));
+    }
+    let (bs, ys) = (ObsFormat::Bits.stride(radius), floe_core::engine::obs_stride(radius));
+    let shape = obs.shape().to_vec();
+    if shape.last() != Some(&bs) {
+        return Err(bad_input(format!(
+            "packed observations at radius {radius} have a last axis of {bs} bytes, not {:?}",
+            shape.last()
+        )));
+    }
+    let src = obs.as_slice().map_err(|e| bad_input(format!("obs must be contiguous: {e}")))?.to_vec();
+    let mut out_shape = shape;
+    *out_shape.last_mut().expect("checked above") = ys;
+    let out = PyArrayDyn::<u8>::zeros(py, out_shape, false);
+    {
+        let mut rw = out.try_readwrite().map_err(|e| bad_input(e.to_string()))?;
+        let dst = rw.as_slice_mut().map_err(|e| bad_input(e.to_string()))?;
+        py.detach(|| unpack(radius, &src, dst)).map_err(bad_input)?;
+    }
+    Ok(out)
 }

@@ -32,6 +32,7 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(batch::verify_batch, m)?)?;
     m.add_class::<batch::Reward>()?;
     m.add_class::<env::Engine>()?;
+    m.add_function(wrap_pyfunction!(env::unpack_bits, m)?)?;
     m.add_class::<rounds::Curriculum>()?;
     m.add_class::<rounds::Engineer>()?;
     m.add_function(wrap_pyfunction!(rounds::round_instances, m)?)?;

@@ -113,3 +113,25 @@ def test_gpu_backend_gives_the_cpu_bytes(small):
             assert np.array_equal(x, y)
         assert np.array_equal(c[4]["final_obs"], g[4]["final_obs"])
         assert np.array_equal(c[4]["agent_rewards"], g[4]["agent_rewards"])
+
+
+def test_bits_unpack_to_the_bytes_and_none_has_no_observation(small):
+    """The low-level Engine in every observation format: bits unpack to exactly the bytes, and
+    none steps the same with empty observation arrays."""
+    engines = {f: floe.Engine(small, {"num_envs": 8, "mode": "soft", "obs_radius": 5, "obs_format": f})
+               for f in ("bytes", "bits", "none")}
+    assert [engines[f].obs_stride for f in ("bytes", "bits", "none")] == [364, 48, 0]
+    assert engines["bits"].obs_format == "bits" and engines["none"].obs.size == 0
+    for e in engines.values():
+        e.reset(3)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        actions = rng.integers(0, 5, size=(8, engines["bytes"].max_agents), dtype=np.uint8)
+        for e in engines.values():
+            e.step(actions)
+        np.testing.assert_array_equal(floe.unpack_bits(engines["bits"].obs, 5), engines["bytes"].obs)
+        np.testing.assert_array_equal(engines["none"].events, engines["bytes"].events)
+    with pytest.raises(floe.BadInput, match="last axis"):
+        floe.unpack_bits(engines["bytes"].obs, 5)
+    with pytest.raises(floe.ConfigError):
+        floe.Engine(small, {"obs_format": "nibbles"})

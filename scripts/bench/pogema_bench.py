@@ -17,16 +17,17 @@ def measure(size, density, agents, radius, limit, seconds, seed):
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     steps = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         _, _, terminated, truncated, _ = env.step(rng.integers(0, 5, size=agents).tolist())
         steps += 1
         if all(terminated) or all(truncated):
             env.reset()
-    secs = time.perf_counter() - start
+    secs, cpu_secs = time.perf_counter() - start, time.process_time() - cpu
     return {"bench": "step", "backend": "pogema", "threads": 1, "mode": "soft", "size": size,
-            "density": density, "agents": agents, "envs": 1, "steps": steps, "seconds": secs,
-            "agent_steps_per_sec": steps * agents / secs}
+            "density": density, "agents": agents, "radius": radius, "envs": 1, "steps": steps,
+            "seconds": secs, "cpu_seconds": cpu_secs, "agent_steps_per_sec": steps * agents / secs,
+            "agent_steps_per_cpu_sec": steps * agents / cpu_secs}
 
 
 def main():

@@ -40,19 +40,21 @@ fn observe_bytes(
         1 => observe_rows::<3, { obs_stride(1) }>(ctx, env, agents, obs, bits, marked),
         2 => observe_rows::<5, { obs_stride(2) }>(ctx, env, agents, obs, bits, marked),
         3 => observe_rows::<7, { obs_stride(3) }>(ctx, env, agents, obs, bits, marked),
+        4 => observe_rows::<9, { obs_stride(4) }>(ctx, env, agents, obs, bits, marked),
+        5 => observe_rows::<11, { obs_stride(5) }>(ctx, env, agents, obs, bits, marked),
         r => observe_with(ctx, env, agents, obs, bits, r, marked),
     }
 }
 
 fn observe_bits(ctx: Ctx<'_>, env: &[u32; 4], agents: &[u32], obs: &mut [u8], sc: &mut Scratch) {
-    // Windows of up to 11 × 11 cells (121 bits) build each plane in one `u128`.
+    // Windows of up to 11 × 11 cells (121 bits) build each plane in one word.
     match ctx.cfg.obs_radius {
-        0 => bit_rows::<1>(ctx, env, agents, obs, &mut sc.agent_bits),
-        1 => bit_rows::<3>(ctx, env, agents, obs, &mut sc.agent_bits),
-        2 => bit_rows::<5>(ctx, env, agents, obs, &mut sc.agent_bits),
-        3 => bit_rows::<7>(ctx, env, agents, obs, &mut sc.agent_bits),
-        4 => bit_rows::<9>(ctx, env, agents, obs, &mut sc.agent_bits),
-        5 => bit_rows::<11>(ctx, env, agents, obs, &mut sc.agent_bits),
+        0 => bit_rows::<1, u64>(ctx, env, agents, obs, &mut sc.agent_bits),
+        1 => bit_rows::<3, u64>(ctx, env, agents, obs, &mut sc.agent_bits),
+        2 => bit_rows::<5, u64>(ctx, env, agents, obs, &mut sc.agent_bits),
+        3 => bit_rows::<7, u64>(ctx, env, agents, obs, &mut sc.agent_bits),
+        4 => bit_rows::<9, u128>(ctx, env, agents, obs, &mut sc.agent_bits),
+        5 => bit_rows::<11, u128>(ctx, env, agents, obs, &mut sc.agent_bits),
         r => bit_rows_with(ctx, env, agents, obs, sc, r),
     }
 }
@@ -81,17 +83,62 @@ fn mark_agent_bits(map: &mut [u8], agents: &[u32], on: bool) {
     }
 }
 
+/// One plane of a packed window being built: a `u64` for windows of up to 64 cells, a `u128`
+/// for up to 128.
+trait PlaneWord: Copy {
+    const ZERO: Self;
+    /// ORs `v` in at bit `at`.
+    fn put(self, v: u64, at: usize) -> Self;
+    /// Clears bit `at`.
+    fn clear(self, at: usize) -> Self;
+    /// Writes the low `out.len()` bytes, little-endian.
+    fn write(self, out: &mut [u8]);
+}
+
+impl PlaneWord for u64 {
+    const ZERO: Self = 0;
+    #[inline(always)]
+    fn put(self, v: u64, at: usize) -> Self {
+        self | v << at
+    }
+    #[inline(always)]
+    fn clear(self, at: usize) -> Self {
+        self & !(1 << at)
+    }
+    #[inline(always)]
+    fn write(self, out: &mut [u8]) {
+        out.copy_from_slice(&self.to_le_bytes()[..out.len()]);
+    }
+}
+
+impl PlaneWord for u128 {
+    const ZERO: Self = 0;
+    #[inline(always)]
+    fn put(self, v: u64, at: usize) -> Self {
+        self | u128::from(v) << at
+    }
+    #[inline(always)]
+    fn clear(self, at: usize) -> Self {
+        self & !(1 << at)
+    }
+    #[inline(always)]
+    fn write(self, out: &mut [u8]) {
+        out.copy_from_slice(&self.to_le_bytes()[..out.len()]);
+    }
+}
+
 /// Packed observations for window widths `W` up to 11: every window row is one unaligned load
-/// and shift per plane from a bit map of padded cells, placed in the plane's `u128`.
+/// and shift per plane from a bit map of padded cells, placed in the plane's word `P` (`u64`
+/// up to 7 × 7 cells, `u128` up to 11 × 11).
 #[inline(always)]
-fn bit_rows<const W: usize>(
+fn bit_rows<const W: usize, P: PlaneWord>(
     ctx: Ctx<'_>,
     env: &[u32; 4],
     agents: &[u32],
     obs: &mut [u8],
     abits: &mut Vec<u8>,
 ) {
-    const { assert!(W % 2 == 1 && W * W <= 128) };
+    const { assert!(W % 2 == 1 && W * W <= 8 * std::mem::size_of::<P>()) };
     let pw = (W * W).div_ceil(32);
     let (stride, pb) = (12 * pw, 4 * pw);
     let r = W / 2;
@@ -115,18 +162,18 @@ fn bit_rows<const W: usize>(
             continue;
         }
         let start = (ag & POS_MASK) as usize - r * mw - r;
-        let (mut holes, mut others) = (0u128, 0u128);
+        let (mut holes, mut others) = (P::ZERO, P::ZERO);
         for i in 0..W {
             let at = start + i * mw;
-            holes |= u128::from(bits_at(hbits, at) & mask) << (i * W);
-            others |= u128::from(bits_at(abits, at) & mask) << (i * W);
+            let (h, a) = (bits_at(hbits, at), bits_at(abits, at));
+            holes = holes.put(h & mask, i * W);
+            others = others.put(a & mask, i * W);
         }
-        others &= !(1u128 << (r * W + r));
+        others = others.clear(r * W + r);
         let (at, seen) = maps.goal_in_window(goal, start);
-        let goal = u128::from(seen) << at;
-        o[..pb].copy_from_slice(&holes.to_le_bytes()[..pb]);
-        o[pb..2 * pb].copy_from_slice(&others.to_le_bytes()[..pb]);
-        o[2 * pb..].copy_from_slice(&goal.to_le_bytes()[..pb]);
+        holes.write(&mut o[..pb]);
+        others.write(&mut o[pb..2 * pb]);
+        P::ZERO.put(u64::from(seen), at).write(&mut o[2 * pb..]);
     }
     mark_agent_bits(abits, agents, false);
 }
@@ -210,10 +257,10 @@ pub(super) fn mark_agents(amap: &mut [u8], agents: &[u32], on: u8) {
     }
 }
 
-/// Observations for window widths `W` of 3, 5 and 7 (stride `S`): every window row is one
-/// unaligned 8-byte copy from a padded map. The rows
-/// are written in order, so the bytes each copy writes past its row are overwritten by the next
-/// row or plane, and the goal plane, written last, runs to the end of the stride.
+/// Observations for window widths `W` of 3 to 11 (stride `S`): every window row is one
+/// unaligned copy of 8 bytes (16 for `W` over 8) from a padded map. The rows are written
+/// in order, so the bytes each copy writes past its row are overwritten by the next row or
+/// plane, and the goal plane, written last, runs to the end of the stride.
 #[inline(always)]
 pub(super) fn observe_rows<const W: usize, const S: usize>(
     ctx: Ctx<'_>,
@@ -223,7 +270,10 @@ pub(super) fn observe_rows<const W: usize, const S: usize>(
     amap: &mut Vec<u8>,
     marked: bool,
 ) {
-    const { assert!(W >= 3 && W <= 8 && S >= 3 * W * W) };
+    const { assert!(W >= 3 && W <= 11 && S >= 3 * W * W) };
+    // Bytes per row copy: a copy runs at most 16 - 9 = 7 cells past a window's row, which the
+    // padded width (at least 8) or the map's spare row holds.
+    let c = if W <= 8 { 8 } else { 16 };
     let (r, plane) = (W / 2, W * W);
     let k = unpack_dims(env[0]).2 as usize;
     let p = env[3] as usize;
@@ -249,16 +299,16 @@ pub(super) fn observe_rows<const W: usize, const S: usize>(
         // The window's top-left padded cell; its rows are `mw` apart.
         let start = (ag & POS_MASK) as usize - r * mw - r;
         // Padded widths are at least 8 and the maps end with a spare row, so every row of the
-        // window has 8 bytes to copy.
+        // window has `c` bytes to copy.
         // (`mw` is below 2^16, so the row offsets cannot overflow and the one length test per
         // plane covers every row.)
-        let span = (W - 1) * mw + 8;
+        let span = (W - 1) * mw + c;
         let (hrows, arows) = (&hmap[start..start + span], &amap[start..start + span]);
         for i in 0..W {
-            o[i * W..i * W + 8].copy_from_slice(&hrows[i * mw..i * mw + 8]);
+            o[i * W..i * W + c].copy_from_slice(&hrows[i * mw..i * mw + c]);
         }
         for i in 0..W {
-            o[plane + i * W..plane + i * W + 8].copy_from_slice(&arows[i * mw..i * mw + 8]);
+            o[plane + i * W..plane + i * W + c].copy_from_slice(&arows[i * mw..i * mw + c]);
         }
         o[2 * plane..].fill(0);
         o[plane + r * W + r] = 0;
