@@ -459,8 +459,9 @@ fn observations_match_a_naive_window() {
 #[test]
 fn bits_unpack_to_the_bytes_and_none_steps_the_same() {
     use floe_core::engine::{unpack_bits, ObsFormat};
-    // Radius 0 to 5 take the one-word-per-plane path, 6 and 9 the general one, 30 (61-cell rows)
-    // reads each row in two pieces.
+    // Radius 0 to 5 take the one-word-per-plane paths (row masks on maps of padded width up to
+    // 64, bit maps on wider ones), 6 and 9 the general one, 30 (61-cell rows) reads each row in
+    // two pieces.
     for (size, n, radius, mode) in [
         (7, 9, 0u32, CollisionMode::Soft),
         (7, 9, 1, CollisionMode::Strict),
@@ -472,6 +473,9 @@ fn bits_unpack_to_the_bytes_and_none_steps_the_same() {
         (9, 5, 6, CollisionMode::Soft),
         (14, 3, 9, CollisionMode::Strict),
         (40, 12, 30, CollisionMode::Soft),
+        // Padded widths over 64: bit windows read from bit maps instead of row masks.
+        (70, 12, 2, CollisionMode::Soft),
+        (60, 8, 5, CollisionMode::Strict),
     ] {
         let insts = floe_core::generator::random_instances(&GeneratorConfig::square(size, n, 0.2, 0.0, 6, 8))
             .expect("draws");

@@ -23,6 +23,9 @@ pub(crate) struct Scratch {
     /// The `bits` observation: active agents as bits of padded cells (set and cleared by the
     /// observation of one environment).
     pub(super) agent_bits: Vec<u8>,
+    /// The `bits` observation on maps of padded width up to 64: active agents as one `u64` per
+    /// padded row (set and cleared by the observation of one environment).
+    pub(super) agent_rows: Vec<u64>,
     /// The `bits` observation at radius 6 and above: one agent's three planes, being packed.
     pub(super) planes: Vec<u64>,
     /// Per agent.

@@ -9,6 +9,9 @@ use crate::grid::on_grid;
 /// The largest observation radius of the CPU backend: a window of 255 × 255 cells.
 pub const MAX_OBS_RADIUS: u32 = 127;
 
+/// The widest padded map whose rows are kept as single `u64` bit masks ([`HoleMaps::obs_rows`]).
+pub(super) const ROW_MASK_WIDTH: usize = 64;
+
 /// The least padded width: window rows are read as 8 bytes.
 pub(super) const MIN_MAP_WIDTH: usize = 8;
 
@@ -26,6 +29,9 @@ pub(crate) struct HoleMaps {
     /// `obs` as bits (bit `i % 8` of byte `i / 8` for padded cell `i`), each instance's followed
     /// by 8 spare bytes so that any cell's bits can be read as one unaligned `u64`.
     pub(super) obs_bits: Vec<u8>,
+    /// For padded widths up to 64 ([`ROW_MASK_WIDTH`]): `obs` as one `u64` per padded row (bit
+    /// `c` for column `c`), spare row included; empty for wider maps.
+    pub(super) obs_rows: Vec<u64>,
     pub(super) class: Vec<u8>,
     /// Per instance and agent slot (`k_max` a instance): padded cells of the starts and goals.
     pub(super) starts: Vec<u32>,
@@ -46,6 +52,8 @@ pub(super) struct MapIndex {
     pub(super) off: usize,
     /// Where the instance's bits start in `obs_bits`.
     pub(super) bits_off: usize,
+    /// Where the instance's rows start in `obs_rows`.
+    pub(super) rows_off: usize,
     pub(super) mw: usize,
     pub(super) window: usize,
 }
@@ -61,6 +69,8 @@ pub(crate) struct Maps<'a> {
     pub(super) obs: &'a [u8],
     /// `obs` as bits, with 8 spare bytes.
     pub(super) obs_bits: &'a [u8],
+    /// `obs` as one `u64` per padded row (empty when the padded width is over 64).
+    pub(super) obs_rows: &'a [u64],
     pub(super) class: &'a [u8],
     /// The window table of this padded width (see [`HoleMaps::window_table`]).
     pub(super) window: &'a [u16],
@@ -133,7 +143,8 @@ impl HoleMaps {
                 at
             });
             let off = maps.obs.len();
-            maps.index.push(MapIndex { off, bits_off: maps.obs_bits.len(), mw, window });
+            let (bits_off, rows_off) = (maps.obs_bits.len(), maps.obs_rows.len());
+            maps.index.push(MapIndex { off, bits_off, rows_off, mw, window });
             for pr in 0..h + 2 * pad {
                 for pc in 0..mw {
                     let (r, c) = (pr as i64 - pad as i64, pc as i64 - pad as i64);
@@ -153,6 +164,11 @@ impl HoleMaps {
             let bytes = &maps.obs[off..];
             maps.obs_bits.extend(bytes.chunks(8).map(|c| c.iter().rev().fold(0u8, |acc, &b| acc << 1 | b)));
             maps.obs_bits.extend([0u8; 8]);
+            if mw <= ROW_MASK_WIDTH {
+                let rows =
+                    bytes.chunks(mw).map(|c| c.iter().rev().fold(0u64, |acc, &b| acc << 1 | u64::from(b)));
+                maps.obs_rows.extend(rows);
+            }
             maps.longest = maps.longest.max(maps.obs.len() - off);
             let cell = |rc: u32| {
                 let (r, c) = unpack_rc(rc);
@@ -194,13 +210,15 @@ impl HoleMaps {
     /// The maps of instance `p`.
     #[inline]
     pub(crate) fn instance(&self, p: usize) -> Maps<'_> {
-        let MapIndex { off, bits_off, mw, window } = self.index[p];
+        let MapIndex { off, bits_off, rows_off, mw, window } = self.index[p];
         let end = self.index.get(p + 1).map_or(self.obs.len(), |i| i.off);
         let bits_end = self.index.get(p + 1).map_or(self.obs_bits.len(), |i| i.bits_off);
+        let rows_end = self.index.get(p + 1).map_or(self.obs_rows.len(), |i| i.rows_off);
         let len = (self.win - 1) * mw + self.win + 1;
         Maps {
             obs: &self.obs[off..end],
             obs_bits: &self.obs_bits[bits_off..bits_end],
+            obs_rows: &self.obs_rows[rows_off..rows_end],
             class: &self.class[off..end],
             window: &self.windows[window..window + len],
             mw,

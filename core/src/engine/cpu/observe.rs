@@ -49,12 +49,12 @@ fn observe_bytes(
 fn observe_bits(ctx: Ctx<'_>, env: &[u32; 4], agents: &[u32], obs: &mut [u8], sc: &mut Scratch) {
     // Windows of up to 11 × 11 cells (121 bits) build each plane in one word.
     match ctx.cfg.obs_radius {
-        0 => bit_rows::<1, u64>(ctx, env, agents, obs, &mut sc.agent_bits),
-        1 => bit_rows::<3, u64>(ctx, env, agents, obs, &mut sc.agent_bits),
-        2 => bit_rows::<5, u64>(ctx, env, agents, obs, &mut sc.agent_bits),
-        3 => bit_rows::<7, u64>(ctx, env, agents, obs, &mut sc.agent_bits),
-        4 => bit_rows::<9, u128>(ctx, env, agents, obs, &mut sc.agent_bits),
-        5 => bit_rows::<11, u128>(ctx, env, agents, obs, &mut sc.agent_bits),
+        0 => bit_rows::<1, u64>(ctx, env, agents, obs, sc),
+        1 => bit_rows::<3, u64>(ctx, env, agents, obs, sc),
+        2 => bit_rows::<5, u64>(ctx, env, agents, obs, sc),
+        3 => bit_rows::<7, u64>(ctx, env, agents, obs, sc),
+        4 => bit_rows::<9, u128>(ctx, env, agents, obs, sc),
+        5 => bit_rows::<11, u128>(ctx, env, agents, obs, sc),
         r => bit_rows_with(ctx, env, agents, obs, sc, r),
     }
 }
@@ -127,11 +127,99 @@ impl PlaneWord for u128 {
     }
 }
 
-/// Packed observations for window widths `W` up to 11: every window row is one unaligned load
-/// and shift per plane from a bit map of padded cells, placed in the plane's word `P` (`u64`
-/// up to 7 × 7 cells, `u128` up to 11 × 11).
+/// Packed observations for window widths `W` up to 11, each plane built in a word `P` (`u64`
+/// up to 7 × 7 cells, `u128` up to 11 × 11): from row masks on maps of padded width up to 64
+/// ([`row_masks`]), else from bit maps ([`bit_loads`]).
 #[inline(always)]
 fn bit_rows<const W: usize, P: PlaneWord>(
+    ctx: Ctx<'_>,
+    env: &[u32; 4],
+    agents: &[u32],
+    obs: &mut [u8],
+    sc: &mut Scratch,
+) {
+    if ctx.maps.instance(env[3] as usize).obs_rows.is_empty() {
+        bit_loads::<W, P>(ctx, env, agents, obs, &mut sc.agent_bits);
+    } else {
+        row_masks::<W, P>(ctx, env, agents, obs, &mut sc.agent_rows);
+    }
+}
+
+/// [`bit_rows`] on a map of padded width up to 64: the holes and the agents are one `u64` mask
+/// per padded row, so every window row is one load, one shift by the window's first column
+/// and one mask, and one bounds test per window covers its rows.
+#[inline(always)]
+fn row_masks<const W: usize, P: PlaneWord>(
+    ctx: Ctx<'_>,
+    env: &[u32; 4],
+    agents: &[u32],
+    obs: &mut [u8],
+    arows: &mut Vec<u64>,
+) {
+    const { assert!(W % 2 == 1 && W * W <= 8 * std::mem::size_of::<P>()) };
+    let pw = (W * W).div_ceil(32);
+    let (stride, pb) = (12 * pw, 4 * pw);
+    let r = W / 2;
+    let mask = (1u64 << W) - 1;
+    let k = unpack_dims(env[0]).2 as usize;
+    let p = env[3] as usize;
+    let maps = ctx.maps.instance(p);
+    let (hrows, mw) = (maps.obs_rows, maps.mw);
+    // Row of a padded cell by a multiplication: exact for cells below 2^32 / 64 (padded cells
+    // are below 2^24, widths at most 64).
+    let recip = (1u64 << 32).div_ceil(mw as u64);
+    let row_col = |cell: usize| {
+        let row = ((cell as u64 * recip) >> 32) as usize;
+        (row, cell - row * mw)
+    };
+    if arows.len() < hrows.len() {
+        arows.resize(hrows.len(), 0);
+    }
+    let arows = &mut arows[..hrows.len()];
+    let agents = &agents[..k];
+    let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
+    for &ag in agents {
+        if ag & AGENT_ACTIVE != 0 {
+            let (row, col) = row_col((ag & POS_MASK) as usize);
+            arows[row] |= 1 << col;
+        }
+    }
+    let (used, padding) = obs.split_at_mut(k * stride);
+    padding.fill(0);
+    for ((o, &ag), &goal) in used.chunks_exact_mut(stride).zip(agents.iter()).zip(goals) {
+        if ag & AGENT_ACTIVE == 0 {
+            o.fill(0);
+            continue;
+        }
+        let cell = (ag & POS_MASK) as usize;
+        let (row, col) = row_col(cell);
+        // The padding (at least r cells) keeps the window on the map: rows from row - r, bits
+        // from col - r, and col + r < 64.
+        let (top, left) = (row - r, col - r);
+        let hw: &[u64; W] = hrows[top..top + W].try_into().expect("W rows");
+        let aw: &[u64; W] = arows[top..top + W].try_into().expect("W rows");
+        let (mut holes, mut others) = (P::ZERO, P::ZERO);
+        for i in 0..W {
+            holes = holes.put(hw[i] >> left & mask, i * W);
+            others = others.put(aw[i] >> left & mask, i * W);
+        }
+        others = others.clear(r * W + r);
+        let (at, seen) = maps.goal_in_window(goal, cell - r * mw - r);
+        holes.write(&mut o[..pb]);
+        others.write(&mut o[pb..2 * pb]);
+        P::ZERO.put(u64::from(seen), at).write(&mut o[2 * pb..]);
+    }
+    for &ag in agents {
+        if ag & AGENT_ACTIVE != 0 {
+            arows[row_col((ag & POS_MASK) as usize).0] = 0;
+        }
+    }
+}
+
+/// [`bit_rows`] on any map: every window row is one unaligned load and shift per plane from a
+/// bit map of padded cells.
+#[inline(always)]
+fn bit_loads<const W: usize, P: PlaneWord>(
     ctx: Ctx<'_>,
     env: &[u32; 4],
     agents: &[u32],
