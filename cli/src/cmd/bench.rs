@@ -167,67 +167,103 @@ fn failed(e: impl std::fmt::Display) -> CliError {
     CliError::Failed(e.to_string())
 }
 
+/// One stepping setting: the map, the agents, the batch and the observation radius; the rest
+/// (mode, holes, episode limit, seconds) comes from [`Args`].
+#[derive(Debug, Clone, Copy)]
+struct Setting {
+    size: u32,
+    density: f64,
+    agents: usize,
+    envs: usize,
+    radius: u32,
+}
+
+/// The pool of `--pool` random instances that a setting's environments play.
+fn instance_pool(a: &Args, s: &Setting) -> Result<Arc<InstancePool>, CliError> {
+    let insts = random_instances(&GeneratorConfig {
+        max_attempts: 100,
+        ..GeneratorConfig::square(s.size, s.agents, s.density, 0.0, a.pool, 1)
+    })
+    .map_err(failed)?;
+    Ok(Arc::new(InstancePool::new(&insts, false).map_err(failed)?))
+}
+
+/// The engine configuration of a setting.
+fn env_config(a: &Args, s: &Setting) -> EnvConfig {
+    EnvConfig {
+        num_envs: s.envs,
+        mode: match a.mode {
+            Mode::Strict => CollisionMode::Strict,
+            Mode::Soft => CollisionMode::Soft,
+        },
+        holes: match a.holes {
+            Holes::Drop => HoleRule::Drop,
+            Holes::Block => HoleRule::Block,
+        },
+        episode_limit: a.episode_limit,
+        obs_radius: s.radius,
+        ..EnvConfig::default()
+    }
+}
+
+/// Measures one setting on one backend with `pool` (built by [`instance_pool`] for it): the
+/// JSON object of its step line.
+fn measure_step(
+    a: &Args,
+    s: &Setting,
+    pool: &Arc<InstancePool>,
+    backend: Backend,
+    gpu: &std::cell::OnceCell<Result<GpuContext, EngineError>>,
+) -> Result<serde_json::Map<String, serde_json::Value>, CliError> {
+    let cfg = env_config(a, s);
+    let (steps, agent_steps, secs, counted) = match backend {
+        Backend::Cpu => step_cpu(a, &cfg, pool)?,
+        Backend::Gpu => step_gpu(a, &cfg, pool, gpu.get_or_init(GpuContext::new))?,
+    };
+    let (k, envs) = (s.agents, s.envs);
+    // Buffers a step touches, per agent: its state word (read and written), its observation,
+    // reward and event words; per environment: 4 state words (read and written), info, flags.
+    let per_agent = 8 + obs_stride(s.radius) + 4 + 4;
+    let per_env = 32 + 16 + 2;
+    let line = serde_json::json!({
+        "bench": "step",
+        "backend": backend.to_string(),
+        "threads": if backend == Backend::Cpu { rayon::current_num_threads() } else { 0 },
+        "mode": format!("{:?}", cfg.mode).to_lowercase(),
+        "holes": format!("{:?}", a.holes).to_lowercase(),
+        "size": s.size,
+        "density": s.density,
+        "agents": k,
+        "envs": envs,
+        "radius": s.radius,
+        "steps": steps,
+        "seconds": secs,
+        "agent_steps_per_sec": agent_steps as f64 / secs,
+        "counted": counted,
+        "active_share": agent_steps as f64 / (steps as f64 * (envs * k) as f64),
+        "bytes_per_agent_step": per_agent as f64 + per_env as f64 / k as f64,
+        "state_bytes_per_agent": 4.0 + 16.0 / k as f64,
+    });
+    let serde_json::Value::Object(line) = line else { unreachable!("json! of an object literal") };
+    Ok(line)
+}
+
 pub fn run(a: &Args) -> Result<(), CliError> {
     if !(a.seconds.is_finite() && a.seconds > 0.0) {
         return Err(CliError::Input(format!("--seconds must be positive, not {}", a.seconds)));
     }
     let threads = rayon::current_num_threads();
     let gpu: std::cell::OnceCell<Result<GpuContext, EngineError>> = std::cell::OnceCell::new();
-    let mode = match a.mode {
-        Mode::Strict => CollisionMode::Strict,
-        Mode::Soft => CollisionMode::Soft,
-    };
     for &size in &a.sizes {
         for &density in &a.densities {
-            for &k in &a.agents {
-                let insts = random_instances(&GeneratorConfig {
-                    max_attempts: 100,
-                    ..GeneratorConfig::square(size, k, density, 0.0, a.pool, 1)
-                })
-                .map_err(failed)?;
-                let pool = Arc::new(InstancePool::new(&insts, false).map_err(failed)?);
+            for &agents in &a.agents {
+                let mut s = Setting { size, density, agents, envs: 0, radius: a.radius };
+                let pool = instance_pool(a, &s)?;
                 for &envs in &a.envs {
-                    let cfg = EnvConfig {
-                        num_envs: envs,
-                        mode,
-                        holes: match a.holes {
-                            Holes::Drop => HoleRule::Drop,
-                            Holes::Block => HoleRule::Block,
-                        },
-                        episode_limit: a.episode_limit,
-                        obs_radius: a.radius,
-                        ..EnvConfig::default()
-                    };
+                    s.envs = envs;
                     for &backend in &a.backends {
-                        let (steps, agent_steps, secs, counted) = match backend {
-                            Backend::Cpu => step_cpu(a, &cfg, &pool)?,
-                            Backend::Gpu => step_gpu(a, &cfg, &pool, gpu.get_or_init(GpuContext::new))?,
-                        };
-                        // Buffers a step touches, per agent: its state word (read and written), its
-                        // observation, reward and event words; per environment: 4 state words (read
-                        // and written), info, flags.
-                        let per_agent = 8 + obs_stride(a.radius) + 4 + 4;
-                        let per_env = 32 + 16 + 2;
-                        let line = serde_json::json!({
-                            "bench": "step",
-                            "backend": backend.to_string(),
-                            "threads": if backend == Backend::Cpu { threads } else { 0 },
-                            "mode": format!("{mode:?}").to_lowercase(),
-                            "holes": format!("{:?}", a.holes).to_lowercase(),
-                            "size": size,
-                            "density": density,
-                            "agents": k,
-                            "envs": envs,
-                            "radius": a.radius,
-                            "steps": steps,
-                            "seconds": secs,
-                            "agent_steps_per_sec": agent_steps as f64 / secs,
-                            "counted": counted,
-                            "active_share": agent_steps as f64 / (steps as f64 * (envs * k) as f64),
-                            "bytes_per_agent_step": per_agent as f64 + per_env as f64 / k as f64,
-                            "state_bytes_per_agent": 4.0 + 16.0 / k as f64,
-                        });
-                        crate::emit(None, &format!("{line}\n"))?;
+                        let line = measure_step(a, &s, &pool, backend, &gpu)?;
+                        crate::emit(None, &format!("{}\n", serde_json::Value::Object(line)))?;
                     }
                 }
             }
