@@ -16,6 +16,9 @@ use rayon::prelude::*;
 
 use crate::error::CliError;
 
+mod plot;
+mod sweep;
+
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Map sides to step on.
@@ -57,6 +60,8 @@ pub struct Args {
     /// GPU: steps per submission (no host round-trip between them).
     #[arg(long, default_value_t = 16)]
     steps_per_submit: u32,
+    #[command(flatten)]
+    sweep: sweep::SweepArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -207,7 +212,7 @@ fn env_config(a: &Args, s: &Setting) -> EnvConfig {
 }
 
 /// Measures one setting on one backend with `pool` (built by [`instance_pool`] for it): the
-/// JSON object of its step line.
+/// JSON object of its step line. `floe bench` and `floe bench --sweep` both measure through this.
 fn measure_step(
     a: &Args,
     s: &Setting,
@@ -251,6 +256,9 @@ fn measure_step(
 pub fn run(a: &Args) -> Result<(), CliError> {
     if !(a.seconds.is_finite() && a.seconds > 0.0) {
         return Err(CliError::Input(format!("--seconds must be positive, not {}", a.seconds)));
+    }
+    if let Some(dir) = &a.sweep.sweep {
+        return sweep::run(a, dir);
     }
     let threads = rayon::current_num_threads();
     let gpu: std::cell::OnceCell<Result<GpuContext, EngineError>> = std::cell::OnceCell::new();
