@@ -270,6 +270,102 @@ fn bench_prints_one_json_line_per_setting() {
 }
 
 #[test]
+fn bench_sweep_measures_every_point_and_plots_them() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("floe-sweep-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let base = ["bench", "--seconds", "0.05", "--pool", "4"];
+    let sweep = [
+        "--sweep",
+        s(&dir),
+        "--base-size",
+        "16",
+        "--base-agents",
+        "4",
+        "--base-envs",
+        "16",
+        "--sweep-envs",
+        "16,64",
+        "--sweep-agents",
+        "1,4",
+        "--sweep-sizes",
+        "8,16",
+        "--sweep-radii",
+        "0,2",
+    ];
+    let o = floe(&[&base[..], &sweep[..]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.join("sweep.jsonl")).expect("sweep.jsonl");
+    assert_eq!(stdout(&o), text, "the lines go to stdout and to the file");
+    let lines: Vec<serde_json::Value> =
+        text.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    // The fields of an ordinary step line, plus the factor swept.
+    let plain = floe(&[
+        "bench",
+        "--seconds",
+        "0.05",
+        "--sizes",
+        "8",
+        "--agents",
+        "2",
+        "--envs",
+        "16",
+        "--plans",
+        "0",
+    ]);
+    let plain: serde_json::Value =
+        serde_json::from_str(stdout(&plain).lines().next().expect("a line")).expect("JSON");
+    let mut want: Vec<&str> = plain.as_object().expect("object").keys().map(String::as_str).collect();
+    want.push("sweep");
+    let expected = [
+        ("envs", 16, [16, 4, 16, 2]),
+        ("envs", 64, [64, 4, 16, 2]),
+        ("agents", 1, [16, 1, 16, 2]),
+        ("agents", 4, [16, 4, 16, 2]),
+        ("size", 8, [16, 4, 8, 2]),
+        ("size", 16, [16, 4, 16, 2]),
+        ("radius", 0, [16, 4, 16, 0]),
+        ("radius", 2, [16, 4, 16, 2]),
+    ];
+    assert_eq!(lines.len(), expected.len(), "{text}");
+    for (line, (factor, value, [envs, agents, size, radius])) in lines.iter().zip(expected) {
+        let keys: Vec<&str> = line.as_object().expect("object").keys().map(String::as_str).collect();
+        assert_eq!(keys, want);
+        assert_eq!(line["sweep"], factor);
+        assert_eq!(line[factor], value);
+        assert_eq!(
+            [&line["envs"], &line["agents"], &line["size"], &line["radius"]],
+            [envs, agents, size, radius]
+        );
+        assert_eq!(line["backend"], "cpu");
+        assert_eq!(line["density"], 0.2);
+        assert!(line["agent_steps_per_sec"].as_f64().expect("rate") > 0.0, "{line}");
+        assert!(line["bytes_per_agent_step"].as_f64().expect("bytes") > 0.0, "{line}");
+    }
+    // A PNG of the documented size, with the blue rate and red bytes curves drawn on white.
+    let file = std::fs::File::open(dir.join("sweep.png")).expect("sweep.png");
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut pixels).expect("decodes");
+    assert_eq!((info.width, info.height), (1600, 900));
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    let rgb: Vec<&[u8]> = pixels[..info.buffer_size()].chunks(3).collect();
+    assert!(rgb.iter().any(|p| *p == [0, 0, 255]), "a blue curve");
+    assert!(rgb.iter().any(|p| *p == [255, 0, 0]), "a red curve");
+    assert!(rgb.iter().filter(|p| **p == [255, 255, 255]).count() > rgb.len() / 2, "mostly white");
+
+    // The GPU, the grid flags of the plain bench and base flags without a sweep are refused.
+    for bad in [
+        &["--sweep", s(&dir), "--backends", "gpu"][..],
+        &["--sweep", s(&dir), "--sizes", "8"],
+        &["--sweep", s(&dir), "--sweep-radii", ""],
+        &["--base-size", "8"],
+    ] {
+        let o = floe(&[&base[..], bad].concat());
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
 fn an_unknown_move_is_named_in_the_verdict() {
     let v = verdict("Agent 0: RIGHT RIGHT JUMP DOWN\nAgent 1: RIGHT RIGHT\n", "jump.txt");
     assert_eq!(v["failure"]["kind"], "parse_error");

@@ -30,12 +30,13 @@ out=$(mktemp -d)
 if [ "${PER_CORE:-0}" = 1 ]; then
     pin=(); command -v taskset >/dev/null && pin=(taskset -c 0)
     one=(env RAYON_NUM_THREADS=1 "${pin[@]}" target/release/floe bench --seconds "$SECONDS_PER" --plans 0)
-    "${one[@]}" --memory >>"$out/floe.jsonl"
+    memory=--memory   # measured once, with the first setting
     for r in 5 2; do
         for obs in bytes bits none; do
             for envs in ${PER_CORE_ENVS:-64 2048}; do
-                "${one[@]}" --sizes 16 --densities 0.3 --agents 64 --envs "$envs" --holes block --radius "$r" \
-                    --obs "$obs" --episode-limit 64 >>"$out/floe.jsonl"
+                "${one[@]}" $memory --sizes 16 --densities 0.3 --agents 64 --envs "$envs" --holes block \
+                    --radius "$r" --obs "$obs" --episode-limit 64 >>"$out/floe.jsonl"
+                memory=
             done
         done
         "${pin[@]}" "$VENV/bin/python" scripts/bench/pogema_bench.py --seconds "$SECONDS_PER" --sizes 16 \
