@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use floe_core::engine::gpu::{GpuContext, GpuEngine, GpuVerifier};
+use floe_core::engine::gpu::{GpuContext, GpuEngine, GpuVerifier, GPU_MAX_AGENTS};
 use floe_core::engine::layout::event;
 use floe_core::engine::{
     obs_stride, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EngineError, EnvConfig, HoleRule,
@@ -277,16 +277,19 @@ fn an_engine_too_large_for_the_adapter_is_refused() {
     }
 }
 
-/// Crowded instances: 64 agents on 12×12 maps (half their free cells taken), 40 on 9×9 and 13
-/// on 6×6, with the small mixed ones; every pool instance has its own agent count.
-fn crowded_instances() -> Vec<Instance> {
+/// Crowded instances: `many` (size, agents, hole ratio, seed) settings, three instances each,
+/// with the small mixed ones, so that every pool instance has its own agent count.
+fn crowded_instances(many: &[(u32, usize, f64, u64)]) -> Vec<Instance> {
     let mut out = Vec::new();
-    for (size, k, holes, seed) in [(12, 64, 0.1, 21), (9, 40, 0.0, 22), (6, 13, 0.2, 23)] {
+    for &(size, k, holes, seed) in many {
         out.extend(random_instances(&GeneratorConfig::square(size, k, holes, 0.0, 3, seed)).expect("draws"));
     }
     out.extend(mixed_instances());
     out
 }
+
+/// 64 agents on 12×12 maps (half their free cells taken), 40 on 9×9 and 13 on 6×6.
+const CROWDED_64: [(u32, usize, f64, u64); 3] = [(12, 64, 0.1, 21), (9, 40, 0.0, 22), (6, 13, 0.2, 23)];
 
 /// Actions in which environment `e` moves each agent with probability (e mod 16 + 1) / 16 (a
 /// random direction), else waits: from few movers (single conflicts) to all of them (many at
@@ -303,17 +306,13 @@ fn crowded_actions(rng: &mut Rng, envs: usize, k: usize) -> Vec<u8> {
     actions
 }
 
-/// With up to 64 agents on crowded maps, strict and soft steps are identical on both backends:
+/// With many agents on crowded maps, strict and soft steps are identical on both backends:
 /// which failure is reported and for which agent when several agents fail at once, every
 /// agent's conflict flag, soft mode's blocked chains. The CPU's outputs are checked to hold
 /// each kind of strict failure, an edge conflict reported over a vertex conflict of lower agents,
 /// failures of agents past the first few, and long soft chains of blocked agents.
-#[test]
-fn crowded_steps_with_many_agents_are_identical_on_both_backends() {
-    let Some(ctx) = context() else { return };
-    let pool = Arc::new(InstancePool::new(&crowded_instances(), false).expect("pool"));
+fn crowded_steps_are_identical(ctx: &Arc<GpuContext>, pool: &Arc<InstancePool>) {
     let k = pool.max_agents();
-    assert_eq!(k, 64);
     let envs = 160;
     for (mode, holes, given) in [
         (CollisionMode::Strict, HoleRule::Drop, true),
@@ -331,8 +330,8 @@ fn crowded_steps_with_many_agents_are_identical_on_both_backends() {
             ..EnvConfig::default()
         };
         let what = format!("{mode:?}/{holes:?}/given {given}");
-        let mut cpu = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("cpu");
-        let mut gpu = GpuEngine::new(Arc::clone(&ctx), cfg, Arc::clone(&pool)).expect("gpu");
+        let mut cpu = CpuEngine::new(cfg.clone(), Arc::clone(pool)).expect("cpu");
+        let mut gpu = GpuEngine::new(Arc::clone(ctx), cfg, Arc::clone(pool)).expect("gpu");
         let (mut a, mut b) = (StepBuffers::new(&cpu.sizes()), StepBuffers::new(&gpu.sizes()));
         cpu.reset(7, a.view()).expect("reset");
         gpu.reset(7, b.view()).expect("reset");
@@ -382,6 +381,37 @@ fn crowded_steps_with_many_agents_are_identical_on_both_backends() {
     }
 }
 
+/// More agents than the GPU backend takes ([`GPU_MAX_AGENTS`], 64): 255 (the most an instance
+/// may have) on 23×23 maps and 210 on 21×21, with [`CROWDED_64`]; both backends' CPU
+/// counterparts take them, the GPU engine and verifier refuse them with an error naming the
+/// limit (no panic).
+#[test]
+fn crowded_pools_over_the_gpu_limit_are_refused() {
+    let Some(ctx) = context() else { return };
+    let many = [(23, 255, 0.03, 31), (21, 210, 0.04, 32), CROWDED_64[0], CROWDED_64[1], CROWDED_64[2]];
+    let pool = Arc::new(InstancePool::new(&crowded_instances(&many), false).expect("pool"));
+    assert_eq!(pool.max_agents(), 255);
+    let cfg = EnvConfig { num_envs: 4, ..EnvConfig::default() };
+    CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("the CPU engine takes 255 agents");
+    let limit = format!("at most {GPU_MAX_AGENTS}");
+    match GpuEngine::new(Arc::clone(&ctx), cfg, Arc::clone(&pool)) {
+        Err(e) => assert!(e.to_string().contains(&limit), "{e}"),
+        Ok(_) => panic!("a GPU engine for 255 agents was made"),
+    }
+    match GpuVerifier::new(ctx, pool) {
+        Err(e) => assert!(e.to_string().contains(&limit), "{e}"),
+        Ok(_) => panic!("a GPU verifier for 255 agents was made"),
+    }
+}
+
+#[test]
+fn crowded_steps_with_64_agents_are_identical_on_both_backends() {
+    let Some(ctx) = context() else { return };
+    let pool = Arc::new(InstancePool::new(&crowded_instances(&CROWDED_64), false).expect("pool"));
+    assert_eq!(pool.max_agents(), 64);
+    crowded_steps_are_identical(&ctx, &pool);
+}
+
 /// Conflict-free plans for the pool's instances: each agent's moves of 24 soft steps (holes
 /// blocking) of the CPU engine, moves chosen as [`crowded_actions`] chooses them with every
 /// agent moving half the time.
@@ -427,14 +457,11 @@ fn soft_walks(pool: &Arc<InstancePool>) -> Vec<Vec<Vec<Move>>> {
         .collect()
 }
 
-/// Batched verification of plans for up to 64 agents on crowded maps is identical on both
+/// Batched verification of plans for many agents on crowded maps is identical on both
 /// backends: conflict-free walks, and the same walks with moves inserted or cut short, so that
 /// plans fail at every kind and at many times and agents, often with several failures at once.
-#[test]
-fn crowded_verification_with_many_agents_is_identical_on_both_backends() {
-    let Some(ctx) = context() else { return };
-    let pool = Arc::new(InstancePool::new(&crowded_instances(), false).expect("pool"));
-    let walks = soft_walks(&pool);
+fn crowded_verification_is_identical(ctx: Arc<GpuContext>, pool: &Arc<InstancePool>) {
+    let walks = soft_walks(pool);
     let (k, len) = (pool.max_agents(), 30);
     let mut batch = PlanBatch::new(k, len);
     let mut rng = Rng::from_counters(&[23]);
@@ -457,8 +484,8 @@ fn crowded_verification_with_many_agents_is_identical_on_both_backends() {
         batch.push(i as u32, &plan).expect("fits");
     }
     let (mut a, mut b) = (vec![VerifyOut::default(); batch.len()], vec![VerifyOut::default(); batch.len()]);
-    verify_batch_cpu(&pool, &batch, &mut a).expect("cpu");
-    GpuVerifier::new(ctx, Arc::clone(&pool)).expect("gpu").verify(&batch, &mut b).expect("gpu");
+    verify_batch_cpu(pool, &batch, &mut a).expect("cpu");
+    GpuVerifier::new(ctx, Arc::clone(pool)).expect("gpu").verify(&batch, &mut b).expect("gpu");
     for (n, (x, y)) in a.iter().zip(&b).enumerate() {
         assert_eq!(x, y, "plan {n} (instance {})", batch.instances()[n]);
     }
@@ -475,4 +502,11 @@ fn crowded_verification_with_many_agents_is_identical_on_both_backends() {
     let late =
         a.iter().filter(|o| o.kind != 0 && o.agent != u32::MAX && o.agent >= 16 && o.time >= 5).count();
     assert!(late > 50, "{late} failures of agents past 16 after time 5");
+}
+
+#[test]
+fn crowded_verification_with_64_agents_is_identical_on_both_backends() {
+    let Some(ctx) = context() else { return };
+    let pool = Arc::new(InstancePool::new(&crowded_instances(&CROWDED_64), false).expect("pool"));
+    crowded_verification_is_identical(ctx, &pool);
 }
