@@ -20,8 +20,11 @@ var<private> alive: array<u32, MAX_K>;
 var<private> moving: array<u32, MAX_K>;
 var<private> stay: array<u32, MAX_K>;
 var<private> ev: array<u32, MAX_K>;
-// Soft mode's work list of agents that stay.
+// Soft mode's work list of agents that stay, and each agent's cell table slots (its cell, its
+// target).
 var<private> work: array<u32, MAX_K>;
+var<private> at_slot: array<u32, MAX_K>;
+var<private> to_slot: array<u32, MAX_K>;
 
 fn is_hole(p: u32, cell: u32) -> bool {
     let word = pool[params.off_holes + p * params.words + cell / 32u];
@@ -182,11 +185,15 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         for (var a = 0u; a < k; a++) {
             moving[a] = select(0u, 1u, alive[a] == 1u && tgt[a] != cur[a]);
             stay[a] = 0u;
-            if (alive[a] == 1u) { t_here[cell_slot(cur[a])] = a + 1u; }
+            if (alive[a] == 1u) {
+                at_slot[a] = cell_slot(cur[a]);
+                t_here[at_slot[a]] = a + 1u;
+            }
         }
         for (var a = 0u; a < k; a++) {
             if (moving[a] == 1u) {
                 let s = cell_slot(tgt[a]);
+                to_slot[a] = s;
                 t_in[s] = (((t_in[s] >> 16u) + 1u) << 16u) | (a + 1u);
             }
         }
@@ -195,7 +202,7 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         var len = 0u;
         for (var a = 0u; a < k; a++) {
             if (moving[a] == 0u) { continue; }
-            let s = cell_slot(tgt[a]);
+            let s = to_slot[a];
             let on = t_here[s];
             var blocked = (t_in[s] >> 16u) >= 2u;
             if (on != 0u) {
@@ -212,7 +219,7 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         // targets its cell (two or more stay already). Each agent enters the list at most once.
         while (len > 0u) {
             len--;
-            let w = t_in[cell_slot(cur[work[len]])];
+            let w = t_in[at_slot[work[len]]];
             if ((w >> 16u) == 1u) {
                 let m = (w & 0xffffu) - 1u;
                 if (stay[m] == 0u) {
