@@ -1,6 +1,7 @@
 // One step of every environment: one invocation per environment. Mirrors step_env in
-// core/src/engine/cpu/ (the reference); collision checks here are pairwise over the agents,
-// which gives the same result as the CPU's occupancy grid.
+// core/src/engine/cpu/ (the reference). Collision checks go through the cell table
+// (shaders/cells.wgsl, which the host puts before this file): O(k) per environment, as the
+// CPU's occupancy grid, with the same results.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> pool: array<u32>;
@@ -19,6 +20,11 @@ var<private> alive: array<u32, MAX_K>;
 var<private> moving: array<u32, MAX_K>;
 var<private> stay: array<u32, MAX_K>;
 var<private> ev: array<u32, MAX_K>;
+// Soft mode's work list of agents that stay, and each agent's cell table slots (its cell, its
+// target).
+var<private> work: array<u32, MAX_K>;
+var<private> at_slot: array<u32, MAX_K>;
+var<private> to_slot: array<u32, MAX_K>;
 
 fn is_hole(p: u32, cell: u32) -> bool {
     let word = pool[params.off_holes + p * params.words + cell / 32u];
@@ -42,6 +48,25 @@ fn reward_of(x: u32) -> f32 {
     if ((x & EV_HOLE) != 0u) { r += params.w_hole; }
     if ((x & EV_CONFLICT) != 0u) { r += params.w_conflict; }
     return r;
+}
+
+const CONFLICT_SWAP: u32 = 1u;
+const CONFLICT_SHARED: u32 = 2u;
+
+// rules::step_conflict for agents a < b of a strict step (their cells differ at its start);
+// an agent in a conflict gets EV_CONFLICT.
+fn step_conflict(a: u32, b: u32) -> u32 {
+    var c = 0u;
+    if (tgt[a] == tgt[b]) {
+        c = CONFLICT_SHARED;
+    } else if (cur[a] != tgt[a] && tgt[a] == cur[b] && cur[a] == tgt[b]) {
+        c = CONFLICT_SWAP;
+    }
+    if (c != 0u) {
+        ev[a] |= EV_CONFLICT;
+        ev[b] |= EV_CONFLICT;
+    }
+    return c;
 }
 
 @compute @workgroup_size(WG)
@@ -103,25 +128,28 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             if ((ev[a] & EV_HOLE) != 0u) { fail_kind = KIND_HOLE; fail_agent = a; break; }
         }
         if (fail_kind == 0u) {
-            var edge_a = NONE;
+            // As rules::judge_conflicts with its occupancy map: each agent's step is judged
+            // with the agent on its target and with the first agent whose step ends there.
             for (var a = 0u; a < k; a++) {
-                if (alive[a] == 0u || tgt[a] == cur[a]) { continue; }
-                for (var b = 0u; b < k; b++) {
-                    if (b != a && alive[b] == 1u && cur[b] == tgt[a] && tgt[b] == cur[a]) {
-                        ev[a] |= EV_CONFLICT;
-                        if (edge_a == NONE) { edge_a = a; }
-                    }
-                }
+                if (alive[a] == 1u) { t_here[cell_slot(cur[a])] = a + 1u; }
             }
+            var edge_a = NONE;
             var va = NONE;
             for (var b = 0u; b < k; b++) {
                 if (alive[b] == 0u) { continue; }
-                for (var a = 0u; a < b; a++) {
-                    if (alive[a] == 1u && tgt[a] == tgt[b]) {
-                        ev[a] |= EV_CONFLICT;
-                        ev[b] |= EV_CONFLICT;
-                        if (va == NONE || a < va) { va = a; }
-                    }
+                let s = cell_slot(tgt[b]);
+                let on = t_here[s];
+                if (on != 0u && on - 1u != b) {
+                    let c = step_conflict(min(on - 1u, b), max(on - 1u, b));
+                    if (c == CONFLICT_SWAP) { edge_a = min(edge_a, min(on - 1u, b)); }
+                    if (c == CONFLICT_SHARED) { va = min(va, min(on - 1u, b)); }
+                }
+                let first = t_in[s];
+                if (first == 0u) {
+                    t_in[s] = b + 1u;
+                } else if (step_conflict(first - 1u, b) == CONFLICT_SHARED) {
+                    // The first agent whose step ends on b's target is lower than b.
+                    va = min(va, first - 1u);
                 }
             }
             if (edge_a != NONE) {
@@ -152,31 +180,54 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 }
             }
         }
+        // The table holds, per cell, 1 + the agent on it (of those still in the episode) and
+        // the movers that target it: their count from bit 16, and 1 + the last of them.
         for (var a = 0u; a < k; a++) {
             moving[a] = select(0u, 1u, alive[a] == 1u && tgt[a] != cur[a]);
             stay[a] = 0u;
+            if (alive[a] == 1u) {
+                at_slot[a] = cell_slot(cur[a]);
+                t_here[at_slot[a]] = a + 1u;
+            }
         }
         for (var a = 0u; a < k; a++) {
-            if (moving[a] == 0u) { continue; }
-            for (var b = 0u; b < k; b++) {
-                if (b == a) { continue; }
-                let contest = moving[b] == 1u && tgt[b] == tgt[a];
-                let blocked = alive[b] == 1u && cur[b] == tgt[a] && (moving[b] == 0u || tgt[b] == cur[a]);
-                if (contest || blocked) { stay[a] = 1u; }
+            if (moving[a] == 1u) {
+                let s = cell_slot(tgt[a]);
+                to_slot[a] = s;
+                t_in[s] = (((t_in[s] >> 16u) + 1u) << 16u) | (a + 1u);
             }
         }
-        loop {
-            var changed = false;
-            for (var a = 0u; a < k; a++) {
-                if (moving[a] == 0u || stay[a] == 1u) { continue; }
-                for (var b = 0u; b < k; b++) {
-                    if (b != a && alive[b] == 1u && cur[b] == tgt[a] && (moving[b] == 0u || stay[b] == 1u)) {
-                        stay[a] = 1u;
-                        changed = true;
-                    }
+        // Movers that stay at once: a contested target, or one whose agent does not move or
+        // moves onto the mover's cell (a swap).
+        var len = 0u;
+        for (var a = 0u; a < k; a++) {
+            if (moving[a] == 0u) { continue; }
+            let s = to_slot[a];
+            let on = t_here[s];
+            var blocked = (t_in[s] >> 16u) >= 2u;
+            if (on != 0u) {
+                let b = on - 1u;
+                blocked = blocked || moving[b] == 0u || tgt[b] == cur[a];
+            }
+            if (blocked) {
+                stay[a] = 1u;
+                work[len] = a;
+                len++;
+            }
+        }
+        // Until nothing changes: an agent that stays blocks the single mover (if any) that
+        // targets its cell (two or more stay already). Each agent enters the list at most once.
+        while (len > 0u) {
+            len--;
+            let w = t_in[at_slot[work[len]]];
+            if ((w >> 16u) == 1u) {
+                let m = (w & 0xffffu) - 1u;
+                if (stay[m] == 0u) {
+                    stay[m] = 1u;
+                    work[len] = m;
+                    len++;
                 }
             }
-            if (!changed) { break; }
         }
         for (var a = 0u; a < k; a++) {
             if (stay[a] == 1u) {

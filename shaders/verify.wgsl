@@ -1,7 +1,9 @@
 // Batched plan verification: one invocation per plan. Mirrors the verification kernel
 // (core/src/verify/kernel.rs, as core/src/engine/verify_batch.rs runs it) and the rules it
-// judges by (core/src/rules.rs: agent_fault, step_conflict). The plan buffer holds the instance index of each plan, then
-// its agent count, then the move codes (bytes, four to a word) at word `off_moves`.
+// judges by (core/src/rules.rs: agent_fault, step_conflict, judge_conflicts). The plan buffer
+// holds the instance index of each plan, then its agent count, then the move codes (bytes, four
+// to a word) at word `off_moves`. Conflicts are found through the cell table
+// (shaders/cells.wgsl, which the host puts before this file): O(k) per time step.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> pool: array<u32>;
@@ -16,6 +18,9 @@ var<private> last_off: array<u32, MAX_K>;
 var<private> off: array<u32, MAX_K>;
 var<private> len: array<u32, MAX_K>;
 var<private> goal: array<u32, MAX_K>;
+// The cell table's slots of each agent's cells before and after the time step.
+var<private> prev_slot: array<u32, MAX_K>;
+var<private> pos_slot: array<u32, MAX_K>;
 
 fn move_code(n: u32, a: u32, t: u32) -> u32 {
     let idx = (n * params.plan_k + a) * params.plan_len + t;
@@ -100,22 +105,47 @@ fn verify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
                 return;
             }
         }
+        // As rules::judge_conflicts with its occupancy map: each agent's step is judged with
+        // the agent whose cell it enters and with the first agent that ends on the same cell.
+        // The lowest pair of each kind is reported, by its lower agent.
         for (var a = 0u; a < k; a++) {
-            if (prev[a] == pos[a]) { continue; }
-            for (var b = a + 1u; b < k; b++) {
-                if (prev[b] == pos[a] && pos[b] == prev[a]) {
-                    write(n, 0u, 0u, KIND_EDGE_CONFLICT, a, t, NONE, NONE, opt);
-                    return;
+            prev_slot[a] = cell_slot(prev[a]);
+            t_here[prev_slot[a]] = a + 1u;
+        }
+        var edge_a = NONE;
+        var vertex_a = NONE;
+        for (var b = 0u; b < k; b++) {
+            let s = cell_slot(pos[b]);
+            pos_slot[b] = s;
+            let on = t_here[s];
+            if (on != 0u && on - 1u != b) {
+                // The agent whose cell b enters: a swap if it enters b's cell (it moves, as b
+                // does, since their cells differ); on one cell with b only if it stays.
+                let a = on - 1u;
+                if (pos[a] == pos[b]) {
+                    vertex_a = min(vertex_a, min(a, b));
+                } else if (pos[a] == prev[b]) {
+                    edge_a = min(edge_a, min(a, b));
                 }
+            }
+            let first = t_in[s];
+            if (first == 0u) {
+                t_in[s] = b + 1u;
+            } else {
+                vertex_a = min(vertex_a, first - 1u);
             }
         }
         for (var a = 0u; a < k; a++) {
-            for (var b = a + 1u; b < k; b++) {
-                if (pos[a] == pos[b]) {
-                    write(n, 0u, 0u, KIND_VERTEX_CONFLICT, a, t, NONE, NONE, opt);
-                    return;
-                }
-            }
+            cell_clear(prev_slot[a]);
+            cell_clear(pos_slot[a]);
+        }
+        if (edge_a != NONE) {
+            write(n, 0u, 0u, KIND_EDGE_CONFLICT, edge_a, t, NONE, NONE, opt);
+            return;
+        }
+        if (vertex_a != NONE) {
+            write(n, 0u, 0u, KIND_VERTEX_CONFLICT, vertex_a, t, NONE, NONE, opt);
+            return;
         }
         for (var a = 0u; a < k; a++) {
             if (pos[a] != goal[a]) {

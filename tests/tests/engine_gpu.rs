@@ -5,14 +5,15 @@
 
 use std::sync::Arc;
 
-use floe_core::engine::gpu::{GpuContext, GpuEngine, GpuVerifier};
+use floe_core::engine::gpu::{GpuContext, GpuEngine, GpuVerifier, GPU_MAX_AGENTS};
+use floe_core::engine::layout::event;
 use floe_core::engine::{
     obs_stride, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EngineError, EnvConfig, HoleRule,
     InstancePool, ObsFormat, PlanBatch, StepBuffers, VerifyOut,
 };
 use floe_core::generator::{generate, random_instances, GeneratorConfig};
 use floe_core::rng::Rng;
-use floe_core::{Instance, Move, Plan};
+use floe_core::{FailureKind, Instance, Move, Plan};
 
 fn context() -> Option<Arc<GpuContext>> {
     match GpuContext::new() {
@@ -281,4 +282,238 @@ fn an_engine_too_large_for_the_adapter_is_refused() {
         Err(e) => assert!(e.to_string().contains("binds at most"), "{e}"),
         Ok(_) => panic!("an engine of more than 4 GiB of observations was made"),
     }
+}
+
+/// Crowded instances: `many` (size, agents, hole ratio, seed) settings, three instances each,
+/// with the small mixed ones, so that every pool instance has its own agent count.
+fn crowded_instances(many: &[(u32, usize, f64, u64)]) -> Vec<Instance> {
+    let mut out = Vec::new();
+    for &(size, k, holes, seed) in many {
+        out.extend(random_instances(&GeneratorConfig::square(size, k, holes, 0.0, 3, seed)).expect("draws"));
+    }
+    out.extend(mixed_instances());
+    out
+}
+
+/// 64 agents on 12×12 maps (half their free cells taken), 40 on 9×9 and 13 on 6×6.
+const CROWDED_64: [(u32, usize, f64, u64); 3] = [(12, 64, 0.1, 21), (9, 40, 0.0, 22), (6, 13, 0.2, 23)];
+
+/// Actions in which environment `e` moves each agent with probability (e mod 16 + 1) / 16 (a
+/// random direction), else waits: from few movers (single conflicts) to all of them (many at
+/// once, of every kind).
+fn crowded_actions(rng: &mut Rng, envs: usize, k: usize) -> Vec<u8> {
+    let mut actions = vec![0u8; envs * k];
+    for (e, acts) in actions.chunks_mut(k).enumerate() {
+        for act in acts {
+            if rng.below(16) <= (e % 16) as u32 {
+                *act = 1 + rng.below(4) as u8;
+            }
+        }
+    }
+    actions
+}
+
+/// With many agents on crowded maps, strict and soft steps are identical on both backends:
+/// which failure is reported and for which agent when several agents fail at once, every
+/// agent's conflict flag, soft mode's blocked chains. The CPU's outputs are checked to hold
+/// each kind of strict failure, an edge conflict reported over a vertex conflict of lower agents,
+/// failures of agents past the first few, and long soft chains of blocked agents.
+fn crowded_steps_are_identical(ctx: &Arc<GpuContext>, pool: &Arc<InstancePool>) {
+    let k = pool.max_agents();
+    let envs = 160;
+    for (mode, holes, given) in [
+        (CollisionMode::Strict, HoleRule::Drop, true),
+        (CollisionMode::Strict, HoleRule::Drop, false),
+        (CollisionMode::Soft, HoleRule::Drop, true),
+        (CollisionMode::Soft, HoleRule::Block, true),
+        (CollisionMode::Soft, HoleRule::Block, false),
+    ] {
+        let cfg = EnvConfig {
+            num_envs: envs,
+            mode,
+            holes,
+            episode_limit: 30,
+            obs_radius: 2,
+            ..EnvConfig::default()
+        };
+        let what = format!("{mode:?}/{holes:?}/given {given}");
+        let mut cpu = CpuEngine::new(cfg.clone(), Arc::clone(pool)).expect("cpu");
+        let mut gpu = GpuEngine::new(Arc::clone(ctx), cfg, Arc::clone(pool)).expect("gpu");
+        let (mut a, mut b) = (StepBuffers::new(&cpu.sizes()), StepBuffers::new(&gpu.sizes()));
+        cpu.reset(7, a.view()).expect("reset");
+        gpu.reset(7, b.view()).expect("reset");
+        let mut rng = Rng::from_counters(&[9]);
+        let mut kinds = std::collections::BTreeSet::new();
+        let (mut late_agent, mut edge_over_vertex, mut most_blocked) = (false, false, 0);
+        for t in 0..60 {
+            if given {
+                let actions = crowded_actions(&mut rng, envs, k);
+                cpu.step(&actions, a.view()).expect("cpu step");
+                gpu.step(&actions, b.view()).expect("gpu step");
+            } else {
+                cpu.step_random(a.view()).expect("cpu step");
+                gpu.step_random(1).expect("gpu step");
+                gpu.read_outputs(b.view()).expect("read");
+            }
+            assert_same(&a, &b, &format!("{what}, step {t}"));
+            for (e, info) in a.info.iter().enumerate() {
+                let ev = &a.events[e * k..(e + 1) * k];
+                if info.failure_kind != 0 {
+                    kinds.insert(info.failure_kind);
+                    late_agent |= info.failure_agent >= 8 && info.failure_agent != u32::MAX;
+                    let lower = &ev[..(info.failure_agent as usize).min(k)];
+                    edge_over_vertex |= info.failure_kind == FailureKind::EdgeConflict as u32
+                        && lower.iter().any(|&x| x & event::CONFLICT != 0);
+                }
+                most_blocked = most_blocked.max(ev.iter().filter(|&&x| x & event::BLOCKED != 0).count());
+            }
+        }
+        let (c, g) = (cpu.state().expect("state"), gpu.state().expect("state"));
+        assert_eq!(c.envs, g.envs, "{what}: env state");
+        assert_eq!(c.agents, g.agents, "{what}: agents");
+        if mode == CollisionMode::Strict {
+            for kind in [
+                FailureKind::OutOfBounds,
+                FailureKind::Hole,
+                FailureKind::EdgeConflict,
+                FailureKind::VertexConflict,
+            ] {
+                assert!(kinds.contains(&(kind as u32)), "{what}: no {kind:?} among {kinds:?}");
+            }
+            assert!(late_agent, "{what}: every failure was an agent below 8");
+            assert!(edge_over_vertex, "{what}: no edge conflict reported over a lower vertex conflict");
+        } else {
+            assert!(most_blocked >= 16, "{what}: at most {most_blocked} agents blocked in one step");
+        }
+    }
+}
+
+/// More agents than the GPU backend takes ([`GPU_MAX_AGENTS`], 64): 255 (the most an instance
+/// may have) on 23×23 maps and 210 on 21×21, with [`CROWDED_64`]; both backends' CPU
+/// counterparts take them, the GPU engine and verifier refuse them with an error naming the
+/// limit (no panic).
+#[test]
+fn crowded_pools_over_the_gpu_limit_are_refused() {
+    let Some(ctx) = context() else { return };
+    let many = [(23, 255, 0.03, 31), (21, 210, 0.04, 32), CROWDED_64[0], CROWDED_64[1], CROWDED_64[2]];
+    let pool = Arc::new(InstancePool::new(&crowded_instances(&many), false).expect("pool"));
+    assert_eq!(pool.max_agents(), 255);
+    let cfg = EnvConfig { num_envs: 4, ..EnvConfig::default() };
+    CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("the CPU engine takes 255 agents");
+    let limit = format!("at most {GPU_MAX_AGENTS}");
+    match GpuEngine::new(Arc::clone(&ctx), cfg, Arc::clone(&pool)) {
+        Err(e) => assert!(e.to_string().contains(&limit), "{e}"),
+        Ok(_) => panic!("a GPU engine for 255 agents was made"),
+    }
+    match GpuVerifier::new(ctx, pool) {
+        Err(e) => assert!(e.to_string().contains(&limit), "{e}"),
+        Ok(_) => panic!("a GPU verifier for 255 agents was made"),
+    }
+}
+
+#[test]
+fn crowded_steps_with_64_agents_are_identical_on_both_backends() {
+    let Some(ctx) = context() else { return };
+    let pool = Arc::new(InstancePool::new(&crowded_instances(&CROWDED_64), false).expect("pool"));
+    assert_eq!(pool.max_agents(), 64);
+    crowded_steps_are_identical(&ctx, &pool);
+}
+
+/// Conflict-free plans for the pool's instances: each agent's moves of 24 soft steps (holes
+/// blocking) of the CPU engine, moves chosen as [`crowded_actions`] chooses them with every
+/// agent moving half the time.
+fn soft_walks(pool: &Arc<InstancePool>) -> Vec<Vec<Vec<Move>>> {
+    let cfg = EnvConfig {
+        num_envs: 1,
+        mode: CollisionMode::Soft,
+        holes: HoleRule::Block,
+        episode_limit: 1000,
+        ..EnvConfig::default()
+    };
+    let mut cpu = CpuEngine::new(cfg, Arc::clone(pool)).expect("cpu");
+    let mut out = StepBuffers::new(&cpu.sizes());
+    let k = pool.max_agents();
+    let mut rng = Rng::from_counters(&[17]);
+    cpu.reset(1, out.view()).expect("reset");
+    (0..pool.len())
+        .map(|i| {
+            cpu.reset_to(0, i, out.view()).expect("reset_to");
+            let n = cpu.state().expect("state").envs[0].agents as usize;
+            let mut plan = vec![Vec::new(); n];
+            let mut at: Vec<(i64, i64)> = cpu.state().expect("state").agents[..n]
+                .iter()
+                .map(|r| (r.row.into(), r.col.into()))
+                .collect();
+            for _ in 0..24 {
+                let actions: Vec<u8> =
+                    (0..k).map(|_| if rng.below(2) == 0 { 0 } else { 1 + rng.below(4) as u8 }).collect();
+                cpu.step(&actions, out.view()).expect("step");
+                if out.terminated[0] == 1 || out.truncated[0] == 1 {
+                    break;
+                }
+                let now = cpu.state().expect("state").agents;
+                for (a, moves) in plan.iter_mut().enumerate() {
+                    let next = (i64::from(now[a].row), i64::from(now[a].col));
+                    let d = (next.0 - at[a].0, next.1 - at[a].1);
+                    moves.push(*Move::ALL.iter().find(|m| m.delta() == d).expect("one cell at most"));
+                    at[a] = next;
+                }
+            }
+            plan
+        })
+        .collect()
+}
+
+/// Batched verification of plans for many agents on crowded maps is identical on both
+/// backends: conflict-free walks, and the same walks with moves inserted or cut short, so that
+/// plans fail at every kind and at many times and agents, often with several failures at once.
+fn crowded_verification_is_identical(ctx: Arc<GpuContext>, pool: &Arc<InstancePool>) {
+    let walks = soft_walks(pool);
+    let (k, len) = (pool.max_agents(), 30);
+    let mut batch = PlanBatch::new(k, len);
+    let mut rng = Rng::from_counters(&[23]);
+    for n in 0..3000 {
+        let i = n % walks.len();
+        let mut plan = walks[i].clone();
+        for _ in 0..rng.below(4) {
+            let a = rng.below(plan.len() as u32) as usize;
+            if rng.below(4) == 0 {
+                let keep = rng.below(plan[a].len() as u32 + 1) as usize;
+                plan[a].truncate(keep);
+            } else {
+                let at = rng.below(plan[a].len() as u32 + 1) as usize;
+                plan[a].insert(at, Move::ALL[1 + rng.below(4) as usize]);
+            }
+        }
+        for m in &mut plan {
+            m.truncate(len);
+        }
+        batch.push(i as u32, &plan).expect("fits");
+    }
+    let (mut a, mut b) = (vec![VerifyOut::default(); batch.len()], vec![VerifyOut::default(); batch.len()]);
+    verify_batch_cpu(pool, &batch, &mut a).expect("cpu");
+    GpuVerifier::new(ctx, Arc::clone(pool)).expect("gpu").verify(&batch, &mut b).expect("gpu");
+    for (n, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(x, y, "plan {n} (instance {})", batch.instances()[n]);
+    }
+    let kinds: std::collections::BTreeSet<u32> = a.iter().map(|o| o.kind).collect();
+    for kind in [
+        FailureKind::OutOfBounds,
+        FailureKind::Hole,
+        FailureKind::EdgeConflict,
+        FailureKind::VertexConflict,
+        FailureKind::GoalNotReached,
+    ] {
+        assert!(kinds.contains(&(kind as u32)), "no {kind:?} among {kinds:?}");
+    }
+    let late =
+        a.iter().filter(|o| o.kind != 0 && o.agent != u32::MAX && o.agent >= 16 && o.time >= 5).count();
+    assert!(late > 50, "{late} failures of agents past 16 after time 5");
+}
+
+#[test]
+fn crowded_verification_with_64_agents_is_identical_on_both_backends() {
+    let Some(ctx) = context() else { return };
+    let pool = Arc::new(InstancePool::new(&crowded_instances(&CROWDED_64), false).expect("pool"));
+    crowded_verification_is_identical(ctx, &pool);
 }

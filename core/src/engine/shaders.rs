@@ -19,23 +19,39 @@ pub mod wgsl {
     use crate::verify::FailureKind;
 
     pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
-    pub const STEP: &str = include_str!("../../../shaders/step.wgsl");
+    /// The cell table of the step and verification kernels (their sources begin with it).
+    pub const CELLS: &str = include_str!("../../../shaders/cells.wgsl");
+    pub const STEP: &str =
+        concat!(include_str!("../../../shaders/cells.wgsl"), include_str!("../../../shaders/step.wgsl"));
     pub const OBSERVE: &str = include_str!("../../../shaders/observe.wgsl");
-    pub const VERIFY: &str = include_str!("../../../shaders/verify.wgsl");
+    pub const VERIFY: &str =
+        concat!(include_str!("../../../shaders/cells.wgsl"), include_str!("../../../shaders/verify.wgsl"));
 
     /// A kernel's full source for at most `max_agents` agents per environment (the size of its
-    /// private per-agent arrays) and observations of `obs_words` words: the constants the host
-    /// defines, the common part, the kernel. Sizing the arrays to the pool keeps them small on GPUs,
-    /// where private arrays that do not fit in registers spill to slow memory.
+    /// private per-agent arrays and of the cell table, [`cell_table_size`]) and observations of
+    /// `obs_words` words: the constants the host defines, the common part, the kernel. Sizing the
+    /// arrays to the pool keeps them small on GPUs, where private arrays that do not fit in
+    /// registers spill to slow memory.
     #[must_use]
     pub fn source(kernel: &str, max_agents: usize, obs_words: usize) -> String {
+        let max_k = max_agents.clamp(1, super::GPU_MAX_AGENTS);
+        let table = cell_table_size(max_k);
         format!(
-            "const WG: u32 = {}u;\nconst MAX_K: u32 = {}u;\nconst MAX_OBS_WORDS: u32 = {}u;\n{}{COMMON}\n{kernel}",
+            "const WG: u32 = {}u;\nconst MAX_K: u32 = {max_k}u;\nconst MAX_OBS_WORDS: u32 = {}u;\n\
+             const TABLE: u32 = {table}u;\nconst TABLE_SHIFT: u32 = {}u;\n{}{COMMON}\n{kernel}",
             super::WORKGROUP_SIZE,
-            max_agents.clamp(1, super::GPU_MAX_AGENTS),
             obs_words.clamp(1, super::MAX_OBS_WORDS),
+            32 - table.trailing_zeros(),
             prelude()
         )
+    }
+
+    /// Slots of the cell table (`shaders/cells.wgsl`) for `max_agents` agents: a power of two,
+    /// at least four times the agents (a step puts at most two cells per agent in it, so it is
+    /// at most half full), and at least 4.
+    #[must_use]
+    pub fn cell_table_size(max_agents: usize) -> u32 {
+        (4 * max_agents as u32).next_power_of_two().max(4)
     }
 
     /// The codes the kernels share with the host, each a `u32` constant rendered from its Rust
@@ -105,7 +121,11 @@ mod tests {
     use super::{wgsl, Params};
 
     fn module(kernel: &str) -> naga::Module {
-        let src = wgsl::source(kernel, super::GPU_MAX_AGENTS, super::MAX_OBS_WORDS);
+        module_for(kernel, super::GPU_MAX_AGENTS)
+    }
+
+    fn module_for(kernel: &str, max_agents: usize) -> naga::Module {
+        let src = wgsl::source(kernel, max_agents, super::MAX_OBS_WORDS);
         let module =
             naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)));
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
@@ -129,6 +149,19 @@ mod tests {
         }
     }
 
+    /// The kernels validate for every size of their per-agent arrays and cell table, and the
+    /// table has room for two cells per agent at most half full.
+    #[test]
+    fn every_kernel_validates_for_every_agent_count() {
+        for k in [1, 2, 3, 4, 5, 17, 63, super::GPU_MAX_AGENTS] {
+            for kernel in [wgsl::STEP, wgsl::VERIFY] {
+                module_for(kernel, k);
+            }
+            let table = wgsl::cell_table_size(k) as usize;
+            assert!(table.is_power_of_two() && table >= 4 * k, "{k} agents: {table} slots");
+        }
+    }
+
     /// Every shared code reaches the kernels with its Rust value, and no kernel defines one of
     /// its own: a code changed in Rust changes in WGSL, and a code written by hand in a kernel
     /// fails here.
@@ -136,7 +169,7 @@ mod tests {
     fn the_kernels_codes_are_the_rust_constants() {
         let shared = wgsl::shared_constants();
         let prefixes = ["EV_", "OUT_", "KIND_"];
-        for kernel in [wgsl::COMMON, wgsl::STEP, wgsl::OBSERVE, wgsl::VERIFY] {
+        for kernel in [wgsl::COMMON, wgsl::CELLS, wgsl::STEP, wgsl::OBSERVE, wgsl::VERIFY] {
             for (name, _) in &shared {
                 assert!(!kernel.contains(&format!("const {name}:")), "{name} is written by hand in a kernel");
             }
