@@ -32,9 +32,9 @@ def main():
     if memory is not None:
         print(f"\none-thread memory bandwidth in this run: write {memory['write_gb_per_sec']:.2f} GB/s, "
               f"copy {memory['copy_gb_per_sec']:.2f} GB/s (read + write)")
-    r0 = next(iter(floe), {})
+    r0 = next((r for r in floe if r.get("bench") == "step"), {})
     print(f"\nsetting: {r0.get('size')}x{r0.get('size')}, density {r0.get('density')}, {r0.get('agents')} agents, "
-          f"soft collisions with holes as walls, episodes of {r0.get('episode_limit', 64)} steps, random actions")
+          f"soft collisions with holes as walls, episodes of 64 steps, random actions")
 
 
 if __name__ == "__main__":

@@ -155,7 +155,7 @@ pub(super) fn run(a: &Args, dir: &Path) -> Result<(), CliError> {
     }
     let title = format!(
         "floe bench --sweep: CPU step, {} thread{}, {} mode, holes {}; base: side {}, density {}, \
-         {} agents, {} envs, radius {}",
+         {} agents, {} envs, radius {}, {} observations",
         rayon::current_num_threads(),
         if rayon::current_num_threads() == 1 { "" } else { "s" },
         format!("{:?}", a.mode).to_lowercase(),
@@ -165,6 +165,7 @@ pub(super) fn run(a: &Args, dir: &Path) -> Result<(), CliError> {
         base.agents,
         base.envs,
         base.radius,
+        super::Obs::format(a.obs).name(),
     );
     let png = plot::png(&title, &series).map_err(|e| CliError::Failed(format!("drawing sweep.png: {e}")))?;
     let path = dir.join("sweep.png");
