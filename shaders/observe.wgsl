@@ -2,6 +2,13 @@
 // for environments whose episode ended in the last step, `final_obs` from the state before the
 // reset. Mirrors observe_env in core/src/engine/cpu/observe.rs, in the `bytes` or `bits` layout
 // (with the `none` format the host runs no observation kernel).
+//
+// Other agents: when the host sets OCC_WORDS > 0 (`wgsl::occupancy_map`), the workgroup first
+// marks every active agent of the environments its invocations cover (also the slots of such an
+// environment that fall in a neighbouring workgroup) on bitmaps of cells in workgroup memory
+// (OCC_WORDS words an environment, cell row · width + column), so that each window cell is one
+// bit test: O(k) work per environment. Otherwise (and for final observations, which read the agents before the
+// reset) each invocation looks at every agent of its environment.
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> pool: array<u32>;
@@ -13,6 +20,7 @@
 @group(0) @binding(7) var<storage, read_write> final_obs: array<u32>;
 
 var<private> words: array<u32, MAX_OBS_WORDS>;
+var<workgroup> occ: array<atomic<u32>, OCC_SLOTS>;
 
 // Sets cell `j` of plane `c` (j = row · window width + column): a byte in the `bytes` layout, a
 // bit in the `bits` layout (see ObsFormat in core/src/engine/layout.rs).
@@ -37,8 +45,9 @@ fn agent_word(use_final: bool, i: u32) -> u32 {
 }
 
 // Fills `words` with agent `a`'s observation of environment `e` (dims and pool instance from
-// `dims` and `p`; agents from the current or the final array).
-fn build(e: u32, a: u32, dims: u32, p: u32, use_final: bool) {
+// `dims` and `p`; agents from the current or the final array). `slot`: the environment's bitmap
+// in `occ`, or NONE to look at every agent instead.
+fn build(e: u32, a: u32, dims: u32, p: u32, use_final: bool, slot: u32) {
     for (var i = 0u; i < params.stride_words; i++) { words[i] = 0u; }
     let kk = params.k_max;
     let k = dims_k(dims);
@@ -58,18 +67,29 @@ fn build(e: u32, a: u32, dims: u32, p: u32, use_final: bool) {
             let idx = u32(dy * win + dx);
             if (rr < 0 || cc < 0 || rr >= h || cc >= w) {
                 set_cell(0u, idx, plane);
-            } else if (is_hole(p, u32(rr * w + cc))) {
-                set_cell(0u, idx, plane);
+            } else {
+                let cell = u32(rr * w + cc);
+                if (is_hole(p, cell)) {
+                    set_cell(0u, idx, plane);
+                }
+                if (slot != NONE && (dy != r || dx != r)) {
+                    let bits = atomicLoad(&occ[slot * OCC_WORDS + cell / 32u]);
+                    if (((bits >> (cell % 32u)) & 1u) == 1u) {
+                        set_cell(1u, idx, plane);
+                    }
+                }
             }
         }
     }
-    for (var b = 0u; b < k; b++) {
-        let bw = agent_word(use_final, e * kk + b);
-        if (b == a || (bw & AGENT_ACTIVE) == 0u) { continue; }
-        let dr = i32(rc_row(bw & POS_MASK)) - r0 + r;
-        let dc = i32(rc_col(bw & POS_MASK)) - c0 + r;
-        if (dr >= 0 && dc >= 0 && dr < win && dc < win) {
-            set_cell(1u, u32(dr * win + dc), plane);
+    if (slot == NONE) {
+        for (var b = 0u; b < k; b++) {
+            let bw = agent_word(use_final, e * kk + b);
+            if (b == a || (bw & AGENT_ACTIVE) == 0u) { continue; }
+            let dr = i32(rc_row(bw & POS_MASK)) - r0 + r;
+            let dc = i32(rc_col(bw & POS_MASK)) - c0 + r;
+            if (dr >= 0 && dc >= 0 && dr < win && dc < win) {
+                set_cell(1u, u32(dr * win + dc), plane);
+            }
         }
     }
     let goal = pool[params.off_goals + p * kk + a];
@@ -81,18 +101,44 @@ fn build(e: u32, a: u32, dims: u32, p: u32, use_final: bool) {
 }
 
 @compute @workgroup_size(WG)
-fn observe(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn observe(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
     let i = gid.x + gid.y * nwg.x * WG;
-    if (i >= params.num_envs * params.k_max) { return; }
+    let inside = i < params.num_envs * params.k_max;
     let e = i / params.k_max;
     let a = i % params.k_max;
+    var slot = NONE;
+    if (OCC_WORDS > 0u) {
+        // This workgroup's first environment; its environments are bitmaps 0, 1, ... of `occ`.
+        let first = (i - lid) / params.k_max;
+        for (var j = lid; j < OCC_SLOTS; j += WG) { atomicStore(&occ[j], 0u); }
+        workgroupBarrier();
+        // Every agent of the workgroup's environments, also those whose slots fall in the next
+        // or the last workgroup (an environment may straddle two).
+        let last = min((i - lid + WG - 1u) / params.k_max, params.num_envs - 1u);
+        for (var j = lid; first + j / params.k_max <= last; j += WG) {
+            let f = first + j / params.k_max;
+            let dims = env_state[f * 4u];
+            let ag = agents[f * params.k_max + j % params.k_max];
+            if (j % params.k_max < dims_k(dims) && (ag & AGENT_ACTIVE) != 0u) {
+                let cell = rc_row(ag & POS_MASK) * dims_w(dims) + rc_col(ag & POS_MASK);
+                atomicOr(&occ[(f - first) * OCC_WORDS + cell / 32u], 1u << (cell % 32u));
+            }
+        }
+        workgroupBarrier();
+        slot = e - first;
+    }
+    if (!inside) { return; }
     let base = i * params.stride_words;
-    build(e, a, env_state[e * 4u], env_state[e * 4u + 3u], false);
+    build(e, a, env_state[e * 4u], env_state[e * 4u + 3u], false, slot);
     for (var j = 0u; j < params.stride_words; j++) { obs[base + j] = words[j]; }
     if ((status[e * 6u] & 3u) != 0u) {
         // The episode that ended played pool instance status[e * 6 + 5].
         let fp = status[e * 6u + 5u];
-        build(e, a, pool[fp], fp, true);
+        build(e, a, pool[fp], fp, true, NONE);
         for (var j = 0u; j < params.stride_words; j++) { final_obs[base + j] = words[j]; }
     }
 }

@@ -121,6 +121,43 @@ fn stepping_is_identical_on_both_backends() {
     }
 }
 
+/// The observation kernel without its bitmaps of agents in workgroup memory (few agents per
+/// environment, or maps too large for them: `wgsl::occupancy_map`) looks at every agent; both
+/// ways match the CPU.
+#[test]
+fn observations_without_the_workgroup_bitmaps_match_the_cpu() {
+    use floe_core::engine::shaders::wgsl::occupancy_map;
+    let Some(ctx) = context() else { return };
+    for (size, k) in [(6, 1), (12, 3), (200, 16), (12, 20)] {
+        let insts = random_instances(&GeneratorConfig::square(size, k, 0.2, 0.0, 4, 9)).expect("draws");
+        let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+        let bitmaps = occupancy_map(k, size).1 > 0;
+        assert_eq!(bitmaps, (size, k) == (12, 20), "{size}x{size}, {k} agents");
+        for format in [ObsFormat::Bytes, ObsFormat::Bits] {
+            let cfg = EnvConfig {
+                num_envs: 45,
+                mode: CollisionMode::Soft,
+                episode_limit: 7,
+                obs_radius: 3,
+                obs_format: format,
+                ..EnvConfig::default()
+            };
+            let mut cpu = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("cpu");
+            let mut gpu = GpuEngine::new(Arc::clone(&ctx), cfg, Arc::clone(&pool)).expect("gpu");
+            let (mut a, mut b) = (StepBuffers::new(&cpu.sizes()), StepBuffers::new(&gpu.sizes()));
+            cpu.reset(4, a.view()).expect("reset");
+            gpu.reset(4, b.view()).expect("reset");
+            assert_eq!(a.obs, b.obs, "{size}x{size}, {k} agents, {format:?}: first observation");
+            for t in 0..15 {
+                cpu.step_random(a.view()).expect("step");
+                gpu.step_random(1).expect("step");
+                gpu.read_outputs(b.view()).expect("read");
+                assert_same(&a, &b, &format!("{size}x{size}, {k} agents, {format:?}, step {t}"));
+            }
+        }
+    }
+}
+
 #[test]
 fn many_steps_per_submission_match_the_cpu() {
     let Some(ctx) = context() else { return };

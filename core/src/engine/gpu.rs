@@ -311,7 +311,8 @@ impl GpuEngine {
         let src = |kernel| wgsl::source(kernel, k, stride / 4);
         let step_p = ctx.pipeline("floe step", src(wgsl::STEP), "step");
         let reset_p = ctx.pipeline("floe reset", src(wgsl::STEP), "reset");
-        let observe_p = ctx.pipeline("floe observe", src(wgsl::OBSERVE), "observe");
+        let observe_p =
+            ctx.pipeline("floe observe", wgsl::observe_source(k, stride / 4, pool.max_side()), "observe");
         let step_bg = ctx.bind_group(
             "floe step bindings",
             &step_p,

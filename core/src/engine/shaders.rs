@@ -46,6 +46,45 @@ pub mod wgsl {
         )
     }
 
+    /// The observation kernel's full source ([`source`] of [`OBSERVE`]) for pools whose largest
+    /// side is `max_side`, with the bitmaps of agents in workgroup memory that
+    /// [`occupancy_map`] sizes (`OCC_WORDS`, `OCC_SLOTS`).
+    #[must_use]
+    pub fn observe_source(max_agents: usize, obs_words: usize, max_side: u32) -> String {
+        let (envs, words) = occupancy_map(max_agents, max_side);
+        format!(
+            "const OCC_WORDS: u32 = {words}u;\nconst OCC_SLOTS: u32 = {}u;\n{}",
+            (envs * words).max(1),
+            source(OBSERVE, max_agents, obs_words)
+        )
+    }
+
+    /// The observation kernel's bitmaps of agents: (environments a workgroup covers, words a
+    /// bitmap), one bit per cell of the pool's largest grid. (1, 0), no bitmaps, with fewer than
+    /// [`OCCUPANCY_MIN_AGENTS`] agents per environment or when they would take more than
+    /// [`OCCUPANCY_BYTES`] of workgroup memory; the kernel then looks at every agent instead.
+    #[must_use]
+    pub fn occupancy_map(max_agents: usize, max_side: u32) -> (u32, u32) {
+        let k = max_agents.clamp(1, super::GPU_MAX_AGENTS) as u32;
+        // Invocations [64w, 64w + 64) cover at most (64 + k - 2) / k + 1 environments.
+        let envs = (super::WORKGROUP_SIZE + k - 2) / k + 1;
+        let words = (max_side * max_side).div_ceil(32);
+        if (k as usize) < OCCUPANCY_MIN_AGENTS || u64::from(envs) * u64::from(words) * 4 > OCCUPANCY_BYTES {
+            (1, 0)
+        } else {
+            (envs, words)
+        }
+    }
+
+    /// The fewest agents per environment for which the observation kernel builds bitmaps: with
+    /// fewer, looking at each agent costs less than clearing the bitmaps and the two barriers
+    /// (on lavapipe, 4 agents per environment ran 20–30 % slower with them).
+    pub const OCCUPANCY_MIN_AGENTS: usize = 16;
+
+    /// The most workgroup memory the observation kernel's bitmaps take (half of the 16 KiB
+    /// every adapter offers).
+    pub const OCCUPANCY_BYTES: u64 = 8192;
+
     /// Slots of the cell table (`shaders/cells.wgsl`) for `max_agents` agents: a power of two,
     /// at least four times the agents (a step puts at most two cells per agent in it, so it is
     /// at most half full), and at least 4.
@@ -125,7 +164,16 @@ mod tests {
     }
 
     fn module_for(kernel: &str, max_agents: usize) -> naga::Module {
-        let src = wgsl::source(kernel, max_agents, super::MAX_OBS_WORDS);
+        let src = if kernel == wgsl::OBSERVE {
+            wgsl::observe_source(max_agents, super::MAX_OBS_WORDS, 16)
+        } else {
+            wgsl::source(kernel, max_agents, super::MAX_OBS_WORDS)
+        };
+        parse(&src)
+    }
+
+    fn parse(src: &str) -> naga::Module {
+        let src = src.to_string();
         let module =
             naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)));
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
@@ -154,8 +202,18 @@ mod tests {
     #[test]
     fn every_kernel_validates_for_every_agent_count() {
         for k in [1, 2, 3, 4, 5, 17, 63, super::GPU_MAX_AGENTS] {
-            for kernel in [wgsl::STEP, wgsl::VERIFY] {
+            for kernel in [wgsl::STEP, wgsl::VERIFY, wgsl::OBSERVE] {
                 module_for(kernel, k);
+            }
+            // Bitmaps of agents in workgroup memory, or none when they would not fit.
+            for side in [1, 16, 64, 181, 4095] {
+                let (envs, words) = wgsl::occupancy_map(k, side);
+                assert!(u64::from(envs * words) * 4 <= wgsl::OCCUPANCY_BYTES, "{k} agents, side {side}");
+                assert!(
+                    words == 0 || u64::from(words) * 32 >= u64::from(side * side),
+                    "{k} agents, side {side}"
+                );
+                parse(&wgsl::observe_source(k, super::MAX_OBS_WORDS, side));
             }
             let table = wgsl::cell_table_size(k) as usize;
             assert!(table.is_power_of_two() && table >= 4 * k, "{k} agents: {table} slots");
