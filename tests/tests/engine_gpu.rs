@@ -49,6 +49,25 @@ fn assert_same(cpu: &StepBuffers, gpu: &StepBuffers, what: &str) {
     assert_eq!(cpu.final_obs, gpu.final_obs, "{what}: final obs");
 }
 
+/// One step of both engines, with `actions` or (`None`) each engine's own random actions, then
+/// every output compared.
+fn step_both(
+    (cpu, gpu): (&mut CpuEngine, &mut GpuEngine),
+    (a, b): (&mut StepBuffers, &mut StepBuffers),
+    actions: Option<&[u8]>,
+    what: &str,
+) {
+    if let Some(actions) = actions {
+        cpu.step(actions, a.view()).expect("cpu step");
+        gpu.step(actions, b.view()).expect("gpu step");
+    } else {
+        cpu.step_random(a.view()).expect("cpu step");
+        gpu.step_random(1).expect("gpu step");
+        gpu.read_outputs(b.view()).expect("read");
+    }
+    assert_same(a, b, what);
+}
+
 #[test]
 fn stepping_is_identical_on_both_backends() {
     let Some(ctx) = context() else { return };
@@ -85,16 +104,13 @@ fn stepping_is_identical_on_both_backends() {
         let mut rng = Rng::from_counters(&[5]);
         let mut ended = 0;
         for t in 0..40 {
-            if given {
-                let actions: Vec<u8> = (0..97 * k).map(|_| rng.below(5) as u8).collect();
-                cpu.step(&actions, a.view()).expect("cpu step");
-                gpu.step(&actions, b.view()).expect("gpu step");
-            } else {
-                cpu.step_random(a.view()).expect("cpu step");
-                gpu.step_random(1).expect("gpu step");
-                gpu.read_outputs(b.view()).expect("read");
-            }
-            assert_same(&a, &b, &format!("{what}, step {t}"));
+            let actions: Option<Vec<u8>> = given.then(|| (0..97 * k).map(|_| rng.below(5) as u8).collect());
+            step_both(
+                (&mut cpu, &mut gpu),
+                (&mut a, &mut b),
+                actions.as_deref(),
+                &format!("{what}, step {t}"),
+            );
             ended += a.terminated.iter().chain(&a.truncated).filter(|&&x| x == 1).count();
             if t == 20 {
                 // An environment past its first episode: its episode counter must survive.
@@ -149,10 +165,8 @@ fn observations_without_the_workgroup_bitmaps_match_the_cpu() {
             gpu.reset(4, b.view()).expect("reset");
             assert_eq!(a.obs, b.obs, "{size}x{size}, {k} agents, {format:?}: first observation");
             for t in 0..15 {
-                cpu.step_random(a.view()).expect("step");
-                gpu.step_random(1).expect("step");
-                gpu.read_outputs(b.view()).expect("read");
-                assert_same(&a, &b, &format!("{size}x{size}, {k} agents, {format:?}, step {t}"));
+                let what = format!("{size}x{size}, {k} agents, {format:?}, step {t}");
+                step_both((&mut cpu, &mut gpu), (&mut a, &mut b), None, &what);
             }
         }
     }
@@ -383,16 +397,13 @@ fn crowded_steps_are_identical(ctx: &Arc<GpuContext>, pool: &Arc<InstancePool>) 
         let mut kinds = std::collections::BTreeSet::new();
         let (mut late_agent, mut edge_over_vertex, mut most_blocked) = (false, false, 0);
         for t in 0..60 {
-            if given {
-                let actions = crowded_actions(&mut rng, envs, k);
-                cpu.step(&actions, a.view()).expect("cpu step");
-                gpu.step(&actions, b.view()).expect("gpu step");
-            } else {
-                cpu.step_random(a.view()).expect("cpu step");
-                gpu.step_random(1).expect("gpu step");
-                gpu.read_outputs(b.view()).expect("read");
-            }
-            assert_same(&a, &b, &format!("{what}, step {t}"));
+            let actions = given.then(|| crowded_actions(&mut rng, envs, k));
+            step_both(
+                (&mut cpu, &mut gpu),
+                (&mut a, &mut b),
+                actions.as_deref(),
+                &format!("{what}, step {t}"),
+            );
             for (e, info) in a.info.iter().enumerate() {
                 let ev = &a.events[e * k..(e + 1) * k];
                 if info.failure_kind != 0 {

@@ -3,6 +3,7 @@
 //! padded cells (layouts: [`ObsFormat`]).
 
 use super::lanes::Scratch;
+use super::maps::Maps;
 use super::Ctx;
 use crate::engine::layout::{
     obs_plane_words, obs_stride, unpack_dims, ObsFormat, AGENT_ACTIVE, OBS_CHANNELS, POS_MASK,
@@ -145,6 +146,37 @@ fn bit_rows<const W: usize, P: PlaneWord>(
     }
 }
 
+/// The per-agent loop both ways of [`bit_rows`] share: `window(cell)` gives the holes and the
+/// agents planes of the window around padded cell `cell` (the agent's own bit still set); this
+/// clears the agent's own bit, places its goal and writes the three planes. Padding slots and
+/// inactive agents get zeros.
+#[inline(always)]
+fn write_bit_windows<const W: usize, P: PlaneWord>(
+    maps: Maps<'_>,
+    agents: &[u32],
+    goals: &[u32],
+    obs: &mut [u8],
+    mut window: impl FnMut(usize) -> (P, P),
+) {
+    const { assert!(W % 2 == 1 && W * W <= 8 * std::mem::size_of::<P>()) };
+    let pb = 4 * (W * W).div_ceil(32);
+    let r = W / 2;
+    let (used, padding) = obs.split_at_mut(agents.len() * 3 * pb);
+    padding.fill(0);
+    for ((o, &ag), &goal) in used.chunks_exact_mut(3 * pb).zip(agents).zip(goals) {
+        if ag & AGENT_ACTIVE == 0 {
+            o.fill(0);
+            continue;
+        }
+        let cell = (ag & POS_MASK) as usize;
+        let (holes, others) = window(cell);
+        let (at, seen) = maps.goal_in_window(goal, cell - r * maps.mw - r);
+        holes.write(&mut o[..pb]);
+        others.clear(r * W + r).write(&mut o[pb..2 * pb]);
+        P::ZERO.put(u64::from(seen), at).write(&mut o[2 * pb..]);
+    }
+}
+
 /// [`bit_rows`] on a map of padded width up to 64: the holes and the agents are one `u64` mask
 /// per padded row, so every window row is one load, one shift by the window's first column
 /// and one mask, and one bounds test per window covers its rows.
@@ -156,9 +188,6 @@ fn row_masks<const W: usize, P: PlaneWord>(
     obs: &mut [u8],
     arows: &mut Vec<u64>,
 ) {
-    const { assert!(W % 2 == 1 && W * W <= 8 * std::mem::size_of::<P>()) };
-    let pw = (W * W).div_ceil(32);
-    let (stride, pb) = (12 * pw, 4 * pw);
     let r = W / 2;
     let mask = (1u64 << W) - 1;
     let k = unpack_dims(env[0]).2 as usize;
@@ -177,38 +206,28 @@ fn row_masks<const W: usize, P: PlaneWord>(
     }
     let arows = &mut arows[..hrows.len()];
     let agents = &agents[..k];
-    let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
     for &ag in agents {
         if ag & AGENT_ACTIVE != 0 {
             let (row, col) = row_col((ag & POS_MASK) as usize);
             arows[row] |= 1 << col;
         }
     }
-    let (used, padding) = obs.split_at_mut(k * stride);
-    padding.fill(0);
-    for ((o, &ag), &goal) in used.chunks_exact_mut(stride).zip(agents.iter()).zip(goals) {
-        if ag & AGENT_ACTIVE == 0 {
-            o.fill(0);
-            continue;
-        }
-        let cell = (ag & POS_MASK) as usize;
-        let (row, col) = row_col(cell);
+    let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
+    let marked = &*arows;
+    write_bit_windows::<W, P>(maps, agents, goals, obs, |cell| {
         // The padding (at least r cells) keeps the window on the map: rows from row - r, bits
         // from col - r, and col + r < 64.
+        let (row, col) = row_col(cell);
         let (top, left) = (row - r, col - r);
         let hw: &[u64; W] = hrows[top..top + W].try_into().expect("W rows");
-        let aw: &[u64; W] = arows[top..top + W].try_into().expect("W rows");
+        let aw: &[u64; W] = marked[top..top + W].try_into().expect("W rows");
         let (mut holes, mut others) = (P::ZERO, P::ZERO);
         for i in 0..W {
             holes = holes.put(hw[i] >> left & mask, i * W);
             others = others.put(aw[i] >> left & mask, i * W);
         }
-        others = others.clear(r * W + r);
-        let (at, seen) = maps.goal_in_window(goal, cell - r * mw - r);
-        holes.write(&mut o[..pb]);
-        others.write(&mut o[pb..2 * pb]);
-        P::ZERO.put(u64::from(seen), at).write(&mut o[2 * pb..]);
-    }
+        (holes, others)
+    });
     for &ag in agents {
         if ag & AGENT_ACTIVE != 0 {
             arows[row_col((ag & POS_MASK) as usize).0] = 0;
@@ -226,9 +245,6 @@ fn bit_loads<const W: usize, P: PlaneWord>(
     obs: &mut [u8],
     abits: &mut Vec<u8>,
 ) {
-    const { assert!(W % 2 == 1 && W * W <= 8 * std::mem::size_of::<P>()) };
-    let pw = (W * W).div_ceil(32);
-    let (stride, pb) = (12 * pw, 4 * pw);
     let r = W / 2;
     let mask = (1u64 << W) - 1;
     let k = unpack_dims(env[0]).2 as usize;
@@ -240,29 +256,19 @@ fn bit_loads<const W: usize, P: PlaneWord>(
     }
     let abits = &mut abits[..hbits.len()];
     let agents = &agents[..k];
-    let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
     mark_agent_bits(abits, agents, true);
-    let (used, padding) = obs.split_at_mut(k * stride);
-    padding.fill(0);
-    for ((o, &ag), &goal) in used.chunks_exact_mut(stride).zip(agents.iter()).zip(goals) {
-        if ag & AGENT_ACTIVE == 0 {
-            o.fill(0);
-            continue;
-        }
-        let start = (ag & POS_MASK) as usize - r * mw - r;
+    let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
+    let marked = &*abits;
+    write_bit_windows::<W, P>(maps, agents, goals, obs, |cell| {
+        let start = cell - r * mw - r;
         let (mut holes, mut others) = (P::ZERO, P::ZERO);
         for i in 0..W {
             let at = start + i * mw;
-            let (h, a) = (bits_at(hbits, at), bits_at(abits, at));
-            holes = holes.put(h & mask, i * W);
-            others = others.put(a & mask, i * W);
+            holes = holes.put(bits_at(hbits, at) & mask, i * W);
+            others = others.put(bits_at(marked, at) & mask, i * W);
         }
-        others = others.clear(r * W + r);
-        let (at, seen) = maps.goal_in_window(goal, start);
-        holes.write(&mut o[..pb]);
-        others.write(&mut o[pb..2 * pb]);
-        P::ZERO.put(u64::from(seen), at).write(&mut o[2 * pb..]);
-    }
+        (holes, others)
+    });
     mark_agent_bits(abits, agents, false);
 }
 
