@@ -407,7 +407,17 @@ fn soft_steps_match_the_reference_rule_in_crowds() {
 fn observations_match_a_naive_window() {
     // A crowded map (9 agents on 7x7) and a sparse one (3 on 14x14): the observation clears its
     // map of agents whole in the first, per agent in the second.
-    for (size, n, radius) in [(7, 9, 1u32), (7, 9, 2), (7, 9, 4), (14, 3, 1), (14, 3, 2), (14, 3, 4)] {
+    for (size, n, radius) in [
+        (7, 9, 1u32),
+        (7, 9, 2),
+        (7, 9, 4),
+        (14, 3, 1),
+        (14, 3, 2),
+        (14, 3, 4),
+        (9, 6, 6),
+        (14, 3, 7),
+        (12, 5, 9),
+    ] {
         let insts = floe_core::generator::random_instances(&GeneratorConfig::square(size, n, 0.2, 0.0, 6, 8))
             .expect("draws");
         let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
@@ -459,9 +469,8 @@ fn observations_match_a_naive_window() {
 #[test]
 fn bits_unpack_to_the_bytes_and_none_steps_the_same() {
     use floe_core::engine::{unpack_bits, ObsFormat};
-    // Radius 0 to 5 take the one-word-per-plane paths (row masks on maps of padded width up to
-    // 64, bit maps on wider ones), 6 and 9 the general one, 30 (61-cell rows) reads each row in
-    // two pieces.
+    // Radius 0 to 7 take the fixed-width paths (row masks on maps of padded width up to 64, bit
+    // maps on wider ones), 9 the general one, 30 (61-cell rows) reads each row in two pieces.
     for (size, n, radius, mode) in [
         (7, 9, 0u32, CollisionMode::Soft),
         (7, 9, 1, CollisionMode::Strict),
@@ -471,6 +480,8 @@ fn bits_unpack_to_the_bytes_and_none_steps_the_same() {
         (14, 6, 5, CollisionMode::Soft),
         (14, 6, 5, CollisionMode::Strict),
         (9, 5, 6, CollisionMode::Soft),
+        (12, 8, 7, CollisionMode::Strict),
+        (70, 10, 7, CollisionMode::Soft),
         (14, 3, 9, CollisionMode::Strict),
         (40, 12, 30, CollisionMode::Soft),
         // Padded widths over 64: bit windows read from bit maps instead of row masks.

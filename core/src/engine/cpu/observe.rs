@@ -43,12 +43,14 @@ fn observe_bytes(
         3 => observe_rows::<7, { obs_stride(3) }>(ctx, env, agents, obs, bits, marked),
         4 => observe_rows::<9, { obs_stride(4) }>(ctx, env, agents, obs, bits, marked),
         5 => observe_rows::<11, { obs_stride(5) }>(ctx, env, agents, obs, bits, marked),
+        6 => observe_rows::<13, { obs_stride(6) }>(ctx, env, agents, obs, bits, marked),
+        7 => observe_rows::<15, { obs_stride(7) }>(ctx, env, agents, obs, bits, marked),
         r => observe_with(ctx, env, agents, obs, bits, r, marked),
     }
 }
 
 fn observe_bits(ctx: Ctx<'_>, env: &[u32; 4], agents: &[u32], obs: &mut [u8], sc: &mut Scratch) {
-    // Windows of up to 11 × 11 cells (121 bits) build each plane in one word.
+    // Windows of up to 15 × 15 cells (225 bits) build each plane in one word or a few.
     match ctx.cfg.obs_radius {
         0 => bit_rows::<1, u64>(ctx, env, agents, obs, sc),
         1 => bit_rows::<3, u64>(ctx, env, agents, obs, sc),
@@ -56,6 +58,8 @@ fn observe_bits(ctx: Ctx<'_>, env: &[u32; 4], agents: &[u32], obs: &mut [u8], sc
         3 => bit_rows::<7, u64>(ctx, env, agents, obs, sc),
         4 => bit_rows::<9, u128>(ctx, env, agents, obs, sc),
         5 => bit_rows::<11, u128>(ctx, env, agents, obs, sc),
+        6 => bit_rows::<13, [u64; 3]>(ctx, env, agents, obs, sc),
+        7 => bit_rows::<15, [u64; 4]>(ctx, env, agents, obs, sc),
         r => bit_rows_with(ctx, env, agents, obs, sc, r),
     }
 }
@@ -88,26 +92,26 @@ fn mark_agent_bits(map: &mut [u8], agents: &[u32], on: bool) {
 /// for up to 128.
 trait PlaneWord: Copy {
     const ZERO: Self;
-    /// ORs `v` in at bit `at`.
-    fn put(self, v: u64, at: usize) -> Self;
+    /// ORs `v` (at most 57 bits, a window row) in at bit `at`.
+    fn put(&mut self, v: u64, at: usize);
     /// Clears bit `at`.
-    fn clear(self, at: usize) -> Self;
+    fn clear(&mut self, at: usize);
     /// Writes the low `out.len()` bytes, little-endian.
-    fn write(self, out: &mut [u8]);
+    fn write(&self, out: &mut [u8]);
 }
 
 impl PlaneWord for u64 {
     const ZERO: Self = 0;
     #[inline(always)]
-    fn put(self, v: u64, at: usize) -> Self {
-        self | v << at
+    fn put(&mut self, v: u64, at: usize) {
+        *self |= v << at;
     }
     #[inline(always)]
-    fn clear(self, at: usize) -> Self {
-        self & !(1 << at)
+    fn clear(&mut self, at: usize) {
+        *self &= !(1 << at);
     }
     #[inline(always)]
-    fn write(self, out: &mut [u8]) {
+    fn write(&self, out: &mut [u8]) {
         out.copy_from_slice(&self.to_le_bytes()[..out.len()]);
     }
 }
@@ -115,21 +119,44 @@ impl PlaneWord for u64 {
 impl PlaneWord for u128 {
     const ZERO: Self = 0;
     #[inline(always)]
-    fn put(self, v: u64, at: usize) -> Self {
-        self | u128::from(v) << at
+    fn put(&mut self, v: u64, at: usize) {
+        *self |= u128::from(v) << at;
     }
     #[inline(always)]
-    fn clear(self, at: usize) -> Self {
-        self & !(1 << at)
+    fn clear(&mut self, at: usize) {
+        *self &= !(1 << at);
     }
     #[inline(always)]
-    fn write(self, out: &mut [u8]) {
+    fn write(&self, out: &mut [u8]) {
         out.copy_from_slice(&self.to_le_bytes()[..out.len()]);
     }
 }
 
-/// Packed observations for window widths `W` up to 11, each plane built in a word `P` (`u64`
-/// up to 7 × 7 cells, `u128` up to 11 × 11): from row masks on maps of padded width up to 64
+impl<const N: usize> PlaneWord for [u64; N] {
+    const ZERO: Self = [0; N];
+    #[inline(always)]
+    fn put(&mut self, v: u64, at: usize) {
+        let (w, s) = (at / 64, at % 64);
+        self[w] |= v << s;
+        // `v` has at most 57 bits, so it spills into one more word at most.
+        if s != 0 && w + 1 < N {
+            self[w + 1] |= v >> (64 - s);
+        }
+    }
+    #[inline(always)]
+    fn clear(&mut self, at: usize) {
+        self[at / 64] &= !(1 << (at % 64));
+    }
+    #[inline(always)]
+    fn write(&self, out: &mut [u8]) {
+        for (d, w) in out.chunks_mut(8).zip(self) {
+            d.copy_from_slice(&w.to_le_bytes()[..d.len()]);
+        }
+    }
+}
+
+/// Packed observations for window widths `W` up to 15, each plane built in a word `P` (`u64`
+/// up to 7 × 7 cells, `u128` up to 11 × 11, `[u64; 3]` and `[u64; 4]` for 13 and 15): from row masks on maps of padded width up to 64
 /// ([`row_masks`]), else from bit maps ([`bit_loads`]).
 #[inline(always)]
 fn bit_rows<const W: usize, P: PlaneWord>(
@@ -169,11 +196,14 @@ fn write_bit_windows<const W: usize, P: PlaneWord>(
             continue;
         }
         let cell = (ag & POS_MASK) as usize;
-        let (holes, others) = window(cell);
+        let (holes, mut others) = window(cell);
+        others.clear(r * W + r);
         let (at, seen) = maps.goal_in_window(goal, cell - r * maps.mw - r);
+        let mut goal = P::ZERO;
+        goal.put(u64::from(seen), at);
         holes.write(&mut o[..pb]);
-        others.clear(r * W + r).write(&mut o[pb..2 * pb]);
-        P::ZERO.put(u64::from(seen), at).write(&mut o[2 * pb..]);
+        others.write(&mut o[pb..2 * pb]);
+        goal.write(&mut o[2 * pb..]);
     }
 }
 
@@ -223,8 +253,8 @@ fn row_masks<const W: usize, P: PlaneWord>(
         let aw: &[u64; W] = marked[top..top + W].try_into().expect("W rows");
         let (mut holes, mut others) = (P::ZERO, P::ZERO);
         for i in 0..W {
-            holes = holes.put(hw[i] >> left & mask, i * W);
-            others = others.put(aw[i] >> left & mask, i * W);
+            holes.put(hw[i] >> left & mask, i * W);
+            others.put(aw[i] >> left & mask, i * W);
         }
         (holes, others)
     });
@@ -264,8 +294,8 @@ fn bit_loads<const W: usize, P: PlaneWord>(
         let (mut holes, mut others) = (P::ZERO, P::ZERO);
         for i in 0..W {
             let at = start + i * mw;
-            holes = holes.put(bits_at(hbits, at) & mask, i * W);
-            others = others.put(bits_at(marked, at) & mask, i * W);
+            holes.put(bits_at(hbits, at) & mask, i * W);
+            others.put(bits_at(marked, at) & mask, i * W);
         }
         (holes, others)
     });
@@ -351,7 +381,7 @@ pub(super) fn mark_agents(amap: &mut [u8], agents: &[u32], on: u8) {
     }
 }
 
-/// Observations for window widths `W` of 3 to 11 (stride `S`): every window row is one
+/// Observations for window widths `W` of 3 to 15 (stride `S`): every window row is one
 /// unaligned copy of 8 bytes (16 for `W` over 8) from a padded map. The rows are written
 /// in order, so the bytes each copy writes past its row are overwritten by the next row or
 /// plane, and the goal plane, written last, runs to the end of the stride.
@@ -364,9 +394,10 @@ pub(super) fn observe_rows<const W: usize, const S: usize>(
     amap: &mut Vec<u8>,
     marked: bool,
 ) {
-    const { assert!(W >= 3 && W <= 11 && S >= 3 * W * W) };
+    const { assert!(W >= 3 && W <= 15 && S >= 3 * W * W) };
     // Bytes per row copy: a copy runs at most 16 - 9 = 7 cells past a window's row, which the
-    // padded width (at least 8) or the map's spare row holds.
+    // padded width (at least 8) or the map's spare row holds; the agents plane's last copy ends
+    // at W² + (W - 1)·W + 16, inside the stride.
     let c = if W <= 8 { 8 } else { 16 };
     let (r, plane) = (W / 2, W * W);
     let k = unpack_dims(env[0]).2 as usize;
