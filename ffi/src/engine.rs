@@ -440,12 +440,6 @@ pub unsafe extern "C" fn floe_obs_unpack_bits(
     out_len: usize,
 ) -> floe_status {
     guard(|| {
-        if radius > floe_core::engine::MAX_OBS_RADIUS {
-            return Err(Error::bad_input(format!(
-                "observation radius {radius} is over the limit {}",
-                floe_core::engine::MAX_OBS_RADIUS
-            )));
-        }
         overlaps(&[
             (bits as usize, (bits as usize).saturating_add(bits_len), "bits"),
             (out as usize, (out as usize).saturating_add(out_len), "out"),

@@ -293,6 +293,7 @@ pub fn unpack_bits<'py>(
     radius: u32,
 ) -> PyResult<Bound<'py, PyArrayDyn<u8>>> {
     if radius > floe_core::engine::MAX_OBS_RADIUS {
+        // (`unpack_bits` refuses it too, but the strides below must not be computed for it.)
         return Err(bad_input(format!("observation radius {radius} is over the limit")));
     }
     let (bs, ys) = (ObsFormat::Bits.stride(radius), floe_core::engine::obs_stride(radius));
@@ -303,14 +304,14 @@ pub fn unpack_bits<'py>(
             shape.last()
         )));
     }
-    let src = obs.as_slice().map_err(|e| bad_input(format!("obs must be contiguous: {e}")))?.to_vec();
+    let src = obs.as_slice().map_err(|e| bad_input(format!("obs must be contiguous: {e}")))?;
     let mut out_shape = shape;
     *out_shape.last_mut().expect("checked above") = ys;
     let out = PyArrayDyn::<u8>::zeros(py, out_shape, false);
     {
         let mut rw = out.try_readwrite().map_err(|e| bad_input(e.to_string()))?;
         let dst = rw.as_slice_mut().map_err(|e| bad_input(e.to_string()))?;
-        py.detach(|| unpack(radius, &src, dst)).map_err(bad_input)?;
+        py.detach(|| unpack(radius, src, dst)).map_err(bad_input)?;
     }
     Ok(out)
 }

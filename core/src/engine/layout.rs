@@ -271,8 +271,12 @@ pub const fn obs_plane_words(radius: u32) -> usize {
 /// written as zero).
 ///
 /// # Errors
-/// A length that is not a whole number of observations, or an `out` of another agent count.
+/// A radius over [`super::MAX_OBS_RADIUS`], a length that is not a whole number of
+/// observations, or an `out` of another agent count.
 pub fn unpack_bits(radius: u32, bits: &[u8], out: &mut [u8]) -> Result<(), String> {
+    if radius > super::MAX_OBS_RADIUS {
+        return Err(format!("observation radius {radius} is over the limit {}", super::MAX_OBS_RADIUS));
+    }
     let (bs, ys) = (ObsFormat::Bits.stride(radius), obs_stride(radius));
     if !bits.len().is_multiple_of(bs) {
         return Err(format!(

@@ -26,11 +26,12 @@ pub(super) const MIN_MAP_WIDTH: usize = 8;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HoleMaps {
     pub(super) obs: Vec<u8>,
-    /// `obs` as bits (bit `i % 8` of byte `i / 8` for padded cell `i`), each instance's followed
-    /// by 8 spare bytes so that any cell's bits can be read as one unaligned `u64`.
+    /// `bits` format only: `obs` as bits (bit `i % 8` of byte `i / 8` for padded cell `i`), each
+    /// instance's followed by 8 spare bytes so that any cell's bits can be read as one unaligned
+    /// `u64`.
     pub(super) obs_bits: Vec<u8>,
-    /// For padded widths up to 64 ([`ROW_MASK_WIDTH`]): `obs` as one `u64` per padded row (bit
-    /// `c` for column `c`), spare row included; empty for wider maps.
+    /// `bits` format only, for padded widths up to 64 ([`ROW_MASK_WIDTH`]): `obs` as one `u64`
+    /// per padded row (bit `c` for column `c`), spare row included; empty for wider maps.
     pub(super) obs_rows: Vec<u64>,
     pub(super) class: Vec<u8>,
     /// Per instance and agent slot (`k_max` a instance): padded cells of the starts and goals.
@@ -112,12 +113,13 @@ pub(super) struct Target {
 }
 
 impl HoleMaps {
-    /// The maps of every pool instance for observation radius `radius`.
+    /// The maps of every pool instance for observation radius `radius`; with `bits`, also the
+    /// bit maps the `bits` observation reads (`obs_bits`, `obs_rows`; empty otherwise).
     ///
     /// # Errors
     /// A radius over [`MAX_OBS_RADIUS`], or a padded map with 2^24 cells or more (agent words
     /// hold padded cells in 24 bits).
-    pub(crate) fn new(pool: &InstancePool, radius: u32) -> Result<Self, EngineError> {
+    pub(crate) fn new(pool: &InstancePool, radius: u32, bits: bool) -> Result<Self, EngineError> {
         if radius > MAX_OBS_RADIUS {
             return Err(EngineError::Invalid(format!(
                 "observation radius {radius}: the CPU backend takes at most {MAX_OBS_RADIUS}"
@@ -161,13 +163,17 @@ impl HoleMaps {
             }
             maps.obs.resize(maps.obs.len() + mw, 1);
             maps.class.resize(maps.class.len() + mw, OFF);
-            let bytes = &maps.obs[off..];
-            maps.obs_bits.extend(bytes.chunks(8).map(|c| c.iter().rev().fold(0u8, |acc, &b| acc << 1 | b)));
-            maps.obs_bits.extend([0u8; 8]);
-            if mw <= ROW_MASK_WIDTH {
-                let rows =
-                    bytes.chunks(mw).map(|c| c.iter().rev().fold(0u64, |acc, &b| acc << 1 | u64::from(b)));
-                maps.obs_rows.extend(rows);
+            if bits {
+                let bytes = &maps.obs[off..];
+                maps.obs_bits
+                    .extend(bytes.chunks(8).map(|c| c.iter().rev().fold(0u8, |acc, &b| acc << 1 | b)));
+                maps.obs_bits.extend([0u8; 8]);
+                if mw <= ROW_MASK_WIDTH {
+                    let rows = bytes
+                        .chunks(mw)
+                        .map(|c| c.iter().rev().fold(0u64, |acc, &b| acc << 1 | u64::from(b)));
+                    maps.obs_rows.extend(rows);
+                }
             }
             maps.longest = maps.longest.max(maps.obs.len() - off);
             let cell = |rc: u32| {

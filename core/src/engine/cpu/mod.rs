@@ -138,7 +138,7 @@ impl CpuEngine {
         cfg.validate()?;
         let k = pool.max_agents;
         let state = RawState { env: vec![[0; 4]; cfg.num_envs], agents: vec![0; cfg.num_envs * k] };
-        let maps = HoleMaps::new(&pool, cfg.obs_radius)?;
+        let maps = HoleMaps::new(&pool, cfg.obs_radius, cfg.obs_format == ObsFormat::Bits)?;
         let lut = Box::new(std::array::from_fn(|ev| cfg.rewards.reward(ev as u32)));
         let sizes = BufferSizes::new(&cfg, &pool);
         Ok(Self { cfg, pool, state, sizes, seed: None, maps, lut })
