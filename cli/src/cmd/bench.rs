@@ -44,8 +44,8 @@ pub struct Args {
     radius: u32,
     /// Observation format: `bytes` (a byte per cell and channel), `bits` (a bit, rows packed
     /// into words) or `none` (state only).
-    #[arg(long, value_enum, default_value_t = Obs::Bytes)]
-    obs: Obs,
+    #[arg(long, default_value = "bytes", value_parser = ObsFormat::from_name)]
+    obs: ObsFormat,
     /// Episode limit (steps).
     #[arg(long, default_value_t = 64)]
     episode_limit: u32,
@@ -91,23 +91,6 @@ impl std::fmt::Display for Backend {
 enum Holes {
     Drop,
     Block,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Obs {
-    Bytes,
-    Bits,
-    None,
-}
-
-impl Obs {
-    fn format(self) -> ObsFormat {
-        match self {
-            Obs::Bytes => ObsFormat::Bytes,
-            Obs::Bits => ObsFormat::Bits,
-            Obs::None => ObsFormat::None,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -271,7 +254,7 @@ fn env_config(a: &Args, s: &Setting) -> EnvConfig {
         },
         episode_limit: a.episode_limit,
         obs_radius: s.radius,
-        obs_format: a.obs.format(),
+        obs_format: a.obs,
         ..EnvConfig::default()
     }
 }

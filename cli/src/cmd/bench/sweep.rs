@@ -165,7 +165,7 @@ pub(super) fn run(a: &Args, dir: &Path) -> Result<(), CliError> {
         base.agents,
         base.envs,
         base.radius,
-        super::Obs::format(a.obs).name(),
+        a.obs.name(),
     );
     let png = plot::png(&title, &series).map_err(|e| CliError::Failed(format!("drawing sweep.png: {e}")))?;
     let path = dir.join("sweep.png");
