@@ -551,6 +551,73 @@ fn bits_unpack_to_the_bytes_and_none_steps_the_same() {
 }
 
 #[test]
+fn the_step_compiled_for_avx2_equals_the_baseline_one() {
+    use floe_core::engine::{HoleRule, ObsFormat};
+    // Where the CPU has AVX2 the engine runs its step compiled for it; the other engine here runs
+    // the build's baseline code and, for `bits`, builds the holes planes row by row instead of
+    // copying them from the table.
+    for (size, n, radius, mode, holes, obs_format) in [
+        (16, 40, 2, CollisionMode::Soft, HoleRule::Block, ObsFormat::Bytes),
+        (16, 40, 5, CollisionMode::Soft, HoleRule::Drop, ObsFormat::Bits),
+        (9, 12, 1, CollisionMode::Soft, HoleRule::Drop, ObsFormat::Bytes),
+        (9, 12, 3, CollisionMode::Soft, HoleRule::Block, ObsFormat::Bits),
+        (12, 8, 7, CollisionMode::Strict, HoleRule::Drop, ObsFormat::Bits),
+        (70, 12, 4, CollisionMode::Soft, HoleRule::Block, ObsFormat::Bits),
+        (10, 6, 2, CollisionMode::Strict, HoleRule::Drop, ObsFormat::None),
+        (30, 5, 9, CollisionMode::Soft, HoleRule::Drop, ObsFormat::Bytes),
+    ] {
+        let insts = floe_core::generator::random_instances(&GeneratorConfig::square(size, n, 0.2, 0.0, 6, 9))
+            .expect("draws");
+        let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+        let cfg = EnvConfig {
+            num_envs: 67,
+            mode,
+            holes,
+            episode_limit: 12,
+            obs_radius: radius,
+            obs_format,
+            ..EnvConfig::default()
+        };
+        let mut fast = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("engine");
+        let mut base = CpuEngine::new(cfg, Arc::clone(&pool)).expect("engine");
+        base.force_baseline();
+        base.drop_hole_windows();
+        assert_eq!(base.isa(), "baseline");
+        let what = format!(
+            "{size}x{size}, {n} agents, radius {radius}, {mode:?}, {holes:?}, {obs_format:?}, {}",
+            fast.isa()
+        );
+        let (mut f, mut b) = (StepBuffers::new(&fast.sizes()), StepBuffers::new(&base.sizes()));
+        fast.reset(11, f.view()).expect("reset");
+        base.reset(11, b.view()).expect("reset");
+        let mut rng = Rng::from_counters(&[5]);
+        let (mut ended, mut blocked) = (0, 0);
+        for t in 0..40 {
+            if t % 2 == 0 {
+                fast.step_random(f.view()).expect("step");
+                base.step_random(b.view()).expect("step");
+            } else {
+                let actions: Vec<u8> = (0..67 * pool.max_agents()).map(|_| rng.below(5) as u8).collect();
+                fast.step(&actions, f.view()).expect("step");
+                base.step(&actions, b.view()).expect("step");
+            }
+            assert_eq!(f.obs, b.obs, "{what}, step {t}: obs");
+            assert_eq!(f.final_obs, b.final_obs, "{what}, step {t}: final obs");
+            assert_eq!(f.events, b.events, "{what}, step {t}: events");
+            assert_eq!(f.rewards, b.rewards, "{what}, step {t}: rewards");
+            assert_eq!(f.info, b.info, "{what}, step {t}: info");
+            assert_eq!(f.terminated, b.terminated, "{what}, step {t}: terminated");
+            assert_eq!(f.truncated, b.truncated, "{what}, step {t}: truncated");
+            ended += f.terminated.iter().chain(&f.truncated).filter(|&&x| x == 1).count();
+            blocked += f.events.iter().filter(|&&e| e & event::BLOCKED != 0).count();
+        }
+        assert_eq!(state(&fast), state(&base), "{what}: state");
+        assert!(ended > 0, "{what}: episodes should end");
+        assert!(mode == CollisionMode::Strict || blocked > 0, "{what}: soft steps should block");
+    }
+}
+
+#[test]
 fn unpacking_refuses_partial_observations() {
     use floe_core::engine::{unpack_bits, ObsFormat};
     let bs = ObsFormat::Bits.stride(5);

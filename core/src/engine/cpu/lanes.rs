@@ -28,10 +28,10 @@ pub(crate) struct Scratch {
     pub(super) agent_rows: Vec<u64>,
     /// The `bits` observation at radius 6 and above: one agent's three planes, being packed.
     pub(super) planes: Vec<u64>,
-    /// Per agent.
+    /// Strict steps: per agent.
     pub(super) lanes: Vec<Lane>,
-    /// The work list of agents that stay.
-    pub(super) stack: Vec<u16>,
+    /// Soft steps: the agents' arrays.
+    pub(super) soft: super::soft::SoftArrays,
     /// Random actions.
     pub(super) acts: Vec<u8>,
 }
@@ -47,7 +47,6 @@ impl Scratch {
         }
         if self.lanes.len() <= k {
             self.lanes.resize(k + 1, Lane::default());
-            self.stack.resize(k, 0);
             self.classes.resize(k, 0);
         }
     }
@@ -87,12 +86,6 @@ pub(crate) struct Lane {
     /// stays, and `INACTIVE`, `OFF_GRID`, `HOLE` as their first pass finds them.
     pub(super) ev: u8,
 }
-
-/// Lane event bit of a blocked agent.
-pub(super) const BLOCKED: u8 = event::BLOCKED as u8;
-
-/// The events of a target cell's class (`FREE`, `HOLE`, `OFF`, and a spare entry).
-pub(super) const CLASS_EVENTS: [u8; 4] = [0, event::HOLE as u8, event::OFF_GRID as u8, 0];
 
 impl Lane {
     /// Whether the agent tries to move.

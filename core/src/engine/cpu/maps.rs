@@ -12,6 +12,14 @@ pub const MAX_OBS_RADIUS: u32 = 127;
 /// The widest padded map whose rows are kept as single `u64` bit masks ([`HoleMaps::obs_rows`]).
 pub(super) const ROW_MASK_WIDTH: usize = 64;
 
+/// The largest radius whose `bits` windows of holes are kept whole per grid cell
+/// ([`HoleMaps::hole_windows`]): the fixed-width windows of up to 15 × 15 cells.
+pub(super) const HOLE_WINDOW_RADIUS: u32 = 7;
+
+/// The most memory the windows of holes of a pool may take; a larger pool builds them row by
+/// row in each step instead.
+pub(super) const HOLE_WINDOW_BYTES: usize = 64 << 20;
+
 /// The least padded width: window rows are read as 8 bytes.
 pub(super) const MIN_MAP_WIDTH: usize = 8;
 
@@ -33,6 +41,10 @@ pub(crate) struct HoleMaps {
     /// `bits` format only, for padded widths up to 64 ([`ROW_MASK_WIDTH`]): `obs` as one `u64`
     /// per padded row (bit `c` for column `c`), spare row included; empty for wider maps.
     pub(super) obs_rows: Vec<u64>,
+    /// `bits` format at radius up to [`HOLE_WINDOW_RADIUS`], for pools whose windows fit in
+    /// [`HOLE_WINDOW_BYTES`]: per grid cell (row-major, not padded), the holes plane of the
+    /// window around it, packed as the observation packs it; empty otherwise.
+    pub(super) hole_windows: Vec<u8>,
     pub(super) class: Vec<u8>,
     /// Per instance and agent slot (`k_max` a instance): padded cells of the starts and goals.
     pub(super) starts: Vec<u32>,
@@ -55,6 +67,10 @@ pub(super) struct MapIndex {
     pub(super) bits_off: usize,
     /// Where the instance's rows start in `obs_rows`.
     pub(super) rows_off: usize,
+    /// Where the instance's windows start in `hole_windows`.
+    pub(super) holes_off: usize,
+    /// Grid width.
+    pub(super) w: usize,
     pub(super) mw: usize,
     pub(super) window: usize,
 }
@@ -72,9 +88,14 @@ pub(crate) struct Maps<'a> {
     pub(super) obs_bits: &'a [u8],
     /// `obs` as one `u64` per padded row (empty when the padded width is over 64).
     pub(super) obs_rows: &'a [u64],
+    /// The holes planes of the windows around grid cells (see [`HoleMaps::hole_windows`]),
+    /// or empty.
+    pub(super) hole_windows: &'a [u8],
     pub(super) class: &'a [u8],
     /// The window table of this padded width (see [`HoleMaps::window_table`]).
     pub(super) window: &'a [u16],
+    /// Grid width.
+    pub(super) w: usize,
     /// Padded width.
     pub(super) mw: usize,
     pub(super) pad: usize,
@@ -130,6 +151,15 @@ impl HoleMaps {
         let k_max = pool.max_agents;
         let mut maps = Self { pad, win, ..Self::default() };
         let mut tables = std::collections::BTreeMap::new();
+        let plane = 4 * crate::engine::layout::obs_plane_words(radius);
+        let grid_cells: usize = (0..pool.len())
+            .map(|p| {
+                let (w, h, _) = unpack_dims(pool.dims[p]);
+                w as usize * h as usize
+            })
+            .sum();
+        let hole_windows =
+            bits && radius <= HOLE_WINDOW_RADIUS && grid_cells.saturating_mul(plane) <= HOLE_WINDOW_BYTES;
         for p in 0..pool.len() {
             let (w, h, k) = unpack_dims(pool.dims[p]);
             let (w, h) = (w as usize, h as usize);
@@ -146,7 +176,8 @@ impl HoleMaps {
             });
             let off = maps.obs.len();
             let (bits_off, rows_off) = (maps.obs_bits.len(), maps.obs_rows.len());
-            maps.index.push(MapIndex { off, bits_off, rows_off, mw, window });
+            let holes_off = maps.hole_windows.len();
+            maps.index.push(MapIndex { off, bits_off, rows_off, holes_off, w, mw, window });
             for pr in 0..h + 2 * pad {
                 for pc in 0..mw {
                     let (r, c) = (pr as i64 - pad as i64, pc as i64 - pad as i64);
@@ -173,6 +204,19 @@ impl HoleMaps {
                         .chunks(mw)
                         .map(|c| c.iter().rev().fold(0u64, |acc, &b| acc << 1 | u64::from(b)));
                     maps.obs_rows.extend(rows);
+                }
+            }
+            if hole_windows {
+                let bytes = &maps.obs[off..];
+                for cell in 0..w * h {
+                    // The window's top-left padded cell: the grid cell's padded cell, less the
+                    // radius in both directions.
+                    let top_left = (cell / w + pad - radius as usize) * mw + cell % w + pad - radius as usize;
+                    let mut packed = vec![0u8; plane];
+                    for i in 0..win * win {
+                        packed[i / 8] |= bytes[top_left + i / win * mw + i % win] << (i % 8);
+                    }
+                    maps.hole_windows.extend(packed);
                 }
             }
             maps.longest = maps.longest.max(maps.obs.len() - off);
@@ -216,17 +260,25 @@ impl HoleMaps {
     /// The maps of instance `p`.
     #[inline]
     pub(crate) fn instance(&self, p: usize) -> Maps<'_> {
-        let MapIndex { off, bits_off, rows_off, mw, window } = self.index[p];
-        let end = self.index.get(p + 1).map_or(self.obs.len(), |i| i.off);
-        let bits_end = self.index.get(p + 1).map_or(self.obs_bits.len(), |i| i.bits_off);
-        let rows_end = self.index.get(p + 1).map_or(self.obs_rows.len(), |i| i.rows_off);
+        let MapIndex { off, bits_off, rows_off, holes_off, w, mw, window } = self.index[p];
+        let next = self.index.get(p + 1);
+        let end = next.map_or(self.obs.len(), |i| i.off);
+        let bits_end = next.map_or(self.obs_bits.len(), |i| i.bits_off);
+        let rows_end = next.map_or(self.obs_rows.len(), |i| i.rows_off);
+        let holes = if self.hole_windows.is_empty() {
+            &[][..]
+        } else {
+            &self.hole_windows[holes_off..next.map_or(self.hole_windows.len(), |i| i.holes_off)]
+        };
         let len = (self.win - 1) * mw + self.win + 1;
         Maps {
             obs: &self.obs[off..end],
             obs_bits: &self.obs_bits[bits_off..bits_end],
             obs_rows: &self.obs_rows[rows_off..rows_end],
+            hole_windows: holes,
             class: &self.class[off..end],
             window: &self.windows[window..window + len],
+            w,
             mw,
             pad: self.pad,
         }

@@ -126,6 +126,9 @@ pub struct CpuEngine {
     seed: Option<u64>,
     maps: HoleMaps,
     lut: Box<[f32; 256]>,
+    /// The instruction set the step's loops run compiled for (see [`CpuEngine::isa`]); `None`
+    /// for the build's baseline.
+    isa: Option<pulp::Arch>,
 }
 
 impl CpuEngine {
@@ -141,7 +144,7 @@ impl CpuEngine {
         let maps = HoleMaps::new(&pool, cfg.obs_radius, cfg.obs_format == ObsFormat::Bits)?;
         let lut = Box::new(std::array::from_fn(|ev| cfg.rewards.reward(ev as u32)));
         let sizes = BufferSizes::new(&cfg, &pool);
-        Ok(Self { cfg, pool, state, sizes, seed: None, maps, lut })
+        Ok(Self { cfg, pool, state, sizes, seed: None, maps, lut, isa: Some(pulp::Arch::new()) })
     }
 
     /// The number of agents of every environment's current instance, summed (no copy of the
@@ -149,6 +152,32 @@ impl CpuEngine {
     #[must_use]
     pub fn agents_in_play(&self) -> u64 {
         self.state.env.iter().map(|e| u64::from(unpack_dims(e[0]).2)).sum()
+    }
+
+    /// The instruction set the step runs compiled for, chosen when the engine is made: `avx2`
+    /// (x86-64-v3: AVX2, BMI2, FMA) where the CPU has it, else `baseline` (the build's target).
+    /// Both give identical results.
+    #[must_use]
+    pub fn isa(&self) -> &'static str {
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            Some(pulp::Arch::V3(_)) => "avx2",
+            _ => "baseline",
+        }
+    }
+
+    /// Steps with the loops compiled for the build's baseline instruction set only, whatever the
+    /// CPU has: for tests that compare the two.
+    #[cfg(feature = "testing")]
+    pub fn force_baseline(&mut self) {
+        self.isa = None;
+    }
+
+    /// Builds the `bits` holes planes row by row in each step, as for a pool too large for the
+    /// table of them: for tests that compare the two.
+    #[cfg(feature = "testing")]
+    pub fn drop_hole_windows(&mut self) {
+        self.maps.hole_windows = Vec::new();
     }
 
     /// The state with agents' positions as packed rows and columns (as the GPU keeps them).
@@ -194,9 +223,9 @@ impl CpuEngine {
     }
 
     fn run_step(&mut self, actions: Actions<'_>, out: StepBuffersMut<'_>) {
+        let isa = self.isa;
         let (ctx, state) = self.split();
         let (k, stride) = (ctx.k_max, ctx.stride);
-        let len = ctx.pool.len() as u32;
         let per = ENVS_PER_TASK;
         let n = state.env.len().div_ceil(per);
         state
@@ -213,36 +242,94 @@ impl CpuEngine {
             .enumerate()
             .for_each(|(chunk, ((((((((envs, agents), obs), fin), rew), ev), term), trunc), info))| {
                 SCRATCH.with_borrow_mut(|sc| {
-                    for (i, env) in envs.iter_mut().enumerate() {
-                        let e = (chunk * per + i) as u32;
-                        let ag = &mut agents[i * k..(i + 1) * k];
-                        let acts = match actions {
-                            Actions::Given(a) => Actions::Given(&a[e as usize * k..(e as usize + 1) * k]),
-                            Actions::Random => Actions::Random,
-                        };
-                        let (done_t, done_u) = step_env(
-                            ctx,
-                            e,
-                            env,
-                            ag,
-                            acts,
-                            &mut rew[i * k..(i + 1) * k],
-                            &mut ev[i * k..(i + 1) * k],
-                            &mut info[i],
-                            sc,
-                        );
-                        term[i] = u8::from(done_t);
-                        trunc[i] = u8::from(done_u);
-                        let o = i * k * stride..(i + 1) * k * stride;
-                        if done_t || done_u {
-                            observe_env(ctx, env, ag, &mut fin[o.clone()], sc, true);
-                            let episode = env[2] + 1;
-                            reset_env(ctx, env, ag, pool_pick(env_seed(ctx.seed, e), episode, len), episode);
-                        }
-                        observe_env(ctx, env, ag, &mut obs[o], sc, !(done_t || done_u));
+                    let chunk = StepChunk {
+                        ctx,
+                        actions,
+                        first: chunk * per,
+                        envs,
+                        agents,
+                        obs,
+                        fin,
+                        rew,
+                        ev,
+                        term,
+                        trunc,
+                        info,
+                        sc,
+                    };
+                    match isa {
+                        Some(arch) => arch.dispatch(chunk),
+                        None => chunk.run(),
                     }
                 });
             });
+    }
+}
+
+/// One rayon task of a step: environments `first..` and their pieces of the state and the
+/// output buffers.
+struct StepChunk<'a, 'c> {
+    ctx: Ctx<'c>,
+    actions: Actions<'c>,
+    first: usize,
+    envs: &'a mut [[u32; 4]],
+    agents: &'a mut [u32],
+    obs: &'a mut [u8],
+    fin: &'a mut [u8],
+    rew: &'a mut [f32],
+    ev: &'a mut [u32],
+    term: &'a mut [u8],
+    trunc: &'a mut [u8],
+    info: &'a mut [crate::engine::EnvInfo],
+    sc: &'a mut lanes::Scratch,
+}
+
+impl StepChunk<'_, '_> {
+    /// Steps the chunk's environments, resets those whose episodes ended and writes the
+    /// observations. Inlined whole into [`pulp::WithSimd::with_simd`], so that its loops are
+    /// compiled for the instruction set chosen there.
+    #[inline(always)]
+    fn run(self) {
+        let Self { ctx, actions, first, envs, agents, obs, fin, rew, ev, term, trunc, info, sc } = self;
+        let (k, stride) = (ctx.k_max, ctx.stride);
+        let len = ctx.pool.len() as u32;
+        for (i, env) in envs.iter_mut().enumerate() {
+            let e = (first + i) as u32;
+            let ag = &mut agents[i * k..(i + 1) * k];
+            let acts = match actions {
+                Actions::Given(a) => Actions::Given(&a[e as usize * k..(e as usize + 1) * k]),
+                Actions::Random => Actions::Random,
+            };
+            let (done_t, done_u) = step_env(
+                ctx,
+                e,
+                env,
+                ag,
+                acts,
+                &mut rew[i * k..(i + 1) * k],
+                &mut ev[i * k..(i + 1) * k],
+                &mut info[i],
+                sc,
+            );
+            term[i] = u8::from(done_t);
+            trunc[i] = u8::from(done_u);
+            let o = i * k * stride..(i + 1) * k * stride;
+            if done_t || done_u {
+                observe_env(ctx, env, ag, &mut fin[o.clone()], sc, true);
+                let episode = env[2] + 1;
+                reset_env(ctx, env, ag, pool_pick(env_seed(ctx.seed, e), episode, len), episode);
+            }
+            observe_env(ctx, env, ag, &mut obs[o], sc, !(done_t || done_u));
+        }
+    }
+}
+
+impl pulp::WithSimd for StepChunk<'_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        self.run();
     }
 }
 

@@ -28,6 +28,7 @@ pub(crate) fn observe_env(
     }
 }
 
+#[inline(always)]
 fn observe_bytes(
     ctx: Ctx<'_>,
     env: &[u32; 4],
@@ -49,6 +50,7 @@ fn observe_bytes(
     }
 }
 
+#[inline(always)]
 fn observe_bits(ctx: Ctx<'_>, env: &[u32; 4], agents: &[u32], obs: &mut [u8], sc: &mut Scratch) {
     // Windows of up to 15 × 15 cells (225 bits) build each plane in one word or a few.
     match ctx.cfg.obs_radius {
@@ -157,7 +159,8 @@ impl<const N: usize> PlaneWord for [u64; N] {
 
 /// Packed observations for window widths `W` up to 15, each plane built in a word `P` (`u64`
 /// up to 7 × 7 cells, `u128` up to 11 × 11, `[u64; 3]` and `[u64; 4]` for 13 and 15): from row masks on maps of padded width up to 64
-/// ([`row_masks`]), else from bit maps ([`bit_loads`]).
+/// ([`row_masks`]), else from bit maps ([`bit_loads`]); the holes plane is copied whole from
+/// [`Maps::hole_windows`] where the pool has them.
 #[inline(always)]
 fn bit_rows<const W: usize, P: PlaneWord>(
     ctx: Ctx<'_>,
@@ -166,24 +169,28 @@ fn bit_rows<const W: usize, P: PlaneWord>(
     obs: &mut [u8],
     sc: &mut Scratch,
 ) {
-    if ctx.maps.instance(env[3] as usize).obs_rows.is_empty() {
-        bit_loads::<W, P>(ctx, env, agents, obs, &mut sc.agent_bits);
-    } else {
-        row_masks::<W, P>(ctx, env, agents, obs, &mut sc.agent_rows);
+    let maps = ctx.maps.instance(env[3] as usize);
+    match (maps.obs_rows.is_empty(), maps.hole_windows.is_empty()) {
+        (true, true) => bit_loads::<W, P, false>(ctx, env, agents, obs, &mut sc.agent_bits),
+        (true, false) => bit_loads::<W, P, true>(ctx, env, agents, obs, &mut sc.agent_bits),
+        (false, true) => row_masks::<W, P, false>(ctx, env, agents, obs, &mut sc.agent_rows),
+        (false, false) => row_masks::<W, P, true>(ctx, env, agents, obs, &mut sc.agent_rows),
     }
 }
 
 /// The per-agent loop both ways of [`bit_rows`] share: `window(cell)` gives the holes and the
-/// agents planes of the window around padded cell `cell` (the agent's own bit still set); this
-/// clears the agent's own bit, places its goal and writes the three planes. Padding slots and
-/// inactive agents get zeros.
+/// agents planes of the window around padded cell `cell` (the agent's own bit still set) and
+/// the cell's index on the grid; this clears the agent's own bit, places its goal and writes
+/// the three planes. With `HOLES`, the holes plane is copied from [`Maps::hole_windows`] at
+/// that index instead (`window` then leaves it empty). Padding slots and inactive agents get
+/// zeros.
 #[inline(always)]
-fn write_bit_windows<const W: usize, P: PlaneWord>(
+fn write_bit_windows<const W: usize, P: PlaneWord, const HOLES: bool>(
     maps: Maps<'_>,
     agents: &[u32],
     goals: &[u32],
     obs: &mut [u8],
-    mut window: impl FnMut(usize) -> (P, P),
+    mut window: impl FnMut(usize) -> (P, P, usize),
 ) {
     const { assert!(W % 2 == 1 && W * W <= 8 * std::mem::size_of::<P>()) };
     let pb = 4 * (W * W).div_ceil(32);
@@ -196,12 +203,16 @@ fn write_bit_windows<const W: usize, P: PlaneWord>(
             continue;
         }
         let cell = (ag & POS_MASK) as usize;
-        let (holes, mut others) = window(cell);
+        let (holes, mut others, g) = window(cell);
         others.clear(r * W + r);
         let (at, seen) = maps.goal_in_window(goal, cell - r * maps.mw - r);
         let mut goal = P::ZERO;
         goal.put(u64::from(seen), at);
-        holes.write(&mut o[..pb]);
+        if HOLES {
+            o[..pb].copy_from_slice(&maps.hole_windows[g * pb..(g + 1) * pb]);
+        } else {
+            holes.write(&mut o[..pb]);
+        }
         others.write(&mut o[pb..2 * pb]);
         goal.write(&mut o[2 * pb..]);
     }
@@ -211,7 +222,7 @@ fn write_bit_windows<const W: usize, P: PlaneWord>(
 /// per padded row, so every window row is one load, one shift by the window's first column
 /// and one mask, and one bounds test per window covers its rows.
 #[inline(always)]
-fn row_masks<const W: usize, P: PlaneWord>(
+fn row_masks<const W: usize, P: PlaneWord, const HOLES: bool>(
     ctx: Ctx<'_>,
     env: &[u32; 4],
     agents: &[u32],
@@ -244,7 +255,8 @@ fn row_masks<const W: usize, P: PlaneWord>(
     }
     let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
     let marked = &*arows;
-    write_bit_windows::<W, P>(maps, agents, goals, obs, |cell| {
+    let (w, pad) = (maps.w, maps.pad);
+    write_bit_windows::<W, P, HOLES>(maps, agents, goals, obs, |cell| {
         // The padding (at least r cells) keeps the window on the map: rows from row - r, bits
         // from col - r, and col + r < 64.
         let (row, col) = row_col(cell);
@@ -253,10 +265,12 @@ fn row_masks<const W: usize, P: PlaneWord>(
         let aw: &[u64; W] = marked[top..top + W].try_into().expect("W rows");
         let (mut holes, mut others) = (P::ZERO, P::ZERO);
         for i in 0..W {
-            holes.put(hw[i] >> left & mask, i * W);
+            if !HOLES {
+                holes.put(hw[i] >> left & mask, i * W);
+            }
             others.put(aw[i] >> left & mask, i * W);
         }
-        (holes, others)
+        (holes, others, (row - pad) * w + col - pad)
     });
     for &ag in agents {
         if ag & AGENT_ACTIVE != 0 {
@@ -268,7 +282,7 @@ fn row_masks<const W: usize, P: PlaneWord>(
 /// [`bit_rows`] on any map: every window row is one unaligned load and shift per plane from a
 /// bit map of padded cells.
 #[inline(always)]
-fn bit_loads<const W: usize, P: PlaneWord>(
+fn bit_loads<const W: usize, P: PlaneWord, const HOLES: bool>(
     ctx: Ctx<'_>,
     env: &[u32; 4],
     agents: &[u32],
@@ -289,15 +303,20 @@ fn bit_loads<const W: usize, P: PlaneWord>(
     mark_agent_bits(abits, agents, true);
     let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
     let marked = &*abits;
-    write_bit_windows::<W, P>(maps, agents, goals, obs, |cell| {
+    let (w, pad) = (maps.w, maps.pad);
+    write_bit_windows::<W, P, HOLES>(maps, agents, goals, obs, |cell| {
         let start = cell - r * mw - r;
         let (mut holes, mut others) = (P::ZERO, P::ZERO);
         for i in 0..W {
             let at = start + i * mw;
-            holes.put(bits_at(hbits, at) & mask, i * W);
+            if !HOLES {
+                holes.put(bits_at(hbits, at) & mask, i * W);
+            }
             others.put(bits_at(marked, at) & mask, i * W);
         }
-        (holes, others)
+        // Only the table needs the grid index (a division: maps this wide are rare).
+        let g = if HOLES { (cell / mw - pad) * w + cell % mw - pad } else { 0 };
+        (holes, others, g)
     });
     mark_agent_bits(abits, agents, false);
 }

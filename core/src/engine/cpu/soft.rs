@@ -1,9 +1,13 @@
-//! The soft step: collisions resolved by the fixed point of the module docs, in three passes.
+//! The soft step: collisions resolved by the fixed point of the module docs.
+//!
+//! The agents are held as arrays (one per field, [`SoftArrays`]), so that the per-agent
+//! arithmetic runs in loops the compiler vectorises, and only the reads and writes of cell words
+//! are loops of single loads and stores: targets (vector), target classes (loads), events and
+//! moves (vector), marking the cells (stores), contests (loads), the fixed point (a work list),
+//! moves and goals (vector), rewards (loads). No loop over all agents branches on the data.
 
-use std::hint::select_unpredictable;
-
-use super::lanes::{actions_of, Lane, Scratch, BLOCKED, CLASS_EVENTS};
-use super::maps::{cell_steps, Target, FREE, HOLE};
+use super::lanes::{actions_of, Scratch};
+use super::maps::{FREE, HOLE, OFF};
 use super::step::{Step, Tally};
 use crate::engine::layout::{event, AGENT_ACTIVE, POS_MASK};
 
@@ -13,11 +17,78 @@ pub(super) const OCC: u32 = 0xff;
 pub(super) const COUNT_ONE: u32 = 0x100;
 pub(super) const MOVER_SHIFT: u32 = 16;
 
-/// Soft collisions (see the module docs) in three passes over the agents: targets and marks,
-/// contests, then moves and goals. The passes over all agents have no data-dependent branches
-/// (random actions make such branches unpredictable); each non-mover counts into a spare cell of
-/// its own past the map, and the cell words are cleared again on the way out.
-pub(super) fn step_soft<const DROP: bool>(
+/// A soft step's agents, one array per field. `there` and `ev` are indexed by 1 + the agent: slot
+/// 0 is a sentinel "agent" for cells nobody is on (it moves, to no cell, so it never blocks).
+pub(crate) struct SoftArrays {
+    /// Padded cells.
+    here: Vec<u32>,
+    /// The cell an agent's action leads to (its class is then read into `class`).
+    target: Vec<u32>,
+    class: Vec<u32>,
+    /// 1-based: the agent's target if it tries to move, else its own cell. One slot for every
+    /// value of a cell word's occupant byte, so that looking the occupant up needs no bounds
+    /// test.
+    there: Box<[u32; 256]>,
+    /// 1-based, like `there`: event bits so far; `MOVED` while the agent tries to move,
+    /// `BLOCKED` once a contest or the fixed point stops it.
+    ev: Box<[u32; 256]>,
+    /// The cell word an agent marks as its occupant: its cell if it is in the episode, else its
+    /// spare cell.
+    occ_at: Vec<u32>,
+    /// The cell word an agent counts as a mover in: its target if it tries to move, else its
+    /// spare cell.
+    count_at: Vec<u32>,
+    /// The work list of agents that stay (1-based).
+    stack: Vec<u32>,
+}
+
+impl Default for SoftArrays {
+    fn default() -> Self {
+        Self {
+            here: Vec::new(),
+            target: Vec::new(),
+            class: Vec::new(),
+            there: Box::new([0; 256]),
+            ev: Box::new([0; 256]),
+            occ_at: Vec::new(),
+            count_at: Vec::new(),
+            stack: Vec::new(),
+        }
+    }
+}
+
+impl SoftArrays {
+    /// Grows the arrays to `k` agents (fewer than 256: pool instances hold at most 255).
+    fn fit(&mut self, k: usize) {
+        if self.here.len() < k {
+            for v in [&mut self.here, &mut self.target, &mut self.class, &mut self.occ_at, &mut self.count_at]
+            {
+                v.resize(k, 0);
+            }
+            self.stack.resize(k, 0);
+        }
+    }
+}
+
+/// The padded-cell step of an action code (0..=4): arithmetic, not a table, so that the target
+/// loop vectorises.
+#[inline(always)]
+fn step_of(act: u32, mw: u32) -> u32 {
+    let v = if act == 2 { mw } else { 0u32.wrapping_sub(mw) };
+    let h = if act == 4 { 1 } else { u32::MAX };
+    if act == 0 {
+        0
+    } else if act <= 2 {
+        v
+    } else {
+        h
+    }
+}
+
+/// Soft collisions (see the module docs): `DROP` for [`crate::engine::HoleRule::Drop`], `MARK`
+/// to mark the agents' new cells on `Scratch::bits` for the `bytes` observation.
+#[inline(always)]
+pub(super) fn step_soft<const DROP: bool, const MARK: bool>(
     s: Step<'_>,
     agents: &mut [u32],
     events: &mut [u32],
@@ -25,135 +96,146 @@ pub(super) fn step_soft<const DROP: bool>(
     sc: &mut Scratch,
 ) -> Tally {
     let k = agents.len();
-    let Scratch { cells, lanes, stack, acts, bits, .. } = sc;
-    // Slices, not vectors, from here on: their pointers and lengths then stay in registers.
+    sc.soft.fit(k);
+    let Scratch { cells, acts, bits, soft, .. } = sc;
+    let SoftArrays { here, target, class, there, ev, occ_at, count_at, stack } = soft;
+    // Slices of exactly `k` (or `k + 1`) elements: their bounds tests fold away and the loops
+    // vectorise.
+    let acts = actions_of(s.actions, s.hash, k, acts);
+    let (here, target, class) = (&mut here[..k], &mut target[..k], &mut class[..k]);
+    let (occ_at, count_at, stack) = (&mut occ_at[..k], &mut count_at[..k], &mut stack[..k]);
+    let (there, ev) = (&mut **there, &mut **ev);
+    there[0] = u32::MAX;
+    ev[0] = event::MOVED;
     let cells = cells.as_mut_slice();
-    // Lanes are 1-based, as the cell words' agents are: lane 0 is a sentinel that moves to no
-    // cell, so an empty target's "occupant" never blocks.
-    let (lanes, acts) = (&mut lanes[..=k], actions_of(s.actions, s.hash, k, acts));
-    lanes[0] = Lane { here: u32::MAX, there: u32::MAX, ev: event::MOVED as u8 };
-    // Agent `a`'s spare cell is `spare + a`.
-    let spare = s.ctx.maps.longest;
-    let steps = cell_steps(s.maps.mw);
+    let mw = s.maps.mw as u32;
+    // Agent `a`'s spare cell, past the map: `spare + a`.
+    let spare = s.ctx.maps.longest as u32;
+
     for a in 0..k {
-        let ag = agents[a];
-        let act = acts[a] as usize & 7;
-        let Target { here, there, class } = s.maps.target(&steps, ag, act);
-        let was_active = ag & AGENT_ACTIVE != 0;
-        let dropped = DROP & was_active & (class == HOLE);
-        let active = was_active & !dropped;
-        let moving = active & (class == FREE) & (act != 0);
-        if DROP {
-            // Dropping out leaves the agent, inactive, on the hole.
-            agents[a] = if dropped { there as u32 } else { ag };
-        }
-        // `MOVED` here means "tries to move"; the contests add `BLOCKED`, and the last pass
-        // clears `MOVED` from the blocked.
-        let ev = select_unpredictable(was_active, CLASS_EVENTS[usize::from(class)], event::INACTIVE as u8)
-            | (u8::from(dropped) << event::INACTIVE.trailing_zeros())
-            | u8::from(moving);
-        if active {
-            cells[here] |= a as u32 + 1;
-        }
-        let t = select_unpredictable(moving, there, spare + a);
-        let w = cells[t];
-        cells[t] = ((w + COUNT_ONE) & 0xffff) | ((a as u32 + 1) << MOVER_SHIFT);
-        lanes[a + 1] =
-            Lane { here: here as u32, there: select_unpredictable(moving, there, here) as u32, ev };
+        let h = agents[a] & POS_MASK;
+        here[a] = h;
+        target[a] = h.wrapping_add(step_of(u32::from(acts[a]), mw));
     }
-    // Contests, swaps, and moves into the cell of an agent that does not move. `stack[..len]` is
-    // the work list of lanes (each enters it at most once).
-    let stack = &mut stack[..k];
+    let map_class = s.maps.class;
+    for a in 0..k {
+        class[a] = u32::from(map_class[target[a] as usize]);
+    }
+    {
+        let (there, ev) = (&mut there[1..=k], &mut ev[1..=k]);
+        for a in 0..k {
+            let ag = agents[a];
+            let (c, t, h) = (class[a], target[a], here[a]);
+            let was_active = ag & AGENT_ACTIVE != 0;
+            let dropped = DROP & was_active & (c == u32::from(HOLE));
+            let active = was_active & !dropped;
+            let moving = active & (c == u32::from(FREE)) & (acts[a] != 0);
+            if DROP {
+                // Dropping out leaves the agent, inactive, on the hole.
+                agents[a] = if dropped { t } else { ag };
+            }
+            let class_ev = if c == u32::from(HOLE) {
+                event::HOLE
+            } else if c == u32::from(OFF) {
+                event::OFF_GRID
+            } else {
+                0
+            };
+            ev[a] = if was_active { class_ev } else { event::INACTIVE }
+                | if dropped { event::INACTIVE } else { 0 }
+                | u32::from(moving);
+            there[a] = if moving { t } else { h };
+            occ_at[a] = if active { h } else { spare + a as u32 };
+            count_at[a] = if moving { t } else { spare + a as u32 };
+        }
+    }
+    for a in 0..k {
+        let id = a as u32 + 1;
+        cells[occ_at[a] as usize] |= id;
+        let t = count_at[a] as usize;
+        let w = cells[t];
+        cells[t] = ((w + COUNT_ONE) & 0xffff) | (id << MOVER_SHIFT);
+    }
+    // Contests, swaps, and moves into the cell of an agent that does not move.
     let mut len = 0;
-    for a in 1..=k {
-        let l = lanes[a];
+    for a in 0..k {
+        let (l_there, l_ev) = (there[a + 1], ev[a + 1]);
         // A mover's target, or the cell of one that does not move (which is then not blocked).
-        let w = cells[l.there as usize];
-        // The lane of the agent on the target (0, the sentinel, if nobody is there).
-        let o = lanes[(w & OCC) as usize];
-        let other = !o.moving() | (o.there == l.here);
-        let blocked = l.moving() & ((w >> 8 & 0xff >= 2) | other);
-        lanes[a].ev |= u8::from(blocked) << 1;
-        stack[len] = a as u16;
+        let w = cells[l_there as usize];
+        // The agent on the target (0, the sentinel, if nobody is there).
+        let o = (w & OCC) as usize;
+        let other = (ev[o] & event::MOVED == 0) | (there[o] == here[a]);
+        let blocked = (l_ev & event::MOVED != 0) & ((w >> 8 & 0xff >= 2) | other);
+        ev[a + 1] = l_ev | u32::from(blocked) << 1;
+        stack[len] = a as u32 + 1;
         len += usize::from(blocked);
     }
     // Each agent that stays blocks the single mover (if any) that targets its cell.
     while len > 0 {
         len -= 1;
-        let w = cells[lanes[stack[len] as usize].here as usize];
+        let w = cells[here[stack[len] as usize - 1] as usize];
         if w >> 8 & 0xff == 1 {
             let m = (w >> MOVER_SHIFT) as usize;
-            if lanes[m].ev & BLOCKED == 0 {
-                lanes[m].ev |= BLOCKED;
-                stack[len] = m as u16;
+            if ev[m] & event::BLOCKED == 0 {
+                ev[m] |= event::BLOCKED;
+                stack[len] = m as u32;
                 len += 1;
+            }
+        }
+    }
+    // Moves, goals and events.
+    let mut tally = Tally::default();
+    let (events, rewards, goals) = (&mut events[..k], &mut rewards[..k], &s.goals[..k]);
+    {
+        let (there, ev) = (&there[1..=k], &ev[1..=k]);
+        for a in 0..k {
+            // A blocked agent tried to move and did not.
+            let e = ev[a] & !(ev[a] >> 1 & 1);
+            agents[a] = if e & event::MOVED != 0 { there[a] | AGENT_ACTIVE } else { agents[a] };
+            events[a] = e;
+        }
+        for a in 0..k {
+            let (ag, e) = (agents[a], events[a]);
+            let active = ag >> 31;
+            let home = active & u32::from(ag & POS_MASK == goals[a]);
+            // Arriving is being home after a move (starts and goals differ); `MOVED` is bit 0.
+            const { assert!(event::MOVED == 1 && AGENT_ACTIVE == 1 << 31) };
+            let reached = home & e;
+            events[a] =
+                e | (home << event::AT_GOAL.trailing_zeros()) | (reached << event::REACHED.trailing_zeros());
+        }
+        for a in 0..k {
+            tally.active += agents[a] >> 31;
+            tally.home += events[a] >> event::AT_GOAL.trailing_zeros() & 1;
+        }
+    }
+    let lut = s.ctx.lut;
+    for a in 0..k {
+        rewards[a] = lut[(events[a] & 0xff) as usize];
+    }
+    if MARK {
+        let bits = bits.as_mut_slice();
+        for &ag in agents.iter() {
+            if ag & AGENT_ACTIVE != 0 {
+                bits[(ag & POS_MASK) as usize] = 1;
             }
         }
     }
     // Clearing the cell words: whole when the map is small for the agents (a few wide stores),
     // else the two words each agent touched.
     let map = s.maps.class.len();
-    let out = SoftOut {
-        agents,
-        events,
-        rewards,
-        bits: bits.as_mut_slice(),
-        mark: s.ctx.marks,
-        goals: &s.goals[..k],
-    };
     if map <= BULK_CLEAR_CELLS_PER_AGENT * k {
-        let tally = soft_moves::<false>(out, &lanes[1..], cells, spare, s.ctx.lut);
         cells[..map].fill(0);
-        cells[spare..spare + k].fill(0);
-        tally
+        cells[spare as usize..spare as usize + k].fill(0);
     } else {
-        soft_moves::<true>(out, &lanes[1..], cells, spare, s.ctx.lut)
+        for a in 0..k {
+            cells[occ_at[a] as usize] = 0;
+            cells[count_at[a] as usize] = 0;
+        }
     }
+    tally
 }
 
 /// A soft step clears its cell words all at once when the padded map has at most this many
 /// cells per agent.
 pub(super) const BULK_CLEAR_CELLS_PER_AGENT: usize = 16;
-
-/// What the last pass of a soft step writes.
-pub(super) struct SoftOut<'a> {
-    pub(super) agents: &'a mut [u32],
-    pub(super) events: &'a mut [u32],
-    pub(super) rewards: &'a mut [f32],
-    pub(super) bits: &'a mut [u8],
-    /// Whether to mark agents on `bits` (only the `bytes` observation reads the marks).
-    pub(super) mark: bool,
-    pub(super) goals: &'a [u32],
-}
-
-/// The last pass of a soft step: moves, marks for the observation, goals and rewards; with
-/// `CLEAR`, also clears the cell words each agent touched.
-#[inline(always)]
-pub(super) fn soft_moves<const CLEAR: bool>(
-    o: SoftOut<'_>,
-    lanes: &[Lane],
-    cells: &mut [u32],
-    spare: usize,
-    lut: &[f32; 256],
-) -> Tally {
-    let k = o.agents.len();
-    let (lanes, events, rewards, goals) =
-        (&lanes[..k], &mut o.events[..k], &mut o.rewards[..k], &o.goals[..k]);
-    let mut tally = Tally::default();
-    for a in 0..k {
-        let l = lanes[a];
-        if CLEAR {
-            cells[l.here as usize] = 0;
-            cells[select_unpredictable(l.moving(), l.there as usize, spare + a)] = 0;
-        }
-        // A blocked agent tried to move and did not.
-        let ev = u32::from(l.ev & !(l.ev >> 1 & 1));
-        let ag = select_unpredictable(ev & event::MOVED != 0, l.there | AGENT_ACTIVE, o.agents[a]);
-        o.agents[a] = ag;
-        if o.mark & (ag & AGENT_ACTIVE != 0) {
-            o.bits[(ag & POS_MASK) as usize] = 1;
-        }
-        (events[a], rewards[a]) = tally.finish(ag, ev, goals[a], lut);
-    }
-    tally
-}

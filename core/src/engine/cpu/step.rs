@@ -41,7 +41,7 @@ impl Tally {
 
 /// Steps one environment; returns (terminated, truncated) and fills its rewards, events, info.
 #[allow(clippy::too_many_arguments)]
-#[inline(never)]
+#[inline(always)]
 pub(crate) fn step_env(
     ctx: Ctx<'_>,
     e: u32,
@@ -70,10 +70,15 @@ pub(crate) fn step_env(
     debug_assert!(agents_pad.iter().all(|&a| a == 0));
     let step = Step { ctx, maps, goals, actions, hash };
     let (failure, tally) = match ctx.cfg.mode {
-        CollisionMode::Soft if ctx.cfg.holes == HoleRule::Drop => {
-            (None, step_soft::<true>(step, agents_k, events_k, rewards_k, sc))
-        }
-        CollisionMode::Soft => (None, step_soft::<false>(step, agents_k, events_k, rewards_k, sc)),
+        CollisionMode::Soft => (
+            None,
+            match (ctx.cfg.holes == HoleRule::Drop, ctx.marks) {
+                (true, true) => step_soft::<true, true>(step, agents_k, events_k, rewards_k, sc),
+                (true, false) => step_soft::<true, false>(step, agents_k, events_k, rewards_k, sc),
+                (false, true) => step_soft::<false, true>(step, agents_k, events_k, rewards_k, sc),
+                (false, false) => step_soft::<false, false>(step, agents_k, events_k, rewards_k, sc),
+            },
+        ),
         CollisionMode::Strict => step_strict(step, agents_k, events_k, rewards_k, sc),
     };
     let (kind, agent, out) = if let Some((kind, a)) = failure {

@@ -10,7 +10,7 @@ use crate::rules::{agent_fault, judge_conflicts, StepConflict};
 use crate::verify::FailureKind;
 
 /// The strict step: the first failure in the verifier's order ends the episode and nobody moves.
-#[inline]
+#[inline(always)]
 pub(super) fn step_strict(
     s: Step<'_>,
     agents: &mut [u32],
