@@ -13,6 +13,7 @@ use crate::engine::layout::{
 ///
 /// `marked` (`bytes` format only): the step before left every active agent marked on
 /// [`Scratch::bits`]; otherwise they are marked here. Either way they are cleared again.
+#[inline(always)]
 pub(crate) fn observe_env(
     ctx: Ctx<'_>,
     env: &[u32; 4],
@@ -256,7 +257,7 @@ fn row_masks<const W: usize, P: PlaneWord, const HOLES: bool>(
     let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
     let marked = &*arows;
     let (w, pad) = (maps.w, maps.pad);
-    write_bit_windows::<W, P, HOLES>(maps, agents, goals, obs, |cell| {
+    write_bit_windows::<W, P, HOLES>(maps, agents, goals, obs, #[inline(always)] |cell| {
         // The padding (at least r cells) keeps the window on the map: rows from row - r, bits
         // from col - r, and col + r < 64.
         let (row, col) = row_col(cell);
@@ -304,7 +305,7 @@ fn bit_loads<const W: usize, P: PlaneWord, const HOLES: bool>(
     let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
     let marked = &*abits;
     let (w, pad) = (maps.w, maps.pad);
-    write_bit_windows::<W, P, HOLES>(maps, agents, goals, obs, |cell| {
+    write_bit_windows::<W, P, HOLES>(maps, agents, goals, obs, #[inline(always)] |cell| {
         let start = cell - r * mw - r;
         let (mut holes, mut others) = (P::ZERO, P::ZERO);
         for i in 0..W {
