@@ -2,9 +2,10 @@
 //! `workload <verify|verify-wide|strict|soft> [repetitions]`: `verify` verifies the criterion bench's batch of plans (3 agents on 8×8, a quarter of them
 //! broken) ten times, `verify-wide` 2,000 plans of 16 agents that wait 32 steps ten times; `strict` and `soft` take 200 steps of random actions in 256 environments
 //! of 16 agents on 16×16. Run it with 0 repetitions too and subtract
-//! to leave the setup out. `workload pogema <radius> <bytes|bits|none> [repetitions]` takes 100
-//! steps (per repetition) in the per-core POGEMA setting: 64 environments of 64 agents on 16×16,
-//! density 0.3, soft collisions with holes as walls. Needs the `testing` feature.
+//! to leave the setup out. `workload pogema <radius> <bytes|bits|none> [repetitions] [agents]`
+//! takes 100 steps (per repetition) in the per-core POGEMA setting: 64 environments of 64 agents
+//! on 16×16, density 0.3, soft collisions with holes as walls (with `agents`, 4,096 / agents
+//! environments of that many). Needs the `testing` feature.
 
 use std::sync::Arc;
 
@@ -66,16 +67,17 @@ fn step(mode: CollisionMode, reps: usize) {
     println!("{ended} ended");
 }
 
-/// The per-core POGEMA setting (see the module docs), `reps × 100` steps.
-fn pogema(radius: u32, format: ObsFormat, reps: usize) {
+/// The per-core POGEMA setting (see the module docs), `reps × 100` steps; with `agents` other
+/// than 64, `4,096 / agents` environments of that many agents.
+fn pogema(radius: u32, format: ObsFormat, reps: usize, agents: usize) {
     let insts = random_instances(&GeneratorConfig {
         max_attempts: 100,
-        ..GeneratorConfig::square(16, 64, 0.3, 0.0, 64, 1)
+        ..GeneratorConfig::square(16, agents, 0.3, 0.0, 64, 1)
     })
     .expect("draws");
     let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
     let cfg = EnvConfig {
-        num_envs: 64,
+        num_envs: 4096 / agents,
         mode: CollisionMode::Soft,
         holes: HoleRule::Block,
         episode_limit: 64,
@@ -104,14 +106,14 @@ fn main() {
         Some("pogema") => {
             let arg = |i: usize| std::env::args().nth(i).unwrap_or_default();
             let (Ok(radius), Ok(format)) = (arg(2).parse(), ObsFormat::from_name(&arg(3))) else {
-                eprintln!("usage: workload pogema <radius> <bytes|bits|none> [repetitions]");
+                eprintln!("usage: workload pogema <radius> <bytes|bits|none> [repetitions] [agents]");
                 std::process::exit(2);
             };
-            pogema(radius, format, arg(4).parse().unwrap_or(1));
+            pogema(radius, format, arg(4).parse().unwrap_or(1), arg(5).parse().unwrap_or(64).clamp(1, 255));
         }
         _ => {
             eprintln!("usage: workload verify|verify-wide|strict|soft [repetitions]");
-            eprintln!("       workload pogema <radius> <bytes|bits|none> [repetitions]");
+            eprintln!("       workload pogema <radius> <bytes|bits|none> [repetitions] [agents]");
             std::process::exit(2);
         }
     }

@@ -31,7 +31,7 @@ pub(crate) struct Scratch {
     /// Strict steps: per agent.
     pub(super) lanes: Vec<Lane>,
     /// Soft steps: the agents' arrays.
-    pub(super) soft: super::soft::SoftArrays,
+    pub(super) soft: Box<super::soft::SoftArrays>,
     /// Random actions.
     pub(super) acts: Vec<u8>,
 }

@@ -2,6 +2,8 @@
 //! for observations, starts and goals as padded cells, and the tables that place a goal in a
 //! window.
 
+use std::ops::Range;
+
 use crate::engine::layout::{pack_rc, unpack_dims, unpack_rc, POS_MASK};
 use crate::engine::pool::{EngineError, InstancePool};
 use crate::grid::on_grid;
@@ -51,28 +53,25 @@ pub(crate) struct HoleMaps {
     pub(super) goals: Vec<u32>,
     /// The window tables, one per padded width, back to back.
     pub(super) windows: Vec<u16>,
-    /// Window width.
-    pub(super) win: usize,
     pub(super) index: Vec<MapIndex>,
     pub(super) pad: usize,
     /// The longest map, slack included.
     pub(super) longest: usize,
 }
 
-/// Where one instance's maps and window table start, and its padded width.
-#[derive(Debug, Clone, Copy)]
+/// Where one instance's maps and window table lie (ranges of the `HoleMaps` vectors), and its
+/// widths: all worked out once, so that [`HoleMaps::instance`] is a few loads and slices.
+#[derive(Debug, Clone)]
 pub(super) struct MapIndex {
-    pub(super) off: usize,
-    /// Where the instance's bits start in `obs_bits`.
-    pub(super) bits_off: usize,
-    /// Where the instance's rows start in `obs_rows`.
-    pub(super) rows_off: usize,
-    /// Where the instance's windows start in `hole_windows`.
-    pub(super) holes_off: usize,
+    /// In `obs` and `class`.
+    pub(super) maps: Range<usize>,
+    pub(super) bits: Range<usize>,
+    pub(super) rows: Range<usize>,
+    pub(super) holes: Range<usize>,
+    pub(super) window: Range<usize>,
     /// Grid width.
     pub(super) w: usize,
     pub(super) mw: usize,
-    pub(super) window: usize,
 }
 
 /// Map classes.
@@ -149,7 +148,7 @@ impl HoleMaps {
         let pad = radius.max(1) as usize;
         let win = 2 * radius as usize + 1;
         let k_max = pool.max_agents;
-        let mut maps = Self { pad, win, ..Self::default() };
+        let mut maps = Self { pad, ..Self::default() };
         let mut tables = std::collections::BTreeMap::new();
         let plane = 4 * crate::engine::layout::obs_plane_words(radius);
         let grid_cells: usize = (0..pool.len())
@@ -177,7 +176,6 @@ impl HoleMaps {
             let off = maps.obs.len();
             let (bits_off, rows_off) = (maps.obs_bits.len(), maps.obs_rows.len());
             let holes_off = maps.hole_windows.len();
-            maps.index.push(MapIndex { off, bits_off, rows_off, holes_off, w, mw, window });
             for pr in 0..h + 2 * pad {
                 for pc in 0..mw {
                     let (r, c) = (pr as i64 - pad as i64, pc as i64 - pad as i64);
@@ -220,6 +218,15 @@ impl HoleMaps {
                 }
             }
             maps.longest = maps.longest.max(maps.obs.len() - off);
+            maps.index.push(MapIndex {
+                maps: off..maps.obs.len(),
+                bits: bits_off..maps.obs_bits.len(),
+                rows: rows_off..maps.obs_rows.len(),
+                holes: holes_off..maps.hole_windows.len(),
+                window: window..window + (win - 1) * mw + win + 1,
+                w,
+                mw,
+            });
             let cell = |rc: u32| {
                 let (r, c) = unpack_rc(rc);
                 ((r as usize + pad) * mw + c as usize + pad) as u32
@@ -258,29 +265,47 @@ impl HoleMaps {
     }
 
     /// The maps of instance `p`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn instance(&self, p: usize) -> Maps<'_> {
-        let MapIndex { off, bits_off, rows_off, holes_off, w, mw, window } = self.index[p];
-        let next = self.index.get(p + 1);
-        let end = next.map_or(self.obs.len(), |i| i.off);
-        let bits_end = next.map_or(self.obs_bits.len(), |i| i.bits_off);
-        let rows_end = next.map_or(self.obs_rows.len(), |i| i.rows_off);
-        let holes = if self.hole_windows.is_empty() {
-            &[][..]
-        } else {
-            &self.hole_windows[holes_off..next.map_or(self.hole_windows.len(), |i| i.holes_off)]
-        };
-        let len = (self.win - 1) * mw + self.win + 1;
+        let MapIndex { maps, bits, rows, holes, window, w, mw } = &self.index[p];
         Maps {
-            obs: &self.obs[off..end],
-            obs_bits: &self.obs_bits[bits_off..bits_end],
-            obs_rows: &self.obs_rows[rows_off..rows_end],
-            hole_windows: holes,
-            class: &self.class[off..end],
-            window: &self.windows[window..window + len],
-            w,
-            mw,
+            obs: &self.obs[maps.clone()],
+            obs_bits: &self.obs_bits[bits.clone()],
+            obs_rows: &self.obs_rows[rows.clone()],
+            hole_windows: &self.hole_windows[holes.clone()],
+            class: &self.class[maps.clone()],
+            window: &self.windows[window.clone()],
+            w: *w,
+            mw: *mw,
             pad: self.pad,
+        }
+    }
+
+    /// The maps of instance `p` a step reads: classes and widths only (the observation maps
+    /// are left empty), for one slice instead of six.
+    #[inline(always)]
+    pub(crate) fn step_maps(&self, p: usize) -> Maps<'_> {
+        let MapIndex { maps, w, mw, .. } = &self.index[p];
+        Maps {
+            obs: &[],
+            obs_bits: &[],
+            obs_rows: &[],
+            hole_windows: &[],
+            class: &self.class[maps.clone()],
+            window: &[],
+            w: *w,
+            mw: *mw,
+            pad: self.pad,
+        }
+    }
+
+    /// Drops the table of holes planes ([`HoleMaps::hole_windows`]): the `bits` observation then
+    /// builds them row by row.
+    #[cfg(feature = "testing")]
+    pub(super) fn drop_hole_windows(&mut self) {
+        self.hole_windows = Vec::new();
+        for i in &mut self.index {
+            i.holes = 0..0;
         }
     }
 }

@@ -177,7 +177,7 @@ impl CpuEngine {
     /// table of them: for tests that compare the two.
     #[cfg(feature = "testing")]
     pub fn drop_hole_windows(&mut self) {
-        self.maps.hole_windows = Vec::new();
+        self.maps.drop_hole_windows();
     }
 
     /// The state with agents' positions as packed rows and columns (as the GPU keeps them).

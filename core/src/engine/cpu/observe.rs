@@ -59,8 +59,8 @@ fn observe_bits(ctx: Ctx<'_>, env: &[u32; 4], agents: &[u32], obs: &mut [u8], sc
         1 => bit_rows::<3, u64>(ctx, env, agents, obs, sc),
         2 => bit_rows::<5, u64>(ctx, env, agents, obs, sc),
         3 => bit_rows::<7, u64>(ctx, env, agents, obs, sc),
-        4 => bit_rows::<9, u128>(ctx, env, agents, obs, sc),
-        5 => bit_rows::<11, u128>(ctx, env, agents, obs, sc),
+        4 => bit_rows::<9, [u64; 2]>(ctx, env, agents, obs, sc),
+        5 => bit_rows::<11, [u64; 2]>(ctx, env, agents, obs, sc),
         6 => bit_rows::<13, [u64; 3]>(ctx, env, agents, obs, sc),
         7 => bit_rows::<15, [u64; 4]>(ctx, env, agents, obs, sc),
         r => bit_rows_with(ctx, env, agents, obs, sc, r),
@@ -91,8 +91,8 @@ fn mark_agent_bits(map: &mut [u8], agents: &[u32], on: bool) {
     }
 }
 
-/// One plane of a packed window being built: a `u64` for windows of up to 64 cells, a `u128`
-/// for up to 128.
+/// One plane of a packed window being built: a `u64` for windows of up to 64 cells, `N` of them
+/// for up to `64 N` (two plain words take fewer instructions than a `u128` here).
 trait PlaneWord: Copy {
     const ZERO: Self;
     /// ORs `v` (at most 57 bits, a window row) in at bit `at`.
@@ -108,22 +108,6 @@ impl PlaneWord for u64 {
     #[inline(always)]
     fn put(&mut self, v: u64, at: usize) {
         *self |= v << at;
-    }
-    #[inline(always)]
-    fn clear(&mut self, at: usize) {
-        *self &= !(1 << at);
-    }
-    #[inline(always)]
-    fn write(&self, out: &mut [u8]) {
-        out.copy_from_slice(&self.to_le_bytes()[..out.len()]);
-    }
-}
-
-impl PlaneWord for u128 {
-    const ZERO: Self = 0;
-    #[inline(always)]
-    fn put(&mut self, v: u64, at: usize) {
-        *self |= u128::from(v) << at;
     }
     #[inline(always)]
     fn clear(&mut self, at: usize) {
@@ -159,7 +143,7 @@ impl<const N: usize> PlaneWord for [u64; N] {
 }
 
 /// Packed observations for window widths `W` up to 15, each plane built in a word `P` (`u64`
-/// up to 7 × 7 cells, `u128` up to 11 × 11, `[u64; 3]` and `[u64; 4]` for 13 and 15): from row masks on maps of padded width up to 64
+/// up to 7 × 7 cells, `[u64; 2]` up to 11 × 11, `[u64; 3]` and `[u64; 4]` for 13 and 15): from row masks on maps of padded width up to 64
 /// ([`row_masks`]), else from bit maps ([`bit_loads`]); the holes plane is copied whole from
 /// [`Maps::hole_windows`] where the pool has them.
 #[inline(always)]
@@ -257,22 +241,29 @@ fn row_masks<const W: usize, P: PlaneWord, const HOLES: bool>(
     let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
     let marked = &*arows;
     let (w, pad) = (maps.w, maps.pad);
-    write_bit_windows::<W, P, HOLES>(maps, agents, goals, obs, #[inline(always)] |cell| {
-        // The padding (at least r cells) keeps the window on the map: rows from row - r, bits
-        // from col - r, and col + r < 64.
-        let (row, col) = row_col(cell);
-        let (top, left) = (row - r, col - r);
-        let hw: &[u64; W] = hrows[top..top + W].try_into().expect("W rows");
-        let aw: &[u64; W] = marked[top..top + W].try_into().expect("W rows");
-        let (mut holes, mut others) = (P::ZERO, P::ZERO);
-        for i in 0..W {
-            if !HOLES {
-                holes.put(hw[i] >> left & mask, i * W);
+    write_bit_windows::<W, P, HOLES>(
+        maps,
+        agents,
+        goals,
+        obs,
+        #[inline(always)]
+        |cell| {
+            // The padding (at least r cells) keeps the window on the map: rows from row - r, bits
+            // from col - r, and col + r < 64.
+            let (row, col) = row_col(cell);
+            let (top, left) = (row - r, col - r);
+            let hw: &[u64; W] = hrows[top..top + W].try_into().expect("W rows");
+            let aw: &[u64; W] = marked[top..top + W].try_into().expect("W rows");
+            let (mut holes, mut others) = (P::ZERO, P::ZERO);
+            for i in 0..W {
+                if !HOLES {
+                    holes.put(hw[i] >> left & mask, i * W);
+                }
+                others.put(aw[i] >> left & mask, i * W);
             }
-            others.put(aw[i] >> left & mask, i * W);
-        }
-        (holes, others, (row - pad) * w + col - pad)
-    });
+            (holes, others, (row - pad) * w + col - pad)
+        },
+    );
     for &ag in agents {
         if ag & AGENT_ACTIVE != 0 {
             arows[row_col((ag & POS_MASK) as usize).0] = 0;
@@ -305,20 +296,27 @@ fn bit_loads<const W: usize, P: PlaneWord, const HOLES: bool>(
     let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
     let marked = &*abits;
     let (w, pad) = (maps.w, maps.pad);
-    write_bit_windows::<W, P, HOLES>(maps, agents, goals, obs, #[inline(always)] |cell| {
-        let start = cell - r * mw - r;
-        let (mut holes, mut others) = (P::ZERO, P::ZERO);
-        for i in 0..W {
-            let at = start + i * mw;
-            if !HOLES {
-                holes.put(bits_at(hbits, at) & mask, i * W);
+    write_bit_windows::<W, P, HOLES>(
+        maps,
+        agents,
+        goals,
+        obs,
+        #[inline(always)]
+        |cell| {
+            let start = cell - r * mw - r;
+            let (mut holes, mut others) = (P::ZERO, P::ZERO);
+            for i in 0..W {
+                let at = start + i * mw;
+                if !HOLES {
+                    holes.put(bits_at(hbits, at) & mask, i * W);
+                }
+                others.put(bits_at(marked, at) & mask, i * W);
             }
-            others.put(bits_at(marked, at) & mask, i * W);
-        }
-        // Only the table needs the grid index (a division: maps this wide are rare).
-        let g = if HOLES { (cell / mw - pad) * w + cell % mw - pad } else { 0 };
-        (holes, others, g)
-    });
+            // Only the table needs the grid index (a division: maps this wide are rare).
+            let g = if HOLES { (cell / mw - pad) * w + cell % mw - pad } else { 0 };
+            (holes, others, g)
+        },
+    );
     mark_agent_bits(abits, agents, false);
 }
 

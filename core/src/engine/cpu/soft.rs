@@ -10,6 +10,7 @@ use super::lanes::{actions_of, Scratch};
 use super::maps::{FREE, HOLE, OFF};
 use super::step::{Step, Tally};
 use crate::engine::layout::{event, AGENT_ACTIVE, POS_MASK};
+use crate::engine::pool::MAX_AGENTS;
 
 /// Bits of a soft step's per-cell word: 1 + the agent on the cell, how many movers target it, and
 /// 1 + the last mover that targets it (agent counts stay below 256).
@@ -17,56 +18,45 @@ pub(super) const OCC: u32 = 0xff;
 pub(super) const COUNT_ONE: u32 = 0x100;
 pub(super) const MOVER_SHIFT: u32 = 16;
 
-/// A soft step's agents, one array per field. `there` and `ev` are indexed by 1 + the agent: slot
-/// 0 is a sentinel "agent" for cells nobody is on (it moves, to no cell, so it never blocks).
+/// A soft step's agents, one array per field, each with room for the most agents an instance
+/// holds ([`MAX_AGENTS`]), so that a step needs no growing and no length test per array. `there`
+/// and `ev` are indexed by 1 + the agent: slot 0 is a sentinel "agent" for cells nobody is on (it
+/// moves, to no cell, so it never blocks), and there is a slot for every value of a cell word's
+/// occupant byte, so that looking the occupant up needs no bounds test.
 pub(crate) struct SoftArrays {
     /// Padded cells.
-    here: Vec<u32>,
+    here: [u32; MAX_AGENTS],
     /// The cell an agent's action leads to (its class is then read into `class`).
-    target: Vec<u32>,
-    class: Vec<u32>,
-    /// 1-based: the agent's target if it tries to move, else its own cell. One slot for every
-    /// value of a cell word's occupant byte, so that looking the occupant up needs no bounds
-    /// test.
-    there: Box<[u32; 256]>,
-    /// 1-based, like `there`: event bits so far; `MOVED` while the agent tries to move,
-    /// `BLOCKED` once a contest or the fixed point stops it.
-    ev: Box<[u32; 256]>,
+    target: [u32; MAX_AGENTS],
+    class: [u32; MAX_AGENTS],
+    /// 1-based: the agent's target if it tries to move, else its own cell.
+    there: [u32; 256],
+    /// 1-based: event bits so far; `MOVED` while the agent tries to move, `BLOCKED` once a
+    /// contest or the fixed point stops it.
+    ev: [u32; 256],
     /// The cell word an agent marks as its occupant: its cell if it is in the episode, else its
     /// spare cell.
-    occ_at: Vec<u32>,
+    occ_at: [u32; MAX_AGENTS],
     /// The cell word an agent counts as a mover in: its target if it tries to move, else its
     /// spare cell.
-    count_at: Vec<u32>,
+    count_at: [u32; MAX_AGENTS],
     /// The work list of agents that stay (1-based).
-    stack: Vec<u32>,
+    stack: [u32; MAX_AGENTS],
 }
 
-impl Default for SoftArrays {
+impl Default for Box<SoftArrays> {
     fn default() -> Self {
-        Self {
-            here: Vec::new(),
-            target: Vec::new(),
-            class: Vec::new(),
-            there: Box::new([0; 256]),
-            ev: Box::new([0; 256]),
-            occ_at: Vec::new(),
-            count_at: Vec::new(),
-            stack: Vec::new(),
-        }
-    }
-}
-
-impl SoftArrays {
-    /// Grows the arrays to `k` agents (fewer than 256: pool instances hold at most 255).
-    fn fit(&mut self, k: usize) {
-        if self.here.len() < k {
-            for v in [&mut self.here, &mut self.target, &mut self.class, &mut self.occ_at, &mut self.count_at]
-            {
-                v.resize(k, 0);
-            }
-            self.stack.resize(k, 0);
-        }
+        let zero = [0; MAX_AGENTS];
+        Box::new(SoftArrays {
+            here: zero,
+            target: zero,
+            class: zero,
+            there: [0; 256],
+            ev: [0; 256],
+            occ_at: zero,
+            count_at: zero,
+            stack: zero,
+        })
     }
 }
 
@@ -85,6 +75,80 @@ fn step_of(act: u32, mw: u32) -> u32 {
     }
 }
 
+/// What the first pass decides for one agent.
+struct Start {
+    /// The agent's word, changed only by dropping out (inactive, on the hole).
+    agent: u32,
+    /// Events so far, with `MOVED` if the agent tries to move.
+    ev: u32,
+    /// Its target if it tries to move, else its own cell.
+    there: u32,
+    /// The cell word it marks as its occupant, and the one it counts as a mover in.
+    occ_at: u32,
+    count_at: u32,
+}
+
+/// The first pass for one agent: word `ag`, action `act`, on padded cell `here` with target
+/// `target` of class `class`; `spare` is its spare cell.
+#[inline(always)]
+fn start<const DROP: bool>(ag: u32, act: u8, here: u32, target: u32, class: u32, spare: u32) -> Start {
+    let was_active = ag & AGENT_ACTIVE != 0;
+    let dropped = DROP & was_active & (class == u32::from(HOLE));
+    let active = was_active & !dropped;
+    let moving = active & (class == u32::from(FREE)) & (act != 0);
+    let class_ev = if class == u32::from(HOLE) {
+        event::HOLE
+    } else if class == u32::from(OFF) {
+        event::OFF_GRID
+    } else {
+        0
+    };
+    Start {
+        // Dropping out leaves the agent, inactive, on the hole.
+        agent: if DROP && dropped { target } else { ag },
+        ev: if was_active { class_ev } else { event::INACTIVE }
+            | if dropped { event::INACTIVE } else { 0 }
+            | u32::from(moving),
+        there: if moving { target } else { here },
+        occ_at: if active { here } else { spare },
+        count_at: if moving { target } else { spare },
+    }
+}
+
+/// Marks agent `id` (1-based) on the cell words: as the occupant of `occ_at`, as a mover
+/// into `count_at`.
+#[inline(always)]
+fn mark_cells(cells: &mut [u32], id: u32, occ_at: u32, count_at: u32) {
+    cells[occ_at as usize] |= id;
+    let t = count_at as usize;
+    let w = cells[t];
+    cells[t] = ((w + COUNT_ONE) & 0xffff) | (id << MOVER_SHIFT);
+}
+
+/// The move of an agent with word `ag` and final events `ev` (`BLOCKED` set if it stays):
+/// its new word, and its events with `MOVED` only if it did move.
+#[inline(always)]
+fn moved(ag: u32, ev: u32, there: u32) -> (u32, u32) {
+    // A blocked agent tried to move and did not.
+    let e = ev & !(ev >> 1 & 1);
+    (if e & event::MOVED != 0 { there | AGENT_ACTIVE } else { ag }, e)
+}
+
+/// `AT_GOAL` and `REACHED` for an agent with word `ag` (after its move) and events `e`.
+#[inline(always)]
+fn at_goal(ag: u32, e: u32, goal: u32) -> u32 {
+    let active = ag >> 31;
+    let home = active & u32::from(ag & POS_MASK == goal);
+    // Arriving is being home after a move (starts and goals differ); `MOVED` is bit 0.
+    const { assert!(event::MOVED == 1 && AGENT_ACTIVE == 1 << 31) };
+    let reached = home & e;
+    e | (home << event::AT_GOAL.trailing_zeros()) | (reached << event::REACHED.trailing_zeros())
+}
+
+/// From this many agents on, the soft step runs its per-agent work in separate loops the
+/// compiler vectorises; below, in fused loops (fewer loop overheads per environment).
+pub(super) const VECTOR_MIN_AGENTS: usize = 8;
+
 /// Soft collisions (see the module docs): `DROP` for [`crate::engine::HoleRule::Drop`], `MARK`
 /// to mark the agents' new cells on `Scratch::bits` for the `bytes` observation.
 #[inline(always)]
@@ -96,65 +160,51 @@ pub(super) fn step_soft<const DROP: bool, const MARK: bool>(
     sc: &mut Scratch,
 ) -> Tally {
     let k = agents.len();
-    sc.soft.fit(k);
     let Scratch { cells, acts, bits, soft, .. } = sc;
-    let SoftArrays { here, target, class, there, ev, occ_at, count_at, stack } = soft;
+    let SoftArrays { here, target, class, there, ev, occ_at, count_at, stack } = &mut **soft;
     // Slices of exactly `k` (or `k + 1`) elements: their bounds tests fold away and the loops
     // vectorise.
     let acts = actions_of(s.actions, s.hash, k, acts);
     let (here, target, class) = (&mut here[..k], &mut target[..k], &mut class[..k]);
     let (occ_at, count_at, stack) = (&mut occ_at[..k], &mut count_at[..k], &mut stack[..k]);
-    let (there, ev) = (&mut **there, &mut **ev);
+    let (events, rewards, goals) = (&mut events[..k], &mut rewards[..k], &s.goals[..k]);
     there[0] = u32::MAX;
     ev[0] = event::MOVED;
     let cells = cells.as_mut_slice();
-    let mw = s.maps.mw as u32;
+    let (mw, map_class) = (s.maps.mw as u32, s.maps.class);
     // Agent `a`'s spare cell, past the map: `spare + a`.
     let spare = s.ctx.maps.longest as u32;
+    let vector = k >= VECTOR_MIN_AGENTS;
 
-    for a in 0..k {
-        let h = agents[a] & POS_MASK;
-        here[a] = h;
-        target[a] = h.wrapping_add(step_of(u32::from(acts[a]), mw));
-    }
-    let map_class = s.maps.class;
-    for a in 0..k {
-        class[a] = u32::from(map_class[target[a] as usize]);
-    }
-    {
+    // Targets, classes, events, and the cell words.
+    if vector {
+        for a in 0..k {
+            let h = agents[a] & POS_MASK;
+            here[a] = h;
+            target[a] = h.wrapping_add(step_of(u32::from(acts[a]), mw));
+        }
+        for a in 0..k {
+            class[a] = u32::from(map_class[target[a] as usize]);
+        }
         let (there, ev) = (&mut there[1..=k], &mut ev[1..=k]);
         for a in 0..k {
-            let ag = agents[a];
-            let (c, t, h) = (class[a], target[a], here[a]);
-            let was_active = ag & AGENT_ACTIVE != 0;
-            let dropped = DROP & was_active & (c == u32::from(HOLE));
-            let active = was_active & !dropped;
-            let moving = active & (c == u32::from(FREE)) & (acts[a] != 0);
-            if DROP {
-                // Dropping out leaves the agent, inactive, on the hole.
-                agents[a] = if dropped { t } else { ag };
-            }
-            let class_ev = if c == u32::from(HOLE) {
-                event::HOLE
-            } else if c == u32::from(OFF) {
-                event::OFF_GRID
-            } else {
-                0
-            };
-            ev[a] = if was_active { class_ev } else { event::INACTIVE }
-                | if dropped { event::INACTIVE } else { 0 }
-                | u32::from(moving);
-            there[a] = if moving { t } else { h };
-            occ_at[a] = if active { h } else { spare + a as u32 };
-            count_at[a] = if moving { t } else { spare + a as u32 };
+            let st = start::<DROP>(agents[a], acts[a], here[a], target[a], class[a], spare + a as u32);
+            (agents[a], ev[a], there[a], occ_at[a], count_at[a]) =
+                (st.agent, st.ev, st.there, st.occ_at, st.count_at);
         }
-    }
-    for a in 0..k {
-        let id = a as u32 + 1;
-        cells[occ_at[a] as usize] |= id;
-        let t = count_at[a] as usize;
-        let w = cells[t];
-        cells[t] = ((w + COUNT_ONE) & 0xffff) | (id << MOVER_SHIFT);
+        for a in 0..k {
+            mark_cells(cells, a as u32 + 1, occ_at[a], count_at[a]);
+        }
+    } else {
+        for a in 0..k {
+            let h = agents[a] & POS_MASK;
+            let t = h.wrapping_add(step_of(u32::from(acts[a]), mw));
+            let st =
+                start::<DROP>(agents[a], acts[a], h, t, u32::from(map_class[t as usize]), spare + a as u32);
+            (here[a], agents[a], ev[a + 1], there[a + 1]) = (h, st.agent, st.ev, st.there);
+            (occ_at[a], count_at[a]) = (st.occ_at, st.count_at);
+            mark_cells(cells, a as u32 + 1, st.occ_at, st.count_at);
+        }
     }
     // Contests, swaps, and moves into the cell of an agent that does not move.
     let mut len = 0;
@@ -183,35 +233,32 @@ pub(super) fn step_soft<const DROP: bool, const MARK: bool>(
             }
         }
     }
-    // Moves, goals and events.
+    // Moves, goals, events and rewards.
     let mut tally = Tally::default();
-    let (events, rewards, goals) = (&mut events[..k], &mut rewards[..k], &s.goals[..k]);
-    {
-        let (there, ev) = (&there[1..=k], &ev[1..=k]);
+    let lut = s.ctx.lut;
+    let (there, ev) = (&there[1..=k], &ev[1..=k]);
+    if vector {
         for a in 0..k {
-            // A blocked agent tried to move and did not.
-            let e = ev[a] & !(ev[a] >> 1 & 1);
-            agents[a] = if e & event::MOVED != 0 { there[a] | AGENT_ACTIVE } else { agents[a] };
-            events[a] = e;
+            (agents[a], events[a]) = moved(agents[a], ev[a], there[a]);
         }
         for a in 0..k {
-            let (ag, e) = (agents[a], events[a]);
-            let active = ag >> 31;
-            let home = active & u32::from(ag & POS_MASK == goals[a]);
-            // Arriving is being home after a move (starts and goals differ); `MOVED` is bit 0.
-            const { assert!(event::MOVED == 1 && AGENT_ACTIVE == 1 << 31) };
-            let reached = home & e;
-            events[a] =
-                e | (home << event::AT_GOAL.trailing_zeros()) | (reached << event::REACHED.trailing_zeros());
+            events[a] = at_goal(agents[a], events[a], goals[a]);
         }
         for a in 0..k {
             tally.active += agents[a] >> 31;
             tally.home += events[a] >> event::AT_GOAL.trailing_zeros() & 1;
         }
-    }
-    let lut = s.ctx.lut;
-    for a in 0..k {
-        rewards[a] = lut[(events[a] & 0xff) as usize];
+        for a in 0..k {
+            rewards[a] = lut[(events[a] & 0xff) as usize];
+        }
+    } else {
+        for a in 0..k {
+            let (ag, e) = moved(agents[a], ev[a], there[a]);
+            let e = at_goal(ag, e, goals[a]);
+            (agents[a], events[a], rewards[a]) = (ag, e, lut[(e & 0xff) as usize]);
+            tally.active += ag >> 31;
+            tally.home += e >> event::AT_GOAL.trailing_zeros() & 1;
+        }
     }
     if MARK {
         let bits = bits.as_mut_slice();

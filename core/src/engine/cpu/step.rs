@@ -56,7 +56,7 @@ pub(crate) fn step_env(
     let k = unpack_dims(env[0]).2 as usize;
     let p = env[3] as usize;
     let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
-    let maps = ctx.maps.instance(p);
+    let maps = ctx.maps.step_maps(p);
     let hash = step_hash(env_seed(ctx.seed, e), env[2], env[1]);
     env[1] += 1;
     sc.fit(ctx.maps.longest + k, k);
