@@ -6,6 +6,8 @@
 //! moves (vector), marking the cells (stores), contests (loads), the fixed point (a work list),
 //! moves and goals (vector), rewards (loads). No loop over all agents branches on the data.
 
+use std::hint::select_unpredictable;
+
 use super::lanes::{actions_of, Scratch};
 use super::maps::{FREE, HOLE, OFF};
 use super::step::{Step, Tally};
@@ -64,15 +66,10 @@ impl Default for Box<SoftArrays> {
 /// loop vectorises.
 #[inline(always)]
 fn step_of(act: u32, mw: u32) -> u32 {
-    let v = if act == 2 { mw } else { 0u32.wrapping_sub(mw) };
-    let h = if act == 4 { 1 } else { u32::MAX };
-    if act == 0 {
-        0
-    } else if act <= 2 {
-        v
-    } else {
-        h
-    }
+    // Random actions make every one of these choices unpredictable: selects, not branches.
+    let v = select_unpredictable(act == 2, mw, 0u32.wrapping_sub(mw));
+    let h = select_unpredictable(act == 4, 1, u32::MAX);
+    select_unpredictable(act == 0, 0, select_unpredictable(act <= 2, v, h))
 }
 
 /// What the first pass decides for one agent.
@@ -96,22 +93,17 @@ fn start<const DROP: bool>(ag: u32, act: u8, here: u32, target: u32, class: u32,
     let dropped = DROP & was_active & (class == u32::from(HOLE));
     let active = was_active & !dropped;
     let moving = active & (class == u32::from(FREE)) & (act != 0);
-    let class_ev = if class == u32::from(HOLE) {
-        event::HOLE
-    } else if class == u32::from(OFF) {
-        event::OFF_GRID
-    } else {
-        0
-    };
+    let class_ev = (u32::from(class == u32::from(HOLE)) * event::HOLE)
+        | (u32::from(class == u32::from(OFF)) * event::OFF_GRID);
     Start {
         // Dropping out leaves the agent, inactive, on the hole.
-        agent: if DROP && dropped { target } else { ag },
-        ev: if was_active { class_ev } else { event::INACTIVE }
-            | if dropped { event::INACTIVE } else { 0 }
+        agent: if DROP { select_unpredictable(dropped, target, ag) } else { ag },
+        ev: select_unpredictable(was_active, class_ev, event::INACTIVE)
+            | (u32::from(dropped) * event::INACTIVE)
             | u32::from(moving),
-        there: if moving { target } else { here },
-        occ_at: if active { here } else { spare },
-        count_at: if moving { target } else { spare },
+        there: select_unpredictable(moving, target, here),
+        occ_at: select_unpredictable(active, here, spare),
+        count_at: select_unpredictable(moving, target, spare),
     }
 }
 
@@ -131,7 +123,7 @@ fn mark_cells(cells: &mut [u32], id: u32, occ_at: u32, count_at: u32) {
 fn moved(ag: u32, ev: u32, there: u32) -> (u32, u32) {
     // A blocked agent tried to move and did not.
     let e = ev & !(ev >> 1 & 1);
-    (if e & event::MOVED != 0 { there | AGENT_ACTIVE } else { ag }, e)
+    (select_unpredictable(e & event::MOVED != 0, there | AGENT_ACTIVE, ag), e)
 }
 
 /// `AT_GOAL` and `REACHED` for an agent with word `ag` (after its move) and events `e`.
