@@ -154,8 +154,9 @@ fn memory_bench(seconds: f64) -> Result<(), CliError> {
     crate::emit(None, &format!("{line}\n"))
 }
 
-/// What a stepping measurement gives: steps, agent-steps, seconds, CPU seconds, what was counted.
-type Stepped = (u64, u64, f64, Option<f64>, &'static str);
+/// What a stepping measurement gives: steps, agent-steps, seconds, CPU seconds, what was counted,
+/// and (CPU) the instruction set the step ran compiled for ([`CpuEngine::isa`]).
+type Stepped = (u64, u64, f64, Option<f64>, &'static str, Option<&'static str>);
 
 /// CPU stepping.
 fn step_cpu(a: &Args, cfg: &EnvConfig, pool: &Arc<InstancePool>) -> Result<Stepped, CliError> {
@@ -189,7 +190,7 @@ fn step_cpu(a: &Args, cfg: &EnvConfig, pool: &Arc<InstancePool>) -> Result<Stepp
     if walls && count(&out) != agents_in(&engine) {
         return Err(CliError::Failed("an agent left an episode with holes as walls".into()));
     }
-    Ok((steps, agent_steps, secs, cpu, "active agents"))
+    Ok((steps, agent_steps, secs, cpu, "active agents", Some(engine.isa())))
 }
 
 /// GPU stepping, `steps_per_submit` steps per submission, waiting for the device after each.
@@ -212,7 +213,7 @@ fn step_gpu(
     let steps = calls * u64::from(n);
     // Without reading events back every step, every agent slot is counted; with
     // `--holes block` no agent ever drops out, so slots and active agents are the same.
-    Ok((steps, steps * slots, secs, cpu, "agent slots"))
+    Ok((steps, steps * slots, secs, cpu, "agent slots", None))
 }
 
 fn failed(e: impl std::fmt::Display) -> CliError {
@@ -269,7 +270,7 @@ fn measure_step(
     gpu: &std::cell::OnceCell<Result<GpuContext, EngineError>>,
 ) -> Result<serde_json::Map<String, serde_json::Value>, CliError> {
     let cfg = env_config(a, s);
-    let (steps, agent_steps, secs, cpu, counted) = match backend {
+    let (steps, agent_steps, secs, cpu, counted, isa) = match backend {
         Backend::Cpu => step_cpu(a, &cfg, pool)?,
         Backend::Gpu => step_gpu(a, &cfg, pool, gpu.get_or_init(GpuContext::new))?,
     };
@@ -282,6 +283,7 @@ fn measure_step(
         "bench": "step",
         "backend": backend.to_string(),
         "threads": if backend == Backend::Cpu { rayon::current_num_threads() } else { 0 },
+        "isa": isa,
         "mode": format!("{:?}", cfg.mode).to_lowercase(),
         "holes": format!("{:?}", a.holes).to_lowercase(),
         "size": s.size,
