@@ -1,5 +1,7 @@
 //! The CPU backend, the reference: one environment at a time per thread (rayon), with scratch
-//! memory per thread and no allocation per step.
+//! memory per thread and no allocation per step. Each rayon task runs compiled for the
+//! instruction set chosen when the engine is made ([`CpuEngine::isa`]: AVX2 where the CPU has
+//! it), with the same results either way.
 //!
 //! # The step, exactly
 //! For each environment, with its agents' current cells and actions (0 wait, 1 up, 2 down,
@@ -37,10 +39,10 @@
 //! |---|---|
 //! | `mod.rs` | [`CpuEngine`]: reset, the parallel loop over environments, state, global state |
 //! | `maps.rs` | [`HoleMaps`], the padded maps, and a move's target on them |
-//! | `lanes.rs` | per-thread scratch memory, `Lane` (one agent in a step), actions |
+//! | `lanes.rs` | per-thread scratch memory, `Lane` (one agent in a strict step), actions |
 //! | `observe.rs` | observations |
 //! | `step.rs` | one environment's step: mode, goals, rewards, outcome |
-//! | `soft.rs` | the soft step (3) |
+//! | `soft.rs` | the soft step (3), over arrays of agents |
 //! | `strict.rs` | the strict step (2) |
 
 mod lanes;
