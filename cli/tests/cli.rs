@@ -254,7 +254,7 @@ fn bench_prints_one_json_line_per_setting() {
         let step = &lines[0];
         assert_eq!(step["bench"], "step");
         assert!(step["agent_steps_per_sec"].as_f64().expect("rate") > 0.0);
-        assert!(["avx2", "baseline"].contains(&step["isa"].as_str().expect("isa")), "{step}");
+        assert!(["avx2", "neon", "baseline"].contains(&step["isa"].as_str().expect("isa")), "{step}");
         let share = step["active_share"].as_f64().expect("share");
         if holes == "block" {
             // Holes as walls: every agent takes part in every step.

@@ -157,13 +157,15 @@ impl CpuEngine {
     }
 
     /// The instruction set the step runs compiled for, chosen when the engine is made: `avx2`
-    /// (x86-64-v3: AVX2, BMI2, FMA) where the CPU has it, else `baseline` (the build's target).
-    /// Both give identical results.
+    /// (x86-64-v3: AVX2, BMI2, FMA) on x86-64 CPUs that have it, `neon` on 64-bit ARM ones that
+    /// have it, else `baseline` (the build's target). All give identical results.
     #[must_use]
     pub fn isa(&self) -> &'static str {
         match self.isa {
             #[cfg(target_arch = "x86_64")]
             Some(pulp::Arch::V3(_)) => "avx2",
+            #[cfg(target_arch = "aarch64")]
+            Some(pulp::Arch::Neon(_)) => "neon",
             _ => "baseline",
         }
     }

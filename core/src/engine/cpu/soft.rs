@@ -4,7 +4,8 @@
 //! arithmetic runs in loops the compiler vectorises, and only the reads and writes of cell words
 //! are loops of single loads and stores: targets (vector), target classes (loads), events and
 //! moves (vector), marking the cells (stores), contests (loads), the fixed point (a work list),
-//! moves and goals (vector), rewards (loads). No loop over all agents branches on the data.
+//! moves and goals (vector), rewards (loads). Below [`VECTOR_MIN_AGENTS`] agents the same
+//! per-agent functions run in fused loops instead. No loop over all agents branches on the data.
 
 use std::hint::select_unpredictable;
 
