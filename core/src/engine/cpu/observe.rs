@@ -154,13 +154,26 @@ fn bit_rows<const W: usize, P: PlaneWord>(
     obs: &mut [u8],
     sc: &mut Scratch,
 ) {
-    let maps = ctx.maps.instance(env[3] as usize);
+    // The instance's maps, its agents and their goals, found once for both ways.
+    let k = unpack_dims(env[0]).2 as usize;
+    let p = env[3] as usize;
+    let maps = ctx.maps.instance(p);
+    let on = On { maps, agents: &agents[..k], goals: &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k] };
     match (maps.obs_rows.is_empty(), maps.hole_windows.is_empty()) {
-        (true, true) => bit_loads::<W, P, false>(ctx, env, agents, obs, &mut sc.agent_bits),
-        (true, false) => bit_loads::<W, P, true>(ctx, env, agents, obs, &mut sc.agent_bits),
-        (false, true) => row_masks::<W, P, false>(ctx, env, agents, obs, &mut sc.agent_rows),
-        (false, false) => row_masks::<W, P, true>(ctx, env, agents, obs, &mut sc.agent_rows),
+        (true, true) => bit_loads::<W, P, false>(on, obs, &mut sc.agent_bits),
+        (true, false) => bit_loads::<W, P, true>(on, obs, &mut sc.agent_bits),
+        (false, true) => row_masks::<W, P, false>(on, obs, &mut sc.agent_rows),
+        (false, false) => row_masks::<W, P, true>(on, obs, &mut sc.agent_rows),
     }
+}
+
+/// One environment as [`bit_rows`] sees it: its instance's maps, its `k` agents' words and
+/// their goals (padded cells).
+#[derive(Clone, Copy)]
+struct On<'a> {
+    maps: Maps<'a>,
+    agents: &'a [u32],
+    goals: &'a [u32],
 }
 
 /// The per-agent loop both ways of [`bit_rows`] share: `window(cell)` gives the holes and the
@@ -171,9 +184,7 @@ fn bit_rows<const W: usize, P: PlaneWord>(
 /// zeros.
 #[inline(always)]
 fn write_bit_windows<const W: usize, P: PlaneWord, const HOLES: bool>(
-    maps: Maps<'_>,
-    agents: &[u32],
-    goals: &[u32],
+    On { maps, agents, goals }: On<'_>,
     obs: &mut [u8],
     mut window: impl FnMut(usize) -> (P, P, usize),
 ) {
@@ -208,17 +219,12 @@ fn write_bit_windows<const W: usize, P: PlaneWord, const HOLES: bool>(
 /// and one mask, and one bounds test per window covers its rows.
 #[inline(always)]
 fn row_masks<const W: usize, P: PlaneWord, const HOLES: bool>(
-    ctx: Ctx<'_>,
-    env: &[u32; 4],
-    agents: &[u32],
+    on: On<'_>,
     obs: &mut [u8],
     arows: &mut Vec<u64>,
 ) {
-    let r = W / 2;
-    let mask = (1u64 << W) - 1;
-    let k = unpack_dims(env[0]).2 as usize;
-    let p = env[3] as usize;
-    let maps = ctx.maps.instance(p);
+    let (r, mask) = (W / 2, (1u64 << W) - 1);
+    let On { maps, agents, .. } = on;
     let (hrows, mw) = (maps.obs_rows, maps.mw);
     // Row of a padded cell by a multiplication: exact for cells below 2^32 / 64 (padded cells
     // are below 2^24, widths at most 64).
@@ -231,20 +237,16 @@ fn row_masks<const W: usize, P: PlaneWord, const HOLES: bool>(
         arows.resize(hrows.len(), 0);
     }
     let arows = &mut arows[..hrows.len()];
-    let agents = &agents[..k];
     for &ag in agents {
         if ag & AGENT_ACTIVE != 0 {
             let (row, col) = row_col((ag & POS_MASK) as usize);
             arows[row] |= 1 << col;
         }
     }
-    let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
     let marked = &*arows;
     let (w, pad) = (maps.w, maps.pad);
     write_bit_windows::<W, P, HOLES>(
-        maps,
-        agents,
-        goals,
+        on,
         obs,
         #[inline(always)]
         |cell| {
@@ -275,31 +277,22 @@ fn row_masks<const W: usize, P: PlaneWord, const HOLES: bool>(
 /// bit map of padded cells.
 #[inline(always)]
 fn bit_loads<const W: usize, P: PlaneWord, const HOLES: bool>(
-    ctx: Ctx<'_>,
-    env: &[u32; 4],
-    agents: &[u32],
+    on: On<'_>,
     obs: &mut [u8],
     abits: &mut Vec<u8>,
 ) {
-    let r = W / 2;
-    let mask = (1u64 << W) - 1;
-    let k = unpack_dims(env[0]).2 as usize;
-    let p = env[3] as usize;
-    let maps = ctx.maps.instance(p);
+    let (r, mask) = (W / 2, (1u64 << W) - 1);
+    let On { maps, agents, .. } = on;
     let (hbits, mw) = (maps.obs_bits, maps.mw);
     if abits.len() < hbits.len() {
         abits.resize(hbits.len(), 0);
     }
     let abits = &mut abits[..hbits.len()];
-    let agents = &agents[..k];
     mark_agent_bits(abits, agents, true);
-    let goals = &ctx.maps.goals[p * ctx.k_max..p * ctx.k_max + k];
     let marked = &*abits;
     let (w, pad) = (maps.w, maps.pad);
     write_bit_windows::<W, P, HOLES>(
-        maps,
-        agents,
-        goals,
+        on,
         obs,
         #[inline(always)]
         |cell| {
