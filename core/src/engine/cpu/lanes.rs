@@ -45,8 +45,8 @@ impl Scratch {
             self.bits.resize(cells, 0);
             self.occ.fit(cells);
         }
-        if self.lanes.len() <= k {
-            self.lanes.resize(k + 1, Lane::default());
+        if self.lanes.len() < k {
+            self.lanes.resize(k, Lane::default());
             self.classes.resize(k, 0);
         }
     }
@@ -75,15 +75,14 @@ pub(super) fn actions_of<'a>(actions: Actions<'a>, hash: u32, k: usize, buf: &'a
     }
 }
 
-/// One agent's working record in a step: its padded cell, its target cell (its own cell unless
-/// it moves), and its events so far (including whether it tries to move).
+/// One agent's working record in a strict step: its padded cell, its target cell (its own cell
+/// unless it moves), and its events so far (including whether it tries to move).
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(align(16))]
 pub(crate) struct Lane {
     pub(super) here: u32,
     pub(super) there: u32,
-    /// Event bits: `MOVED` while the agent tries to move; soft steps add `BLOCKED` when it
-    /// stays, and `INACTIVE`, `OFF_GRID`, `HOLE` as their first pass finds them.
+    /// Event bits: `MOVED` while the agent tries to move.
     pub(super) ev: u8,
 }
 

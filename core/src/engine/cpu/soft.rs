@@ -11,7 +11,7 @@ use std::hint::select_unpredictable;
 
 use super::lanes::{actions_of, Scratch};
 use super::maps::{FREE, HOLE, OFF};
-use super::step::{Step, Tally};
+use super::step::{at_goal, Step, Tally};
 use crate::engine::layout::{event, AGENT_ACTIVE, POS_MASK};
 use crate::engine::pool::MAX_AGENTS;
 
@@ -127,17 +127,6 @@ fn moved(ag: u32, ev: u32, there: u32) -> (u32, u32) {
     (select_unpredictable(e & event::MOVED != 0, there | AGENT_ACTIVE, ag), e)
 }
 
-/// `AT_GOAL` and `REACHED` for an agent with word `ag` (after its move) and events `e`.
-#[inline(always)]
-fn at_goal(ag: u32, e: u32, goal: u32) -> u32 {
-    let active = ag >> 31;
-    let home = active & u32::from(ag & POS_MASK == goal);
-    // Arriving is being home after a move (starts and goals differ); `MOVED` is bit 0.
-    const { assert!(event::MOVED == 1 && AGENT_ACTIVE == 1 << 31) };
-    let reached = home & e;
-    e | (home << event::AT_GOAL.trailing_zeros()) | (reached << event::REACHED.trailing_zeros())
-}
-
 /// From this many agents on, the soft step runs its per-agent work in separate loops the
 /// compiler vectorises; below, in fused loops (fewer loop overheads per environment).
 pub(super) const VECTOR_MIN_AGENTS: usize = 8;
@@ -238,8 +227,7 @@ pub(super) fn step_soft<const DROP: bool, const MARK: bool>(
             events[a] = at_goal(agents[a], events[a], goals[a]);
         }
         for a in 0..k {
-            tally.active += agents[a] >> 31;
-            tally.home += events[a] >> event::AT_GOAL.trailing_zeros() & 1;
+            tally.count(agents[a], events[a]);
         }
         for a in 0..k {
             rewards[a] = lut[(events[a] & 0xff) as usize];
@@ -247,10 +235,8 @@ pub(super) fn step_soft<const DROP: bool, const MARK: bool>(
     } else {
         for a in 0..k {
             let (ag, e) = moved(agents[a], ev[a], there[a]);
-            let e = at_goal(ag, e, goals[a]);
-            (agents[a], events[a], rewards[a]) = (ag, e, lut[(e & 0xff) as usize]);
-            tally.active += ag >> 31;
-            tally.home += e >> event::AT_GOAL.trailing_zeros() & 1;
+            agents[a] = ag;
+            (events[a], rewards[a]) = tally.finish(ag, e, goals[a], lut);
         }
     }
     if MARK {

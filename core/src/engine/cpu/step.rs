@@ -21,22 +21,34 @@ pub(super) struct Tally {
 }
 
 impl Tally {
+    /// Counts in an agent with word `ag` (after its move) and events `ev` (after [`at_goal`]).
+    #[inline(always)]
+    pub(super) fn count(&mut self, ag: u32, ev: u32) {
+        self.active += ag >> 31;
+        self.home += ev >> event::AT_GOAL.trailing_zeros() & 1;
+    }
+
     /// The goal pass, for an agent after its move (agent word `ag`, events so far `ev`, which
     /// hold `INACTIVE` already for an agent out of the episode): adds `AT_GOAL` and `REACHED`,
     /// counts the agent in, and returns its events and reward.
     #[inline(always)]
     pub(super) fn finish(&mut self, ag: u32, ev: u32, goal: u32, lut: &[f32; 256]) -> (u32, f32) {
-        let active = ag >> 31;
-        let home = active & u32::from(ag & POS_MASK == goal);
-        // Arriving is being home after a move (starts and goals differ); `MOVED` is bit 0.
-        const { assert!(event::MOVED == 1 && AGENT_ACTIVE == 1 << 31) };
-        let reached = home & ev;
-        let ev =
-            ev | (home << event::AT_GOAL.trailing_zeros()) | (reached << event::REACHED.trailing_zeros());
-        self.active += active;
-        self.home += home;
+        let ev = at_goal(ag, ev, goal);
+        self.count(ag, ev);
         (ev, lut[(ev & 0xff) as usize])
     }
+}
+
+/// `AT_GOAL` and `REACHED` for an agent with word `ag` (after its move) on goal `goal` and events
+/// `ev` so far: the events with them added.
+#[inline(always)]
+pub(super) fn at_goal(ag: u32, ev: u32, goal: u32) -> u32 {
+    let active = ag >> 31;
+    let home = active & u32::from(ag & POS_MASK == goal);
+    // Arriving is being home after a move (starts and goals differ); `MOVED` is bit 0.
+    const { assert!(event::MOVED == 1 && AGENT_ACTIVE == 1 << 31) };
+    let reached = home & ev;
+    ev | (home << event::AT_GOAL.trailing_zeros()) | (reached << event::REACHED.trailing_zeros())
 }
 
 /// Steps one environment; returns (terminated, truncated) and fills its rewards, events, info.
