@@ -210,11 +210,12 @@ impl HoleMaps {
                     // The window's top-left padded cell: the grid cell's padded cell, less the
                     // radius in both directions.
                     let top_left = (cell / w + pad - radius as usize) * mw + cell % w + pad - radius as usize;
-                    let mut packed = vec![0u8; plane];
+                    let at = maps.hole_windows.len();
+                    maps.hole_windows.resize(at + plane, 0);
+                    let packed = &mut maps.hole_windows[at..];
                     for i in 0..win * win {
                         packed[i / 8] |= bytes[top_left + i / win * mw + i % win] << (i % 8);
                     }
-                    maps.hole_windows.extend(packed);
                 }
             }
             maps.longest = maps.longest.max(maps.obs.len() - off);
