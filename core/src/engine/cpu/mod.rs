@@ -128,9 +128,9 @@ pub struct CpuEngine {
     seed: Option<u64>,
     maps: HoleMaps,
     lut: Box<[f32; 256]>,
-    /// The instruction set the step's loops run compiled for (see [`CpuEngine::isa`]); `None`
-    /// for the build's baseline.
-    isa: Option<pulp::Arch>,
+    /// The instruction set the step's loops run compiled for (see [`CpuEngine::isa`]);
+    /// `Arch::Scalar` for the build's baseline.
+    isa: pulp::Arch,
 }
 
 impl CpuEngine {
@@ -146,7 +146,7 @@ impl CpuEngine {
         let maps = HoleMaps::new(&pool, cfg.obs_radius, cfg.obs_format == ObsFormat::Bits)?;
         let lut = Box::new(std::array::from_fn(|ev| cfg.rewards.reward(ev as u32)));
         let sizes = BufferSizes::new(&cfg, &pool);
-        Ok(Self { cfg, pool, state, sizes, seed: None, maps, lut, isa: Some(pulp::Arch::new()) })
+        Ok(Self { cfg, pool, state, sizes, seed: None, maps, lut, isa: pulp::Arch::new() })
     }
 
     /// The number of agents of every environment's current instance, summed (no copy of the
@@ -163,9 +163,9 @@ impl CpuEngine {
     pub fn isa(&self) -> &'static str {
         match self.isa {
             #[cfg(target_arch = "x86_64")]
-            Some(pulp::Arch::V3(_)) => "avx2",
+            pulp::Arch::V3(_) => "avx2",
             #[cfg(target_arch = "aarch64")]
-            Some(pulp::Arch::Neon(_)) => "neon",
+            pulp::Arch::Neon(_) => "neon",
             _ => "baseline",
         }
     }
@@ -174,7 +174,7 @@ impl CpuEngine {
     /// CPU has: for tests that compare the two.
     #[cfg(feature = "testing")]
     pub fn force_baseline(&mut self) {
-        self.isa = None;
+        self.isa = pulp::Arch::Scalar;
     }
 
     /// Builds the `bits` holes planes row by row in each step, as for a pool too large for the
@@ -261,10 +261,7 @@ impl CpuEngine {
                         info,
                         sc,
                     };
-                    match isa {
-                        Some(arch) => arch.dispatch(chunk),
-                        None => chunk.run(),
-                    }
+                    isa.dispatch(chunk);
                 });
             });
     }
