@@ -177,16 +177,16 @@ struct On<'a> {
 }
 
 /// The per-agent loop both ways of [`bit_rows`] share: `window(cell)` gives the holes and the
-/// agents planes of the window around padded cell `cell` (the agent's own bit still set) and
-/// the cell's index on the grid; this clears the agent's own bit, places its goal and writes
-/// the three planes. With `HOLES`, the holes plane is copied from [`Maps::hole_windows`] at
-/// that index instead (`window` then leaves it empty). Padding slots and inactive agents get
-/// zeros.
+/// agents planes of the window around padded cell `cell` (the agent's own bit still set) and,
+/// with `HOLES`, the cell's padded row and column; this clears the agent's own bit, places its
+/// goal and writes the three planes. With `HOLES`, the holes plane is copied from
+/// [`Maps::hole_windows`] at the cell's grid index instead (`window` then leaves it empty).
+/// Padding slots and inactive agents get zeros.
 #[inline(always)]
 fn write_bit_windows<const W: usize, P: PlaneWord, const HOLES: bool>(
     On { maps, agents, goals }: On<'_>,
     obs: &mut [u8],
-    mut window: impl FnMut(usize) -> (P, P, usize),
+    mut window: impl FnMut(usize) -> (P, P, (usize, usize)),
 ) {
     const { assert!(W % 2 == 1 && W * W <= 8 * std::mem::size_of::<P>()) };
     let pb = 4 * (W * W).div_ceil(32);
@@ -199,12 +199,13 @@ fn write_bit_windows<const W: usize, P: PlaneWord, const HOLES: bool>(
             continue;
         }
         let cell = (ag & POS_MASK) as usize;
-        let (holes, mut others, g) = window(cell);
+        let (holes, mut others, (row, col)) = window(cell);
         others.clear(r * W + r);
         let (at, seen) = maps.goal_in_window(goal, cell - r * maps.mw - r);
         let mut goal = P::ZERO;
         goal.put(u64::from(seen), at);
         if HOLES {
+            let g = (row - maps.pad) * maps.w + col - maps.pad;
             o[..pb].copy_from_slice(&maps.hole_windows[g * pb..(g + 1) * pb]);
         } else {
             holes.write(&mut o[..pb]);
@@ -244,7 +245,6 @@ fn row_masks<const W: usize, P: PlaneWord, const HOLES: bool>(
         }
     }
     let marked = &*arows;
-    let (w, pad) = (maps.w, maps.pad);
     write_bit_windows::<W, P, HOLES>(
         on,
         obs,
@@ -263,7 +263,7 @@ fn row_masks<const W: usize, P: PlaneWord, const HOLES: bool>(
                 }
                 others.put(aw[i] >> left & mask, i * W);
             }
-            (holes, others, (row - pad) * w + col - pad)
+            (holes, others, (row, col))
         },
     );
     for &ag in agents {
@@ -290,7 +290,6 @@ fn bit_loads<const W: usize, P: PlaneWord, const HOLES: bool>(
     let abits = &mut abits[..hbits.len()];
     mark_agent_bits(abits, agents, true);
     let marked = &*abits;
-    let (w, pad) = (maps.w, maps.pad);
     write_bit_windows::<W, P, HOLES>(
         on,
         obs,
@@ -305,9 +304,8 @@ fn bit_loads<const W: usize, P: PlaneWord, const HOLES: bool>(
                 }
                 others.put(bits_at(marked, at) & mask, i * W);
             }
-            // Only the table needs the grid index (a division: maps this wide are rare).
-            let g = if HOLES { (cell / mw - pad) * w + cell % mw - pad } else { 0 };
-            (holes, others, g)
+            // Only the table needs the row and column (a division: maps this wide are rare).
+            (holes, others, if HOLES { (cell / mw, cell % mw) } else { (0, 0) })
         },
     );
     mark_agent_bits(abits, agents, false);
