@@ -257,9 +257,8 @@ impl TrainConfig {
         if let Some(s) = sizes.into_iter().find(|&&s| s > l.max_side) {
             return bad(format!("map size {s} is larger than model.layout.max_side {}", l.max_side));
         }
-        let agents = v.agents.iter().chain(&w.data.agents);
-        if let Some(k) = agents.into_iter().find(|&&k| k > l.max_agents) {
-            return bad(format!("{k} agents are more than model.layout.max_agents {}", l.max_agents));
+        if v.agents.iter().chain(&w.data.agents).any(|&k| k == 0) {
+            return bad("agent counts must be at least 1".into());
         }
         if self.eval_batch == 0 {
             return bad("eval_batch must be at least 1".into());
@@ -282,12 +281,6 @@ impl TrainConfig {
             return bad(format!(
                 "rounds.design_limits.max_size {} is larger than model.layout.max_side {}",
                 l.max_size, layout.max_side
-            ));
-        }
-        if let Some(k) = l.agents.iter().find(|&&k| k > layout.max_agents) {
-            return bad(format!(
-                "rounds.design_limits.agents: {k} agents are more than model.layout.max_agents {}",
-                layout.max_agents
             ));
         }
         if e.library.is_none() && e.name == "rules" && !r.context.history_json {

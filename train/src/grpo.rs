@@ -342,7 +342,7 @@ pub fn update(
             .instances
             .iter()
             .step_by(g)
-            .map(|inst| sequence(&layout, inst, &answer(&optimal_moves(inst)?)))
+            .map(|inst| sequence(&layout, inst, &answer(inst, &optimal_moves(inst)?)))
             .collect::<Result<Vec<_>, _>>()?;
         let refs: Vec<_> = seqs.iter().collect();
         Some(SeqBatch::pack(&layout, &refs))
@@ -537,7 +537,7 @@ mod tests {
             layers: 1,
             heads: 2,
             d_ff: 32,
-            layout: crate::tokens::Layout { max_side: 4, max_agents: 2, max_time: 16 },
+            layout: crate::tokens::Layout { max_side: 4, max_time: 16 },
         }
     }
 
@@ -553,7 +553,7 @@ mod tests {
         let g = 2;
         let refs: Vec<&Instance> = insts.iter().flat_map(|i| [i, i]).collect();
         // Every answer is the optimal plan, every reward 1: no group has any signal.
-        let answers: Vec<Vec<i64>> = refs.iter().map(|i| answer(&optimal_moves(i).unwrap())).collect();
+        let answers: Vec<Vec<i64>> = refs.iter().map(|i| answer(i, &optimal_moves(i).unwrap())).collect();
         let rollouts = ScoredRollouts {
             instances: refs.clone(),
             answers,
@@ -564,7 +564,7 @@ mod tests {
         };
         let seqs: Vec<_> = insts
             .iter()
-            .map(|i| sequence(&cfg.layout, i, &answer(&optimal_moves(i).unwrap())).unwrap())
+            .map(|i| sequence(&cfg.layout, i, &answer(i, &optimal_moves(i).unwrap())).unwrap())
             .collect();
         let batch = SeqBatch::pack(&cfg.layout, &seqs.iter().collect::<Vec<_>>());
         let ce = |p: &Policy| {
@@ -603,9 +603,9 @@ mod tests {
         use floe_core::{generate, GeneratorConfig, Move};
         let cfg = tiny_model();
         let inst = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 1, 4)).unwrap().remove(0);
-        let good = answer(&optimal_moves(&inst).unwrap());
+        let good = answer(&inst, &optimal_moves(&inst).unwrap());
         // R D SEP W SEP END: 6 tokens, of which the step-1 moves R and W are the legal prefix.
-        let bad = answer(&[vec![Move::Right, Move::Down], vec![Move::Wait]]);
+        let bad = answer(&inst, &[vec![Move::Right, Move::Down], vec![Move::Wait]]);
         let rollouts = ScoredRollouts {
             instances: vec![&inst, &inst],
             answers: vec![good.clone(), bad],
@@ -671,9 +671,9 @@ mod tests {
         use floe_core::{generate, GeneratorConfig, Move};
         let cfg = tiny_model();
         let inst = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 1, 4)).unwrap().remove(0);
-        let good = answer(&optimal_moves(&inst).unwrap());
-        let bad = answer(&[vec![Move::Right, Move::Down], vec![Move::Wait]]);
-        let other = answer(&[vec![Move::Up], vec![Move::Left, Move::Left]]);
+        let good = answer(&inst, &optimal_moves(&inst).unwrap());
+        let bad = answer(&inst, &[vec![Move::Right, Move::Down], vec![Move::Wait]]);
+        let other = answer(&inst, &[vec![Move::Up], vec![Move::Left, Move::Left]]);
         let four = ScoredRollouts {
             instances: vec![&inst; 4],
             answers: vec![other.clone(), good.clone(), other, bad.clone()],

@@ -1,6 +1,14 @@
 //! The policy: a small decoder-only transformer (pre-norm, causal self-attention, GELU MLP)
 //! over the tokens of [`crate::tokens`], with one embedding table per token feature (kind, row,
-//! column, agent, time) summed into the input, and a head over the [`NUM_OUT`] answer tokens.
+//! column, role, time, cost-to-go, and the five moves' statuses) summed into the input, and a
+//! head over the [`NUM_OUT`] answer tokens.
+//!
+//! No parameter is indexed by an agent's number. Attention tells agents apart by relation only:
+//! each head adds a learned bias to the score of query token q on key token k, chosen by whether
+//! both are about agents and the same one (same / other / either about none) and by how their
+//! time steps compare (k − q clamped to −2..=2, or either without time). What a model learns of
+//! "another agent at the next time step" on 2-agent boards is the same parameter on 5-agent
+//! boards.
 //!
 //! It is the "LLM" of floe at a scale a CPU trains in minutes; the paper starts from a
 //! pretrained language model (Qwen3-4B) instead, which floe replaces by a supervised warm start
@@ -15,7 +23,7 @@ use tch::nn::{self, Module};
 use tch::{Device, Kind, Tensor};
 
 use crate::error::TrainError;
-use crate::tokens::{kind, Layout, Sequence, Token, NUM_OUT};
+use crate::tokens::{kind, role, status, Layout, Sequence, Token, NUM_OUT};
 
 /// The network's shape (serde; every field has a default).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,7 +37,8 @@ pub struct ModelConfig {
     pub heads: i64,
     /// Hidden width of the MLP. Default 512.
     pub d_ff: i64,
-    /// What the embedding tables cover. Default: maps up to 10×10, 8 agents, 64 time steps.
+    /// What the embedding tables cover. Default: maps up to 10×10, 64 time steps (and
+    /// distances).
     pub layout: Layout,
 }
 
@@ -40,7 +49,7 @@ impl Default for ModelConfig {
             layers: 4,
             heads: 4,
             d_ff: 512,
-            layout: Layout { max_side: 10, max_agents: 8, max_time: 64 },
+            layout: Layout { max_side: 10, max_time: 64 },
         }
     }
 }
@@ -59,11 +68,8 @@ impl ModelConfig {
             return bad("heads must divide d_model");
         }
         let l = &self.layout;
-        if !(2..=256).contains(&l.max_side)
-            || !(1..=255).contains(&l.max_agents)
-            || !(2..=4096).contains(&l.max_time)
-        {
-            return bad("layout: max_side in 2..=256, max_agents in 1..=255, max_time in 2..=4096");
+        if !(2..=256).contains(&l.max_side) || !(2..=4096).contains(&l.max_time) {
+            return bad("layout: max_side in 2..=256, max_time in 2..=4096");
         }
         Ok(())
     }
@@ -79,20 +85,26 @@ struct Block {
     fc2: nn::Linear,
 }
 
-/// Per layer, the keys and values of every position so far: `[B, heads, L, d_head]` each.
+/// Per layer, the keys and values of every position so far: `[B, heads, L, d_head]` each; and
+/// the writing rank and time of every position `[B, L]`, for the relation bias.
 #[derive(Debug)]
 pub struct KvCache {
     layers: Vec<(Tensor, Tensor)>,
+    rank: Tensor,
+    time: Tensor,
 }
 
-/// The input features of a batch of sequences, `[B, L]` each (i64).
+/// The input features of a batch of sequences: `[B, L]` each (i64), `moves` `[B, L, 5]`.
 #[derive(Debug)]
 pub struct Features {
     pub kind: Tensor,
     pub row: Tensor,
     pub col: Tensor,
-    pub agent: Tensor,
+    pub role: Tensor,
+    pub rank: Tensor,
     pub time: Tensor,
+    pub dist: Tensor,
+    pub moves: Tensor,
 }
 
 impl Features {
@@ -100,26 +112,24 @@ impl Features {
     #[must_use]
     pub fn pack(layout: &Layout, rows: &[&[Token]]) -> Self {
         let len = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(1);
-        let pad = Token {
-            kind: kind::PAD,
-            row: layout.none(),
-            col: layout.none(),
-            agent: layout.no_agent(),
-            time: layout.no_time(),
-        };
+        let pad = Token::pad(layout);
         let n = rows.len();
-        let mut cols: [Vec<i64>; 5] = std::array::from_fn(|_| Vec::with_capacity(n * len));
+        let mut cols: [Vec<i64>; 7] = std::array::from_fn(|_| Vec::with_capacity(n * len));
+        let mut moves = Vec::with_capacity(n * len * 5);
         for r in rows {
             for i in 0..len {
                 let t = r.get(i).unwrap_or(&pad);
-                for (c, v) in cols.iter_mut().zip([t.kind, t.row, t.col, t.agent, t.time]) {
+                for (c, v) in cols.iter_mut().zip([t.kind, t.row, t.col, t.role, t.rank, t.time, t.dist]) {
                     c.push(v);
                 }
+                // Move m with status s is row m · COUNT + s of the moves table.
+                moves.extend((0..5).map(|m| m * status::COUNT + t.moves[m as usize]));
             }
         }
         let shape = [n as i64, len as i64];
-        let [kind, row, col, agent, time] = cols.map(|c| Tensor::from_slice(&c).reshape(shape));
-        Features { kind, row, col, agent, time }
+        let [kind, row, col, role, rank, time, dist] = cols.map(|c| Tensor::from_slice(&c).reshape(shape));
+        let moves = Tensor::from_slice(&moves).reshape([n as i64, len as i64, 5]);
+        Features { kind, row, col, role, rank, time, dist, moves }
     }
 }
 
@@ -146,12 +156,31 @@ impl SeqBatch {
     }
 }
 
+/// Time relations of the bias: k − q in −2..=2, and "either has no time".
+const TIME_RELATIONS: i64 = 6;
+/// Agent relations of the bias: same, other, either about none.
+const AGENT_RELATIONS: i64 = 3;
+
+/// The relation of every query to every key, `[B, Lq, Lk]`: `agent · TIME_RELATIONS + time`.
+fn relations(q_rank: &Tensor, q_time: &Tensor, k_rank: &Tensor, k_time: &Tensor, no_time: i64) -> Tensor {
+    let (qr, kr) = (q_rank.unsqueeze(2), k_rank.unsqueeze(1));
+    let none = qr.lt(0).logical_or(&kr.lt(0));
+    let agent = qr.ne_tensor(&kr).to_kind(Kind::Int64).masked_fill(&none, 2);
+    let (qt, kt) = (q_time.unsqueeze(2), k_time.unsqueeze(1));
+    let timeless = qt.eq(no_time).logical_or(&kt.eq(no_time));
+    let time = (&kt - &qt).clamp(-2, 2).g_add_scalar(2).masked_fill(&timeless, TIME_RELATIONS - 1);
+    agent * TIME_RELATIONS + time
+}
+
 /// The policy network and the variables it lives in.
 #[derive(Debug)]
 pub struct Policy {
     pub vs: nn::VarStore,
     pub config: ModelConfig,
-    emb: [nn::Embedding; 5],
+    /// kind, row, col, role, time, dist, moves.
+    emb: [nn::Embedding; 7],
+    /// The attention bias per relation and head, shared by every layer.
+    relation: nn::Embedding,
     blocks: Vec<Block>,
     ln_f: nn::LayerNorm,
     head: nn::Linear,
@@ -175,9 +204,14 @@ impl Policy {
             nn::embedding(&root / "emb_kind", kind::COUNT, d, ecfg),
             nn::embedding(&root / "emb_row", l.side_table(), d, ecfg),
             nn::embedding(&root / "emb_col", l.side_table(), d, ecfg),
-            nn::embedding(&root / "emb_agent", l.agent_table(), d, ecfg),
+            nn::embedding(&root / "emb_role", role::COUNT, d, ecfg),
             nn::embedding(&root / "emb_time", l.time_table(), d, ecfg),
+            nn::embedding(&root / "emb_dist", l.dist_table(), d, ecfg),
+            nn::embedding(&root / "emb_moves", 5 * status::COUNT, d, ecfg),
         ];
+        let zero = nn::EmbeddingConfig { ws_init: nn::Init::Const(0.0), ..Default::default() };
+        let relation =
+            nn::embedding(&root / "attn_relation", AGENT_RELATIONS * TIME_RELATIONS, config.heads, zero);
         let blocks = (0..config.layers)
             .map(|i| {
                 let p = &root / format!("block{i}");
@@ -193,7 +227,7 @@ impl Policy {
             .collect();
         let ln_f = nn::layer_norm(&root / "ln_f", vec![d], Default::default());
         let head = nn::linear(&root / "head", d, NUM_OUT, Default::default());
-        Ok(Policy { vs, config: config.clone(), emb, blocks, ln_f, head })
+        Ok(Policy { vs, config: config.clone(), emb, relation, blocks, ln_f, head })
     }
 
     /// A copy with the same weights (e.g. the frozen reference of GRPO's KL term).
@@ -221,8 +255,35 @@ impl Policy {
     }
 
     fn embed(&self, f: &Features) -> Tensor {
-        let [k, r, c, a, t] = &self.emb;
-        k.forward(&f.kind) + r.forward(&f.row) + c.forward(&f.col) + a.forward(&f.agent) + t.forward(&f.time)
+        let [k, r, c, ro, t, d, m] = &self.emb;
+        k.forward(&f.kind)
+            + r.forward(&f.row)
+            + c.forward(&f.col)
+            + ro.forward(&f.role)
+            + t.forward(&f.time)
+            + d.forward(&f.dist)
+            + m.forward(&f.moves).sum_dim_intlist(2, false, Kind::Float)
+    }
+
+    /// The additive attention mask `[B, H, Lq, Lk]`: the relation bias, and `-inf` above the
+    /// diagonal when `causal`.
+    fn bias(
+        &self,
+        q_rank: &Tensor,
+        q_time: &Tensor,
+        k_rank: &Tensor,
+        k_time: &Tensor,
+        causal: bool,
+    ) -> Tensor {
+        let rel = relations(q_rank, q_time, k_rank, k_time, self.config.layout.no_time());
+        let b = self.relation.forward(&rel).permute([0, 3, 1, 2]);
+        if causal {
+            let (lq, lk) = (q_rank.size()[1], k_rank.size()[1]);
+            let future = Tensor::ones([lq, lk], (Kind::Bool, Device::Cpu)).triu(1 + lk - lq);
+            b.masked_fill(&future, f64::NEG_INFINITY)
+        } else {
+            b
+        }
     }
 
     fn heads(&self, x: &Tensor) -> Tensor {
@@ -237,7 +298,7 @@ impl Policy {
         blk: &Block,
         x: &Tensor,
         cache: Option<&mut (Tensor, Tensor)>,
-        causal: bool,
+        bias: &Tensor,
     ) -> Tensor {
         let (b, l, d) = x.size3().expect("3-d");
         let qkv = blk.qkv.forward(x).chunk(3, 2);
@@ -249,14 +310,15 @@ impl Policy {
             }
             *c = (k.shallow_clone(), v.shallow_clone());
         }
-        let y = Tensor::scaled_dot_product_attention::<Tensor>(&q, &k, &v, None, 0.0, causal, None, false);
+        let y =
+            Tensor::scaled_dot_product_attention::<&Tensor>(&q, &k, &v, Some(bias), 0.0, false, None, false);
         blk.proj.forward(&y.transpose(1, 2).contiguous().view([b, l, d]))
     }
 
-    fn run(&self, mut x: Tensor, mut cache: Option<&mut KvCache>, causal: bool) -> Tensor {
+    fn run(&self, mut x: Tensor, mut cache: Option<&mut KvCache>, bias: &Tensor) -> Tensor {
         for (i, blk) in self.blocks.iter().enumerate() {
             let c = cache.as_deref_mut().map(|c| &mut c.layers[i]);
-            x = &x + self.attention(blk, &blk.ln1.forward(&x), c, causal);
+            x = &x + self.attention(blk, &blk.ln1.forward(&x), c, bias);
             x = &x + blk.fc2.forward(&blk.fc1.forward(&blk.ln2.forward(&x)).gelu("none"));
         }
         self.head.forward(&self.ln_f.forward(&x))
@@ -265,7 +327,8 @@ impl Policy {
     /// Logits `[B, L, NUM_OUT]` at every position of whole sequences (causal attention; right
     /// padding never reaches a real position).
     pub fn forward(&self, f: &Features) -> Tensor {
-        self.run(self.embed(f), None, true)
+        let bias = self.bias(&f.rank, &f.time, &f.rank, &f.time, true);
+        self.run(self.embed(f), None, &bias)
     }
 
     /// Runs equal-length prompts `[B, L]` and returns the logits of the last position `[B,
@@ -274,15 +337,23 @@ impl Policy {
         let empty = || {
             (Tensor::zeros([0], (Kind::Float, Device::Cpu)), Tensor::zeros([0], (Kind::Float, Device::Cpu)))
         };
-        let mut cache = KvCache { layers: (0..self.blocks.len()).map(|_| empty()).collect() };
-        let logits = self.run(self.embed(f), Some(&mut cache), true);
+        let mut cache = KvCache {
+            layers: (0..self.blocks.len()).map(|_| empty()).collect(),
+            rank: f.rank.shallow_clone(),
+            time: f.time.shallow_clone(),
+        };
+        let bias = self.bias(&f.rank, &f.time, &f.rank, &f.time, true);
+        let logits = self.run(self.embed(f), Some(&mut cache), &bias);
         (logits.select(1, -1), cache)
     }
 
     /// Feeds one token per sequence (`[B, 1]` features) and returns the next logits `[B,
     /// NUM_OUT]`.
     pub fn step(&self, f: &Features, cache: &mut KvCache) -> Tensor {
-        self.run(self.embed(f), Some(cache), false).select(1, -1)
+        cache.rank = Tensor::cat(&[&cache.rank, &f.rank], 1);
+        cache.time = Tensor::cat(&[&cache.time, &f.time], 1);
+        let bias = self.bias(&f.rank, &f.time, &cache.rank, &cache.time, false);
+        self.run(self.embed(f), Some(cache), &bias).select(1, -1)
     }
 }
 
@@ -319,7 +390,7 @@ mod tests {
             layers: 2,
             heads: 2,
             d_ff: 32,
-            layout: Layout { max_side: 4, max_agents: 3, max_time: 16 },
+            layout: Layout { max_side: 4, max_time: 16 },
         }
     }
 
@@ -336,7 +407,10 @@ mod tests {
         )
         .unwrap();
         let l = p.config.layout;
-        let ans = answer(&[vec![Move::Right, Move::Right, Move::Down, Move::Down], vec![Move::Up, Move::Up]]);
+        let ans = answer(
+            &inst,
+            &[vec![Move::Right, Move::Right, Move::Down, Move::Down], vec![Move::Up, Move::Up]],
+        );
         let seq = sequence(&l, &inst, &ans).unwrap();
         let batch = SeqBatch::pack(&l, &[&seq]);
         let full = tch::no_grad(|| p.forward(&batch.features));
@@ -350,6 +424,37 @@ mod tests {
             let tok = st.push(o);
             logits = tch::no_grad(|| p.step(&Features::pack(&l, &[&[tok]]), &mut cache));
         }
+    }
+
+    #[test]
+    fn the_relation_bias_learns() {
+        // The bias table starts at zero and gets a gradient through the attention mask.
+        let p = crate::test_rng::seeded_policy(&small(), 4);
+        let grid = Grid::from_rows(&["FFF", "FFF", "FFF"]).unwrap();
+        let inst = Instance::new(
+            grid,
+            vec![
+                Agent { start: Pos::new(0, 0), goal: Pos::new(2, 2) },
+                Agent { start: Pos::new(2, 0), goal: Pos::new(0, 2) },
+            ],
+        )
+        .unwrap();
+        let l = p.config.layout;
+        let ans = answer(
+            &inst,
+            &[vec![Move::Right, Move::Right, Move::Down, Move::Down], vec![Move::Up, Move::Up]],
+        );
+        let seq = sequence(&l, &inst, &ans).unwrap();
+        let b = SeqBatch::pack(&l, &[&seq]);
+        let loss = p
+            .forward(&b.features)
+            .view([-1, NUM_OUT])
+            .cross_entropy_for_logits(&b.targets.view([-1]).clamp_min(0));
+        loss.backward();
+        let rel = p.named_variables().into_iter().find(|(n, _)| n == "attn_relation.weight").unwrap().1;
+        assert_eq!(rel.size(), vec![18, 2]);
+        assert_eq!(rel.abs().sum(Kind::Float).double_value(&[]), 0.0);
+        assert!(rel.grad().abs().sum(Kind::Float).double_value(&[]) > 0.0);
     }
 
     #[test]

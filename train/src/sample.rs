@@ -155,7 +155,7 @@ mod tests {
             layers: 1,
             heads: 2,
             d_ff: 16,
-            layout: Layout { max_side: 5, max_agents: 3, max_time: 24 },
+            layout: Layout { max_side: 5, max_time: 24 },
         };
         let p = Policy::new(&cfg).unwrap();
         let mut insts = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 3, 1)).unwrap();

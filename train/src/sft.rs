@@ -15,7 +15,7 @@ use crate::tokens::{answer, optimal_moves, sequence, Sequence};
 /// An instance without an optimal plan or over the model's limits.
 pub fn sequences(policy: &Policy, instances: &[Instance]) -> Result<Vec<Sequence>, TrainError> {
     let layout = policy.config.layout;
-    instances.iter().map(|i| sequence(&layout, i, &answer(&optimal_moves(i)?))).collect()
+    instances.iter().map(|i| sequence(&layout, i, &answer(i, &optimal_moves(i)?))).collect()
 }
 
 /// What one supervised step did.
@@ -67,7 +67,7 @@ mod tests {
             layers: 1,
             heads: 2,
             d_ff: 64,
-            layout: Layout { max_side: 4, max_agents: 2, max_time: 16 },
+            layout: Layout { max_side: 4, max_time: 16 },
         };
         let p = crate::test_rng::seeded_policy(&cfg, 1);
         let insts = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 8, 5)).unwrap();

@@ -23,10 +23,16 @@ pub const FORMAT: &str = "floe-train/1";
 /// A file that is not a floe checkpoint.
 pub fn load_policy(path: &Path) -> Result<Policy, TrainError> {
     let (tensors, meta) = checkpoint::load(path)?;
-    let model: ModelConfig =
-        meta.get("model").and_then(|m| serde_json::from_str(m).ok()).ok_or_else(|| {
-            TrainError::Input(format!("{}: no model configuration in the metadata", path.display()))
-        })?;
+    let text = meta.get("model").ok_or_else(|| {
+        TrainError::Input(format!("{}: no model configuration in the metadata", path.display()))
+    })?;
+    let model: ModelConfig = serde_json::from_str(text).map_err(|e| {
+        TrainError::Input(format!(
+            "{}: a model configuration this floe cannot read ({e}); checkpoints written before the \
+             relative-agent model (whose layout had max_agents) no longer load: train again",
+            path.display()
+        ))
+    })?;
     let policy = Policy::new(&model)?;
     load_weights(&policy, &tensors, "model.")
         .map_err(|m| TrainError::Input(format!("{}: {m}", path.display())))?;

@@ -17,7 +17,7 @@ pub fn tiny(seed: u64) -> TrainConfig {
             layers: 1,
             heads: 2,
             d_ff: 32,
-            layout: Layout { max_side: 6, max_agents: 3, max_time: 32 },
+            layout: Layout { max_side: 6, max_time: 32 },
         },
         warm_start: WarmStartConfig {
             samples: 48,
