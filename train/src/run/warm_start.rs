@@ -27,7 +27,8 @@ impl Run<'_> {
         let t_stage = Instant::now();
         self.progress.begin("warm start", w.steps as u64);
         let mut last = (f64::NAN, f64::NAN);
-        let (mut order, mut epoch, mut at) = (Vec::new(), 0u64, usize::MAX);
+        let lens: Vec<usize> = seqs.iter().map(|s| s.tokens.len()).collect();
+        let (mut batches, mut epoch, mut at) = (Vec::new(), 0u64, 0usize);
         for step in 0..w.steps {
             if step % 50 == 0 {
                 if let Err(e) = self.check_cancel(&format!("in the warm start, at step {step}")) {
@@ -35,14 +36,12 @@ impl Run<'_> {
                     return Err(e);
                 }
             }
-            if at + w.batch_size > seqs.len() || at == usize::MAX {
-                order = (0..seqs.len()).collect();
-                Rng::from_counters(&[seed, TAG_SFT, epoch]).shuffle(&mut order);
+            if at == batches.len() {
+                batches = epoch_batches(&lens, w.batch_size, seed, epoch);
                 (epoch, at) = (epoch + 1, 0);
             }
-            let batch: Vec<&crate::tokens::Sequence> =
-                order[at..(at + w.batch_size).min(seqs.len())].iter().map(|&i| &seqs[i]).collect();
-            at += w.batch_size;
+            let batch: Vec<&crate::tokens::Sequence> = batches[at].iter().map(|&i| &seqs[i]).collect();
+            at += 1;
             let t0 = Instant::now();
             let lr = w.lr_at(step);
             let s = sft::step(&self.policy, &mut self.opt, &batch, lr, w.max_grad_norm);
@@ -69,5 +68,61 @@ impl Run<'_> {
             last.1
         ));
         Ok(())
+    }
+}
+
+/// Batches of one warm-start epoch drawn this many at a time are sorted by length among
+/// themselves, so that a batch holds sequences of about one length and pads little.
+const LENGTH_POOL: usize = 16;
+
+/// The batches of one epoch over sequences of lengths `lens`: a seeded shuffle; then, pool by
+/// pool of [`LENGTH_POOL`] batches, the sequences sorted by length and cut into full batches
+/// (a remainder smaller than a batch waits for the next epoch's shuffle); then the batches in a
+/// seeded order. Every sequence is in at most one batch of an epoch.
+fn epoch_batches(lens: &[usize], batch_size: usize, seed: u64, epoch: u64) -> Vec<Vec<usize>> {
+    let batch_size = batch_size.clamp(1, lens.len().max(1));
+    let mut order: Vec<usize> = (0..lens.len()).collect();
+    Rng::from_counters(&[seed, TAG_SFT, epoch]).shuffle(&mut order);
+    let mut batches = Vec::new();
+    for pool in order.chunks(batch_size * LENGTH_POOL) {
+        let mut pool = pool.to_vec();
+        pool.sort_by_key(|&i| lens[i]);
+        batches.extend(pool.chunks_exact(batch_size).map(<[usize]>::to_vec));
+    }
+    if batches.is_empty() {
+        batches.push(order);
+    }
+    Rng::from_counters(&[seed, TAG_SFT, epoch, 1]).shuffle(&mut batches);
+    batches
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_epoch_batches_by_length_and_uses_each_sequence_once() {
+        let lens: Vec<usize> = (0..1000).map(|i| 20 + (i * 37) % 180).collect();
+        let b = epoch_batches(&lens, 16, 3, 0);
+        assert_eq!(b.len(), 62, "pools of 256, 256, 256 and 232: 16 + 16 + 16 + 14 batches, 8 left out");
+        let mut seen: Vec<usize> = b.iter().flatten().copied().collect();
+        assert!(b.iter().all(|x| x.len() == 16));
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), b.len() * 16);
+        // Sorting within pools: the mean spread of lengths in a batch is a fraction of the range.
+        let spread: usize = b
+            .iter()
+            .map(|x| {
+                let l: Vec<usize> = x.iter().map(|&i| lens[i]).collect();
+                l.iter().max().unwrap() - l.iter().min().unwrap()
+            })
+            .sum::<usize>()
+            / b.len();
+        assert!(spread < 40, "{spread}");
+        assert_eq!(b, epoch_batches(&lens, 16, 3, 0), "seeded");
+        assert_ne!(b, epoch_batches(&lens, 16, 3, 1));
+        // Fewer sequences than a batch: one batch of all.
+        assert_eq!(epoch_batches(&[5, 6, 7], 16, 0, 0).concat().len(), 3);
     }
 }
