@@ -49,7 +49,7 @@ pub use crate::config::{GrpoConfig, LossAgg};
 use crate::error::TrainError;
 use crate::model::{mean_entropy, target_log_probs, Policy, SeqBatch};
 use crate::optim::AdamW;
-use crate::tokens::{answer, optimal_moves, sequence, OUT_SEP};
+use crate::tokens::{answer, optimal_moves, sequence, Sequence, OUT_SEP};
 
 /// Group-normalised advantages of `rewards` (consecutive groups of `group`), and for each group
 /// whether it is kept (some reward differs, or `skip_zero_variance` is off).
@@ -191,6 +191,25 @@ pub fn grpo_loss(
     norm_len: f64,
     cfg: &GrpoConfig,
 ) -> Loss {
+    let whole = Whole { answers: mask.size()[0] as f64, tokens: mask.sum(Kind::Float).double_value(&[]) };
+    grpo_loss_part(new_logp, old_logp, ref_logp, adv, mask, norm_len, whole, cfg)
+}
+
+/// [`grpo_loss`] of one part of a batch: its loss is the part's share of the whole batch's, so
+/// the parts' losses add up to the whole's (and so do their gradients). The logged means are
+/// the part's own.
+#[must_use]
+#[allow(clippy::too_many_arguments)]
+pub fn grpo_loss_part(
+    new_logp: &Tensor,
+    old_logp: &Tensor,
+    ref_logp: Option<&Tensor>,
+    adv: &Tensor,
+    mask: &Tensor,
+    norm_len: f64,
+    whole: Whole,
+    cfg: &GrpoConfig,
+) -> Loss {
     let a = adv.unsqueeze(-1);
     let ratio = (new_logp - old_logp).exp();
     let unclipped = &ratio * &a;
@@ -204,20 +223,28 @@ pub fn grpo_loss(
         _ => new_logp.zeros_like(),
     };
     let per_tok = (&pg + &kl * cfg.beta) * mask;
-    let n = mask.size()[0] as f64;
     let loss = match cfg.loss_agg {
         LossAgg::Grpo => {
             let per_seq = per_tok.sum_dim_intlist(1, false, Kind::Float)
                 / mask.sum_dim_intlist(1, false, Kind::Float).clamp_min(1.0);
-            per_seq.mean(Kind::Float)
+            per_seq.sum(Kind::Float) / whole.answers.max(1.0)
         }
-        LossAgg::DrGrpo => per_tok.sum(Kind::Float) / (n * norm_len.max(1.0)),
-        LossAgg::Dapo => per_tok.sum(Kind::Float) / mask.sum(Kind::Float).clamp_min(1.0),
+        LossAgg::DrGrpo => per_tok.sum(Kind::Float) / (whole.answers.max(1.0) * norm_len.max(1.0)),
+        LossAgg::Dapo => per_tok.sum(Kind::Float) / whole.tokens.max(1.0),
     };
     let tokens = mask.sum(Kind::Float).double_value(&[]).max(1.0);
     let mean = |t: &Tensor| (t * mask).sum(Kind::Float).double_value(&[]) / tokens;
     let was_clipped = unclipped.gt_tensor(&clipped).to_kind(Kind::Float);
     Loss { pg: mean(&pg.detach()), kl: mean(&kl.detach()), clip_frac: mean(&was_clipped), loss }
+}
+
+/// The size of a whole update's batch, which the losses of its parts are divided by.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Whole {
+    /// Answers trained on.
+    pub answers: f64,
+    /// Answer tokens counted by the loss.
+    pub tokens: f64,
 }
 
 /// The supervised term: the mean cross-entropy (nats) per target token of `logits` `[B, L, V]`
@@ -291,6 +318,19 @@ pub struct ScoredRollouts<'a> {
     pub legal_steps: Vec<u32>,
 }
 
+/// Most answers in one part of an update's batch.
+const PART_ROWS: usize = 32;
+
+/// One part of an update's batch: its answers packed, their advantages `[n]`, the reference's
+/// log-probabilities, the blame weights, and the log-probabilities before the first step.
+struct Part {
+    batch: SeqBatch,
+    adv: Tensor,
+    ref_logp: Option<Tensor>,
+    blame: Option<Tensor>,
+    old_logp: Option<Tensor>,
+}
+
 /// One GRPO update on scored rollouts: advantages, then `mu` optimizer steps on the kept groups.
 ///
 /// # Errors
@@ -356,68 +396,111 @@ pub fn update(
         .iter()
         .map(|&i| sequence(&layout, rollouts.instances[i], &rollouts.answers[i]))
         .collect::<Result<Vec<_>, _>>()?;
-    let refs: Vec<_> = seqs.iter().collect();
-    let batch = (!rows.is_empty()).then(|| SeqBatch::pack(&layout, &refs));
-    let adv_t = Tensor::from_slice(&picked.iter().map(|&(_, a)| a).collect::<Vec<f32>>());
     let norm_len = rows.iter().map(|&i| layout.answer_cap(rollouts.instances[i])).max().unwrap_or(1) as f64;
-    let ref_logp = match (reference, &batch) {
-        (Some(r), Some(b)) if cfg.beta > 0.0 => {
-            Some(tch::no_grad(|| target_log_probs(&r.forward(&b.features), &b.targets, cfg.temperature).0))
-        }
-        _ => None,
-    };
-    // With blame_failure, a [N, L] weight that is 0 on the legal prefix of failed answers with a
-    // negative advantage.
-    let blame = match &batch {
-        Some(b) if cfg.blame_failure => {
-            let len = b.targets.size()[1] as usize;
-            let mut w = vec![1f32; rows.len() * len];
-            for (r, &(i, a)) in picked.iter().enumerate() {
-                if a < 0.0 && rollouts.legal_steps[i] > 0 {
-                    let at = r * len + seqs[r].plan_at;
-                    for (k, b) in
-                        blamed(&rollouts.answers[i], rollouts.legal_steps[i]).into_iter().enumerate()
-                    {
-                        w[at + k] = f32::from(u8::from(b));
+    // The answers in parts of about one length each (sorted by length, at most PART_ROWS a
+    // part), so that a part pads little; the parts' losses add up to the whole batch's.
+    let mut by_len: Vec<usize> = (0..rows.len()).collect();
+    by_len.sort_by_key(|&r| seqs[r].tokens.len());
+    let parts: Vec<Part> = by_len
+        .chunks(PART_ROWS)
+        .map(|members| {
+            let refs: Vec<&Sequence> = members.iter().map(|&r| &seqs[r]).collect();
+            let batch = SeqBatch::pack(&layout, &refs);
+            let adv = Tensor::from_slice(&members.iter().map(|&r| picked[r].1).collect::<Vec<f32>>());
+            let ref_logp = match reference {
+                Some(rp) if cfg.beta > 0.0 => Some(tch::no_grad(|| {
+                    target_log_probs(&rp.forward(&batch.features), &batch.targets, cfg.temperature).0
+                })),
+                _ => None,
+            };
+            // With blame_failure, a [n, L] weight that is 0 on the legal prefix of failed
+            // answers with a negative advantage.
+            let blame = cfg.blame_failure.then(|| {
+                let len = batch.targets.size()[1] as usize;
+                let mut w = vec![1f32; members.len() * len];
+                for (k, &r) in members.iter().enumerate() {
+                    let (i, a) = picked[r];
+                    if a < 0.0 && rollouts.legal_steps[i] > 0 {
+                        let at = k * len + seqs[r].plan_at;
+                        for (j, b) in
+                            blamed(&rollouts.answers[i], rollouts.legal_steps[i]).into_iter().enumerate()
+                        {
+                            w[at + j] = f32::from(u8::from(b));
+                        }
                     }
                 }
-            }
-            Some(Tensor::from_slice(&w).reshape([rows.len() as i64, len as i64]))
-        }
-        _ => None,
+                Tensor::from_slice(&w).reshape([members.len() as i64, len as i64])
+            });
+            Part { batch, adv, ref_logp, blame, old_logp: None }
+        })
+        .collect();
+    let mut parts = parts;
+    let whole = Whole {
+        answers: rows.len() as f64,
+        tokens: parts
+            .iter()
+            .map(|p| {
+                let mask = p.batch.targets.ge(0).to_kind(Kind::Float);
+                let mask = match &p.blame {
+                    Some(w) => mask * w,
+                    None => mask,
+                };
+                mask.sum(Kind::Float).double_value(&[])
+            })
+            .sum(),
     };
-    let mut old_logp: Option<Tensor> = None;
     for it in 0..cfg.mu {
-        let mut parts: Vec<Tensor> = Vec::with_capacity(2);
-        if let Some(b) = &batch {
+        opt.zero_grad();
+        let mut loss_sum = 0.0;
+        // Token-weighted sums of the logged means over the parts.
+        let (mut pg, mut kl, mut clip, mut toks) = (0.0, 0.0, 0.0, 0.0);
+        let (mut ent, mut ent_toks) = (0.0, 0.0);
+        for part in &mut parts {
+            let b = &part.batch;
             let logits = policy.forward(&b.features);
             let (new_logp, mask) = target_log_probs(&logits, &b.targets, cfg.temperature);
-            let old = old_logp.get_or_insert_with(|| new_logp.detach()).shallow_clone();
-            let loss_mask = match &blame {
+            let old = part.old_logp.get_or_insert_with(|| new_logp.detach()).shallow_clone();
+            let loss_mask = match &part.blame {
                 Some(w) => &mask * w,
                 None => mask.shallow_clone(),
             };
-            let l = grpo_loss(&new_logp, &old, ref_logp.as_ref(), &adv_t, &loss_mask, norm_len, cfg);
+            let l = grpo_loss_part(
+                &new_logp,
+                &old,
+                part.ref_logp.as_ref(),
+                &part.adv,
+                &loss_mask,
+                norm_len,
+                whole,
+                cfg,
+            );
             if it == 0 {
-                stats.entropy = mean_entropy(&logits, &mask, cfg.temperature);
-                (stats.pg, stats.kl, stats.clip_frac) = (l.pg, l.kl, l.clip_frac);
+                let n = loss_mask.sum(Kind::Float).double_value(&[]);
+                let n_ent = mask.sum(Kind::Float).double_value(&[]);
+                (pg, kl, clip) = (pg + l.pg * n, kl + l.kl * n, clip + l.clip_frac * n);
+                ent += mean_entropy(&logits, &mask, cfg.temperature) * n_ent;
+                (toks, ent_toks) = (toks + n, ent_toks + n_ent);
             }
-            parts.push(l.loss);
+            loss_sum += l.loss.double_value(&[]);
+            l.loss.backward();
+        }
+        if it == 0 && !parts.is_empty() {
+            let t = toks.max(1.0);
+            (stats.pg, stats.kl, stats.clip_frac) = (pg / t, kl / t, clip / t);
+            stats.entropy = ent / ent_toks.max(1.0);
         }
         if let Some(b) = &sft_batch {
-            let ce = supervised_ce(&policy.forward(&b.features), &b.targets);
+            let ce = supervised_ce(&policy.forward(&b.features), &b.targets) * cfg.sft_coef;
             if it == 0 {
-                stats.sft_ce = ce.double_value(&[]);
+                stats.sft_ce = ce.double_value(&[]) / cfg.sft_coef;
             }
-            parts.push(ce * cfg.sft_coef);
+            loss_sum += ce.double_value(&[]);
+            ce.backward();
         }
-        let loss = Tensor::stack(&parts, 0).sum(Kind::Float);
-        opt.zero_grad();
-        loss.backward();
         let norm = opt.clip_grad_norm(cfg.max_grad_norm);
         opt.step(cfg.lr);
         if it == 0 {
-            stats.loss = loss.double_value(&[]);
+            stats.loss = loss_sum;
             stats.grad_norm = norm;
         }
     }
@@ -483,6 +566,39 @@ mod tests {
         close(grpo_loss(&new, &old, None, &adv, &mask, 4.0, &dapo).loss.double_value(&[]), -0.7 / 3.0);
         let dr = GrpoConfig { loss_agg: LossAgg::DrGrpo, ..cfg };
         close(grpo_loss(&new, &old, None, &adv, &mask, 4.0, &dr).loss.double_value(&[]), -0.7 / (2.0 * 4.0));
+    }
+
+    #[test]
+    fn the_parts_of_a_batch_add_up_to_the_whole() {
+        // Answers 0 and 1 as two parts of one batch: the losses (and so the gradients) add up to
+        // the whole batch's, for every aggregation.
+        let (new, old, refp, adv, mask) = case();
+        let whole = Whole { answers: 2.0, tokens: 3.0 };
+        for agg in [LossAgg::Grpo, LossAgg::DrGrpo, LossAgg::Dapo] {
+            let cfg = GrpoConfig { beta: 0.5, loss_agg: agg, ..GrpoConfig::default() };
+            let w = new.copy().set_requires_grad(true);
+            grpo_loss(&w, &old, Some(&refp), &adv, &mask, 4.0, &cfg).loss.backward();
+            let p = new.copy().set_requires_grad(true);
+            let mut sum = 0.0;
+            for r in 0..2 {
+                let row = |t: &Tensor| t.narrow(0, r, 1);
+                let l = grpo_loss_part(
+                    &row(&p),
+                    &row(&old),
+                    Some(&row(&refp)),
+                    &adv.narrow(0, r, 1),
+                    &row(&mask),
+                    4.0,
+                    whole,
+                    &cfg,
+                );
+                sum += l.loss.double_value(&[]);
+                l.loss.backward();
+            }
+            close(sum, grpo_loss(&new, &old, Some(&refp), &adv, &mask, 4.0, &cfg).loss.double_value(&[]));
+            let diff = (w.grad() - p.grad()).abs().max().double_value(&[]);
+            assert!(diff < 1e-6, "{agg:?}: {diff}");
+        }
     }
 
     #[test]
