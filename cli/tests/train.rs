@@ -169,8 +169,12 @@ fn bad_input_is_exit_2() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let cfg: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(cfg["warm_start"]["data"]["agents"], serde_json::json!([2]));
-    assert_eq!(cfg["rounds"]["curriculum"]["params"]["agents"], serde_json::json!([2]));
+    assert_eq!(cfg["rounds"]["curriculum"]["params"]["config"]["agents"], serde_json::json!([2]));
+    assert_eq!(cfg["rounds"]["round0"]["agents"], serde_json::json!([2]));
+    assert_eq!(cfg["rounds"]["design_limits"]["agents"], serde_json::json!([2]));
     assert_eq!(cfg["validation"]["agents"], serde_json::json!([2]));
+    // Maps up to 10×10, as the paper's evaluation.
+    assert_eq!(cfg["warm_start"]["data"]["sizes"].as_array().unwrap().len(), 8);
 }
 
 /// The context ablation's configurations (V1–V6, the paper's 2-agent shape with the embedded

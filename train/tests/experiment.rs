@@ -13,7 +13,7 @@ fn tiny() -> Experiment {
     let mut x = Experiment::new(Budget::Small, PluginSpec::builtin("rules"));
     let t = common::tiny(1);
     x.base.model = t.model;
-    x.base.model.layout.max_agents = 4;
+    x.base.model.layout.max_side = 10;
     x.base.grpo = t.grpo;
     x.base.threads = 1;
     x.base.eval_batch = t.eval_batch;

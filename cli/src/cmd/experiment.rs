@@ -16,7 +16,8 @@ pub struct Args {
     /// Output folder (runs, suite outcomes, table.md); the same folder resumes.
     #[arg(long, default_value = "out/experiment")]
     out: PathBuf,
-    /// `small` (about half an hour on 2 cores) or `full` (hours).
+    /// `small` (about half an hour on 2 cores), `medium` (about two hours) or `full` (hours
+    /// more).
     #[arg(long, default_value = "small")]
     budget: String,
     /// The contenders, comma-separated, from fixed, difficulty-scaling, plr, sec, engineer.
@@ -39,8 +40,9 @@ pub struct Args {
 pub fn run(a: &Args) -> Result<(), CliError> {
     let budget = match a.budget.as_str() {
         "small" => Budget::Small,
+        "medium" => Budget::Medium,
         "full" => Budget::Full,
-        b => return Err(CliError::Input(format!("--budget {b}: use small or full"))),
+        b => return Err(CliError::Input(format!("--budget {b}: use small, medium or full"))),
     };
     if let Some(c) = a.contenders.iter().find(|c| !CONTENDERS.contains(&c.as_str())) {
         return Err(CliError::Input(format!("--contenders: {c} is not one of {}", CONTENDERS.join(", "))));
