@@ -81,10 +81,10 @@ impl Budget {
                 warm_samples,
                 warm_steps,
                 rounds: 3,
-                prompts: 256,
+                prompts: 384,
                 seeds: 3,
                 validation_per_cell: 20,
-                suite_per_cell: 10,
+                suite_per_cell: 15,
             },
             Budget::Full => Spend {
                 warm_samples,
