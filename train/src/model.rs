@@ -85,13 +85,17 @@ struct Block {
     fc2: nn::Linear,
 }
 
-/// Per layer, the keys and values of every position so far: `[B, heads, L, d_head]` each; and
-/// the writing rank and time of every position `[B, L]`, for the relation bias.
+/// Per layer, the keys and values of every position so far in buffers of `[B, heads, capacity,
+/// d_head]` (allocated at the first write, filled up to `len`); and per position `[B, L]` the
+/// writing rank, time and whether it is padding, for the attention bias.
 #[derive(Debug)]
 pub struct KvCache {
     layers: Vec<(Tensor, Tensor)>,
+    len: i64,
+    capacity: i64,
     rank: Tensor,
     time: Tensor,
+    pad: Tensor,
 }
 
 /// The input features of a batch of sequences: `[B, L]` each (i64), `moves` `[B, L, 5]`.
@@ -111,14 +115,28 @@ impl Features {
     /// Packs rows of tokens, right-padded with `PAD` tokens to the longest row.
     #[must_use]
     pub fn pack(layout: &Layout, rows: &[&[Token]]) -> Self {
+        Self::pack_padded(layout, rows, false)
+    }
+
+    /// Packs rows of tokens, left-padded with `PAD` tokens to the longest row, so that every
+    /// row ends at the last column (prompts of different lengths decoded together). Attention
+    /// never reads a padding key, and no feature depends on a token's position, so a row's
+    /// logits are those of its unpadded self.
+    #[must_use]
+    pub fn pack_left(layout: &Layout, rows: &[&[Token]]) -> Self {
+        Self::pack_padded(layout, rows, true)
+    }
+
+    fn pack_padded(layout: &Layout, rows: &[&[Token]], left: bool) -> Self {
         let len = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(1);
         let pad = Token::pad(layout);
         let n = rows.len();
         let mut cols: [Vec<i64>; 7] = std::array::from_fn(|_| Vec::with_capacity(n * len));
         let mut moves = Vec::with_capacity(n * len * 5);
         for r in rows {
+            let skip = if left { len - r.len() } else { 0 };
             for i in 0..len {
-                let t = r.get(i).unwrap_or(&pad);
+                let t = i.checked_sub(skip).and_then(|j| r.get(j)).unwrap_or(&pad);
                 for (c, v) in cols.iter_mut().zip([t.kind, t.row, t.col, t.role, t.rank, t.time, t.dist]) {
                     c.push(v);
                 }
@@ -265,25 +283,18 @@ impl Policy {
             + m.forward(&f.moves).sum_dim_intlist(2, false, Kind::Float)
     }
 
-    /// The additive attention mask `[B, H, Lq, Lk]`: the relation bias, and `-inf` above the
-    /// diagonal when `causal`.
-    fn bias(
-        &self,
-        q_rank: &Tensor,
-        q_time: &Tensor,
-        k_rank: &Tensor,
-        k_time: &Tensor,
-        causal: bool,
-    ) -> Tensor {
-        let rel = relations(q_rank, q_time, k_rank, k_time, self.config.layout.no_time());
+    /// The additive attention mask `[B, H, Lq, Lk]` of the last `Lq` of `Lk` positions: the
+    /// relation bias; `-inf` on padding keys other than the query itself (a query always reads
+    /// itself, so no row is empty); and `-inf` above the diagonal when `causal`.
+    fn bias(&self, q: (&Tensor, &Tensor), k: (&Tensor, &Tensor), k_pad: &Tensor, causal: bool) -> Tensor {
+        let rel = relations(q.0, q.1, k.0, k.1, self.config.layout.no_time());
         let b = self.relation.forward(&rel).permute([0, 3, 1, 2]);
-        if causal {
-            let (lq, lk) = (q_rank.size()[1], k_rank.size()[1]);
-            let future = Tensor::ones([lq, lk], (Kind::Bool, Device::Cpu)).triu(1 + lk - lq);
-            b.masked_fill(&future, f64::NEG_INFINITY)
-        } else {
-            b
-        }
+        let (lq, lk) = (q.0.size()[1], k.0.size()[1]);
+        let ones = Tensor::ones([lq, lk], (Kind::Bool, Device::Cpu));
+        let own = ones.triu(lk - lq).logical_and(&ones.tril(lk - lq));
+        let hidden = k_pad.unsqueeze(1).unsqueeze(1).logical_and(&own.logical_not());
+        let hidden = if causal { hidden.logical_or(&ones.triu(1 + lk - lq)) } else { hidden };
+        b.masked_fill(&hidden, f64::NEG_INFINITY)
     }
 
     fn heads(&self, x: &Tensor) -> Tensor {
@@ -297,18 +308,23 @@ impl Policy {
         &self,
         blk: &Block,
         x: &Tensor,
-        cache: Option<&mut (Tensor, Tensor)>,
+        cache: Option<(&mut (Tensor, Tensor), i64, i64)>,
         bias: &Tensor,
     ) -> Tensor {
         let (b, l, d) = x.size3().expect("3-d");
         let qkv = blk.qkv.forward(x).chunk(3, 2);
         let (q, mut k, mut v) = (self.heads(&qkv[0]), self.heads(&qkv[1]), self.heads(&qkv[2]));
-        if let Some(c) = cache {
-            if c.0.numel() > 0 {
-                k = Tensor::cat(&[&c.0, &k], 2);
-                v = Tensor::cat(&[&c.1, &v], 2);
+        if let Some((c, len, capacity)) = cache {
+            if c.0.numel() == 0 {
+                let h = self.config.heads;
+                let shape = [b, h, capacity, d / h];
+                let zeros = || Tensor::zeros(shape, (Kind::Float, Device::Cpu));
+                *c = (zeros(), zeros());
             }
-            *c = (k.shallow_clone(), v.shallow_clone());
+            c.0.narrow(2, len, l).copy_(&k);
+            c.1.narrow(2, len, l).copy_(&v);
+            k = c.0.narrow(2, 0, len + l);
+            v = c.1.narrow(2, 0, len + l);
         }
         let y =
             Tensor::scaled_dot_product_attention::<&Tensor>(&q, &k, &v, Some(bias), 0.0, false, None, false);
@@ -316,10 +332,14 @@ impl Policy {
     }
 
     fn run(&self, mut x: Tensor, mut cache: Option<&mut KvCache>, bias: &Tensor) -> Tensor {
+        let l = x.size()[1];
         for (i, blk) in self.blocks.iter().enumerate() {
-            let c = cache.as_deref_mut().map(|c| &mut c.layers[i]);
+            let c = cache.as_deref_mut().map(|c| (&mut c.layers[i], c.len, c.capacity));
             x = &x + self.attention(blk, &blk.ln1.forward(&x), c, bias);
             x = &x + blk.fc2.forward(&blk.fc1.forward(&blk.ln2.forward(&x)).gelu("none"));
+        }
+        if let Some(c) = cache {
+            c.len += l;
         }
         self.head.forward(&self.ln_f.forward(&x))
     }
@@ -327,32 +347,43 @@ impl Policy {
     /// Logits `[B, L, NUM_OUT]` at every position of whole sequences (causal attention; right
     /// padding never reaches a real position).
     pub fn forward(&self, f: &Features) -> Tensor {
-        let bias = self.bias(&f.rank, &f.time, &f.rank, &f.time, true);
+        let pad = f.kind.eq(kind::PAD);
+        let bias = self.bias((&f.rank, &f.time), (&f.rank, &f.time), &pad, true);
         self.run(self.embed(f), None, &bias)
     }
 
-    /// Runs equal-length prompts `[B, L]` and returns the logits of the last position `[B,
-    /// NUM_OUT]` and the cache for [`Policy::step`].
-    pub fn prefill(&self, f: &Features) -> (Tensor, KvCache) {
+    /// Runs prompts `[B, L]` (of one length, or left-padded: [`Features::pack_left`]) and
+    /// returns the logits of the last position `[B, NUM_OUT]` and the cache for
+    /// [`Policy::step`], with room for `more` further tokens.
+    pub fn prefill(&self, f: &Features, more: usize) -> (Tensor, KvCache) {
         let empty = || {
             (Tensor::zeros([0], (Kind::Float, Device::Cpu)), Tensor::zeros([0], (Kind::Float, Device::Cpu)))
         };
+        let pad = f.kind.eq(kind::PAD);
         let mut cache = KvCache {
             layers: (0..self.blocks.len()).map(|_| empty()).collect(),
+            len: 0,
+            capacity: f.kind.size()[1] + more as i64,
             rank: f.rank.shallow_clone(),
             time: f.time.shallow_clone(),
+            pad: pad.shallow_clone(),
         };
-        let bias = self.bias(&f.rank, &f.time, &f.rank, &f.time, true);
+        let bias = self.bias((&f.rank, &f.time), (&f.rank, &f.time), &pad, true);
         let logits = self.run(self.embed(f), Some(&mut cache), &bias);
         (logits.select(1, -1), cache)
     }
 
     /// Feeds one token per sequence (`[B, 1]` features) and returns the next logits `[B,
     /// NUM_OUT]`.
+    ///
+    /// # Panics
+    /// When the cache is full (more tokens than [`Policy::prefill`] made room for).
     pub fn step(&self, f: &Features, cache: &mut KvCache) -> Tensor {
+        assert!(cache.len < cache.capacity, "the key/value cache is full");
         cache.rank = Tensor::cat(&[&cache.rank, &f.rank], 1);
         cache.time = Tensor::cat(&[&cache.time, &f.time], 1);
-        let bias = self.bias(&f.rank, &f.time, &cache.rank, &cache.time, false);
+        cache.pad = Tensor::cat(&[&cache.pad, &f.kind.eq(kind::PAD)], 1);
+        let bias = self.bias((&f.rank, &f.time), (&cache.rank, &cache.time), &cache.pad, false);
         self.run(self.embed(f), Some(cache), &bias).select(1, -1)
     }
 }
@@ -381,7 +412,7 @@ pub fn mean_entropy(logits: &Tensor, mask: &Tensor, temperature: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tokens::{answer, prompt, sequence, AnswerState};
+    use crate::tokens::{answer, prompt, sequence, AnswerState, Token};
     use floe_core::{Agent, Grid, Instance, Move, Pos};
 
     fn small() -> ModelConfig {
@@ -415,7 +446,7 @@ mod tests {
         let batch = SeqBatch::pack(&l, &[&seq]);
         let full = tch::no_grad(|| p.forward(&batch.features));
         let pr = prompt(&l, &inst).unwrap();
-        let (mut logits, mut cache) = tch::no_grad(|| p.prefill(&Features::pack(&l, &[&pr])));
+        let (mut logits, mut cache) = tch::no_grad(|| p.prefill(&Features::pack(&l, &[&pr]), ans.len()));
         let mut st = AnswerState::new(l, &inst);
         for (i, &o) in ans.iter().enumerate() {
             let want = full.get(0).get(seq.plan_at as i64 + i as i64);
@@ -423,6 +454,45 @@ mod tests {
             assert!(diff < 1e-5, "position {i}: {diff}");
             let tok = st.push(o);
             logits = tch::no_grad(|| p.step(&Features::pack(&l, &[&[tok]]), &mut cache));
+        }
+    }
+
+    #[test]
+    fn left_padding_changes_no_logit() {
+        // A 2x2 and a 3x3 prompt decoded together (the first left-padded) give the logits each
+        // gives alone, at the prompt and at the next step.
+        let p = crate::test_rng::seeded_policy(&small(), 5);
+        let l = p.config.layout;
+        let a = Instance::new(
+            Grid::from_rows(&["FF", "FF"]).unwrap(),
+            vec![Agent { start: Pos::new(0, 0), goal: Pos::new(1, 1) }],
+        )
+        .unwrap();
+        let b = Instance::new(
+            Grid::from_rows(&["FFF", "FHF", "FFF"]).unwrap(),
+            vec![
+                Agent { start: Pos::new(0, 0), goal: Pos::new(2, 2) },
+                Agent { start: Pos::new(2, 0), goal: Pos::new(0, 2) },
+            ],
+        )
+        .unwrap();
+        let (pa, pb) = (prompt(&l, &a).unwrap(), prompt(&l, &b).unwrap());
+        let alone = |pr: &[Token], inst: &Instance| {
+            let (first, mut c) = tch::no_grad(|| p.prefill(&Features::pack(&l, &[pr]), 2));
+            let mut st = AnswerState::new(l, inst);
+            let second = tch::no_grad(|| p.step(&Features::pack(&l, &[&[st.push(4)]]), &mut c));
+            (first.get(0), second.get(0))
+        };
+        let (a1, a2) = alone(&pa, &a);
+        let (b1, b2) = alone(&pb, &b);
+        let (first, mut c) = tch::no_grad(|| p.prefill(&Features::pack_left(&l, &[&pa, &pb]), 2));
+        let (mut sa, mut sb) = (AnswerState::new(l, &a), AnswerState::new(l, &b));
+        let next = Features::pack(&l, &[&[sa.push(4)], &[sb.push(4)]]);
+        let second = tch::no_grad(|| p.step(&next, &mut c));
+        for (x, y) in
+            [(&first.get(0), &a1), (&first.get(1), &b1), (&second.get(0), &a2), (&second.get(1), &b2)]
+        {
+            assert!((x - y).abs().max().double_value(&[]) < 1e-5);
         }
     }
 

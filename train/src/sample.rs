@@ -1,12 +1,12 @@
 //! Decoding answers from the policy: greedy (evaluation) or sampled with a temperature
 //! (GRPO rollouts), in batches with a key/value cache, under `no_grad`.
 //!
-//! Instances are grouped by prompt length (map size and agent count), so a batch's prompts line
-//! up without padding; each sequence stops at `END` or at the layout's answer cap
-//! ([`crate::tokens::Layout::answer_cap`]); one that hits the cap is unfinished. Sampling draws
+//! Instances are sorted by prompt length and decoded in batches of any map sizes and agent
+//! counts, the prompts left-padded to the longest (padding is never attended, and no feature
+//! depends on a token's position, so a sequence's logits do not depend on its batch); each
+//! sequence stops at `END` or at its own answer cap ([`crate::tokens::Layout::answer_cap`]); one
+//! that hits the cap is unfinished. Sampling draws
 //! from libtorch's global generator: seed it (`tch::manual_seed`) for reproducible rollouts.
-
-use std::collections::BTreeMap;
 
 use floe_core::progress::{Progress, Silent};
 
@@ -60,26 +60,23 @@ pub fn decode_with_progress(
     progress: &dyn Progress,
 ) -> Result<Vec<Answer>, TrainError> {
     let layout = policy.config.layout;
-    let mut groups: BTreeMap<(u32, u32, usize), Vec<usize>> = BTreeMap::new();
-    let mut prompts = Vec::with_capacity(instances.len());
-    for (i, inst) in instances.iter().enumerate() {
-        prompts.push(prompt(&layout, inst)?);
-        groups.entry((inst.grid.width(), inst.grid.height(), inst.num_agents())).or_default().push(i);
-    }
+    let prompts = instances.iter().map(|inst| prompt(&layout, inst)).collect::<Result<Vec<_>, _>>()?;
+    // Longest prompts first, so that a batch holds prompts of about one length (left-padded to
+    // the longest; ties keep the instances' order).
+    let mut order: Vec<usize> = (0..instances.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(prompts[i].len()));
     let mut out: Vec<Option<Answer>> = vec![None; instances.len()];
-    for idx in groups.values() {
-        for chunk in idx.chunks(batch.max(1)) {
-            let answers = tch::no_grad(|| decode_group(policy, instances, &prompts, chunk, mode));
-            for (&i, a) in chunk.iter().zip(answers) {
-                out[i] = Some(a);
-            }
-            progress.advance(chunk.len() as u64, "");
+    for chunk in order.chunks(batch.max(1)) {
+        let answers = tch::no_grad(|| decode_batch(policy, instances, &prompts, chunk, mode));
+        for (&i, a) in chunk.iter().zip(answers) {
+            out[i] = Some(a);
         }
+        progress.advance(chunk.len() as u64, "");
     }
     Ok(out.into_iter().map(|a| a.expect("every instance decoded")).collect())
 }
 
-fn decode_group(
+fn decode_batch(
     policy: &Policy,
     instances: &[&Instance],
     prompts: &[Vec<Token>],
@@ -88,12 +85,15 @@ fn decode_group(
 ) -> Vec<Answer> {
     let layout = policy.config.layout;
     let rows: Vec<&[Token]> = chunk.iter().map(|&i| prompts[i].as_slice()).collect();
-    let (mut logits, mut cache) = policy.prefill(&Features::pack(&layout, &rows));
+    let caps: Vec<usize> = chunk.iter().map(|&i| layout.answer_cap(instances[i])).collect();
+    let longest = caps.iter().copied().max().unwrap_or(0);
+    let (mut logits, mut cache) = policy.prefill(&Features::pack_left(&layout, &rows), longest);
     let mut states: Vec<AnswerState<'_>> =
         chunk.iter().map(|&i| AnswerState::new(layout, instances[i])).collect();
     let mut tokens: Vec<Vec<i64>> = vec![Vec::new(); chunk.len()];
-    let cap = layout.answer_cap(instances[chunk[0]]);
-    for _ in 0..cap {
+    // A sequence is done once it ended or reached its own answer cap (then it is unfinished).
+    let done = |st: &AnswerState<'_>, cap: usize| st.ended() || st.len() >= cap;
+    for _ in 0..longest {
         let picks: Vec<i64> = match mode {
             Decode::Greedy => Vec::<i64>::try_from(logits.argmax(-1, false)).expect("argmax"),
             Decode::Sample { temperature } => {
@@ -102,15 +102,15 @@ fn decode_group(
             }
         };
         let mut next = Vec::with_capacity(chunk.len());
-        for ((st, toks), &o) in states.iter_mut().zip(&mut tokens).zip(&picks) {
-            if st.ended() {
+        for (((st, toks), &o), &cap) in states.iter_mut().zip(&mut tokens).zip(&picks).zip(&caps) {
+            if done(st, cap) {
                 next.push(st.push_pad());
             } else {
                 toks.push(o);
                 next.push(st.push(o));
             }
         }
-        if states.iter().all(AnswerState::ended) {
+        if states.iter().zip(&caps).all(|(st, &cap)| done(st, cap)) {
             break;
         }
         let rows: Vec<[Token; 1]> = next.into_iter().map(|t| [t]).collect();
