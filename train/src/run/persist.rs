@@ -143,3 +143,20 @@ impl Run<'_> {
         checkpoint::save(&self.opts.out_dir.join("checkpoint.safetensors"), &tensors, meta)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checkpoint_of_the_absolute_agent_model_is_refused_with_a_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.safetensors");
+        let old = r#"{"d_model":16,"layers":1,"heads":2,"d_ff":32,"layout":{"max_side":6,"max_agents":4,"max_time":32}}"#;
+        let meta = std::collections::HashMap::from([("model".to_string(), old.to_string())]);
+        let w = Tensor::zeros([6, 16], (tch::Kind::Float, tch::Device::Cpu));
+        checkpoint::save(&path, &[("model.emb_agent.weight".into(), w)], meta).unwrap();
+        let err = load_policy(&path).unwrap_err().to_string();
+        assert!(err.contains("max_agents") && err.contains("no longer load"), "{err}");
+    }
+}
