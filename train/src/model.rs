@@ -425,23 +425,28 @@ mod tests {
         }
     }
 
-    #[test]
-    fn cached_decoding_matches_the_whole_sequence_forward() {
-        let p = crate::test_rng::seeded_policy(&small(), 3);
-        let grid = Grid::from_rows(&["FFF", "FHF", "FFF"]).unwrap();
+    /// Two agents crossing a 3x3 map corner to corner, and an answer for them.
+    fn crossing(rows: &[&str]) -> (Instance, Vec<i64>) {
         let inst = Instance::new(
-            grid,
+            Grid::from_rows(rows).unwrap(),
             vec![
                 Agent { start: Pos::new(0, 0), goal: Pos::new(2, 2) },
                 Agent { start: Pos::new(2, 0), goal: Pos::new(0, 2) },
             ],
         )
         .unwrap();
-        let l = p.config.layout;
         let ans = answer(
             &inst,
             &[vec![Move::Right, Move::Right, Move::Down, Move::Down], vec![Move::Up, Move::Up]],
         );
+        (inst, ans)
+    }
+
+    #[test]
+    fn cached_decoding_matches_the_whole_sequence_forward() {
+        let p = crate::test_rng::seeded_policy(&small(), 3);
+        let (inst, ans) = crossing(&["FFF", "FHF", "FFF"]);
+        let l = p.config.layout;
         let seq = sequence(&l, &inst, &ans).unwrap();
         let batch = SeqBatch::pack(&l, &[&seq]);
         let full = tch::no_grad(|| p.forward(&batch.features));
@@ -500,20 +505,8 @@ mod tests {
     fn the_relation_bias_learns() {
         // The bias table starts at zero and gets a gradient through the attention mask.
         let p = crate::test_rng::seeded_policy(&small(), 4);
-        let grid = Grid::from_rows(&["FFF", "FFF", "FFF"]).unwrap();
-        let inst = Instance::new(
-            grid,
-            vec![
-                Agent { start: Pos::new(0, 0), goal: Pos::new(2, 2) },
-                Agent { start: Pos::new(2, 0), goal: Pos::new(0, 2) },
-            ],
-        )
-        .unwrap();
+        let (inst, ans) = crossing(&["FFF", "FFF", "FFF"]);
         let l = p.config.layout;
-        let ans = answer(
-            &inst,
-            &[vec![Move::Right, Move::Right, Move::Down, Move::Down], vec![Move::Up, Move::Up]],
-        );
         let seq = sequence(&l, &inst, &ans).unwrap();
         let b = SeqBatch::pack(&l, &[&seq]);
         let loss = p
