@@ -35,5 +35,7 @@ echo
 echo "Evaluation of the trained policy on the suite ($OUT/suite):"
 "$FLOE" eval --checkpoint "$OUT/train/checkpoint.safetensors" --suite "$OUT/suite" --json "$OUT/eval.json"
 echo
-"$FLOE" engineer --run "$OUT/train" | grep -A3 -E '^## (rationale|config)' | head -40 || true
+# The engineer's design of round 1 (its configuration, clamped into the design limits) and its
+# rationale, as `floe engineer --run` shows them.
+"$FLOE" engineer --run "$OUT/train" | awk '/^## /{show = ($2 == "config.json" || $2 == "rationale.txt")} show' || true
 echo "demo: done in $((SECONDS - started)) s"
