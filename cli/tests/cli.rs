@@ -431,6 +431,36 @@ fn exit_codes_follow_the_table() {
     assert_eq!(verdict(r#"{"moves": ["RR", "RR"]}"#, "fine.json")["valid"], true);
 }
 
+#[test]
+fn engineer_gguf_must_be_a_gguf_file_and_not_beside_an_endpoint() {
+    let missing = Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-such-model.gguf");
+    let o = floe(&["engineer", "--run", "x", "--ask", "--engineer-gguf", s(&missing)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("--engineer-gguf")
+            && err.contains("no-such-model.gguf")
+            && err.contains("cannot read the model file"),
+        "{err}"
+    );
+    let not_gguf = tmp("not-a-model.gguf", "a text file, not a model");
+    let o = floe(&["engineer", "--run", "x", "--ask", "--engineer-gguf", s(&not_gguf)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not a GGUF file"), "{}", stderr(&o));
+    let o = floe(&[
+        "engineer",
+        "--run",
+        "x",
+        "--ask",
+        "--engineer-gguf",
+        s(&not_gguf),
+        "--engineer-endpoint",
+        "http://127.0.0.1:1/v1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+}
+
 #[cfg(not(feature = "train"))]
 #[test]
 fn train_and_eval_say_how_to_get_them() {

@@ -177,6 +177,41 @@ fn bad_input_is_exit_2() {
     assert_eq!(cfg["warm_start"]["data"]["sizes"].as_array().unwrap().len(), 8);
 }
 
+#[test]
+fn engineer_gguf_is_checked_before_any_work_and_becomes_the_embedded_engineer() {
+    let d = dir("gguf");
+    let missing = d.join("missing.gguf");
+    for cmd in ["train", "experiment"] {
+        let out = d.join(cmd);
+        let o = run(&[cmd, "--out", s(&out), "--engineer-gguf", s(&missing)]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("--engineer-gguf") && err.contains("cannot read the model file"), "{err}");
+        assert!(!out.exists(), "floe {cmd} wrote {}", out.display());
+        let o = run(&[
+            cmd,
+            "--out",
+            s(&out),
+            "--engineer-gguf",
+            s(&missing),
+            "--engineer-endpoint",
+            "http://127.0.0.1:1/v1",
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("cannot be used with"), "{err}");
+    }
+    // A file that begins as GGUF does is taken (the model is loaded only when the engineer is
+    // made), as the `embedded` engineer with its absolute path.
+    let fake = d.join("fake.gguf");
+    std::fs::write(&fake, b"GGUF\x03\0\0\0").unwrap();
+    let o = run(&["train", "--print-config", "--engineer-gguf", s(&fake)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cfg: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(cfg["rounds"]["engineer"]["name"], "embedded");
+    assert_eq!(cfg["rounds"]["engineer"]["params"]["model"], s(&fake));
+}
+
 /// The context ablation's configurations (V1–V6, the paper's 2-agent shape with the embedded
 /// engineer) are valid, and each asks for its own preset.
 #[test]

@@ -1,8 +1,10 @@
 //! `floe engineer`: what the environment engineer of a run was given and answered, round by
 //! round (the files in `<run>/engineer/round-<r>/`); with `--ask`, the same context sent again
-//! to a chosen engineer, for inspection (nothing is written).
+//! to a chosen engineer, for inspection (nothing is written). [`gguf_spec`] is the
+//! `--engineer-gguf` flag of this command, `floe train` and `floe experiment`.
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use floe_plugin_host::{registry, PluginSpec};
 
@@ -32,6 +34,29 @@ pub struct Args {
     /// With --engineer-endpoint: the model name.
     #[arg(long, default_value = "default")]
     engineer_model: String,
+    /// With --ask: the `embedded` engineer on this GGUF chat model (llama.cpp in process)
+    /// instead of the default one; --engineer-params may add its other parameters.
+    #[arg(long, conflicts_with_all = ["engineer_endpoint", "engineer"])]
+    engineer_gguf: Option<PathBuf>,
+}
+
+/// The `embedded` engineer on the GGUF chat model at `path` (`--engineer-gguf`): the file must
+/// exist and begin with GGUF's magic; its path is made absolute, so that a run resumed from
+/// another folder finds it.
+///
+/// # Errors
+/// [`CliError::Input`] for a file that cannot be read or is not a GGUF file.
+pub fn gguf_spec(path: &Path) -> Result<PluginSpec, CliError> {
+    let flag = |problem: String| CliError::Input(format!("--engineer-gguf {}: {problem}", path.display()));
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .map_err(|e| flag(format!("cannot read the model file: {e}")))?;
+    if &magic != b"GGUF" {
+        return Err(flag("not a GGUF file (it does not begin with the bytes GGUF)".into()));
+    }
+    let abs = std::path::absolute(path).map_err(|e| flag(e.to_string()))?;
+    Ok(PluginSpec { name: "embedded".into(), params: serde_json::json!({ "model": abs }), library: None })
 }
 
 const FILES: [&str; 5] = ["context.md", "reply.txt", "config.json", "rationale.txt", "log.txt"];
@@ -59,14 +84,24 @@ fn spec(a: &Args) -> Result<PluginSpec, CliError> {
         }
         return Ok(PluginSpec { name: "endpoint".into(), params, library: None });
     }
-    let params = match &a.engineer_params {
+    let params: serde_json::Value = match &a.engineer_params {
         Some(p) => serde_json::from_str(p).map_err(|e| CliError::Input(format!("--engineer-params: {e}")))?,
         None => serde_json::Value::Null,
     };
+    if let Some(path) = &a.engineer_gguf {
+        let mut spec = gguf_spec(path)?;
+        if let (Some(o), Some(x)) = (spec.params.as_object_mut(), params.as_object()) {
+            for (k, v) in x.iter().filter(|(k, _)| k.as_str() != "model") {
+                o.insert(k.clone(), v.clone());
+            }
+        }
+        return Ok(spec);
+    }
     Ok(PluginSpec { name: a.engineer.clone(), params, library: None })
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {
+    let spec = if a.ask { Some(spec(a)?) } else { None };
     let dir = a.run.join("engineer");
     let all = rounds(&dir)?;
     if all.is_empty() {
@@ -95,11 +130,10 @@ pub fn run(a: &Args) -> Result<(), CliError> {
             out.push('\n');
         }
     }
-    if a.ask {
+    if let Some(spec) = spec {
         let r = chosen[0];
         let path = dir.join(format!("round-{r}")).join("context.md");
         let context = std::fs::read_to_string(&path).map_err(|e| CliError::input(&path, e))?;
-        let spec = spec(a)?;
         let mut engineer = registry::engineer(&spec).map_err(|e| CliError::Input(e.to_string()))?;
         let t0 = std::time::Instant::now();
         let reply = engineer.design(&context).map_err(|e| CliError::Failed(format!("{}: {e}", spec.name)))?;

@@ -32,6 +32,10 @@ pub struct Args {
     /// With --engineer-endpoint: the model name.
     #[arg(long, default_value = "default")]
     engineer_model: String,
+    /// The LLM contender runs this GGUF chat model in process (the `embedded` engineer, as by
+    /// default, on another model).
+    #[arg(long, conflicts_with = "engineer_endpoint")]
+    engineer_gguf: Option<PathBuf>,
     /// No progress on stderr.
     #[arg(long, short)]
     quiet: bool,
@@ -47,13 +51,14 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     if let Some(c) = a.contenders.iter().find(|c| !CONTENDERS.contains(&c.as_str())) {
         return Err(CliError::Input(format!("--contenders: {c} is not one of {}", CONTENDERS.join(", "))));
     }
-    let engineer = match &a.engineer_endpoint {
-        Some(url) => PluginSpec {
+    let engineer = match (&a.engineer_endpoint, &a.engineer_gguf) {
+        (Some(url), _) => PluginSpec {
             name: "endpoint".into(),
             params: serde_json::json!({"base_url": url, "model": a.engineer_model}),
             library: None,
         },
-        None => PluginSpec::builtin("embedded"),
+        (None, Some(path)) => crate::cmd::engineer::gguf_spec(path)?,
+        (None, None) => PluginSpec::builtin("embedded"),
     };
     let mut x = Experiment::new(budget, engineer);
     x.contenders.retain(|c| a.contenders.contains(&c.name));

@@ -31,6 +31,10 @@ pub struct Args {
     /// With --engineer-endpoint: the model name the server expects.
     #[arg(long, default_value = "default")]
     engineer_model: String,
+    /// Use this GGUF chat model, run in process by llama.cpp, as the environment engineer:
+    /// `rounds.engineer` becomes the `embedded` engineer with `model` set to it.
+    #[arg(long, conflicts_with = "engineer_endpoint")]
+    engineer_gguf: Option<PathBuf>,
     /// Print the configuration (defaults merged with --config) and exit.
     #[arg(long)]
     print_config: bool,
@@ -75,6 +79,9 @@ pub fn run(a: &Args) -> Result<(), CliError> {
             params: serde_json::json!({"base_url": url, "model": a.engineer_model}),
             library: None,
         });
+    }
+    if let Some(path) = &a.engineer_gguf {
+        cfg.rounds.engineer = Some(crate::cmd::engineer::gguf_spec(path)?);
     }
     cfg.validate().map_err(cli_error)?;
     if a.print_config {
