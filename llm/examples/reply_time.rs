@@ -3,12 +3,15 @@
 //!
 //! ```sh
 //! cargo run --release -p floe-llm --features embedded --example reply_time -- \
-//!     [--model FILE.gguf] [--threads N] [--failures large|small] [--replies K] [--temperature T]
+//!     [--model FILE.gguf] [--threads N] [--failures large|small] [--replies K] \
+//!     [--temperature T] [--max-tokens N] [--template FILE]
 //! ```
 //!
 //! `--failures large` puts the validation failures after round 0 on the maps from 8×8 up,
-//! `small` on 3×3 and 4×4. Each reply prints its cost (prompt tokens, prompt evaluation,
-//! generated tokens, tokens/s, total) and the data ratio it gives each map size.
+//! `small` on 3×3 and 4×4. `--template` assembles the context from another prompt template
+//! (as `rounds.context.template` does). Each reply prints its cost (prompt tokens, prompt
+//! evaluation, generated tokens, tokens/s, sampling, total, and the CPU time of every thread)
+//! and the data ratio it gives each map size; its text goes to stderr.
 
 use std::path::PathBuf;
 
@@ -52,6 +55,7 @@ struct Args {
     replies: u64,
     temperature: f32,
     max_tokens: u32,
+    template: Option<PathBuf>,
 }
 
 /// CPU seconds of every thread of this process so far (Linux; 0 elsewhere).
@@ -72,6 +76,7 @@ fn args() -> Result<Args, String> {
         replies: 3,
         temperature: 0.7,
         max_tokens: EmbeddedParams::default().max_tokens,
+        template: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -81,6 +86,7 @@ fn args() -> Result<Args, String> {
             "--threads" => a.threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?,
             "--failures" => a.failures = value()?,
             "--replies" => a.replies = value()?.parse().map_err(|e| format!("--replies: {e}"))?,
+            "--template" => a.template = Some(value()?.into()),
             "--max-tokens" => a.max_tokens = value()?.parse().map_err(|e| format!("--max-tokens: {e}"))?,
             "--temperature" => a.temperature = value()?.parse().map_err(|e| format!("--temperature: {e}"))?,
             f => return Err(format!("unknown argument {f}")),
@@ -104,7 +110,9 @@ fn main() -> Result<(), String> {
         hyperparameters: serde_json::Value::Null,
         limits: &limits,
     };
-    let context = ContextOptions::default().assemble(&input).map_err(|e| e.to_string())?;
+    let options = ContextOptions { template: a.template.clone(), ..ContextOptions::default() };
+    options.validate().map_err(|e| e.to_string())?;
+    let context = options.assemble(&input).map_err(|e| e.to_string())?;
     let params = EmbeddedParams {
         model: a.model,
         threads: a.threads,
