@@ -54,8 +54,6 @@ pub enum Budget {
 /// What a budget sets.
 #[derive(Debug, Clone, Copy)]
 struct Spend {
-    warm_samples: usize,
-    warm_steps: usize,
     rounds: u32,
     prompts: usize,
     seeds: u64,
@@ -65,36 +63,16 @@ struct Spend {
 
 impl Budget {
     fn spend(self) -> Spend {
-        // The warm start is the same short one at every budget: the "base model".
-        let (warm_samples, warm_steps) = (2560, WARM_STEPS);
         match self {
-            Budget::Small => Spend {
-                warm_samples,
-                warm_steps,
-                rounds: 3,
-                prompts: 128,
-                seeds: 2,
-                validation_per_cell: 10,
-                suite_per_cell: 2,
-            },
-            Budget::Medium => Spend {
-                warm_samples,
-                warm_steps,
-                rounds: 3,
-                prompts: 384,
-                seeds: 3,
-                validation_per_cell: 20,
-                suite_per_cell: 15,
-            },
-            Budget::Full => Spend {
-                warm_samples,
-                warm_steps,
-                rounds: 4,
-                prompts: 768,
-                seeds: 3,
-                validation_per_cell: 50,
-                suite_per_cell: 30,
-            },
+            Budget::Small => {
+                Spend { rounds: 3, prompts: 128, seeds: 2, validation_per_cell: 10, suite_per_cell: 2 }
+            }
+            Budget::Medium => {
+                Spend { rounds: 3, prompts: 384, seeds: 3, validation_per_cell: 20, suite_per_cell: 15 }
+            }
+            Budget::Full => {
+                Spend { rounds: 4, prompts: 768, seeds: 3, validation_per_cell: 50, suite_per_cell: 30 }
+            }
         }
     }
 }
@@ -104,6 +82,9 @@ impl Budget {
 /// valid), short enough that the GRPO rounds carry most of the gain, as in the paper, where the
 /// base model is weak.
 pub const WARM_STEPS: usize = 40;
+
+/// Optimal plans the warm start draws its batches from (one epoch of 40 batches of 64).
+pub const WARM_SAMPLES: usize = 2560;
 
 /// The GRPO learning rate of the experiment's rounds: from the short warm start, 2e-4 gained
 /// where 5e-5 (the default) moved little (docs/training-results.md).
@@ -160,8 +141,9 @@ impl Experiment {
         };
         let mut base = TrainConfig::default();
         base.warm_start.data = round0.clone();
-        base.warm_start.samples = spend.warm_samples;
-        base.warm_start.steps = spend.warm_steps;
+        // The warm start is the same short one at every budget: the "base model".
+        base.warm_start.samples = WARM_SAMPLES;
+        base.warm_start.steps = WARM_STEPS;
         base.validation = ValidationConfig {
             sizes: sizes.clone(),
             agents: vec![2],
