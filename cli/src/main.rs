@@ -1,7 +1,7 @@
 //! `floe`: generate, solve, verify, prompt and render MAPF-FrozenLake instances; with the
 //! `train` feature, train and evaluate planner policies.
 //!
-//! Exit codes (the README's table): 0 success; 1 the work could not be done or a check failed
+//! Exit codes (the table in docs/cli.md): 0 success; 1 the work could not be done or a check failed
 //! (an unsolvable instance, a search limit, a wait ratio that could not be reached, an invalid
 //! plan in `verify`, a disagreement found by `check`, a plugin library that does not load,
 //! training that fails); 2 bad input (a malformed file or argument, a setting that cannot give

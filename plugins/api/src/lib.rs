@@ -22,7 +22,7 @@
 //! - **C ABI**: `include/floe_plugin.h`, a versioned struct of function pointers returned by
 //!   `floe_plugin_entry_v1`. The host side of both lives in `floe-plugin-host`.
 //!
-//! A Rust plugin library, complete (see the README's "Writing a plugin"):
+//! A Rust plugin library, complete (see "Writing a plugin" in docs/plugins.md):
 //!
 //! ```
 //! use floe_plugin_api::abi::{root_module, FloePluginLibRef};
