@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+python3 scripts/check-links.py   # every relative link of the README, ARCHITECTURE, BENCHMARKS and docs/ resolves
 # floe-train and the CLI's `train` feature link the libtorch that setup.sh installed.
 export LIBTORCH="$PWD/third_party/libtorch"
 # Tests run side by side: libtorch's OpenMP threads must not spin while they wait.
