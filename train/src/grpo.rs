@@ -397,10 +397,11 @@ pub fn update(
         .map(|&i| sequence(&layout, rollouts.instances[i], &rollouts.answers[i]))
         .collect::<Result<Vec<_>, _>>()?;
     let norm_len = rows.iter().map(|&i| layout.answer_cap(rollouts.instances[i])).max().unwrap_or(1) as f64;
-    // The answers in parts of about one length each (sorted by length, at most PART_ROWS a
-    // part), so that a part pads little; the parts' losses add up to the whole batch's.
+    // The answers in parts of at most PART_ROWS, sorted by prompt length, then group, then
+    // answer length: a part pads little, and a group's answers share their prompt's run
+    // through the network ([`SeqBatch`]); the parts' losses add up to the whole batch's.
     let mut by_len: Vec<usize> = (0..rows.len()).collect();
-    by_len.sort_by_key(|&r| seqs[r].tokens.len());
+    by_len.sort_by_key(|&r| (seqs[r].plan_at, rows[r] / g, seqs[r].tokens.len()));
     let parts: Vec<Part> = by_len
         .chunks(PART_ROWS)
         .map(|members| {
@@ -409,7 +410,7 @@ pub fn update(
             let adv = Tensor::from_slice(&members.iter().map(|&r| picked[r].1).collect::<Vec<f32>>());
             let ref_logp = match reference {
                 Some(rp) if cfg.beta > 0.0 => Some(tch::no_grad(|| {
-                    target_log_probs(&rp.forward(&batch.features), &batch.targets, cfg.temperature).0
+                    target_log_probs(&rp.forward(&batch), &batch.targets, cfg.temperature).0
                 })),
                 _ => None,
             };
@@ -421,7 +422,7 @@ pub fn update(
                 for (k, &r) in members.iter().enumerate() {
                     let (i, a) = picked[r];
                     if a < 0.0 && rollouts.legal_steps[i] > 0 {
-                        let at = k * len + seqs[r].plan_at;
+                        let at = k * len;
                         for (j, b) in
                             blamed(&rollouts.answers[i], rollouts.legal_steps[i]).into_iter().enumerate()
                         {
@@ -457,7 +458,7 @@ pub fn update(
         let (mut ent, mut ent_toks) = (0.0, 0.0);
         for part in &mut parts {
             let b = &part.batch;
-            let logits = policy.forward(&b.features);
+            let logits = policy.forward(b);
             let (new_logp, mask) = target_log_probs(&logits, &b.targets, cfg.temperature);
             let old = part.old_logp.get_or_insert_with(|| new_logp.detach()).shallow_clone();
             let loss_mask = match &part.blame {
@@ -490,7 +491,7 @@ pub fn update(
             stats.entropy = ent / ent_toks.max(1.0);
         }
         if let Some(b) = &sft_batch {
-            let ce = supervised_ce(&policy.forward(&b.features), &b.targets) * cfg.sft_coef;
+            let ce = supervised_ce(&policy.forward(b), &b.targets) * cfg.sft_coef;
             if it == 0 {
                 stats.sft_ce = ce.double_value(&[]) / cfg.sft_coef;
             }
@@ -683,9 +684,8 @@ mod tests {
             .map(|i| sequence(&cfg.layout, i, &answer(i, &optimal_moves(i).unwrap())).unwrap())
             .collect();
         let batch = SeqBatch::pack(&cfg.layout, &seqs.iter().collect::<Vec<_>>());
-        let ce = |p: &Policy| {
-            tch::no_grad(|| supervised_ce(&p.forward(&batch.features), &batch.targets)).double_value(&[])
-        };
+        let ce =
+            |p: &Policy| tch::no_grad(|| supervised_ce(&p.forward(&batch), &batch.targets)).double_value(&[]);
         let before = ce(&p);
         let mut opt = AdamW::new(p.named_variables(), AdamConfig::default());
         let pure = GrpoConfig { group_size: g, lr: 1e-2, ..GrpoConfig::default() };

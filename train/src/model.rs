@@ -98,6 +98,22 @@ pub struct KvCache {
     pad: Tensor,
 }
 
+impl KvCache {
+    /// The cache of rows `idx` `[N]` of this one (e.g. each prompt once per answer to it).
+    #[must_use]
+    pub fn select_rows(&self, idx: &Tensor) -> Self {
+        let pick = |t: &Tensor| if t.numel() == 0 { t.shallow_clone() } else { t.index_select(0, idx) };
+        KvCache {
+            layers: self.layers.iter().map(|(k, v)| (pick(k), pick(v))).collect(),
+            len: self.len,
+            capacity: self.capacity,
+            rank: pick(&self.rank),
+            time: pick(&self.time),
+            pad: pick(&self.pad),
+        }
+    }
+}
+
 /// The input features of a batch of sequences: `[B, L]` each (i64), `moves` `[B, L, 5]`.
 #[derive(Debug)]
 pub struct Features {
@@ -151,26 +167,52 @@ impl Features {
     }
 }
 
-/// A batch of teacher-forcing sequences: features, targets (`-1` where none) `[B, L]`.
+/// A batch of teacher-forcing sequences with their prompts shared: the distinct prompts,
+/// left-padded, `[P, Lp]`; per sequence the index of its prompt, `rows` `[N]`; the answers'
+/// input tokens, right-padded, `[N, La]`; and the targets `[N, 1 + La]` (`-1` where none): of
+/// the prompt's last position (`PLAN`), then of each answer position.
+///
+/// Sequences with the same prompt (a GRPO group's answers) share one row of `prompts`, so the
+/// prompt runs through the network once for all of them; its gradient is the sum of theirs.
 #[derive(Debug)]
 pub struct SeqBatch {
-    pub features: Features,
+    pub prompts: Features,
+    pub rows: Tensor,
+    pub answers: Features,
     pub targets: Tensor,
 }
 
 impl SeqBatch {
-    /// Packs sequences (right padding; padded positions have target `-1`).
+    /// Packs sequences, each distinct prompt once (in order of first appearance).
     #[must_use]
     pub fn pack(layout: &Layout, seqs: &[&Sequence]) -> Self {
-        let rows: Vec<&[Token]> = seqs.iter().map(|s| s.tokens.as_slice()).collect();
-        let features = Features::pack(layout, &rows);
-        let len = features.kind.size()[1] as usize;
-        let mut t = Vec::with_capacity(seqs.len() * len);
+        let mut first: std::collections::HashMap<&[Token], i64> = std::collections::HashMap::new();
+        let mut prompts: Vec<&[Token]> = Vec::new();
+        let rows: Vec<i64> = seqs
+            .iter()
+            .map(|s| {
+                let p = &s.tokens[..=s.plan_at];
+                *first.entry(p).or_insert_with(|| {
+                    prompts.push(p);
+                    prompts.len() as i64 - 1
+                })
+            })
+            .collect();
+        let answers: Vec<&[Token]> = seqs.iter().map(|s| &s.tokens[s.plan_at + 1..]).collect();
+        let answers = Features::pack(layout, &answers);
+        let width = 1 + answers.kind.size()[1] as usize;
+        let mut t = Vec::with_capacity(seqs.len() * width);
         for s in seqs {
-            t.extend_from_slice(&s.targets);
-            t.extend(std::iter::repeat_n(-1, len - s.targets.len()));
+            let own = &s.targets[s.plan_at..];
+            t.extend_from_slice(own);
+            t.extend(std::iter::repeat_n(-1, width - own.len()));
         }
-        SeqBatch { features, targets: Tensor::from_slice(&t).reshape([seqs.len() as i64, len as i64]) }
+        SeqBatch {
+            prompts: Features::pack_left(layout, &prompts),
+            rows: Tensor::from_slice(&rows),
+            answers,
+            targets: Tensor::from_slice(&t).reshape([seqs.len() as i64, width as i64]),
+        }
     }
 }
 
@@ -304,39 +346,62 @@ impl Policy {
         x.view([b, l, h, self.config.d_model / h]).transpose(1, 2)
     }
 
-    fn attention(
+    /// The queries, keys and values of `h` `[B, L, d]`, each `[B, H, L, d_head]`.
+    fn qkv(&self, blk: &Block, h: &Tensor) -> (Tensor, Tensor, Tensor) {
+        let qkv = blk.qkv.forward(h).chunk(3, 2);
+        (self.heads(&qkv[0]), self.heads(&qkv[1]), self.heads(&qkv[2]))
+    }
+
+    /// The rest of a block on `x` `[B, L, d]` with queries `q` `[B, H, L, d_head]` over keys and
+    /// values `k`, `v` `[B, H, Lk, d_head]` (their last `L` are x's own) and the additive mask
+    /// `bias` `[B, H, L, Lk]`: attention, projection, MLP, both residuals. With `last_only`, the
+    /// output of the last position alone, `[B, 1, d]` (the last block, when nothing reads the
+    /// other positions' outputs).
+    #[allow(clippy::too_many_arguments)]
+    fn finish_block(
         &self,
         blk: &Block,
         x: &Tensor,
-        cache: Option<(&mut (Tensor, Tensor), i64, i64)>,
+        q: &Tensor,
+        k: &Tensor,
+        v: &Tensor,
         bias: &Tensor,
+        last_only: bool,
     ) -> Tensor {
-        let (b, l, d) = x.size3().expect("3-d");
-        let qkv = blk.qkv.forward(x).chunk(3, 2);
-        let (q, mut k, mut v) = (self.heads(&qkv[0]), self.heads(&qkv[1]), self.heads(&qkv[2]));
-        if let Some((c, len, capacity)) = cache {
-            if c.0.numel() == 0 {
-                let h = self.config.heads;
-                let shape = [b, h, capacity, d / h];
-                let zeros = || Tensor::zeros(shape, (Kind::Float, Device::Cpu));
-                *c = (zeros(), zeros());
-            }
-            c.0.narrow(2, len, l).copy_(&k);
-            c.1.narrow(2, len, l).copy_(&v);
-            k = c.0.narrow(2, 0, len + l);
-            v = c.1.narrow(2, 0, len + l);
-        }
+        let l = x.size()[1];
+        let (x, q, bias) = if last_only && l > 1 {
+            (x.narrow(1, l - 1, 1), q.narrow(2, l - 1, 1), bias.narrow(2, l - 1, 1))
+        } else {
+            (x.shallow_clone(), q.shallow_clone(), bias.shallow_clone())
+        };
+        let (b, lq, d) = x.size3().expect("3-d");
         let y =
-            Tensor::scaled_dot_product_attention::<&Tensor>(&q, &k, &v, Some(bias), 0.0, false, None, false);
-        blk.proj.forward(&y.transpose(1, 2).contiguous().view([b, l, d]))
+            Tensor::scaled_dot_product_attention::<&Tensor>(&q, k, v, Some(&bias), 0.0, false, None, false);
+        let x = &x + blk.proj.forward(&y.transpose(1, 2).contiguous().view([b, lq, d]));
+        &x + blk.fc2.forward(&blk.fc1.forward(&blk.ln2.forward(&x)).gelu("none"))
     }
 
-    fn run(&self, mut x: Tensor, mut cache: Option<&mut KvCache>, bias: &Tensor) -> Tensor {
-        let l = x.size()[1];
+    /// The blocks on `x` `[B, L, d]`, writing keys and values into `cache` when given; with
+    /// `last_only`, the logits of the last position alone (`[B, 1, NUM_OUT]`).
+    fn run(&self, mut x: Tensor, mut cache: Option<&mut KvCache>, bias: &Tensor, last_only: bool) -> Tensor {
+        let (b, l, d) = x.size3().expect("3-d");
+        let n = self.blocks.len();
         for (i, blk) in self.blocks.iter().enumerate() {
-            let c = cache.as_deref_mut().map(|c| (&mut c.layers[i], c.len, c.capacity));
-            x = &x + self.attention(blk, &blk.ln1.forward(&x), c, bias);
-            x = &x + blk.fc2.forward(&blk.fc1.forward(&blk.ln2.forward(&x)).gelu("none"));
+            let (q, mut k, mut v) = self.qkv(blk, &blk.ln1.forward(&x));
+            if let Some(c) = cache.as_deref_mut() {
+                let (len, capacity) = (c.len, c.capacity);
+                let layer = &mut c.layers[i];
+                if layer.0.numel() == 0 {
+                    let h = self.config.heads;
+                    let zeros = || Tensor::zeros([b, h, capacity, d / h], (Kind::Float, Device::Cpu));
+                    *layer = (zeros(), zeros());
+                }
+                layer.0.narrow(2, len, l).copy_(&k);
+                layer.1.narrow(2, len, l).copy_(&v);
+                k = layer.0.narrow(2, 0, len + l);
+                v = layer.1.narrow(2, 0, len + l);
+            }
+            x = self.finish_block(blk, &x, &q, &k, &v, bias, last_only && i + 1 == n);
         }
         if let Some(c) = cache {
             c.len += l;
@@ -344,12 +409,34 @@ impl Policy {
         self.head.forward(&self.ln_f.forward(&x))
     }
 
-    /// Logits `[B, L, NUM_OUT]` at every position of whole sequences (causal attention; right
-    /// padding never reaches a real position).
-    pub fn forward(&self, f: &Features) -> Tensor {
-        let pad = f.kind.eq(kind::PAD);
-        let bias = self.bias((&f.rank, &f.time), (&f.rank, &f.time), &pad, true);
-        self.run(self.embed(f), None, &bias)
+    /// Logits `[N, 1 + La, NUM_OUT]` of a teacher-forcing batch: at the prompt's last position,
+    /// then at every answer position (causal attention; padding is never read by a real
+    /// position). Each distinct prompt runs once; the answers read its keys and values. The
+    /// prompt's positions other than the last go through the last block's keys and values
+    /// only, since nothing reads their outputs.
+    pub fn forward(&self, b: &SeqBatch) -> Tensor {
+        let (p, a, rows) = (&b.prompts, &b.answers, &b.rows);
+        let p_pad = p.kind.eq(kind::PAD);
+        let p_bias = self.bias((&p.rank, &p.time), (&p.rank, &p.time), &p_pad, true);
+        // Every prompt distinct: the rows are 0..N in order, and no copy is needed.
+        let own = p.kind.size()[0] == a.kind.size()[0];
+        let pick = |t: &Tensor| if own { t.shallow_clone() } else { t.index_select(0, rows) };
+        let keys = |pt: &Tensor, at: &Tensor| Tensor::cat(&[&pick(pt), at], 1);
+        let (k_rank, k_time) = (keys(&p.rank, &a.rank), keys(&p.time, &a.time));
+        let k_pad = keys(&p_pad, &a.kind.eq(kind::PAD));
+        let a_bias = self.bias((&a.rank, &a.time), (&k_rank, &k_time), &k_pad, true);
+        let (mut xp, mut xa) = (self.embed(p), self.embed(a));
+        let n = self.blocks.len();
+        for (i, blk) in self.blocks.iter().enumerate() {
+            let (qp, kp, vp) = self.qkv(blk, &blk.ln1.forward(&xp));
+            let (qa, ka, va) = self.qkv(blk, &blk.ln1.forward(&xa));
+            let k = Tensor::cat(&[&pick(&kp), &ka], 2);
+            let v = Tensor::cat(&[&pick(&vp), &va], 2);
+            xa = self.finish_block(blk, &xa, &qa, &k, &v, &a_bias, false);
+            xp = self.finish_block(blk, &xp, &qp, &kp, &vp, &p_bias, i + 1 == n);
+        }
+        let x = Tensor::cat(&[&pick(&xp), &xa], 1);
+        self.head.forward(&self.ln_f.forward(&x))
     }
 
     /// Runs prompts `[B, L]` (of one length, or left-padded: [`Features::pack_left`]) and
@@ -369,7 +456,7 @@ impl Policy {
             pad: pad.shallow_clone(),
         };
         let bias = self.bias((&f.rank, &f.time), (&f.rank, &f.time), &pad, true);
-        let logits = self.run(self.embed(f), Some(&mut cache), &bias);
+        let logits = self.run(self.embed(f), Some(&mut cache), &bias, true);
         (logits.select(1, -1), cache)
     }
 
@@ -384,7 +471,7 @@ impl Policy {
         cache.time = Tensor::cat(&[&cache.time, &f.time], 1);
         cache.pad = Tensor::cat(&[&cache.pad, &f.kind.eq(kind::PAD)], 1);
         let bias = self.bias((&f.rank, &f.time), (&cache.rank, &cache.time), &cache.pad, false);
-        self.run(self.embed(f), Some(cache), &bias).select(1, -1)
+        self.run(self.embed(f), Some(cache), &bias, false).select(1, -1)
     }
 }
 
@@ -412,7 +499,7 @@ pub fn mean_entropy(logits: &Tensor, mask: &Tensor, temperature: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tokens::{answer, prompt, sequence, AnswerState, Token};
+    use crate::tokens::{answer, prompt, sequence, AnswerState, Sequence, Token};
     use floe_core::{Agent, Grid, Instance, Move, Pos};
 
     fn small() -> ModelConfig {
@@ -449,17 +536,74 @@ mod tests {
         let l = p.config.layout;
         let seq = sequence(&l, &inst, &ans).unwrap();
         let batch = SeqBatch::pack(&l, &[&seq]);
-        let full = tch::no_grad(|| p.forward(&batch.features));
+        let full = tch::no_grad(|| p.forward(&batch));
         let pr = prompt(&l, &inst).unwrap();
         let (mut logits, mut cache) = tch::no_grad(|| p.prefill(&Features::pack(&l, &[&pr]), ans.len()));
         let mut st = AnswerState::new(l, &inst);
         for (i, &o) in ans.iter().enumerate() {
-            let want = full.get(0).get(seq.plan_at as i64 + i as i64);
+            let want = full.get(0).get(i as i64);
             let diff = (&logits.get(0) - &want).abs().max().double_value(&[]);
             assert!(diff < 1e-5, "position {i}: {diff}");
             let tok = st.push(o);
             logits = tch::no_grad(|| p.step(&Features::pack(&l, &[&[tok]]), &mut cache));
         }
+    }
+
+    #[test]
+    fn a_shared_prompt_gives_each_answer_its_own_logits_and_gradient() {
+        // Two answers to one board and one to another, packed together (the board's prompt
+        // once), against each sequence alone: the same logits, and the same gradient as the sum
+        // of the three sequences' losses taken one by one.
+        let p = crate::test_rng::seeded_policy(&small(), 6);
+        let l = p.config.layout;
+        let (inst, ans) = crossing(&["FFF", "FHF", "FFF"]);
+        let other =
+            answer(&inst, &[vec![Move::Down, Move::Down, Move::Right, Move::Right], vec![Move::Right]]);
+        let (inst2, ans2) = crossing(&["FFF", "FFF", "FFF"]);
+        let seqs = [
+            sequence(&l, &inst, &ans).unwrap(),
+            sequence(&l, &inst2, &ans2).unwrap(),
+            sequence(&l, &inst, &other).unwrap(),
+        ];
+        let refs: Vec<&Sequence> = seqs.iter().collect();
+        let batch = SeqBatch::pack(&l, &refs);
+        assert_eq!(batch.prompts.kind.size()[0], 2, "the first board's prompt once");
+        assert_eq!(Vec::<i64>::try_from(&batch.rows).unwrap(), vec![0, 1, 0]);
+        let loss = |b: &SeqBatch| {
+            let logits = p.forward(b);
+            let (lp, _) = target_log_probs(&logits, &b.targets, 1.0);
+            (logits, -lp.sum(Kind::Float))
+        };
+        let grads = |f: &dyn Fn()| {
+            for v in p.vs.trainable_variables() {
+                let mut g = v.grad();
+                if g.defined() {
+                    let _ = g.zero_();
+                }
+            }
+            f();
+            p.vs.trainable_variables().iter().map(|v| v.grad().copy()).collect::<Vec<Tensor>>()
+        };
+        let together = grads(&|| loss(&batch).1.backward());
+        let alone = grads(&|| {
+            for (i, s) in seqs.iter().enumerate() {
+                let one = SeqBatch::pack(&l, &[s]);
+                let (logits, lo) = loss(&one);
+                let all = tch::no_grad(|| p.forward(&batch));
+                let n = s.tokens.len() - s.plan_at;
+                let diff = (logits.get(0).narrow(0, 0, n as i64) - all.get(i as i64).narrow(0, 0, n as i64))
+                    .abs()
+                    .max()
+                    .double_value(&[]);
+                assert!(diff < 1e-5, "sequence {i}: {diff}");
+                lo.backward();
+            }
+        });
+        for (a, b) in together.iter().zip(&alone) {
+            let diff = (a - b).abs().max().double_value(&[]);
+            assert!(diff < 1e-5, "{diff}");
+        }
+        assert!(together.iter().any(|g| g.abs().sum(Kind::Float).double_value(&[]) > 0.0));
     }
 
     #[test]
@@ -509,10 +653,8 @@ mod tests {
         let l = p.config.layout;
         let seq = sequence(&l, &inst, &ans).unwrap();
         let b = SeqBatch::pack(&l, &[&seq]);
-        let loss = p
-            .forward(&b.features)
-            .view([-1, NUM_OUT])
-            .cross_entropy_for_logits(&b.targets.view([-1]).clamp_min(0));
+        let loss =
+            p.forward(&b).view([-1, NUM_OUT]).cross_entropy_for_logits(&b.targets.view([-1]).clamp_min(0));
         loss.backward();
         let rel = p.named_variables().into_iter().find(|(n, _)| n == "attn_relation.weight").unwrap().1;
         assert_eq!(rel.size(), vec![18, 2]);

@@ -8,10 +8,11 @@
 //! that hits the cap is unfinished. Sampling draws
 //! from libtorch's global generator: seed it (`tch::manual_seed`) for reproducible rollouts.
 
-use floe_core::progress::{Progress, Silent};
+use std::collections::HashMap;
 
+use floe_core::progress::{Progress, Silent};
 use floe_core::Instance;
-use tch::Kind;
+use tch::{Kind, Tensor};
 
 use crate::error::TrainError;
 use crate::model::{Features, Policy};
@@ -84,10 +85,27 @@ fn decode_batch(
     mode: Decode,
 ) -> Vec<Answer> {
     let layout = policy.config.layout;
-    let rows: Vec<&[Token]> = chunk.iter().map(|&i| prompts[i].as_slice()).collect();
+    // Each distinct prompt once (a GRPO group's answers share theirs), then its cache and
+    // logits copied to every answer.
+    let mut first: HashMap<&[Token], i64> = HashMap::new();
+    let mut distinct: Vec<&[Token]> = Vec::new();
+    let rows: Vec<i64> = chunk
+        .iter()
+        .map(|&i| {
+            *first.entry(prompts[i].as_slice()).or_insert_with(|| {
+                distinct.push(&prompts[i]);
+                distinct.len() as i64 - 1
+            })
+        })
+        .collect();
     let caps: Vec<usize> = chunk.iter().map(|&i| layout.answer_cap(instances[i])).collect();
     let longest = caps.iter().copied().max().unwrap_or(0);
-    let (mut logits, mut cache) = policy.prefill(&Features::pack_left(&layout, &rows), longest);
+    let (mut logits, mut cache) = policy.prefill(&Features::pack_left(&layout, &distinct), longest);
+    if distinct.len() < rows.len() {
+        let rows = Tensor::from_slice(&rows);
+        logits = logits.index_select(0, &rows);
+        cache = cache.select_rows(&rows);
+    }
     let mut states: Vec<AnswerState<'_>> =
         chunk.iter().map(|&i| AnswerState::new(layout, instances[i])).collect();
     let mut tokens: Vec<Vec<i64>> = vec![Vec::new(); chunk.len()];
@@ -133,7 +151,6 @@ mod tests {
     use crate::model::ModelConfig;
     use crate::tokens::{Layout, NUM_OUT};
     use floe_core::{generate, GeneratorConfig};
-    use tch::Tensor;
 
     fn draw_counts(logits: &Tensor, draws: i64) -> Vec<i64> {
         let probs = logits.softmax(-1, Kind::Float).repeat([draws, 1]);

@@ -32,7 +32,7 @@ pub struct SftStats {
 /// One supervised step on `batch` at learning rate `lr`.
 pub fn step(policy: &Policy, opt: &mut AdamW, batch: &[&Sequence], lr: f64, max_grad_norm: f64) -> SftStats {
     let b = SeqBatch::pack(&policy.config.layout, batch);
-    let logits = policy.forward(&b.features);
+    let logits = policy.forward(&b);
     let flat = logits.view([-1, logits.size()[2]]);
     let targets = b.targets.view([-1]);
     let loss = flat.cross_entropy_loss::<tch::Tensor>(&targets, None, Reduction::Mean, -1, 0.0);

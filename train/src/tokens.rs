@@ -203,7 +203,7 @@ impl Layout {
 }
 
 /// One token's features.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Token {
     pub kind: i64,
     pub row: i64,
