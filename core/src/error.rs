@@ -52,7 +52,11 @@ pub enum PlanError {
     /// A coordinate path with no positions.
     #[error("agent {agent}: the path is empty (it must start with the agent's start cell)")]
     EmptyPath { agent: usize },
-    /// Neither `moves` nor `paths`, or both.
-    #[error("a plan needs exactly one of \"moves\" or \"paths\"")]
+    /// Not one of the plan forms: neither `moves` nor `paths`, or both, or a value that is not
+    /// an object or an array of one move string (or one path) per agent.
+    #[error(
+        "a plan is {{\"moves\": [...]}} or {{\"paths\": [...]}} (exactly one of the two), or an array with \
+         one move string (or one path) per agent, such as [\"RRD\", \"UL\"]"
+    )]
     Shape,
 }

@@ -4,8 +4,8 @@
 //! distinct starts and goals, the five moves, conflicts, costs ([`rules`]); an exactly optimal
 //! conflict-based search solver ([`solver`]); a plan verifier that names the first failure
 //! ([`verify`]); the paper's text forms ([`text`]); a deterministic instance generator and the
-//! benchmark suite ([`generator`], [`suite`]); and the file formats ([`instance`], [`plan`],
-//! [`movingai`]).
+//! benchmark suite ([`generator`], [`suite`]); the file formats ([`instance`], [`plan`],
+//! [`movingai`]); and one reader of plans in every written form ([`reader`]).
 //!
 //! Everything else in floe (the batched engine, the plugins, the trainer, the CLI) builds on the
 //! definitions here, so a rule changes in one place only.
@@ -19,6 +19,7 @@ pub mod moves;
 pub mod movingai;
 pub mod plan;
 pub mod progress;
+pub mod reader;
 pub mod rng;
 pub mod rules;
 pub mod solver;
@@ -32,5 +33,6 @@ pub use grid::{Cell, Grid, Pos};
 pub use instance::{Agent, Instance, OptimalPlan};
 pub use moves::Move;
 pub use plan::Plan;
+pub use reader::{read_plan, verify_written, PlanForm, ReadError};
 pub use solver::{solve, Solution, SolveError, SolverConfig};
 pub use verify::{verify, verify_with_credit, Failure, FailureKind, PartialCredit, Verdict};

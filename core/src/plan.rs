@@ -1,7 +1,11 @@
-//! Plans: per-agent move strings or per-agent coordinate paths, and their JSON forms
-//! `{"moves": ["RRDW", "UL"]}` and `{"paths": [[[0, 0], [0, 1]], [[2, 2]]]}`.
+//! Plans: per-agent move strings or per-agent coordinate paths, and their JSON forms:
+//! `{"moves": ["RRDW", "UL"]}` and `{"paths": [[[0, 0], [0, 1]], [[2, 2]]]}` (either may carry
+//! the solver's `"soc"` and `"makespan"`, as `floe solve` prints them; they are not read), or a
+//! bare array with one entry per agent: `["RRDW", "UL"]` or `[[[0, 0], [0, 1]], [[2, 2]]]`.
+//! [`crate::reader`] reads these and free-text answers with one function.
 
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::error::PlanError;
 use crate::moves::{moves_to_string, parse_moves, Move};
@@ -23,6 +27,14 @@ struct RawPlan {
     moves: Option<Vec<String>>,
     #[serde(default)]
     paths: Option<Vec<Vec<[i64; 2]>>>,
+    /// The solver's costs (`floe solve`'s lines, an instance's `optimal` record): allowed, not
+    /// read; the verifier computes the plan's own.
+    #[serde(default)]
+    #[allow(dead_code)]
+    soc: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    makespan: Option<serde::de::IgnoredAny>,
 }
 
 impl Plan {
@@ -50,22 +62,42 @@ impl Plan {
             .map(Plan::Moves)
     }
 
-    /// Parses the JSON plan forms.
+    /// Parses the JSON plan forms (see the module docs).
     ///
     /// # Errors
-    /// Malformed JSON, neither or both of `moves` and `paths`, unknown move letters, empty paths.
+    /// Malformed JSON, a value of none of the forms, neither or both of `moves` and `paths`,
+    /// unknown move letters, empty paths.
     pub fn from_json(text: &str) -> Result<Self, PlanError> {
-        let raw: RawPlan = serde_json::from_str(text).map_err(|e| PlanError::Json(e.to_string()))?;
-        match (raw.moves, raw.paths) {
-            (Some(m), None) => Self::from_move_strings(&m),
-            (None, Some(p)) => {
-                if let Some(agent) = p.iter().position(Vec::is_empty) {
-                    return Err(PlanError::EmptyPath { agent });
+        let value: Value = serde_json::from_str(text).map_err(|e| PlanError::Json(e.to_string()))?;
+        match value {
+            Value::Object(_) => {
+                let raw: RawPlan =
+                    serde_json::from_value(value).map_err(|e| PlanError::Json(e.to_string()))?;
+                match (raw.moves, raw.paths) {
+                    (Some(m), None) => Self::from_move_strings(&m),
+                    (None, Some(p)) => Self::from_paths(p),
+                    _ => Err(PlanError::Shape),
                 }
-                Ok(Plan::Paths(p.into_iter().map(|v| v.into_iter().map(|[r, c]| (r, c)).collect()).collect()))
+            }
+            Value::Array(items) if items.iter().all(Value::is_string) => {
+                let m: Vec<String> =
+                    items.into_iter().filter_map(|v| v.as_str().map(str::to_string)).collect();
+                Self::from_move_strings(&m)
+            }
+            Value::Array(items) if items.iter().all(Value::is_array) => {
+                let p: Vec<Vec<[i64; 2]>> = serde_json::from_value(Value::Array(items))
+                    .map_err(|e| PlanError::Json(format!("an array of paths: {e}")))?;
+                Self::from_paths(p)
             }
             _ => Err(PlanError::Shape),
         }
+    }
+
+    fn from_paths(p: Vec<Vec<[i64; 2]>>) -> Result<Self, PlanError> {
+        if let Some(agent) = p.iter().position(Vec::is_empty) {
+            return Err(PlanError::EmptyPath { agent });
+        }
+        Ok(Plan::Paths(p.into_iter().map(|v| v.into_iter().map(|[r, c]| (r, c)).collect()).collect()))
     }
 
     /// The plan as JSON in the form it was read.
@@ -102,5 +134,29 @@ mod tests {
         assert_eq!(Plan::from_json(r#"{"paths": [[]]}"#), Err(PlanError::EmptyPath { agent: 0 }));
         assert_eq!(Plan::from_json("{}"), Err(PlanError::Shape));
         assert!(matches!(Plan::from_json("{"), Err(PlanError::Json(_))));
+    }
+
+    #[test]
+    fn bare_arrays_and_the_solvers_lines_are_plans_too() {
+        let moves = Plan::Moves(vec![vec![Move::Right, Move::Right], vec![Move::Down]]);
+        assert_eq!(Plan::from_json(r#"["RR", "D"]"#), Ok(moves.clone()));
+        assert_eq!(Plan::from_json(r#"{"soc": 3, "makespan": 2, "moves": ["RR", "D"]}"#), Ok(moves));
+        assert_eq!(
+            Plan::from_json("[[[0, 0], [0, 1]], [[2, 2]]]"),
+            Ok(Plan::Paths(vec![vec![(0, 0), (0, 1)], vec![(2, 2)]]))
+        );
+        assert_eq!(Plan::from_json("[]"), Ok(Plan::Moves(vec![])));
+        assert_eq!(Plan::from_json(r#"["RZ"]"#), Err(PlanError::UnknownMove { agent: 0, index: 1, ch: 'Z' }));
+        assert_eq!(Plan::from_json("[[[0, 0]], []]"), Err(PlanError::EmptyPath { agent: 1 }));
+        // Mixed entries, other values, and fields of no plan are refused with the forms named.
+        for bad in [r#"["RR", [[0, 0]]]"#, "3", r#""RR""#, "null"] {
+            let e = Plan::from_json(bad).expect_err(bad);
+            assert_eq!(e, PlanError::Shape, "{bad}");
+            assert!(e.to_string().contains(r#"["RRD", "UL"]"#), "{e}");
+        }
+        let e = Plan::from_json(r#"{"moves": ["R"], "cost": 1}"#).expect_err("unknown field");
+        assert!(e.to_string().contains("unknown field `cost`"), "{e}");
+        let e = Plan::from_json(r#"[[[0, "a"]]]"#).expect_err("not a coordinate");
+        assert!(e.to_string().contains("an array of paths"), "{e}");
     }
 }
