@@ -44,7 +44,7 @@ enum Command {
     Verify(cmd::verify::Args),
     /// Print the paper-style text prompt of an instance.
     Prompt(cmd::prompt::Args),
-    /// Print an instance's grid, and a plan step by step.
+    /// Print an instance's grid, and a plan step by step; or draw them (--png, --gif).
     Render(cmd::render::Args),
     /// Re-solve a suite or instance file, check every stored plan and print a summary table.
     Check(cmd::check::Args),

@@ -1,4 +1,8 @@
-//! Text pictures of an instance and of a plan's positions.
+//! Pictures: text frames of an instance and of a plan's positions (`floe render`), and the
+//! drawn ones: the board as PNG and GIF (`board`), on what they share (`canvas`).
+
+pub mod board;
+pub mod canvas;
 
 use floe_core::{Instance, Plan};
 

@@ -1,0 +1,97 @@
+//! What the pictures share: the embedded font, an RGB buffer that plotters draws into, text that
+//! wraps, and PNG encoding. The text uses DejaVu Sans embedded in the binary (ab_glyph), so no
+//! system font is needed.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// A picture being drawn, in pixel coordinates.
+pub type Area<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
+
+/// DejaVu Sans (Bitstream Vera license: cli/assets/DejaVuSans-LICENSE.txt).
+static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+/// The family name the embedded font is registered under.
+pub const SANS: &str = "sans-serif";
+
+/// A drawing error as text.
+pub fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// Draws a `width` × `height` picture with `paint` on a white ground and returns its RGB bytes
+/// (row by row, three bytes a pixel).
+pub fn rgb(
+    width: u32,
+    height: u32,
+    paint: impl FnOnce(&Area<'_>) -> Result<(), String>,
+) -> Result<Vec<u8>, String> {
+    plotters::style::register_font(SANS, FontStyle::Normal, FONT)
+        .map_err(|_| "the embedded font does not load".to_string())?;
+    let mut buf = vec![255u8; width as usize * height as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        paint(&root)?;
+        root.present().map_err(err)?;
+    }
+    Ok(buf)
+}
+
+/// The PNG file of an RGB picture.
+pub fn png(width: u32, height: u32, rgb: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, width, height);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut w = enc.write_header().map_err(err)?;
+    w.write_image_data(rgb).map_err(err)?;
+    w.finish().map_err(err)?;
+    Ok(out)
+}
+
+/// The text style of `size` pixels in `color`, anchored at `h` / `v`.
+pub fn style(size: f64, color: RGBColor, h: HPos, v: VPos) -> TextStyle<'static> {
+    (SANS, size).into_font().color(&color).pos(Pos::new(h, v))
+}
+
+/// Writes `text` at `at` (the anchor's pixel).
+pub fn text(area: &Area<'_>, text: &str, at: (i32, i32), style: &TextStyle<'_>) -> Result<(), String> {
+    area.draw_text(text, style, at).map_err(err)
+}
+
+/// `text` broken at spaces into lines at most `width` pixels wide (a word wider than that gets a
+/// line of its own), and at most `max_lines` of them: the last one kept ends with "…" when the
+/// text goes on.
+pub fn wrap(
+    area: &Area<'_>,
+    text: &str,
+    style: &TextStyle<'_>,
+    width: u32,
+    max_lines: usize,
+) -> Result<Vec<String>, String> {
+    let fits = |s: &str| area.estimate_text_size(s, style).map(|(w, _)| w <= width).map_err(err);
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let longer = if line.is_empty() { word.to_string() } else { format!("{line} {word}") };
+        if line.is_empty() || fits(&longer)? {
+            line = longer;
+        } else {
+            lines.push(std::mem::replace(&mut line, word.to_string()));
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    if lines.len() > max_lines {
+        lines.truncate(max_lines);
+        if let Some(last) = lines.last_mut() {
+            while !last.is_empty() && !fits(&format!("{last} …"))? {
+                last.pop();
+            }
+            last.push_str(" …");
+        }
+    }
+    Ok(lines)
+}
