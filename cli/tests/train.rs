@@ -104,6 +104,7 @@ fn a_killed_run_resumes_and_keeps_its_finished_round() {
     let json = d.join("eval.json");
     let ckpt = out.join("checkpoint.safetensors");
     let each = d.join("outcomes.jsonl");
+    let heat = d.join("eval.png");
     let e = run(&[
         "eval",
         "--checkpoint",
@@ -114,6 +115,8 @@ fn a_killed_run_resumes_and_keeps_its_finished_round() {
         s(&json),
         "--outcomes",
         s(&each),
+        "--png",
+        s(&heat),
     ]);
     assert!(e.status.success(), "{}", String::from_utf8_lossy(&e.stderr));
     let md = String::from_utf8_lossy(&e.stdout);
@@ -132,6 +135,11 @@ fn a_killed_run_resumes_and_keeps_its_finished_round() {
     let valid = rows.iter().filter(|r| r["valid"] == true).count() as u64;
     assert_eq!(valid, cells.iter().map(|c| c["valid"].as_u64().unwrap()).sum::<u64>());
     assert!(rows.iter().all(|r| r["optimal"] == false || r["valid"] == true));
+    // The heat map: two panels of 3 map sizes and the mean, 64-pixel cells, 2 agent counts
+    // (cli/src/render/heatmap.rs: 2·(80 + 4·64 + 10) + 3·16 wide, 44 + 30 + 24 + 2·64 + 30 high).
+    let bytes = std::fs::read(&heat).expect("eval.png");
+    let reader = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().expect("a PNG");
+    assert_eq!((reader.info().width, reader.info().height), (740, 256));
 }
 
 #[test]

@@ -8,6 +8,7 @@ use floe_core::Instance;
 use crate::cmd::train::cli_error;
 use crate::error::CliError;
 use crate::input::read_instances;
+use crate::render::heatmap::{self, RateCell};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -26,6 +27,10 @@ pub struct Args {
     /// size, valid, optimal. Two checkpoints' files on one suite pair up line by line.
     #[arg(long)]
     outcomes: Option<PathBuf>,
+    /// Also draw the valid and optimal rates as a PNG heat map here: two panels, agent count ×
+    /// map size, the percentage in each cell and the mean over map sizes per agent count.
+    #[arg(long, value_name = "FILE")]
+    png: Option<PathBuf>,
     /// Print JSON instead of Markdown.
     #[arg(long)]
     print_json: bool,
@@ -109,6 +114,28 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     let json = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default() + "\n";
     if let Some(p) = &a.json {
         std::fs::write(p, &json).map_err(|e| CliError::input(p, format!("cannot write: {e}")))?;
+    }
+    if let Some(p) = &a.png {
+        let cells: Vec<RateCell> = report
+            .cells
+            .iter()
+            .map(|c| RateCell {
+                agents: c.agents,
+                size: c.size,
+                instances: c.instances,
+                valid: c.valid_rate(),
+                optimal: c.optimal_rate(),
+            })
+            .collect();
+        let title = format!(
+            "floe eval: {} on {}, {}",
+            a.checkpoint.display(),
+            a.suite.display(),
+            floe_core::text::count(refs.len() as u64, "instance", "instances")
+        );
+        let png = heatmap::png(&title, &cells)
+            .map_err(|e| CliError::Failed(format!("{}: drawing the heat map: {e}", p.display())))?;
+        std::fs::write(p, png).map_err(|e| CliError::input(p, format!("cannot write: {e}")))?;
     }
     crate::emit(None, &if a.print_json { json } else { report.to_markdown() })
 }
