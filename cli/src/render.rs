@@ -1,11 +1,13 @@
 //! Pictures: text frames of an instance and of a plan's positions (`floe render`), and the
-//! drawn ones: the board as PNG and GIF (`board`), the evaluation's heat map (`heatmap`), on what
-//! they share (`canvas`).
+//! drawn ones: the board as PNG and GIF (`board`), the evaluation's heat map (`heatmap`) and the
+//! experiment's chart (`chart`), on what they share (`canvas`).
 
 pub mod board;
 pub mod canvas;
-// Drawn by `floe eval`, which needs the `train` feature; compiled in every build so that its
-// tests run without libtorch.
+// Drawn by `floe experiment` and `floe eval`, which need the `train` feature; compiled in every
+// build so that their tests run without libtorch.
+#[cfg_attr(not(feature = "train"), allow(dead_code))]
+pub mod chart;
 #[cfg_attr(not(feature = "train"), allow(dead_code))]
 pub mod heatmap;
 
