@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use floe_core::instance::parse_instances;
 use floe_core::movingai::{parse_map, parse_scenario};
-use floe_core::{Instance, Plan};
+use floe_core::{Instance, Plan, PlanForm};
 
 use crate::error::CliError;
 
@@ -65,12 +65,23 @@ impl InstanceSource {
 /// How a plan file is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PlanFormat {
-    /// JSON if the file starts with `{`, else a text answer.
+    /// JSON if the file starts with `{` or `[`, else a text answer.
     Auto,
-    /// `{"moves": [...]}` or `{"paths": [...]}`, one per line for several instances.
+    /// `{"moves": [...]}`, `{"paths": [...]}` or a bare array `["RRD", "UL"]`, one per line for
+    /// several instances.
     Json,
     /// A free-text answer in the paper's format (one instance).
     Text,
+}
+
+impl From<PlanFormat> for PlanForm {
+    fn from(f: PlanFormat) -> Self {
+        match f {
+            PlanFormat::Auto => PlanForm::Auto,
+            PlanFormat::Json => PlanForm::Json,
+            PlanFormat::Text => PlanForm::Text,
+        }
+    }
 }
 
 /// A plan as read from a file: a parsed plan, or a text answer left for the verifier (which
@@ -80,14 +91,11 @@ pub enum PlanInput {
     Text(String),
 }
 
+/// The plans of a file, read as floe-core's plan reader ([`floe_core::reader`]) reads them: JSON
+/// (one document, or JSON Lines with one plan per instance) or one free-text answer.
 pub fn read_plans(path: &Path, format: PlanFormat) -> Result<Vec<PlanInput>, CliError> {
     let text = read_text(path)?;
-    let json = match format {
-        PlanFormat::Json => true,
-        PlanFormat::Text => false,
-        PlanFormat::Auto => text.trim_start().starts_with('{'),
-    };
-    if !json {
+    if PlanForm::from(format).resolve(&text) == PlanForm::Text {
         return Ok(vec![PlanInput::Text(text)]);
     }
     // One JSON document (possibly spread over lines), or JSON Lines.

@@ -1,7 +1,8 @@
 use std::path::PathBuf;
 
-use floe_core::text::{count, verify_answer};
+use floe_core::text::count;
 use floe_core::verify::verify_with_optimum;
+use floe_core::{verify_written, PlanForm};
 
 use crate::error::CliError;
 use crate::input::{read_instances, read_plans, PlanFormat, PlanInput};
@@ -11,8 +12,8 @@ pub struct Args {
     /// Instance file (one instance, or JSON Lines with one plan per instance).
     #[arg(long, short = 'i')]
     instance: PathBuf,
-    /// Plan file: JSON `{"moves": [...]}` / `{"paths": [...]}` (JSON Lines for several
-    /// instances), or a free-text answer in the paper's format.
+    /// Plan file: JSON `{"moves": [...]}` / `{"paths": [...]}` / `["RRD", "UL"]` (JSON Lines for
+    /// several instances), or a free-text answer in the paper's format.
     #[arg(long, short = 'p')]
     plan: PathBuf,
     /// How to read the plan file.
@@ -38,7 +39,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         let opt = floe_core::solver::optimum(inst);
         let v = match plan {
             PlanInput::Parsed(p) => verify_with_optimum(inst, p, opt),
-            PlanInput::Text(t) => verify_answer(inst, t, opt),
+            PlanInput::Text(t) => verify_written(inst, t, PlanForm::Text, opt),
         };
         if let Some(f) = &v.failure {
             invalid.push((n + 1, f.kind));
