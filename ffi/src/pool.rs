@@ -127,7 +127,12 @@ fn generator_configs(json: &str, samples: usize, seed: u64) -> Result<Vec<(Gener
     if !s.solve && s.wait_ratio != 0.0 {
         return Err(Error::new(
             status::CONFIG,
-            "wait_ratio needs solved instances: leave out \"solve\": false",
+            format!(
+                "\"solve\": false draws unsolved instances, and \"wait_ratio\": {} needs solved ones (only \
+                 an optimal plan tells whether an instance needs a wait): drop \"wait_ratio\" to draw \
+                 unsolved instances, or drop \"solve\": false to solve them",
+                s.wait_ratio
+            ),
         ));
     }
     Ok(vec![(cfg, s.solve)])
