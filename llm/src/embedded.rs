@@ -46,7 +46,7 @@ use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 use serde::{Deserialize, Serialize};
 
-use crate::{Complete, Completion, LlmEngineer, Request};
+use crate::{Complete, Completion, LlmEngineer, NoReply, Request};
 
 /// The default model's file name.
 pub const DEFAULT_MODEL: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -318,7 +318,7 @@ impl ReplyTiming {
 }
 
 impl Complete for Embedded {
-    fn complete(&mut self, r: &Request) -> Result<Completion, String> {
-        self.reply(r).map(|(t, _)| Completion { replies: vec![t], notes: Vec::new() })
+    fn complete(&mut self, r: &Request) -> Result<Completion, NoReply> {
+        self.reply(r).map(|(t, _)| Completion { replies: vec![t], notes: Vec::new() }).map_err(NoReply::from)
     }
 }

@@ -8,14 +8,20 @@
 //! folder. A request that times out, cannot connect, breaks off mid-body, returns an envelope
 //! that is not JSON, or gets HTTP 429 or 5xx is tried again after `backoff_ms · 2^i`
 //! milliseconds (or the server's `Retry-After`, up to 30 s), at most `http_retries` more
-//! times; other statuses fail at once.
+//! times; other statuses fail at once. A response body over [`MAX_BODY_BYTES`] (declared so,
+//! or found so while reading) is reported as too large and neither tried again nor asked for
+//! again by the engineer: another request would download as much for the same end.
 
 use std::time::Duration;
 
 use floe_plugin_api::{parse_params, EnvEngineer, PluginError};
 use serde::{Deserialize, Serialize};
 
-use crate::{Complete, Completion, LlmEngineer, Request};
+use crate::{Complete, Completion, LlmEngineer, NoReply, Request};
+
+/// The largest response body the client reads: 10 MiB. A chat completion of `max_tokens`
+/// tokens is a few kilobytes per proposal.
+pub const MAX_BODY_BYTES: u64 = 10 * 1024 * 1024;
 
 /// Parameters of the `endpoint` engineer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,8 +99,12 @@ struct Message {
 
 /// Whether a failed request is worth another try.
 enum Failure {
+    /// Another try of the same request may succeed (after this wait, if the server gave one).
     Retry(String, Option<Duration>),
+    /// This request fails again; the engineer's next attempt may not.
     Fatal(String),
+    /// Any request fails so again, at the same cost: the engineer stops asking.
+    Final(String),
 }
 
 impl Endpoint {
@@ -169,9 +179,25 @@ impl Endpoint {
             .and_then(|v| v.trim().parse::<f64>().ok())
             .filter(|s| s.is_finite() && *s >= 0.0)
             .map(|s| Duration::from_secs_f64(s.min(30.0)));
-        let text = resp.body_mut().read_to_string().map_err(|e| {
-            Failure::Retry(format!("HTTP {status}, the body broke off: {}", transport(&e)), None)
-        })?;
+        let too_large = |size: String| {
+            Failure::Final(format!(
+                "HTTP {status}: the response body is {size}, larger than the {} MiB the client reads \
+                 (a chat completion is a few KB)",
+                MAX_BODY_BYTES >> 20
+            ))
+        };
+        if let Some(n) = resp.body().content_length().filter(|&n| n > MAX_BODY_BYTES) {
+            return Err(too_large(format!("{n} bytes by its Content-Length")));
+        }
+        let text =
+            resp.body_mut().with_config().limit(MAX_BODY_BYTES).lossy_utf8(true).read_to_string().map_err(
+                |e| match e {
+                    ureq::Error::BodyExceedsLimit(_) => too_large("longer than that".into()),
+                    e => {
+                        Failure::Retry(format!("HTTP {status}, the body broke off: {}", transport(&e)), None)
+                    }
+                },
+            )?;
         if status == 429 || status >= 500 {
             return Err(Failure::Retry(format!("HTTP {status}: {}", crate::excerpt(&text)), retry_after));
         }
@@ -201,12 +227,20 @@ fn transport(e: &ureq::Error) -> String {
 }
 
 impl Complete for Endpoint {
-    fn complete(&mut self, r: &Request) -> Result<Completion, String> {
+    fn complete(&mut self, r: &Request) -> Result<Completion, NoReply> {
         let body = self.body(r).to_string();
         let mut errors = Vec::new();
         for i in 0..=self.p.http_retries {
             match self.once(&body) {
                 Ok(replies) => return Ok(Completion { replies, notes: errors }),
+                Err(Failure::Final(m)) => {
+                    errors.push(m);
+                    return Err(NoReply::last(format!(
+                        "{} request(s) failed: {}",
+                        errors.len(),
+                        errors.join("; ")
+                    )));
+                }
                 Err(Failure::Fatal(m)) => {
                     errors.push(m);
                     break;
@@ -220,6 +254,6 @@ impl Complete for Endpoint {
                 }
             }
         }
-        Err(format!("{} request(s) failed: {}", errors.len(), errors.join("; ")))
+        Err(format!("{} request(s) failed: {}", errors.len(), errors.join("; ")).into())
     }
 }

@@ -6,8 +6,10 @@
 //! model with the reply's JSON schema and GBNF grammar derived from them, reads each reply
 //! strictly ([`DesignLimits::parse_reply`]: JSON, exact fields, values clamped with reasons),
 //! asks again on a reply that is not usable, and returns the chosen reply with every raw reply
-//! and note. After `retries` more attempts without a usable reply it returns an error that lists
-//! why each failed; the trainer then keeps the previous configuration.
+//! and note. After `retries` more attempts without a usable reply (or at once, when the model
+//! says that asking again cannot help: [`NoReply::again`]) it returns
+//! [`PluginError::NoUsableReply`], which lists why each attempt failed and holds every raw reply
+//! in order; the trainer then keeps the previous configuration and files the replies.
 //!
 //! Two models:
 //! - [`endpoint::Endpoint`] (`endpoint`): any OpenAI-compatible chat-completions server (vLLM,
@@ -60,13 +62,49 @@ pub struct Completion {
     pub notes: Vec<String>,
 }
 
+/// Why a model gave no reply to a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoReply {
+    /// What kept it from answering.
+    pub message: String,
+    /// Whether another request may fare better. `false` when asking again would fail the same
+    /// way at the same cost (a response larger than the client reads): the engineer stops.
+    pub again: bool,
+}
+
+impl NoReply {
+    /// A failure that asking again cannot mend.
+    #[must_use]
+    pub fn last(message: impl Into<String>) -> Self {
+        NoReply { message: message.into(), again: false }
+    }
+}
+
+impl From<String> for NoReply {
+    fn from(message: String) -> Self {
+        NoReply { message, again: true }
+    }
+}
+
+impl From<&str> for NoReply {
+    fn from(message: &str) -> Self {
+        NoReply::from(message.to_string())
+    }
+}
+
+impl std::fmt::Display for NoReply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// A chat model: one request in, one or more replies (proposals) out.
 pub trait Complete: Send {
     /// The model's replies to a request.
     ///
     /// # Errors
     /// Whatever kept the model from answering (after the model's own retries, if any).
-    fn complete(&mut self, request: &Request) -> Result<Completion, String>;
+    fn complete(&mut self, request: &Request) -> Result<Completion, NoReply>;
 }
 
 /// A language-model engineer.
@@ -104,7 +142,9 @@ impl<C: Complete> EnvEngineer for LlmEngineer<C> {
         let limits = DesignLimits::from_context(context).unwrap_or_default();
         let mut raw = Vec::new();
         let mut notes = Vec::new();
+        let mut attempts = 0;
         for attempt in 0..=self.retries {
+            attempts = attempt + 1;
             let request = Request {
                 system: SYSTEM.into(),
                 user: context.into(),
@@ -119,9 +159,14 @@ impl<C: Complete> EnvEngineer for LlmEngineer<C> {
                     );
                     c.replies
                 }
-                Err(e) => {
+                Err(e) if e.again => {
                     notes.push(format!("attempt {}: no reply: {e}", attempt + 1));
                     continue;
+                }
+                Err(e) => {
+                    notes
+                        .push(format!("attempt {}: no reply, and none is asked for again: {e}", attempt + 1));
+                    break;
                 }
             };
             // Of the usable proposals, the one needing the fewest corrections (the first on ties).
@@ -133,9 +178,12 @@ impl<C: Complete> EnvEngineer for LlmEngineer<C> {
                             best = Some((reply, clamped));
                         }
                     }
-                    Err(e) => {
-                        notes.push(format!("attempt {}: reply refused: {e}: {}", attempt + 1, excerpt(&text)))
-                    }
+                    Err(e) => notes.push(format!(
+                        "attempt {}: reply {} refused: {e}: {}",
+                        attempt + 1,
+                        raw.len() + 1,
+                        excerpt(&text)
+                    )),
                 }
                 raw.push(text);
             }
@@ -146,11 +194,10 @@ impl<C: Complete> EnvEngineer for LlmEngineer<C> {
                 return Ok(reply);
             }
         }
-        Err(PluginError::BadOutput(format!(
-            "no usable configuration in {} attempt(s): {}",
-            self.retries + 1,
-            notes.join("; ")
-        )))
+        Err(PluginError::NoUsableReply {
+            message: format!("no usable configuration in {attempts} attempt(s): {}", notes.join("; ")),
+            raw,
+        })
     }
 }
 
@@ -186,11 +233,11 @@ mod tests {
     struct Scripted(Vec<Result<Vec<String>, String>>);
 
     impl Complete for Scripted {
-        fn complete(&mut self, _: &Request) -> Result<Completion, String> {
+        fn complete(&mut self, _: &Request) -> Result<Completion, NoReply> {
             if self.0.is_empty() {
                 return Err("no more replies".into());
             }
-            self.0.remove(0).map(|replies| Completion { replies, notes: Vec::new() })
+            self.0.remove(0).map(|replies| Completion { replies, notes: Vec::new() }).map_err(NoReply::from)
         }
     }
 
@@ -207,9 +254,39 @@ mod tests {
         let r = e.design("context").unwrap();
         assert_eq!(r.config.sizes[0].hole_ratio, 0.2);
         assert_eq!(r.raw.len(), 3);
-        assert!(r.notes[0].contains("HTTP 500") && r.notes[1].contains("reply refused"), "{:?}", r.notes);
+        assert!(
+            r.notes[0].contains("HTTP 500") && r.notes[1].contains("attempt 2: reply 1 refused"),
+            "{:?}",
+            r.notes
+        );
         let mut e = LlmEngineer::new(Scripted(vec![Ok(vec!["{}".into()]), Ok(vec!["x".into()])]), 1, 0);
+        let err = e.design("context").unwrap_err();
+        assert!(err.to_string().contains("no usable configuration in 2 attempt(s)"), "{err}");
+        assert!(err.to_string().contains("attempt 2: reply 2 refused"), "{err}");
+        // The raw replies travel with the error, in order, unescaped.
+        let PluginError::NoUsableReply { raw, .. } = err else { panic!("{err:?}") };
+        assert_eq!(raw, ["{}", "x"]);
+    }
+
+    /// Fails once in a way asking again cannot mend, then would answer well.
+    struct Hopeless(u32);
+
+    impl Complete for Hopeless {
+        fn complete(&mut self, _: &Request) -> Result<Completion, NoReply> {
+            self.0 += 1;
+            if self.0 == 1 {
+                return Err(NoReply::last("far too large"));
+            }
+            Ok(Completion { replies: vec![GOOD.into()], notes: Vec::new() })
+        }
+    }
+
+    #[test]
+    fn a_failure_that_asking_again_cannot_mend_ends_the_attempts() {
+        let mut e = LlmEngineer::new(Hopeless(0), 2, 0);
         let err = e.design("context").unwrap_err().to_string();
-        assert!(err.contains("no usable configuration in 2 attempt(s)"), "{err}");
+        assert!(err.contains("no usable configuration in 1 attempt(s)"), "{err}");
+        assert!(err.contains("none is asked for again: far too large"), "{err}");
+        assert_eq!(e.model.0, 1);
     }
 }

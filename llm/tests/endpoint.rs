@@ -1,6 +1,6 @@
 //! The endpoint client against a local HTTP server on 127.0.0.1 that answers, in turn, each kind
 //! of bad reply: not JSON, missing fields, values out of range, a timeout, HTTP 429 and 500, a
-//! body that breaks off, and finally a good one.
+//! body that breaks off, and finally a good one; and a body too large to read.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -11,7 +11,7 @@ use std::time::Duration;
 use floe_llm::endpoint::{Endpoint, EndpointParams};
 use floe_llm::LlmEngineer;
 use floe_plugin_api::design::{ContextInput, ContextOptions, DesignLimits};
-use floe_plugin_api::{EnvEngineer, History};
+use floe_plugin_api::{EnvEngineer, History, PluginError};
 
 /// What the server does with one request.
 #[derive(Clone)]
@@ -24,6 +24,8 @@ enum Answer {
     Slow(Duration),
     /// Declare a longer body than is sent, then close.
     Truncated,
+    /// HTTP 200 with a body of 11 MiB, its length declared in the head or not.
+    Huge { declared: bool },
 }
 
 const GOOD: &str = r#"{"rationale": "more waits on 4x4", "config": {"sizes": [{"size": 3, "data_ratio": 0.25, "hole_ratio": 0.2, "wait_ratio": 0.5}, {"size": 4, "data_ratio": 0.75, "hole_ratio": 0.2, "wait_ratio": 0.7}], "agents": [2]}}"#;
@@ -82,6 +84,15 @@ fn answer_one(stream: std::net::TcpStream, answer: Answer, log: &Mutex<Vec<Strin
             let head =
                 format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", full.len());
             s.write_all(head.as_bytes()).and_then(|()| s.write_all(&full.as_bytes()[..40]))
+        }
+        Answer::Huge { declared } => {
+            let size = 11 << 20;
+            let length = if declared { format!("Content-Length: {size}\r\n") } else { String::new() };
+            let head = format!("HTTP/1.1 200 OK\r\n{length}Connection: close\r\n\r\n");
+            // Until the client hangs up (a write error then ends it).
+            let chunk = vec![b' '; 1 << 16];
+            s.write_all(head.as_bytes())
+                .and_then(|()| (0..size / chunk.len()).try_for_each(|_| s.write_all(&chunk)))
         }
     };
 }
@@ -143,7 +154,7 @@ fn every_bad_reply_is_survived_and_the_key_stays_secret() {
     c.validate().unwrap();
     let notes = reply.notes.join("\n");
     for want in [
-        "attempt 1: reply refused: not a reply object",
+        "attempt 1: reply 1 refused: not a reply object",
         "missing field `sizes`",
         "timed out",
         "HTTP 429",
@@ -182,6 +193,25 @@ fn gives_up_with_reasons_after_its_retries() {
     let err = e.design(&context()).unwrap_err().to_string();
     assert!(err.contains("no usable configuration in 2 attempt(s)"), "{err}");
     assert!(err.contains("HTTP 500") && err.contains("HTTP 503") && err.contains("HTTP 401"), "{err}");
+}
+
+#[test]
+fn an_oversized_body_is_reported_as_too_large_and_not_asked_for_again() {
+    for (declared, size) in [(true, "11534336 bytes by its Content-Length"), (false, "longer than that")] {
+        let (url, seen) =
+            serve(vec![Answer::Huge { declared }, Answer::Content(GOOD), Answer::Content(GOOD)]);
+        // Room for every retry, and time to read 10 MiB on a busy machine.
+        let p = EndpointParams { http_retries: 3, retries: 2, timeout_s: 30.0, ..params(&url) };
+        let mut e = LlmEngineer::new(Endpoint::new(p).unwrap(), 2, 0);
+        let err = e.design(&context()).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("no usable configuration in 1 attempt(s)"), "{text}");
+        assert!(text.contains(&format!("the response body is {size}, larger than the 10 MiB")), "{text}");
+        assert!(text.contains("none is asked for again") && !text.contains("broke off"), "{text}");
+        assert!(matches!(&err, PluginError::NoUsableReply { raw, .. } if raw.is_empty()), "{err:?}");
+        // One request, neither retried nor asked again, though good answers were waiting.
+        assert_eq!(seen.lock().unwrap().len(), 1, "declared: {declared}");
+    }
 }
 
 #[test]

@@ -336,8 +336,12 @@ struct RawReply {
 pub struct Adopted {
     /// The clamped configuration and the rationale; `None`: the previous configuration stands.
     pub chosen: Option<(RoundConfig, String)>,
-    /// The reply as the engineer wrote it (its raw texts, or its JSON); `None` when it failed.
+    /// The reply as the engineer wrote it (its raw texts, or its JSON); `None` when it failed
+    /// without a reply.
     pub raw: Option<String>,
+    /// Every raw reply of a language-model engineer, unchanged and in order, whether it
+    /// succeeded or gave up ([`crate::PluginError::NoUsableReply`]); empty for other engineers.
+    pub replies: Vec<String>,
     /// What was clamped, or why nothing was taken, and the engineer's own notes.
     pub notes: Vec<String>,
 }
@@ -406,13 +410,18 @@ impl DesignLimits {
                         None
                     }
                 };
-                Adopted { chosen, raw: Some(raw), notes }
+                Adopted { chosen, raw: Some(raw), replies: reply.raw, notes }
             }
             Err(e) => {
                 notes.push(format!(
                     "the engineer gave no usable configuration: {e}; the previous configuration stands"
                 ));
-                Adopted { chosen: None, raw: None, notes }
+                let replies = match e {
+                    crate::PluginError::NoUsableReply { raw, .. } => raw,
+                    _ => Vec::new(),
+                };
+                let raw = (!replies.is_empty()).then(|| replies.join("\n\n---\n\n"));
+                Adopted { chosen: None, raw, replies, notes }
             }
         }
     }
@@ -768,6 +777,7 @@ mod tests {
         let (config, rationale) = a.chosen.unwrap();
         assert_eq!((config.sizes[0].size, rationale.as_str()), (6, "why"));
         assert_eq!(a.raw.as_deref(), Some("first\n\n---\n\nsecond"));
+        assert_eq!(a.replies, ["first", "second"]);
         assert_eq!(a.notes[0], "two proposals, the first kept");
         assert!(a.notes[1].starts_with("clamped to the run's limits: size 9"), "{:?}", a.notes);
         // Nothing usable left: the raw reply is kept, and the previous configuration stands.
@@ -778,10 +788,20 @@ mod tests {
         );
         // The engineer failed: no reply at all.
         let a = l.adopt(Err(crate::PluginError::Failed("timed out".into())));
-        assert_eq!((a.chosen, a.raw), (None, None));
+        assert_eq!((a.chosen, a.raw, a.replies), (None, None, vec![]));
         assert!(
             a.notes[0].contains("timed out") && a.notes[0].ends_with("the previous configuration stands")
         );
+        // The engineer gave up after replies that were not usable: they are kept, in order.
+        let gave_up = crate::PluginError::NoUsableReply {
+            message: "no usable configuration in 2 attempt(s)".into(),
+            raw: vec!["not json".into(), "{}".into()],
+        };
+        let a = l.adopt(Err(gave_up));
+        assert!(a.chosen.is_none());
+        assert_eq!(a.replies, ["not json", "{}"]);
+        assert_eq!(a.raw.as_deref(), Some("not json\n\n---\n\n{}"));
+        assert!(a.notes[0].contains("no usable configuration in 2 attempt(s)"), "{:?}", a.notes);
     }
 
     #[test]

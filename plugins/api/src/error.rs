@@ -152,6 +152,16 @@ pub enum PluginError {
     /// The library has no plugin of that kind and name.
     #[error("no plugin named {0:?} of this kind in the library")]
     UnknownPlugin(String),
+    /// An engineer gave up: none of its replies was a usable configuration. `raw` holds every
+    /// reply it received, unchanged and in order, so that they can be filed. On the ABIs it is
+    /// [`PluginError::BadOutput`] with the message (the replies stay on this side).
+    #[error("bad output from the plugin: {message}")]
+    NoUsableReply {
+        /// Why each attempt failed.
+        message: String,
+        /// The raw replies, every attempt's, in order.
+        raw: Vec<String>,
+    },
 }
 
 impl From<ConfigError> for PluginError {
@@ -169,7 +179,7 @@ impl PluginError {
             PluginError::Panicked(_) => 2,
             PluginError::Unsupported(_) => 3,
             PluginError::BadInput(_) => 4,
-            PluginError::BadOutput(_) => 5,
+            PluginError::BadOutput(_) | PluginError::NoUsableReply { .. } => 5,
             PluginError::Config(_) => 6,
             PluginError::UnknownPlugin(_) => 7,
         }
@@ -185,7 +195,8 @@ impl PluginError {
             | PluginError::BadInput(m)
             | PluginError::BadOutput(m)
             | PluginError::Config(m)
-            | PluginError::UnknownPlugin(m) => m,
+            | PluginError::UnknownPlugin(m)
+            | PluginError::NoUsableReply { message: m, .. } => m,
         }
     }
 
@@ -223,6 +234,13 @@ mod tests {
             assert_eq!(PluginError::from_code(e.code(), e.message().to_string()), e);
         }
         assert_eq!(PluginError::from_code(42, "x".into()), PluginError::Failed("x".into()));
+        // An engineer's give-up crosses as bad output with its message; its replies stay behind.
+        let gave_up = PluginError::NoUsableReply { message: "h".into(), raw: vec!["r".into()] };
+        assert_eq!(gave_up.to_string(), PluginError::BadOutput("h".into()).to_string());
+        assert_eq!(
+            PluginError::from_code(gave_up.code(), gave_up.message().to_string()),
+            PluginError::BadOutput("h".into())
+        );
     }
 
     #[test]

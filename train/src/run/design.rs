@@ -16,6 +16,8 @@
 //!
 //! With an engineer, `engineer/round-<r>/` in the run folder receives `context.md` (what it
 //! was given), `reply.txt` (its raw replies, every attempt, or its reply as JSON),
+//! `reply-1.txt`, `reply-2.txt`, … (a language-model engineer's raw replies, one a file, as
+//! received and in order, also when it gave up; the log's "reply N" is `reply-N.txt`),
 //! `config.json` (the configuration applied), `rationale.txt` and `log.txt` (what was clamped
 //! or retried, or why the previous configuration stood). The engineer only ever changes the
 //! generator configuration; the reward is not part of what it returns.
@@ -204,6 +206,9 @@ impl Designer {
         let took = t0.elapsed().as_secs_f64();
         let adopted = limits.adopt(asked);
         write("reply.txt", &adopted.raw.map(|r| r + "\n").unwrap_or_default())?;
+        for (i, text) in adopted.replies.iter().enumerate() {
+            write(&format!("reply-{}.txt", i + 1), text)?;
+        }
         let (chosen, mut notes) = (adopted.chosen, adopted.notes);
         notes.push(format!("engineer answered in {took:.1} s"));
         let (config, design) = match chosen {
