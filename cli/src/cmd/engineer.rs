@@ -1,14 +1,150 @@
 //! `floe engineer`: what the environment engineer of a run was given and answered, round by
 //! round (the files in `<run>/engineer/round-<r>/`); with `--ask`, the same context sent again
-//! to a chosen engineer, for inspection (nothing is written). [`gguf_spec`] is the
-//! `--engineer-gguf` flag of this command, `floe train` and `floe experiment`.
+//! to a chosen engineer, for inspection (nothing is written). [`Flags`] are the engineer flags
+//! of this command, `floe train` and `floe experiment`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use floe_plugin_host::{registry, PluginSpec};
+use floe_plugin_host::{registry, PluginError, PluginSpec, RegistryError};
 
 use crate::error::CliError;
+
+/// `--engineer-timeout`'s value: a positive, finite number of seconds.
+///
+/// # Errors
+/// Anything else, in words (clap names the flag).
+pub fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
+        _ => Err("must be a positive number of seconds".into()),
+    }
+}
+
+/// The engineer flags of `floe train`, `floe experiment` and `floe engineer --ask`. Each
+/// overrides one field of the engineer they start from (the configuration's, or the command's
+/// default) and keeps the others: `--engineer-endpoint` sets `base_url` of an `endpoint`
+/// engineer (its `timeout_s`, `retries`, `api_key_env`, … stay), `--engineer-model` its
+/// `model`, `--engineer-timeout` its `timeout_s`, `--engineer-gguf` the `model` of an
+/// `embedded` one. Over an engineer of another kind, `--engineer-endpoint` and
+/// `--engineer-gguf` start a new one from that kind's defaults.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Flags<'a> {
+    pub endpoint: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub timeout_s: Option<f64>,
+    pub gguf: Option<&'a Path>,
+}
+
+/// Whether `spec` is the built-in engineer `name`.
+fn is_builtin(spec: Option<&PluginSpec>, name: &str) -> bool {
+    spec.is_some_and(|s| s.name == name && s.library.is_none())
+}
+
+/// An engineer spec in words, for a message.
+fn describe(spec: Option<&PluginSpec>) -> String {
+    match spec {
+        Some(PluginSpec { name, library: Some(lib), .. }) => format!("`{name}` from {}", lib.display()),
+        Some(s) => format!("`{}`", s.name),
+        None => "none".into(),
+    }
+}
+
+/// Sets one parameter of a spec (`null` parameters become an object).
+fn set(spec: &mut PluginSpec, key: &str, value: serde_json::Value) -> Result<(), CliError> {
+    if spec.params.is_null() {
+        spec.params = serde_json::json!({});
+    }
+    let Some(params) = spec.params.as_object_mut() else {
+        return Err(CliError::Input(format!(
+            "the engineer `{}`: its params are {}, not a JSON object of parameters",
+            spec.name, spec.params
+        )));
+    };
+    params.insert(key.into(), value);
+    Ok(())
+}
+
+impl Flags<'_> {
+    /// `base` (the engineer of the configuration, if any) with the flags applied.
+    ///
+    /// # Errors
+    /// [`CliError::Input`] naming the flag: a URL the `endpoint` engineer refuses, an empty
+    /// model, a file that is not GGUF, or a flag the resulting engineer has no field for.
+    pub fn apply(&self, base: Option<PluginSpec>) -> Result<Option<PluginSpec>, CliError> {
+        let mut spec = base;
+        if let Some(path) = self.gguf {
+            let made = gguf_spec(path)?;
+            spec = Some(match spec {
+                Some(mut s) if is_builtin(Some(&s), "embedded") => {
+                    set(&mut s, "model", made.params["model"].clone())?;
+                    s
+                }
+                _ => made,
+            });
+        }
+        if let Some(url) = self.endpoint {
+            check_endpoint(url)?;
+            let mut s = match spec {
+                Some(s) if is_builtin(Some(&s), "endpoint") => s,
+                _ => PluginSpec::builtin("endpoint"),
+            };
+            set(&mut s, "base_url", url.into())?;
+            if s.params.get("model").is_none() && self.model.is_none() {
+                set(&mut s, "model", "default".into())?;
+            }
+            spec = Some(s);
+        }
+        let endpoint = is_builtin(spec.as_ref(), "endpoint");
+        if let Some(model) = self.model {
+            if model.is_empty() {
+                return Err(CliError::Input(
+                    "--engineer-model: empty; give the model name the server expects".into(),
+                ));
+            }
+            if !endpoint {
+                return Err(CliError::Input(format!(
+                    "--engineer-model {model}: names the model of the `endpoint` engineer, but the engineer \
+                     here is {}; give --engineer-endpoint URL too",
+                    describe(spec.as_ref())
+                )));
+            }
+        }
+        if let (Some(t), false) = (self.timeout_s, endpoint) {
+            return Err(CliError::Input(format!(
+                "--engineer-timeout {t}: only the `endpoint` engineer waits on a server, but the engineer \
+                 here is {}; give --engineer-endpoint URL too",
+                describe(spec.as_ref())
+            )));
+        }
+        if let Some(s) = spec.as_mut().filter(|_| endpoint) {
+            if let Some(model) = self.model {
+                set(s, "model", model.into())?;
+            }
+            if let Some(t) = self.timeout_s {
+                set(s, "timeout_s", t.into())?;
+            }
+        }
+        Ok(spec)
+    }
+}
+
+/// Checks `--engineer-endpoint`'s URL alone, by the `endpoint` engineer's own rules, so that a
+/// URL it refuses is blamed on the flag.
+fn check_endpoint(url: &str) -> Result<(), CliError> {
+    let alone = PluginSpec {
+        name: "endpoint".into(),
+        params: serde_json::json!({"base_url": url, "model": "default"}),
+        library: None,
+    };
+    registry::engineer(&alone).map(drop).map_err(|e| {
+        let why = match &e {
+            RegistryError::Plugin { source, .. } => source.message().to_string(),
+            other => other.to_string(),
+        };
+        CliError::Input(format!("--engineer-endpoint {url}: {why}"))
+    })
+}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -28,12 +164,19 @@ pub struct Args {
     #[arg(long)]
     engineer_params: Option<String>,
     /// With --ask: an OpenAI-compatible endpoint's base URL (the `endpoint` engineer), e.g.
-    /// http://127.0.0.1:8080/v1; its key is read from $OPENAI_API_KEY.
+    /// http://127.0.0.1:8080/v1; its key is read from $OPENAI_API_KEY; --engineer-params may
+    /// set its other parameters, which these flags override one by one.
     #[arg(long)]
     engineer_endpoint: Option<String>,
-    /// With --engineer-endpoint: the model name.
-    #[arg(long, default_value = "default")]
-    engineer_model: String,
+    /// With --engineer-endpoint: the model name [default: --engineer-params' `model`, else
+    /// `default`].
+    #[arg(long)]
+    engineer_model: Option<String>,
+    /// With --engineer-endpoint: seconds one request may take, connecting and reading included
+    /// [default: --engineer-params' `timeout_s`, else 120]. A request that times out is tried
+    /// again (`http_retries`, 3) and the engineer asks again on no reply (`retries`, 2).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds)]
+    engineer_timeout: Option<f64>,
     /// With --ask: the `embedded` engineer on this GGUF chat model (llama.cpp in process)
     /// instead of the default one; --engineer-params may add its other parameters.
     #[arg(long, conflicts_with_all = ["engineer_endpoint", "engineer"])]
@@ -59,7 +202,23 @@ pub fn gguf_spec(path: &Path) -> Result<PluginSpec, CliError> {
     Ok(PluginSpec { name: "embedded".into(), params: serde_json::json!({ "model": abs }), library: None })
 }
 
+/// A round's files, in the order shown; the raw replies `reply-1.txt`, … follow `reply.txt`.
 const FILES: [&str; 5] = ["context.md", "reply.txt", "config.json", "rationale.txt", "log.txt"];
+
+/// The raw replies of a round's folder (`reply-<n>.txt`), in order.
+fn reply_files(round: &Path) -> Vec<String> {
+    let mut n: Vec<u32> = std::fs::read_dir(round)
+        .map(|entries| {
+            entries
+                .filter_map(|e| {
+                    e.ok()?.file_name().to_str()?.strip_prefix("reply-")?.strip_suffix(".txt")?.parse().ok()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    n.sort_unstable();
+    n.into_iter().map(|i| format!("reply-{i}.txt")).collect()
+}
 
 fn rounds(dir: &std::path::Path) -> Result<Vec<u32>, CliError> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
@@ -71,33 +230,26 @@ fn rounds(dir: &std::path::Path) -> Result<Vec<u32>, CliError> {
     Ok(r)
 }
 
-/// The engineer spec that `--ask` uses.
+/// The engineer spec that `--ask` uses: --engineer (or the kind the flags name) with
+/// --engineer-params, the flags overriding single parameters.
 fn spec(a: &Args) -> Result<PluginSpec, CliError> {
-    if let Some(url) = &a.engineer_endpoint {
-        let mut params = serde_json::json!({"base_url": url, "model": a.engineer_model});
-        if let Some(p) = &a.engineer_params {
-            let extra: serde_json::Value =
-                serde_json::from_str(p).map_err(|e| CliError::Input(format!("--engineer-params: {e}")))?;
-            if let (Some(o), Some(x)) = (params.as_object_mut(), extra.as_object()) {
-                o.extend(x.clone());
-            }
-        }
-        return Ok(PluginSpec { name: "endpoint".into(), params, library: None });
-    }
     let params: serde_json::Value = match &a.engineer_params {
         Some(p) => serde_json::from_str(p).map_err(|e| CliError::Input(format!("--engineer-params: {e}")))?,
         None => serde_json::Value::Null,
     };
-    if let Some(path) = &a.engineer_gguf {
-        let mut spec = gguf_spec(path)?;
-        if let (Some(o), Some(x)) = (spec.params.as_object_mut(), params.as_object()) {
-            for (k, v) in x.iter().filter(|(k, _)| k.as_str() != "model") {
-                o.insert(k.clone(), v.clone());
-            }
-        }
-        return Ok(spec);
-    }
-    Ok(PluginSpec { name: a.engineer.clone(), params, library: None })
+    let name = match (&a.engineer_endpoint, &a.engineer_gguf) {
+        (Some(_), _) => "endpoint",
+        (None, Some(_)) => "embedded",
+        (None, None) => &a.engineer,
+    };
+    let base = PluginSpec { name: name.into(), params, library: None };
+    let flags = Flags {
+        endpoint: a.engineer_endpoint.as_deref(),
+        model: a.engineer_model.as_deref(),
+        timeout_s: a.engineer_timeout,
+        gguf: a.engineer_gguf.as_deref(),
+    };
+    Ok(flags.apply(Some(base))?.unwrap_or_else(|| PluginSpec::builtin(name)))
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {
@@ -124,8 +276,14 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         if a.ask {
             continue;
         }
-        for f in FILES {
-            let text = std::fs::read_to_string(rd.join(f)).unwrap_or_else(|e| format!("({e})\n"));
+        let replies = reply_files(&rd);
+        let files = FILES[..2]
+            .iter()
+            .map(|f| f.to_string())
+            .chain(replies)
+            .chain(FILES[2..].iter().map(|f| f.to_string()));
+        for f in files {
+            let text = std::fs::read_to_string(rd.join(&f)).unwrap_or_else(|e| format!("({e})\n"));
             out.push_str(&format!("## {f}\n\n{}\n", text.trim_end()));
             out.push('\n');
         }
@@ -136,11 +294,25 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         let context = std::fs::read_to_string(&path).map_err(|e| CliError::input(&path, e))?;
         let mut engineer = registry::engineer(&spec).map_err(|e| CliError::Input(e.to_string()))?;
         let t0 = std::time::Instant::now();
-        let reply = engineer.design(&context).map_err(|e| CliError::Failed(format!("{}: {e}", spec.name)))?;
+        let asked = engineer.design(&context);
         out.push_str(&format!("Asked `{}` again ({:.1} s).\n\n", spec.name, t0.elapsed().as_secs_f64()));
-        for (i, raw) in reply.raw.iter().enumerate() {
-            out.push_str(&format!("## raw reply {}\n\n{}\n\n", i + 1, raw.trim_end()));
-        }
+        let raw_replies = |raw: &[String], out: &mut String| {
+            for (i, raw) in raw.iter().enumerate() {
+                out.push_str(&format!("## raw reply {}\n\n{}\n\n", i + 1, raw.trim_end()));
+            }
+        };
+        let reply = match asked {
+            Ok(reply) => reply,
+            Err(e) => {
+                // The replies it gave up on are shown before the reason.
+                if let PluginError::NoUsableReply { raw, .. } = &e {
+                    raw_replies(raw, &mut out);
+                    crate::emit(None, &out)?;
+                }
+                return Err(CliError::Failed(format!("{}: {e}", spec.name)));
+            }
+        };
+        raw_replies(&reply.raw, &mut out);
         out.push_str(&format!(
             "## config\n\n{}\n\n## rationale\n\n{}\n",
             serde_json::to_string_pretty(&reply.config).unwrap_or_default(),

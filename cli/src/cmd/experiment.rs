@@ -31,12 +31,19 @@ pub struct Args {
     /// Seeds per contender (default: the budget's).
     #[arg(long)]
     seeds: Option<u64>,
-    /// The LLM contender asks this OpenAI-compatible endpoint instead of the embedded model.
+    /// The LLM contender asks this OpenAI-compatible endpoint instead of the embedded model
+    /// (the `endpoint` engineer with its defaults: the key read from $OPENAI_API_KEY, 120 s a
+    /// request).
     #[arg(long)]
     engineer_endpoint: Option<String>,
-    /// With --engineer-endpoint: the model name.
-    #[arg(long, default_value = "default")]
-    engineer_model: String,
+    /// With --engineer-endpoint: the model name [default: `default`].
+    #[arg(long)]
+    engineer_model: Option<String>,
+    /// With --engineer-endpoint: seconds one request may take, connecting and reading included
+    /// [default: 120]. A request that times out is tried again (3 times) and the engineer asks
+    /// again on no reply (twice), so a silent server holds a round up to 12 times this long.
+    #[arg(long, value_name = "SECONDS", value_parser = crate::cmd::engineer::seconds)]
+    engineer_timeout: Option<f64>,
     /// The LLM contender runs this GGUF chat model in process (the `embedded` engineer, as by
     /// default, on another model).
     #[arg(long, conflicts_with = "engineer_endpoint")]
@@ -56,15 +63,15 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     if let Some(c) = a.contenders.iter().find(|c| !CONTENDERS.contains(&c.as_str())) {
         return Err(CliError::Input(format!("--contenders: {c} is not one of {}", CONTENDERS.join(", "))));
     }
-    let engineer = match (&a.engineer_endpoint, &a.engineer_gguf) {
-        (Some(url), _) => PluginSpec {
-            name: "endpoint".into(),
-            params: serde_json::json!({"base_url": url, "model": a.engineer_model}),
-            library: None,
-        },
-        (None, Some(path)) => crate::cmd::engineer::gguf_spec(path)?,
-        (None, None) => PluginSpec::builtin("embedded"),
+    let flags = crate::cmd::engineer::Flags {
+        endpoint: a.engineer_endpoint.as_deref(),
+        model: a.engineer_model.as_deref(),
+        timeout_s: a.engineer_timeout,
+        gguf: a.engineer_gguf.as_deref(),
     };
+    let engineer = flags
+        .apply(Some(PluginSpec::builtin("embedded")))?
+        .unwrap_or_else(|| PluginSpec::builtin("embedded"));
     let mut x = Experiment::new(budget, engineer);
     x.contenders.retain(|c| a.contenders.contains(&c.name));
     if let Some(n) = a.seeds {

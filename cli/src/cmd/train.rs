@@ -24,15 +24,25 @@ pub struct Args {
     #[arg(long)]
     seed: Option<u64>,
     /// Use an OpenAI-compatible endpoint (base URL, e.g. http://127.0.0.1:8080/v1) as the
-    /// environment engineer instead of the configuration's: `rounds.engineer` becomes the
-    /// `endpoint` engineer; its key is read from $OPENAI_API_KEY.
+    /// environment engineer: sets `base_url` of the configuration's `endpoint` engineer, keeping
+    /// its other parameters (`timeout_s`, `retries`, `api_key_env`, …), or makes `rounds.engineer`
+    /// the `endpoint` engineer with its defaults: the key read from $OPENAI_API_KEY, 120 s a
+    /// request.
     #[arg(long)]
     engineer_endpoint: Option<String>,
-    /// With --engineer-endpoint: the model name the server expects.
-    #[arg(long, default_value = "default")]
-    engineer_model: String,
-    /// Use this GGUF chat model, run in process by llama.cpp, as the environment engineer:
-    /// `rounds.engineer` becomes the `embedded` engineer with `model` set to it.
+    /// The model name the endpoint expects: sets `model` of the `endpoint` engineer
+    /// [default: the configuration's, else `default`].
+    #[arg(long)]
+    engineer_model: Option<String>,
+    /// Seconds one request to the endpoint may take, connecting and reading included: sets
+    /// `timeout_s` of the `endpoint` engineer [default: the configuration's, else 120]. A request
+    /// that times out is tried again (`http_retries`, 3) and the engineer asks again on no reply
+    /// (`retries`, 2): with those defaults a silent server holds a round up to 12 times this long.
+    #[arg(long, value_name = "SECONDS", value_parser = crate::cmd::engineer::seconds)]
+    engineer_timeout: Option<f64>,
+    /// Use this GGUF chat model, run in process by llama.cpp, as the environment engineer: sets
+    /// `model` of the configuration's `embedded` engineer, or makes `rounds.engineer` the
+    /// `embedded` engineer with `model` set to it.
     #[arg(long, conflicts_with = "engineer_endpoint")]
     engineer_gguf: Option<PathBuf>,
     /// Print the configuration (defaults merged with --config) and exit.
@@ -73,16 +83,13 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     if let Some(s) = a.seed {
         cfg.seed = s;
     }
-    if let Some(url) = &a.engineer_endpoint {
-        cfg.rounds.engineer = Some(floe_plugin_host::PluginSpec {
-            name: "endpoint".into(),
-            params: serde_json::json!({"base_url": url, "model": a.engineer_model}),
-            library: None,
-        });
-    }
-    if let Some(path) = &a.engineer_gguf {
-        cfg.rounds.engineer = Some(crate::cmd::engineer::gguf_spec(path)?);
-    }
+    let flags = crate::cmd::engineer::Flags {
+        endpoint: a.engineer_endpoint.as_deref(),
+        model: a.engineer_model.as_deref(),
+        timeout_s: a.engineer_timeout,
+        gguf: a.engineer_gguf.as_deref(),
+    };
+    cfg.rounds.engineer = flags.apply(cfg.rounds.engineer.take())?;
     cfg.validate().map_err(cli_error)?;
     if a.print_config {
         return crate::emit(None, &(serde_json::to_string_pretty(&cfg).unwrap_or_default() + "\n"));

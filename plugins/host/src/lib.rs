@@ -34,8 +34,8 @@ mod rust;
 
 use std::path::{Path, PathBuf};
 
-pub use floe_plugin_api::PluginSpec;
-use floe_plugin_api::{Curriculum, EnvEngineer, PluginError, PluginInfo, PluginKind, RewardFn};
+use floe_plugin_api::{Curriculum, EnvEngineer, PluginInfo, PluginKind, RewardFn};
+pub use floe_plugin_api::{PluginError, PluginSpec};
 pub use registry::RegistryError;
 use serde::Serialize;
 use thiserror::Error;
