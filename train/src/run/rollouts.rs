@@ -11,7 +11,7 @@ use crate::reward::{located_legal_steps, rewards, verify_plans, DecodedPlan};
 use crate::sample::{decode, Decode};
 
 /// Answers sampled in one batch.
-const SAMPLE_BATCH: usize = 32;
+const SAMPLE_BATCH: usize = 64;
 
 /// The groups sampled for one step, in draw order: per answer, its instance (an index into the
 /// round's training set), tokens, reward and verdict.

@@ -27,7 +27,9 @@ impl Run<'_> {
         let t_stage = Instant::now();
         self.progress.begin("warm start", w.steps as u64);
         let mut last = (f64::NAN, f64::NAN);
-        let lens: Vec<usize> = seqs.iter().map(|s| s.tokens.len()).collect();
+        // Sorted by prompt length, then answer length: a batch's prompts are padded to its
+        // longest prompt and its answers to its longest answer (SeqBatch).
+        let lens: Vec<usize> = seqs.iter().map(|s| (s.plan_at << 16) + s.tokens.len()).collect();
         let (mut batches, mut epoch, mut at) = (Vec::new(), 0u64, 0usize);
         for step in 0..w.steps {
             if step % 50 == 0 {
@@ -75,8 +77,9 @@ impl Run<'_> {
 /// themselves, so that a batch holds sequences of about one length and pads little.
 const LENGTH_POOL: usize = 16;
 
-/// The batches of one epoch over sequences of lengths `lens`: a seeded shuffle; then, pool by
-/// pool of [`LENGTH_POOL`] batches, the sequences sorted by length and cut into full batches
+/// The batches of one epoch over sequences of sort keys `lens` (lengths, or any key that puts
+/// sequences which pad little together next to each other): a seeded shuffle; then, pool by
+/// pool of [`LENGTH_POOL`] batches, the sequences sorted by key and cut into full batches
 /// (a remainder smaller than a batch waits for the next epoch's shuffle); then the batches in a
 /// seeded order. Every sequence is in at most one batch of an epoch.
 fn epoch_batches(lens: &[usize], batch_size: usize, seed: u64, epoch: u64) -> Vec<Vec<usize>> {
