@@ -12,6 +12,10 @@
  *   strings are NUL-terminated UTF-8; strings handed out are freed with floe_string_free.
  * - Threads: pools may be shared by any number of threads; calls on one engine or plugin are
  *   serialised inside it; different handles run in parallel.
+ * - Each function's comment lists, after "Errors:", every status it returns when it fails. Not
+ *   listed: FLOE_STATUS_PANICKED for a panic inside libfloe itself (a bug, possible anywhere;
+ *   an engine or plugin whose call panicked then refuses later calls with it).
+ * - Every name this header and floe_types.h define begins with floe_ or FLOE_.
  * - Check floe_abi_version() == FLOE_ABI_VERSION at start-up.
  */
 
@@ -65,8 +69,9 @@
 #define FLOE_OUTCOME_TRUNCATED 3
 
 /*
- `floe_verify_plan`: `plan` is JSON (`{"moves": [...]}` or `{"paths": [...]}`, or a bare
- array of move strings).
+ `floe_verify_plan`: `plan` is JSON: `{"moves": ["RRD", "UL"]}`, `{"paths": [[[0, 0], [0, 1]],
+ ...]}` (either may carry the solver's `"soc"` and `"makespan"`, as `floe_solve` writes it), or
+ a bare array with one move string (or one path) per agent, `["RRD", "UL"]`.
  */
 #define FLOE_PLAN_JSON 0
 
@@ -74,6 +79,12 @@
  `floe_verify_plan`: `plan` is a free-text answer in the paper's format.
  */
 #define FLOE_PLAN_TEXT 1
+
+/*
+ `floe_verify_plan`: JSON when `plan` begins with `{` or `[` (after white space), else a
+ free-text answer (as `floe verify` and Python's `floe.verify` read a string).
+ */
+#define FLOE_PLAN_AUTO 2
 
 /*
  A batch of environments (opaque). Calls on one engine are serialised by a lock inside it;
@@ -229,8 +240,6 @@ typedef struct floe_instance_info {
  */
 typedef void (*floe_progress_fn)(void *user_data, const char *stage, uint64_t done, uint64_t total);
 
-#define BAD_UTF8 11
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -268,13 +277,17 @@ void floe_string_free(char *s);
  `"drop"` (default) or `"block"`; `"episode_limit"` (64); `"obs_radius"` (2; at most 127 on
  the CPU, 7 on the GPU); `"obs_format"`: `"bytes"` (default), `"bits"` or `"none"`; `"rewards"`: `{"reach_goal": 1.0, "step": -0.0625, "blocked": -0.125,
  "off_grid": -0.25, "hole": -1.0, "conflict": -1.0}` (any subset). Unknown fields are errors.
- Both backends give bit-identical outputs.
+ Both backends give bit-identical outputs. The GPU backend takes at most 64 agents per
+ environment.
 
  Ownership: `*out` is the caller's (`floe_engine_free`); the engine keeps its own reference to
  the pool. Thread-safe.
- Errors: FLOE_STATUS_CONFIG for a configuration that does not parse or is out of range,
- FLOE_STATUS_GPU when no GPU adapter can be opened, FLOE_STATUS_NOT_BUILT for `"gpu"` in a
- build without it.
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `pool` or `out`, FLOE_STATUS_WRONG_HANDLE for a
+ `pool` that is not a live pool, FLOE_STATUS_BAD_UTF8 for a `config_json` that is not UTF-8,
+ FLOE_STATUS_CONFIG for a configuration that does not parse or is out of range (an
+ `obs_radius` over 7, or more than 64 agents, on the GPU included), FLOE_STATUS_GPU when no
+ GPU adapter can be opened or the device cannot hold the buffers, FLOE_STATUS_NOT_BUILT for
+ `"gpu"` in a build without it, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -287,6 +300,9 @@ floe_status floe_engine_new(const struct floe_pool *pool,
 /*
  The length of every buffer (see `floe_buffer_sizes`). Thread-safe.
 
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `engine` or `out`, FLOE_STATUS_WRONG_HANDLE for
+ an `engine` that is not a live engine, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
+
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
  duration of the call; strings are NUL-terminated; handles come from this library.
@@ -296,6 +312,9 @@ floe_status floe_engine_sizes(const struct floe_engine *engine, struct floe_buff
 /*
  The backend in use: `"cpu"`, or `"gpu (<adapter>)"`. `*out` is the caller's
  (`floe_string_free`).
+
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `engine` or `out`, FLOE_STATUS_WRONG_HANDLE for
+ an `engine` that is not a live engine, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -308,7 +327,11 @@ floe_status floe_engine_backend(const struct floe_engine *engine, char **out);
  `seed + e`) and writes the first observations into `buffers->obs`; nothing else is written.
  The same seed gives the same episodes on both backends, for any batch size and thread count.
 
- Errors: FLOE_STATUS_BUFFER_SIZE (nothing changed), FLOE_STATUS_GPU.
+ Errors (nothing changed by a refused call): FLOE_STATUS_NULL_POINTER for a NULL `engine`,
+ `buffers` or buffer of non-zero length, FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a
+ live engine, FLOE_STATUS_BUFFER_SIZE for a length other than `floe_engine_sizes` gives,
+ FLOE_STATUS_BAD_INPUT for buffers that overlap or are misaligned, FLOE_STATUS_GPU for a
+ device error.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -322,8 +345,12 @@ floe_status floe_engine_reset(struct floe_engine *engine,
  Puts environment `env` on pool instance `instance` (to replay an exact level), step 0, and
  writes that environment's observation into its part of `buffers->obs`.
 
- Errors: FLOE_STATUS_NOT_RESET before the first reset, FLOE_STATUS_BAD_INPUT for an index out
- of range, FLOE_STATUS_BUFFER_SIZE; nothing changed by a refused call.
+ Errors (nothing changed by a refused call): FLOE_STATUS_NOT_RESET before the first reset,
+ FLOE_STATUS_BAD_INPUT for an index out of range or buffers that overlap or are misaligned,
+ FLOE_STATUS_BUFFER_SIZE for a length other than `floe_engine_sizes` gives,
+ FLOE_STATUS_NULL_POINTER for a NULL `engine`, `buffers` or buffer of non-zero length,
+ FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine, FLOE_STATUS_GPU for a
+ device error.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -340,8 +367,12 @@ floe_status floe_engine_reset_to(struct floe_engine *engine,
  is reset in the same step (its final observation in `final_obs`, the new episode's first in
  `obs`).
 
- Errors: FLOE_STATUS_NOT_RESET, FLOE_STATUS_BUFFER_SIZE, FLOE_STATUS_BAD_INPUT for a code
- above 4; nothing changed by a refused call.
+ Errors (nothing changed by a refused call): FLOE_STATUS_NOT_RESET before the first reset,
+ FLOE_STATUS_BUFFER_SIZE for an `actions_len` or buffer length other than `floe_engine_sizes`
+ gives, FLOE_STATUS_BAD_INPUT for a code above 4 or buffers that overlap or are misaligned,
+ FLOE_STATUS_NULL_POINTER for a NULL `engine`, `actions`, `buffers` or buffer of non-zero
+ length, FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine, FLOE_STATUS_GPU
+ for a device error.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -356,7 +387,9 @@ floe_status floe_engine_step(struct floe_engine *engine,
  Every environment's and agent slot's state: `envs` gets `B` records, `agents` `B·K`
  (zeros before the first reset).
 
- Errors: FLOE_STATUS_BUFFER_SIZE for other lengths.
+ Errors: FLOE_STATUS_BUFFER_SIZE for other lengths, FLOE_STATUS_NULL_POINTER for a NULL
+ `engine` or array of non-zero length, FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a
+ live engine, FLOE_STATUS_BAD_INPUT for a misaligned array, FLOE_STATUS_GPU for a device error.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -373,7 +406,10 @@ floe_status floe_engine_state(const struct floe_engine *engine,
  plane 0 holes (1) and cells outside its grid (2), plane 1 agent index + 1 on its cell,
  plane 2 agent index + 1 on its goal.
 
- Errors: FLOE_STATUS_BUFFER_SIZE.
+ Errors: FLOE_STATUS_BUFFER_SIZE for a `len` other than `floe_buffer_sizes.global_state`,
+ FLOE_STATUS_NULL_POINTER for a NULL `engine`, or `out` with `len` non-zero,
+ FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine, FLOE_STATUS_GPU for a
+ device error.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -383,6 +419,9 @@ floe_status floe_engine_global_state(const struct floe_engine *engine, uint8_t *
 
 /*
  Frees an engine. NULL is accepted. Must not race with other calls on the same handle.
+
+ Errors: FLOE_STATUS_WRONG_HANDLE for a pointer that is not a live engine (freed before, or of
+ another kind).
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -398,8 +437,9 @@ floe_status floe_engine_free(struct floe_engine *engine);
  little-endian words a plane) becomes byte `c·(2r+1)² + j`.
 
  Errors: FLOE_STATUS_NULL_POINTER for a NULL array of non-zero length,
- FLOE_STATUS_BAD_INPUT for a radius over 127, a `bits_len` that is not whole observations or an
- `out_len` for another count. `out` is written only on success.
+ FLOE_STATUS_BAD_INPUT for a radius over 127 or arrays that overlap,
+ FLOE_STATUS_BUFFER_SIZE for a `bits_len` that is not whole observations or an `out_len` for
+ another count. `out` is written only on success.
 
  # Safety
  `bits` is valid for `bits_len` reads and `out` for `out_len` writes, not overlapping, for the
@@ -422,9 +462,15 @@ floe_status floe_obs_unpack_bits(uint32_t radius,
  lives.
 
  Ownership: `*out` is the caller's (`floe_plugin_free`). Thread-safe.
- Errors: FLOE_STATUS_UNKNOWN_PLUGIN, FLOE_STATUS_CONFIG for bad parameters, FLOE_STATUS_FAILED
- for a library that does not load (the message names the path and the reason),
- FLOE_STATUS_BAD_INPUT for an unknown kind.
+ Errors: FLOE_STATUS_UNKNOWN_PLUGIN for a name the library (or the built-ins) does not have,
+ FLOE_STATUS_CONFIG for parameters that are not JSON or that the plugin refuses,
+ FLOE_STATUS_FAILED for a library that does not load (the message names the path and the
+ reason), FLOE_STATUS_BAD_INPUT for an unknown kind or a misaligned `out`,
+ FLOE_STATUS_NULL_POINTER for a NULL `name` or `out`, FLOE_STATUS_BAD_UTF8 for a string that is
+ not UTF-8, or the status a loaded plugin's constructor returns (FLOE_STATUS_FAILED,
+ FLOE_STATUS_PANICKED for a Rust plugin that panicked, FLOE_STATUS_UNSUPPORTED,
+ FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT, FLOE_STATUS_CONFIG or
+ FLOE_STATUS_UNKNOWN_PLUGIN).
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -439,6 +485,9 @@ floe_status floe_plugin_new(const char *library,
 /*
  The plugin's kind (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM or _ENV_ENGINEER). Thread-safe.
 
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `plugin` or `out`, FLOE_STATUS_WRONG_HANDLE for a
+ `plugin` that is not a live plugin, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
+
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
  duration of the call; strings are NUL-terminated; handles come from this library.
@@ -450,8 +499,14 @@ floe_status floe_plugin_kind(const struct floe_plugin *plugin, uint32_t *out);
  `floe_verify_answers`): `out_len` must be `len`. Records are checked first (known failure
  codes, consistent counts); every reward is checked to be finite.
 
- Errors: FLOE_STATUS_UNSUPPORTED (not a reward, or one that rewards only steps),
- FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT, or the plugin's own status.
+ Errors (the caller's `out` left as it was): FLOE_STATUS_BUFFER_SIZE for an `out_len` other
+ than `len`, FLOE_STATUS_UNSUPPORTED (not a reward, or one that rewards only steps),
+ FLOE_STATUS_BAD_INPUT for a record that does not check or a misaligned array,
+ FLOE_STATUS_BAD_OUTPUT for a reward that is not finite, FLOE_STATUS_NULL_POINTER for a NULL
+ `plugin` or array of non-zero length, FLOE_STATUS_WRONG_HANDLE for a `plugin` that is not a
+ live plugin, or the plugin's own status (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED for a Rust
+ plugin that panicked, FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT,
+ FLOE_STATUS_CONFIG or FLOE_STATUS_UNKNOWN_PLUGIN).
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -467,8 +522,12 @@ floe_status floe_plugin_rewards(struct floe_plugin *plugin,
  A reward plugin's rewards for `len` step outcomes (`floe_step_outcome`, one per agent and
  step): `out_len` must be `len`.
 
- Errors: as [`floe_plugin_rewards`] (FLOE_STATUS_UNSUPPORTED for a plugin that rewards only
- verdicts).
+ Errors (the caller's `out` left as it was): as [`floe_plugin_rewards`]
+ (FLOE_STATUS_UNSUPPORTED for a plugin that rewards only verdicts): FLOE_STATUS_BUFFER_SIZE,
+ FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT,
+ FLOE_STATUS_NULL_POINTER, FLOE_STATUS_WRONG_HANDLE, or the plugin's own status
+ (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_BAD_INPUT,
+ FLOE_STATUS_BAD_OUTPUT, FLOE_STATUS_CONFIG or FLOE_STATUS_UNKNOWN_PLUGIN).
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -487,7 +546,13 @@ floe_status floe_plugin_step_rewards(struct floe_plugin *plugin,
  `floe_pool_generate`.
 
  Errors: FLOE_STATUS_CONFIG for a history that does not parse or validate,
- FLOE_STATUS_UNSUPPORTED when the plugin is not a curriculum, the plugin's own status.
+ FLOE_STATUS_UNSUPPORTED when the plugin is not a curriculum, FLOE_STATUS_BAD_OUTPUT for a
+ configuration from the plugin that does not validate, FLOE_STATUS_NULL_POINTER for a NULL
+ argument, FLOE_STATUS_WRONG_HANDLE for a `plugin` that is not a live plugin,
+ FLOE_STATUS_BAD_UTF8 for a `history_json` that is not UTF-8, FLOE_STATUS_BAD_INPUT for a
+ misaligned `out_config_json`, or the plugin's own status (FLOE_STATUS_FAILED,
+ FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT,
+ FLOE_STATUS_CONFIG or FLOE_STATUS_UNKNOWN_PLUGIN).
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -502,9 +567,14 @@ floe_status floe_plugin_next_config(struct floe_plugin *plugin,
  `records` (`len` of them) are written to `out_indices` (room for `out_cap`, at least
  `request->count`) and their number to `*out_len`.
 
- Errors: FLOE_STATUS_UNSUPPORTED for a curriculum that does not replay,
- FLOE_STATUS_BAD_INPUT for records out of range, FLOE_STATUS_BUFFER_SIZE when `out_cap` is
- smaller than the count asked for, FLOE_STATUS_BAD_OUTPUT for indices the plugin got wrong.
+ Errors: FLOE_STATUS_UNSUPPORTED for a plugin that is not a curriculum or a curriculum that
+ does not replay, FLOE_STATUS_BAD_INPUT for records out of range or a misaligned array,
+ FLOE_STATUS_BUFFER_SIZE when `out_cap` is smaller than the count asked for,
+ FLOE_STATUS_BAD_OUTPUT for indices the plugin got wrong, FLOE_STATUS_NULL_POINTER for a NULL
+ `plugin`, `request`, `out_len` or array of non-zero length, FLOE_STATUS_WRONG_HANDLE for a
+ `plugin` that is not a live plugin, or the plugin's own status (FLOE_STATUS_FAILED,
+ FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT,
+ FLOE_STATUS_CONFIG or FLOE_STATUS_UNKNOWN_PLUGIN).
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -524,7 +594,12 @@ floe_status floe_plugin_sample_replay(struct floe_plugin *plugin,
  `{"config": <validated configuration>, "rationale": "..."}` (`floe_string_free`).
 
  Errors: FLOE_STATUS_UNSUPPORTED when the plugin is not an engineer, FLOE_STATUS_BAD_OUTPUT
- for a configuration that does not validate, the plugin's own status.
+ for a configuration that does not validate, FLOE_STATUS_NULL_POINTER for a NULL argument,
+ FLOE_STATUS_WRONG_HANDLE for a `plugin` that is not a live plugin, FLOE_STATUS_BAD_UTF8 for a
+ `context` that is not UTF-8, FLOE_STATUS_BAD_INPUT for a misaligned `out_reply_json`, or the
+ plugin's own status (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED,
+ FLOE_STATUS_BAD_INPUT for a context it cannot read, FLOE_STATUS_BAD_OUTPUT,
+ FLOE_STATUS_CONFIG or FLOE_STATUS_UNKNOWN_PLUGIN).
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -536,6 +611,9 @@ floe_status floe_plugin_design(struct floe_plugin *plugin,
 
 /*
  Frees a plugin (and unloads its library when no other plugin uses it). NULL is accepted.
+
+ Errors: FLOE_STATUS_WRONG_HANDLE for a pointer that is not a live plugin (freed before, or of
+ another kind).
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -556,7 +634,9 @@ floe_status floe_plugin_free(struct floe_plugin *plugin);
 
  Ownership: `*out` is the caller's, freed with `floe_pool_free`. Thread-safe.
  Errors: FLOE_STATUS_CONFIG for a configuration that does not parse or validate,
- FLOE_STATUS_FAILED when the generator cannot draw enough instances.
+ FLOE_STATUS_FAILED when the generator cannot draw enough instances, FLOE_STATUS_BAD_INPUT for
+ `samples` 0 or a misaligned `out`, FLOE_STATUS_NULL_POINTER for a NULL `config_json` or
+ `out`, FLOE_STATUS_BAD_UTF8 for a `config_json` that is not UTF-8.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -573,7 +653,9 @@ floe_status floe_pool_generate(const char *config_json,
  solved (that can take long); otherwise their optimum stays unknown.
 
  Ownership: `*out` is the caller's (`floe_pool_free`). Thread-safe.
- Errors: FLOE_STATUS_BAD_INPUT naming the line (or array index) of a malformed instance.
+ Errors: FLOE_STATUS_BAD_INPUT naming the line (or array index) of a malformed instance, for
+ text without instances, or for a misaligned `out`; FLOE_STATUS_NULL_POINTER for a NULL `text`
+ or `out`, FLOE_STATUS_BAD_UTF8 for a `text` that is not UTF-8.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -584,7 +666,9 @@ floe_status floe_pool_from_json(const char *text, int32_t solve_missing, struct 
 /*
  As [`floe_pool_from_json`], from a file (UTF-8 path).
 
- Errors: FLOE_STATUS_IO when the file cannot be read, else as [`floe_pool_from_json`].
+ Errors: FLOE_STATUS_IO when the file cannot be read (or is not UTF-8), else as
+ [`floe_pool_from_json`]: FLOE_STATUS_BAD_INPUT, FLOE_STATUS_NULL_POINTER for a NULL `path` or
+ `out`, FLOE_STATUS_BAD_UTF8 for a `path` that is not UTF-8.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -599,8 +683,9 @@ floe_status floe_pool_from_file(const char *path, int32_t solve_missing, struct 
  [`floe_pool_from_json`].
 
  Ownership: `*out` is the caller's (`floe_pool_free`). Thread-safe.
- Errors: FLOE_STATUS_NULL_POINTER for a NULL array, FLOE_STATUS_BAD_INPUT naming the instance
- that breaks a rule.
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL array (or `out`), FLOE_STATUS_BAD_INPUT naming
+ the instance that breaks a rule, for `count` 0, or for a misaligned array or `out`,
+ FLOE_STATUS_BUFFER_SIZE for a `count` too large to be an array.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -614,6 +699,9 @@ floe_status floe_pool_from_arrays(const struct floe_instance_view *instances,
 /*
  The number of instances. Thread-safe.
 
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `pool` or `out`, FLOE_STATUS_WRONG_HANDLE for a
+ `pool` that is not a live pool, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
+
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
  duration of the call; strings are NUL-terminated; handles come from this library.
@@ -624,6 +712,9 @@ floe_status floe_pool_count(const struct floe_pool *pool, size_t *out);
  The agent slots per environment of engines on this pool, K: the largest agent count.
  Thread-safe.
 
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `pool` or `out`, FLOE_STATUS_WRONG_HANDLE for a
+ `pool` that is not a live pool, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
+
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
  duration of the call; strings are NUL-terminated; handles come from this library.
@@ -633,6 +724,9 @@ floe_status floe_pool_max_agents(const struct floe_pool *pool, size_t *out);
 /*
  The largest grid side in the pool, S (the global state is `B·3·S·S` bytes). Thread-safe.
 
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `pool` or `out`, FLOE_STATUS_WRONG_HANDLE for a
+ `pool` that is not a live pool, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
+
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
  duration of the call; strings are NUL-terminated; handles come from this library.
@@ -641,7 +735,10 @@ floe_status floe_pool_max_side(const struct floe_pool *pool, uint32_t *out);
 
 /*
  Instance `index`'s size, agents and optimum. Thread-safe.
- Errors: FLOE_STATUS_BAD_INPUT for an index out of range.
+
+ Errors: FLOE_STATUS_BAD_INPUT for an index out of range or a misaligned `out`,
+ FLOE_STATUS_NULL_POINTER for a NULL `pool` or `out`, FLOE_STATUS_WRONG_HANDLE for a `pool`
+ that is not a live pool.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -655,6 +752,10 @@ floe_status floe_pool_instance_info(const struct floe_pool *pool,
  Instance `index` as JSON (the format `floe_pool_from_json` reads, with its optimal plan when
  it has one). `*out` is the caller's, freed with `floe_string_free`. Thread-safe.
 
+ Errors: FLOE_STATUS_BAD_INPUT for an index out of range or a misaligned `out`,
+ FLOE_STATUS_NULL_POINTER for a NULL `pool` or `out`, FLOE_STATUS_WRONG_HANDLE for a `pool`
+ that is not a live pool.
+
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
  duration of the call; strings are NUL-terminated; handles come from this library.
@@ -664,6 +765,9 @@ floe_status floe_pool_instance_json(const struct floe_pool *pool, size_t index, 
 /*
  Frees a pool. NULL is accepted. Engines made from the pool keep their own reference and stay
  usable. Must not race with other calls that pass the same handle.
+
+ Errors: FLOE_STATUS_WRONG_HANDLE for a pointer that is not a live pool (freed before, or of
+ another kind).
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -680,8 +784,15 @@ floe_status floe_pool_free(struct floe_pool *pool);
  the run stops between stages or before its next GRPO step with FLOE_STATUS_CANCELLED and
  leaves a folder it can resume from. Blocks until the run ends.
 
- Errors: FLOE_STATUS_CONFIG, FLOE_STATUS_IO, FLOE_STATUS_CANCELLED, FLOE_STATUS_NOT_BUILT
- without the `train` feature.
+ Errors: FLOE_STATUS_NOT_BUILT without the `train` feature (then for every call); with it,
+ FLOE_STATUS_CONFIG for a configuration (or its plugins) that does not parse or validate,
+ FLOE_STATUS_IO for a folder that cannot be written or a run that cannot be resumed from it,
+ FLOE_STATUS_CANCELLED, FLOE_STATUS_FAILED for a run that fails (libtorch, the engine, the
+ generator), FLOE_STATUS_NULL_POINTER for a NULL `config_json` or `out_dir`,
+ FLOE_STATUS_BAD_UTF8 for a string that is not UTF-8, FLOE_STATUS_BAD_INPUT for a misaligned
+ `cancel`, or a plugin's own status (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED,
+ FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT, FLOE_STATUS_CONFIG or
+ FLOE_STATUS_UNKNOWN_PLUGIN).
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -701,8 +812,12 @@ floe_status floe_train_run(const char *config_json,
  optimal rates per agent count and map size, as `floe eval --json` writes. `progress` may be
  NULL.
 
- Errors: FLOE_STATUS_BAD_INPUT for a checkpoint that does not load or instances the model
- cannot read, FLOE_STATUS_NOT_BUILT without the `train` feature.
+ Errors: FLOE_STATUS_NOT_BUILT without the `train` feature (then for every call); with it,
+ FLOE_STATUS_BAD_INPUT for a checkpoint that does not load or instances the model cannot read,
+ FLOE_STATUS_FAILED for an evaluation that fails (libtorch, the engine),
+ FLOE_STATUS_NULL_POINTER for a NULL `checkpoint_path`, `pool` or `out_report_json`,
+ FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool, FLOE_STATUS_BAD_UTF8 for a
+ `checkpoint_path` that is not UTF-8.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -727,8 +842,10 @@ floe_status floe_eval_run(const char *checkpoint_path,
  floe's own trainer gives its reward.
 
  Thread-safe; the arrays are read only during the call.
- Errors: FLOE_STATUS_BUFFER_SIZE for lengths, FLOE_STATUS_BAD_INPUT for an instance index out
- of range or `agents[n] > max_agents`; nothing is written then.
+ Errors (nothing written then): FLOE_STATUS_BUFFER_SIZE for lengths, FLOE_STATUS_BAD_INPUT for
+ an instance index out of range, `agents[n] > max_agents` or a misaligned array,
+ FLOE_STATUS_NULL_POINTER for a NULL `pool` or array of non-zero length,
+ FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -752,9 +869,10 @@ floe_status floe_verify_moves(const struct floe_pool *pool,
  `parse_error`, plans for the wrong number of agents `wrong_agent_count`.
 
  Thread-safe; the strings are read only during the call.
- Errors: FLOE_STATUS_NULL_POINTER for a NULL answer, FLOE_STATUS_BAD_UTF8 (naming the answer),
- FLOE_STATUS_BAD_INPUT for an instance out of range, FLOE_STATUS_BUFFER_SIZE; nothing is
- written then.
+ Errors (nothing written then): FLOE_STATUS_NULL_POINTER for a NULL `pool`, answer or array
+ of non-zero length, FLOE_STATUS_BAD_UTF8 (naming the answer), FLOE_STATUS_BAD_INPUT for an
+ instance out of range or a misaligned array, FLOE_STATUS_BUFFER_SIZE for an `out_len` other
+ than `num_answers`, FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -770,10 +888,18 @@ floe_status floe_verify_answers(const struct floe_pool *pool,
 /*
  One plan's verdict, as `floe_verdict`: valid, optimal, the first failure's kind
  (`FLOE_FAILURE_*`), agent and time (FLOE_UNKNOWN when they do not apply), sum of costs,
- makespan and the optimum. `format` is FLOE_PLAN_JSON or FLOE_PLAN_TEXT. Thread-safe.
+ makespan and the optimum. `format` is FLOE_PLAN_JSON, FLOE_PLAN_TEXT or FLOE_PLAN_AUTO; the
+ plan is read by the reader `floe verify` and Python's `floe.verify` use, so the three take the
+ same forms. Thread-safe.
 
- Errors: FLOE_STATUS_BAD_INPUT for an instance out of range or an unknown format. A plan that
- does not parse is not an error: it is a verdict of kind `parse_error`.
+ A plan that does not read is not an error: it is a verdict of kind `parse_error` (or
+ `wrong_agent_count` for an answer for another number of agents), and `floe_verdict_detail`
+ then says why (which form the plan was read as, and what is wrong with it).
+
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `pool`, `plan` or `out`,
+ FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool, FLOE_STATUS_BAD_UTF8 for a
+ `plan` that is not UTF-8, FLOE_STATUS_BAD_INPUT for an instance out of range, an unknown
+ format or a misaligned `out`.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -786,13 +912,31 @@ floe_status floe_verify_plan(const struct floe_pool *pool,
                              floe_verdict *out);
 
 /*
+ Why the calling thread's last `floe_verify_plan` verdict is what it is: for an invalid plan
+ the failure's detail, a sentence (for `parse_error`, which form the plan was read as and why
+ it is not a plan: `read as JSON: agent 1, move 2: unknown move letter 'X' ...`); `""` after a
+ valid plan, after a call that failed (its message is `floe_last_error()`'s), or before any
+ call on this thread. `*out` is the caller's (`floe_string_free`). Other functions do not
+ change it. Thread-safe.
+
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `out`, FLOE_STATUS_BAD_INPUT for a misaligned
+ `out`.
+
+ # Safety
+ `out` is NULL or valid for a write of a `char *`.
+ */
+floe_status floe_verdict_detail(char **out);
+
+/*
  An optimal plan (minimum sum of costs) of one instance given as JSON (the format of
  `floe_pool_instance_json`). `*out_plan_json` gets `{"moves": ["RRD", "W"...]}` (free it with
  `floe_string_free`), `*out_soc` and `*out_makespan` its costs. `time_limit_ms` 0 means no
  limit. Thread-safe.
 
- Errors: FLOE_STATUS_BAD_INPUT for an instance that does not parse, FLOE_STATUS_FAILED when no
- plan exists or the limit was reached (the message says which).
+ Errors: FLOE_STATUS_BAD_INPUT for an instance that does not parse or a misaligned out-pointer,
+ FLOE_STATUS_FAILED when no plan exists or the limit was reached (the message says which),
+ FLOE_STATUS_NULL_POINTER for a NULL argument, FLOE_STATUS_BAD_UTF8 for an `instance_json`
+ that is not UTF-8.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -808,6 +952,10 @@ floe_status floe_solve(const char *instance_json,
  The paper's prompt for an instance given as JSON. `*out` is the caller's
  (`floe_string_free`). Thread-safe.
 
+ Errors: FLOE_STATUS_BAD_INPUT for an instance that does not parse, one with more agents than
+ the prompt names (five), or a misaligned `out`, FLOE_STATUS_NULL_POINTER for a NULL argument,
+ FLOE_STATUS_BAD_UTF8 for an `instance_json` that is not UTF-8.
+
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
  duration of the call; strings are NUL-terminated; handles come from this library.
@@ -820,7 +968,9 @@ floe_status floe_render_prompt(const char *instance_json, char **out);
  Thread-safe.
 
  Errors: FLOE_STATUS_BAD_INPUT with the parser's message for an unreadable answer or one for
- the wrong number of agents.
+ the wrong number of agents, for an instance that does not parse, or for a misaligned
+ `out_plan_json`, FLOE_STATUS_NULL_POINTER for a NULL argument, FLOE_STATUS_BAD_UTF8 for a
+ string that is not UTF-8.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the

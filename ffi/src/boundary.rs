@@ -25,7 +25,7 @@ pub(crate) mod status {
     pub(crate) const NULL_POINTER: floe_status = 8;
     pub(crate) const BUFFER_SIZE: floe_status = 9;
     pub(crate) const WRONG_HANDLE: floe_status = 10;
-    pub const BAD_UTF8: floe_status = 11;
+    pub(crate) const BAD_UTF8: floe_status = 11;
     pub(crate) const IO: floe_status = 12;
     pub(crate) const GPU: floe_status = 13;
     pub(crate) const NOT_RESET: floe_status = 14;
@@ -219,8 +219,12 @@ pub(crate) unsafe fn write_string(out: *mut *mut c_char, text: &str, what: &str)
     })
 }
 
-/// Checks that out-pointers are not NULL before any work is done (so that a refused call
-/// changes nothing).
-pub(crate) fn outs(ptrs: &[(*const (), &str)]) -> Result<()> {
-    ptrs.iter().try_for_each(|&(p, what)| non_null(p, what))
+/// Checks an out-pointer (not NULL, aligned for `T`) before any work is done, so that a refused
+/// call changes nothing and a handle made by the call is never left without an owner.
+pub(crate) fn check_out<T>(ptr: *mut T, what: &str) -> Result<()> {
+    non_null(ptr, what)?;
+    if !(ptr as usize).is_multiple_of(std::mem::align_of::<T>()) {
+        return Err(Error::bad_input(format!("{what} is not aligned")));
+    }
+    Ok(())
 }

@@ -9,8 +9,8 @@ use floe_core::engine::{
 };
 
 use crate::boundary::{
-    floe_status, guard, non_null, outs, slice, slice_mut, status, str_arg, write_out, write_string, Error,
-    Result,
+    check_out, floe_status, guard, non_null, slice, slice_mut, status, str_arg, write_out, write_string,
+    Error, Result,
 };
 use crate::handles::{self, Handle, Kind};
 use crate::pool::floe_pool;
@@ -150,16 +150,48 @@ unsafe fn step_buffers<'a>(b: *const floe_step_buffers) -> Result<StepBuffersMut
     Ok(StepBuffersMut { obs, final_obs, rewards, events, terminated, truncated, info })
 }
 
+/// The GPU backend's own limits on a configuration and a pool: range errors, so
+/// FLOE_STATUS_CONFIG like every other out-of-range setting, and found before any adapter is
+/// looked for (a host without a GPU gets the same answer).
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
+fn gpu_limits(cfg: &EnvConfig, pool: &floe_core::engine::InstancePool) -> Result<()> {
+    use floe_core::engine::shaders::{GPU_MAX_AGENTS, GPU_MAX_RADIUS};
+    if cfg.obs_radius > GPU_MAX_RADIUS {
+        return Err(Error::new(
+            status::CONFIG,
+            format!("obs_radius {} is over the GPU backend's limit of {GPU_MAX_RADIUS}", cfg.obs_radius),
+        ));
+    }
+    if pool.max_agents() > GPU_MAX_AGENTS {
+        return Err(Error::new(
+            status::CONFIG,
+            format!(
+                "the pool has {} agents per environment; the GPU backend takes at most {GPU_MAX_AGENTS}",
+                pool.max_agents()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(feature = "gpu")]
 fn gpu_engine(cfg: EnvConfig, pool: Arc<floe_core::engine::InstancePool>) -> Result<Box<dyn Engine>> {
     use floe_core::engine::gpu::{GpuContext, GpuEngine};
+    use floe_core::engine::EngineError;
     use std::sync::OnceLock;
     static CONTEXT: OnceLock<Result<Arc<GpuContext>, String>> = OnceLock::new();
+    gpu_limits(&cfg, &pool)?;
     let ctx = CONTEXT
         .get_or_init(|| GpuContext::new().map(Arc::new).map_err(|e| e.to_string()))
         .clone()
         .map_err(|e| Error::new(status::GPU, e))?;
-    Ok(Box::new(GpuEngine::new(ctx, cfg, pool)?))
+    // Past the limits above, what the GPU engine refuses is the device's (FLOE_STATUS_GPU) or
+    // the configuration's.
+    let engine = GpuEngine::new(ctx, cfg, pool).map_err(|e| match e {
+        EngineError::Gpu(_) => Error::new(status::GPU, e.to_string()),
+        other => Error::new(status::CONFIG, other.to_string()),
+    })?;
+    Ok(Box::new(engine))
 }
 
 #[cfg(not(feature = "gpu"))]
@@ -175,13 +207,17 @@ fn gpu_engine(_: EnvConfig, _: Arc<floe_core::engine::InstancePool>) -> Result<B
 /// `"drop"` (default) or `"block"`; `"episode_limit"` (64); `"obs_radius"` (2; at most 127 on
 /// the CPU, 7 on the GPU); `"obs_format"`: `"bytes"` (default), `"bits"` or `"none"`; `"rewards"`: `{"reach_goal": 1.0, "step": -0.0625, "blocked": -0.125,
 /// "off_grid": -0.25, "hole": -1.0, "conflict": -1.0}` (any subset). Unknown fields are errors.
-/// Both backends give bit-identical outputs.
+/// Both backends give bit-identical outputs. The GPU backend takes at most 64 agents per
+/// environment.
 ///
 /// Ownership: `*out` is the caller's (`floe_engine_free`); the engine keeps its own reference to
 /// the pool. Thread-safe.
-/// Errors: FLOE_STATUS_CONFIG for a configuration that does not parse or is out of range,
-/// FLOE_STATUS_GPU when no GPU adapter can be opened, FLOE_STATUS_NOT_BUILT for `"gpu"` in a
-/// build without it.
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `pool` or `out`, FLOE_STATUS_WRONG_HANDLE for a
+/// `pool` that is not a live pool, FLOE_STATUS_BAD_UTF8 for a `config_json` that is not UTF-8,
+/// FLOE_STATUS_CONFIG for a configuration that does not parse or is out of range (an
+/// `obs_radius` over 7, or more than 64 agents, on the GPU included), FLOE_STATUS_GPU when no
+/// GPU adapter can be opened or the device cannot hold the buffers, FLOE_STATUS_NOT_BUILT for
+/// `"gpu"` in a build without it, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -193,7 +229,7 @@ pub unsafe extern "C" fn floe_engine_new(
     out: *mut *mut floe_engine,
 ) -> floe_status {
     guard(|| {
-        outs(&[(out.cast_const().cast(), "out")])?;
+        check_out(out, "out")?;
         let pool = handles::get(pool, "pool")?;
         let mut value = if config_json.is_null() {
             serde_json::json!({})
@@ -238,6 +274,9 @@ fn with_engine<T>(engine: *const floe_engine, f: impl FnOnce(&mut dyn Engine) ->
 
 /// The length of every buffer (see `floe_buffer_sizes`). Thread-safe.
 ///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `engine` or `out`, FLOE_STATUS_WRONG_HANDLE for
+/// an `engine` that is not a live engine, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
+///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
 /// duration of the call; strings are NUL-terminated; handles come from this library.
@@ -247,7 +286,7 @@ pub unsafe extern "C" fn floe_engine_sizes(
     out: *mut floe_buffer_sizes,
 ) -> floe_status {
     guard(|| {
-        outs(&[(out.cast_const().cast(), "out")])?;
+        check_out(out, "out")?;
         let sizes = with_engine(engine, |e| Ok(e.sizes()))?;
         // SAFETY: checked not NULL; writable by the caller's contract.
         unsafe { write_out(out, sizes.into(), "out") }
@@ -256,6 +295,9 @@ pub unsafe extern "C" fn floe_engine_sizes(
 
 /// The backend in use: `"cpu"`, or `"gpu (<adapter>)"`. `*out` is the caller's
 /// (`floe_string_free`).
+///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `engine` or `out`, FLOE_STATUS_WRONG_HANDLE for
+/// an `engine` that is not a live engine, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -266,7 +308,7 @@ pub unsafe extern "C" fn floe_engine_backend(
     out: *mut *mut c_char,
 ) -> floe_status {
     guard(|| {
-        outs(&[(out.cast_const().cast(), "out")])?;
+        check_out(out, "out")?;
         let name = with_engine(engine, |e| Ok(e.backend()))?;
         // SAFETY: checked not NULL; writable by the caller's contract.
         unsafe { write_string(out, &name, "out") }
@@ -277,7 +319,11 @@ pub unsafe extern "C" fn floe_engine_backend(
 /// `seed + e`) and writes the first observations into `buffers->obs`; nothing else is written.
 /// The same seed gives the same episodes on both backends, for any batch size and thread count.
 ///
-/// Errors: FLOE_STATUS_BUFFER_SIZE (nothing changed), FLOE_STATUS_GPU.
+/// Errors (nothing changed by a refused call): FLOE_STATUS_NULL_POINTER for a NULL `engine`,
+/// `buffers` or buffer of non-zero length, FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a
+/// live engine, FLOE_STATUS_BUFFER_SIZE for a length other than `floe_engine_sizes` gives,
+/// FLOE_STATUS_BAD_INPUT for buffers that overlap or are misaligned, FLOE_STATUS_GPU for a
+/// device error.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -298,8 +344,12 @@ pub unsafe extern "C" fn floe_engine_reset(
 /// Puts environment `env` on pool instance `instance` (to replay an exact level), step 0, and
 /// writes that environment's observation into its part of `buffers->obs`.
 ///
-/// Errors: FLOE_STATUS_NOT_RESET before the first reset, FLOE_STATUS_BAD_INPUT for an index out
-/// of range, FLOE_STATUS_BUFFER_SIZE; nothing changed by a refused call.
+/// Errors (nothing changed by a refused call): FLOE_STATUS_NOT_RESET before the first reset,
+/// FLOE_STATUS_BAD_INPUT for an index out of range or buffers that overlap or are misaligned,
+/// FLOE_STATUS_BUFFER_SIZE for a length other than `floe_engine_sizes` gives,
+/// FLOE_STATUS_NULL_POINTER for a NULL `engine`, `buffers` or buffer of non-zero length,
+/// FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine, FLOE_STATUS_GPU for a
+/// device error.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -323,8 +373,12 @@ pub unsafe extern "C" fn floe_engine_reset_to(
 /// is reset in the same step (its final observation in `final_obs`, the new episode's first in
 /// `obs`).
 ///
-/// Errors: FLOE_STATUS_NOT_RESET, FLOE_STATUS_BUFFER_SIZE, FLOE_STATUS_BAD_INPUT for a code
-/// above 4; nothing changed by a refused call.
+/// Errors (nothing changed by a refused call): FLOE_STATUS_NOT_RESET before the first reset,
+/// FLOE_STATUS_BUFFER_SIZE for an `actions_len` or buffer length other than `floe_engine_sizes`
+/// gives, FLOE_STATUS_BAD_INPUT for a code above 4 or buffers that overlap or are misaligned,
+/// FLOE_STATUS_NULL_POINTER for a NULL `engine`, `actions`, `buffers` or buffer of non-zero
+/// length, FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine, FLOE_STATUS_GPU
+/// for a device error.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -348,7 +402,9 @@ pub unsafe extern "C" fn floe_engine_step(
 /// Every environment's and agent slot's state: `envs` gets `B` records, `agents` `B·K`
 /// (zeros before the first reset).
 ///
-/// Errors: FLOE_STATUS_BUFFER_SIZE for other lengths.
+/// Errors: FLOE_STATUS_BUFFER_SIZE for other lengths, FLOE_STATUS_NULL_POINTER for a NULL
+/// `engine` or array of non-zero length, FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a
+/// live engine, FLOE_STATUS_BAD_INPUT for a misaligned array, FLOE_STATUS_GPU for a device error.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -390,7 +446,10 @@ pub unsafe extern "C" fn floe_engine_state(
 /// plane 0 holes (1) and cells outside its grid (2), plane 1 agent index + 1 on its cell,
 /// plane 2 agent index + 1 on its goal.
 ///
-/// Errors: FLOE_STATUS_BUFFER_SIZE.
+/// Errors: FLOE_STATUS_BUFFER_SIZE for a `len` other than `floe_buffer_sizes.global_state`,
+/// FLOE_STATUS_NULL_POINTER for a NULL `engine`, or `out` with `len` non-zero,
+/// FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine, FLOE_STATUS_GPU for a
+/// device error.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -410,6 +469,9 @@ pub unsafe extern "C" fn floe_engine_global_state(
 
 /// Frees an engine. NULL is accepted. Must not race with other calls on the same handle.
 ///
+/// Errors: FLOE_STATUS_WRONG_HANDLE for a pointer that is not a live engine (freed before, or of
+/// another kind).
+///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
 /// duration of the call; strings are NUL-terminated; handles come from this library.
@@ -425,8 +487,9 @@ pub unsafe extern "C" fn floe_engine_free(engine: *mut floe_engine) -> floe_stat
 /// little-endian words a plane) becomes byte `c·(2r+1)² + j`.
 ///
 /// Errors: FLOE_STATUS_NULL_POINTER for a NULL array of non-zero length,
-/// FLOE_STATUS_BAD_INPUT for a radius over 127, a `bits_len` that is not whole observations or an
-/// `out_len` for another count. `out` is written only on success.
+/// FLOE_STATUS_BAD_INPUT for a radius over 127 or arrays that overlap,
+/// FLOE_STATUS_BUFFER_SIZE for a `bits_len` that is not whole observations or an `out_len` for
+/// another count. `out` is written only on success.
 ///
 /// # Safety
 /// `bits` is valid for `bits_len` reads and `out` for `out_len` writes, not overlapping, for the
@@ -449,6 +512,13 @@ pub unsafe extern "C" fn floe_obs_unpack_bits(
         let src = unsafe { slice(bits, bits_len, "bits") }?;
         // SAFETY: as above.
         let dst = unsafe { slice_mut(out, out_len, "out") }?;
-        floe_core::engine::unpack_bits(radius, src, dst).map_err(Error::bad_input)
+        if radius > floe_core::engine::MAX_OBS_RADIUS {
+            return Err(Error::bad_input(format!(
+                "observation radius {radius} is over the limit {}",
+                floe_core::engine::MAX_OBS_RADIUS
+            )));
+        }
+        // With the radius in range, what `unpack_bits` refuses is a length.
+        floe_core::engine::unpack_bits(radius, src, dst).map_err(|e| Error::new(status::BUFFER_SIZE, e))
     })
 }

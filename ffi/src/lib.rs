@@ -14,7 +14,11 @@
 //! - Every function but `floe_version`, `floe_abi_version`, `floe_last_error` and
 //!   `floe_string_free` returns a `floe_status`; results come through out-pointers, which are
 //!   written only on success. On failure, `floe_last_error()` gives the message, on the calling
-//!   thread, until that thread's next failing call.
+//!   thread, until that thread's next failing call. Each function's comment lists, after
+//!   "Errors:", every status it returns on failure but FLOE_STATUS_PANICKED from a bug of
+//!   libfloe's own (`tests/statuses.rs` calls every function on its error paths against the
+//!   header's lists).
+//! - Every public name in the header begins with `floe_` or `FLOE_` (the C suite checks it).
 //! - Every argument is checked before anything changes: NULL pointers, lengths against what is
 //!   required, UTF-8, handle kinds (a registry of live handles with their kind tags: a freed
 //!   handle or one of another kind is FLOE_STATUS_WRONG_HANDLE), overlapping output buffers.

@@ -4,7 +4,7 @@
 use std::ffi::c_char;
 use std::sync::Mutex;
 
-use floe_plugin_api::traits::{check_lengths, check_replay, check_rewards};
+use floe_plugin_api::traits::{check_replay, check_rewards};
 use floe_plugin_api::{
     Curriculum, EnvEngineer, History, PluginError, PluginSpec, ReplayRecord, ReplayRequest, RewardFn,
     StepOutcome, VerdictRecord,
@@ -12,8 +12,8 @@ use floe_plugin_api::{
 use floe_plugin_host::{registry, RegistryError};
 
 use crate::boundary::{
-    floe_status, guard, opt_str_arg, outs, slice, slice_mut, status, str_arg, write_out, write_string, Error,
-    Result,
+    check_out, floe_status, guard, non_null, opt_str_arg, slice, slice_mut, status, str_arg, write_out,
+    write_string, Error, Result,
 };
 use crate::handles::{self, Handle, Kind};
 
@@ -37,6 +37,19 @@ fn registry_error(e: RegistryError) -> Error {
         _ => status::CONFIG,
     };
     Error::new(code, e.to_string())
+}
+
+/// `out_len` against the `len` inputs a reward is asked to score: FLOE_STATUS_BUFFER_SIZE, like
+/// every other length check of the API.
+fn rewards_room(inputs: usize, what: &str, out_len: usize) -> Result<()> {
+    if inputs == out_len {
+        Ok(())
+    } else {
+        Err(Error::new(
+            status::BUFFER_SIZE,
+            format!("out_len must equal len (one reward per {what}): {out_len} for {inputs}"),
+        ))
+    }
 }
 
 /// A plugin instance (opaque). Calls on one plugin are serialised by a lock inside it.
@@ -65,9 +78,15 @@ impl Handle for floe_plugin {
 /// lives.
 ///
 /// Ownership: `*out` is the caller's (`floe_plugin_free`). Thread-safe.
-/// Errors: FLOE_STATUS_UNKNOWN_PLUGIN, FLOE_STATUS_CONFIG for bad parameters, FLOE_STATUS_FAILED
-/// for a library that does not load (the message names the path and the reason),
-/// FLOE_STATUS_BAD_INPUT for an unknown kind.
+/// Errors: FLOE_STATUS_UNKNOWN_PLUGIN for a name the library (or the built-ins) does not have,
+/// FLOE_STATUS_CONFIG for parameters that are not JSON or that the plugin refuses,
+/// FLOE_STATUS_FAILED for a library that does not load (the message names the path and the
+/// reason), FLOE_STATUS_BAD_INPUT for an unknown kind or a misaligned `out`,
+/// FLOE_STATUS_NULL_POINTER for a NULL `name` or `out`, FLOE_STATUS_BAD_UTF8 for a string that is
+/// not UTF-8, or the status a loaded plugin's constructor returns (FLOE_STATUS_FAILED,
+/// FLOE_STATUS_PANICKED for a Rust plugin that panicked, FLOE_STATUS_UNSUPPORTED,
+/// FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT, FLOE_STATUS_CONFIG or
+/// FLOE_STATUS_UNKNOWN_PLUGIN).
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -81,7 +100,7 @@ pub unsafe extern "C" fn floe_plugin_new(
     out: *mut *mut floe_plugin,
 ) -> floe_status {
     guard(|| {
-        outs(&[(out.cast_const().cast(), "out")])?;
+        check_out(out, "out")?;
         // SAFETY: NUL-terminated strings or NULL (checked where required).
         let name = unsafe { str_arg(name, "name") }?;
         // SAFETY: as above.
@@ -122,6 +141,9 @@ fn wrong_kind(want: &str) -> Error {
 
 /// The plugin's kind (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM or _ENV_ENGINEER). Thread-safe.
 ///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `plugin` or `out`, FLOE_STATUS_WRONG_HANDLE for a
+/// `plugin` that is not a live plugin, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
+///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
 /// duration of the call; strings are NUL-terminated; handles come from this library.
@@ -138,8 +160,14 @@ pub unsafe extern "C" fn floe_plugin_kind(plugin: *const floe_plugin, out: *mut 
 /// `floe_verify_answers`): `out_len` must be `len`. Records are checked first (known failure
 /// codes, consistent counts); every reward is checked to be finite.
 ///
-/// Errors: FLOE_STATUS_UNSUPPORTED (not a reward, or one that rewards only steps),
-/// FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT, or the plugin's own status.
+/// Errors (the caller's `out` left as it was): FLOE_STATUS_BUFFER_SIZE for an `out_len` other
+/// than `len`, FLOE_STATUS_UNSUPPORTED (not a reward, or one that rewards only steps),
+/// FLOE_STATUS_BAD_INPUT for a record that does not check or a misaligned array,
+/// FLOE_STATUS_BAD_OUTPUT for a reward that is not finite, FLOE_STATUS_NULL_POINTER for a NULL
+/// `plugin` or array of non-zero length, FLOE_STATUS_WRONG_HANDLE for a `plugin` that is not a
+/// live plugin, or the plugin's own status (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED for a Rust
+/// plugin that panicked, FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT,
+/// FLOE_STATUS_CONFIG or FLOE_STATUS_UNKNOWN_PLUGIN).
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -157,7 +185,7 @@ pub unsafe extern "C" fn floe_plugin_rewards(
         let records = unsafe { slice(records, len, "records") }?;
         // SAFETY: as above.
         let out = unsafe { slice_mut(out, out_len, "out") }?;
-        check_lengths(records.len(), out.len())?;
+        rewards_room(records.len(), "record", out.len())?;
         records.iter().try_for_each(VerdictRecord::check)?;
         with_plugin(plugin, |o| match o {
             Object::Reward(r) => Ok(rewards_checked(out, |o| r.verdict_rewards(records, o))?),
@@ -182,8 +210,12 @@ fn rewards_checked(
 /// A reward plugin's rewards for `len` step outcomes (`floe_step_outcome`, one per agent and
 /// step): `out_len` must be `len`.
 ///
-/// Errors: as [`floe_plugin_rewards`] (FLOE_STATUS_UNSUPPORTED for a plugin that rewards only
-/// verdicts).
+/// Errors (the caller's `out` left as it was): as [`floe_plugin_rewards`]
+/// (FLOE_STATUS_UNSUPPORTED for a plugin that rewards only verdicts): FLOE_STATUS_BUFFER_SIZE,
+/// FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT,
+/// FLOE_STATUS_NULL_POINTER, FLOE_STATUS_WRONG_HANDLE, or the plugin's own status
+/// (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_BAD_INPUT,
+/// FLOE_STATUS_BAD_OUTPUT, FLOE_STATUS_CONFIG or FLOE_STATUS_UNKNOWN_PLUGIN).
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -201,7 +233,7 @@ pub unsafe extern "C" fn floe_plugin_step_rewards(
         let steps = unsafe { slice(steps, len, "steps") }?;
         // SAFETY: as above.
         let out = unsafe { slice_mut(out, out_len, "out") }?;
-        check_lengths(steps.len(), out.len())?;
+        rewards_room(steps.len(), "step outcome", out.len())?;
         steps.iter().try_for_each(StepOutcome::check)?;
         with_plugin(plugin, |o| match o {
             Object::Reward(r) => Ok(rewards_checked(out, |o| r.step_rewards(steps, o))?),
@@ -216,7 +248,13 @@ pub unsafe extern "C" fn floe_plugin_step_rewards(
 /// `floe_pool_generate`.
 ///
 /// Errors: FLOE_STATUS_CONFIG for a history that does not parse or validate,
-/// FLOE_STATUS_UNSUPPORTED when the plugin is not a curriculum, the plugin's own status.
+/// FLOE_STATUS_UNSUPPORTED when the plugin is not a curriculum, FLOE_STATUS_BAD_OUTPUT for a
+/// configuration from the plugin that does not validate, FLOE_STATUS_NULL_POINTER for a NULL
+/// argument, FLOE_STATUS_WRONG_HANDLE for a `plugin` that is not a live plugin,
+/// FLOE_STATUS_BAD_UTF8 for a `history_json` that is not UTF-8, FLOE_STATUS_BAD_INPUT for a
+/// misaligned `out_config_json`, or the plugin's own status (FLOE_STATUS_FAILED,
+/// FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT,
+/// FLOE_STATUS_CONFIG or FLOE_STATUS_UNKNOWN_PLUGIN).
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -228,7 +266,7 @@ pub unsafe extern "C" fn floe_plugin_next_config(
     out_config_json: *mut *mut c_char,
 ) -> floe_status {
     guard(|| {
-        outs(&[(out_config_json.cast_const().cast(), "out_config_json")])?;
+        check_out(out_config_json, "out_config_json")?;
         // SAFETY: a NUL-terminated string or NULL (checked).
         let text = unsafe { str_arg(history_json, "history_json") }?;
         let history = History::from_json(text)?;
@@ -247,9 +285,14 @@ pub unsafe extern "C" fn floe_plugin_next_config(
 /// `records` (`len` of them) are written to `out_indices` (room for `out_cap`, at least
 /// `request->count`) and their number to `*out_len`.
 ///
-/// Errors: FLOE_STATUS_UNSUPPORTED for a curriculum that does not replay,
-/// FLOE_STATUS_BAD_INPUT for records out of range, FLOE_STATUS_BUFFER_SIZE when `out_cap` is
-/// smaller than the count asked for, FLOE_STATUS_BAD_OUTPUT for indices the plugin got wrong.
+/// Errors: FLOE_STATUS_UNSUPPORTED for a plugin that is not a curriculum or a curriculum that
+/// does not replay, FLOE_STATUS_BAD_INPUT for records out of range or a misaligned array,
+/// FLOE_STATUS_BUFFER_SIZE when `out_cap` is smaller than the count asked for,
+/// FLOE_STATUS_BAD_OUTPUT for indices the plugin got wrong, FLOE_STATUS_NULL_POINTER for a NULL
+/// `plugin`, `request`, `out_len` or array of non-zero length, FLOE_STATUS_WRONG_HANDLE for a
+/// `plugin` that is not a live plugin, or the plugin's own status (FLOE_STATUS_FAILED,
+/// FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT,
+/// FLOE_STATUS_CONFIG or FLOE_STATUS_UNKNOWN_PLUGIN).
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -265,7 +308,11 @@ pub unsafe extern "C" fn floe_plugin_sample_replay(
     out_len: *mut usize,
 ) -> floe_status {
     guard(|| {
-        outs(&[(request.cast(), "request"), (out_len.cast_const().cast(), "out_len")])?;
+        non_null(request, "request")?;
+        check_out(out_len, "out_len")?;
+        if !(request as usize).is_multiple_of(std::mem::align_of::<ReplayRequest>()) {
+            return Err(Error::bad_input("request is not aligned"));
+        }
         // SAFETY: not NULL; the caller passes a readable request.
         let request = unsafe { request.read() };
         // SAFETY: arrays of the given lengths, by the caller's contract.
@@ -299,7 +346,12 @@ pub unsafe extern "C" fn floe_plugin_sample_replay(
 /// `{"config": <validated configuration>, "rationale": "..."}` (`floe_string_free`).
 ///
 /// Errors: FLOE_STATUS_UNSUPPORTED when the plugin is not an engineer, FLOE_STATUS_BAD_OUTPUT
-/// for a configuration that does not validate, the plugin's own status.
+/// for a configuration that does not validate, FLOE_STATUS_NULL_POINTER for a NULL argument,
+/// FLOE_STATUS_WRONG_HANDLE for a `plugin` that is not a live plugin, FLOE_STATUS_BAD_UTF8 for a
+/// `context` that is not UTF-8, FLOE_STATUS_BAD_INPUT for a misaligned `out_reply_json`, or the
+/// plugin's own status (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED,
+/// FLOE_STATUS_BAD_INPUT for a context it cannot read, FLOE_STATUS_BAD_OUTPUT,
+/// FLOE_STATUS_CONFIG or FLOE_STATUS_UNKNOWN_PLUGIN).
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -311,7 +363,7 @@ pub unsafe extern "C" fn floe_plugin_design(
     out_reply_json: *mut *mut c_char,
 ) -> floe_status {
     guard(|| {
-        outs(&[(out_reply_json.cast_const().cast(), "out_reply_json")])?;
+        check_out(out_reply_json, "out_reply_json")?;
         // SAFETY: a NUL-terminated string or NULL (checked).
         let context = unsafe { str_arg(context, "context") }?;
         let reply = with_plugin(plugin, |o| match o {
@@ -328,6 +380,9 @@ pub unsafe extern "C" fn floe_plugin_design(
 }
 
 /// Frees a plugin (and unloads its library when no other plugin uses it). NULL is accepted.
+///
+/// Errors: FLOE_STATUS_WRONG_HANDLE for a pointer that is not a live plugin (freed before, or of
+/// another kind).
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the

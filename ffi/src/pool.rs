@@ -12,7 +12,7 @@ use floe_plugin_api::RoundConfig;
 use serde::Deserialize;
 
 use crate::boundary::{
-    floe_status, guard, outs, slice, status, str_arg, write_out, write_string, Error, Result,
+    check_out, floe_status, guard, slice, status, str_arg, write_out, write_string, Error, Result,
 };
 use crate::handles::{self, Handle, Kind};
 
@@ -150,7 +150,9 @@ fn generator_configs(json: &str, samples: usize, seed: u64) -> Result<Vec<(Gener
 ///
 /// Ownership: `*out` is the caller's, freed with `floe_pool_free`. Thread-safe.
 /// Errors: FLOE_STATUS_CONFIG for a configuration that does not parse or validate,
-/// FLOE_STATUS_FAILED when the generator cannot draw enough instances.
+/// FLOE_STATUS_FAILED when the generator cannot draw enough instances, FLOE_STATUS_BAD_INPUT for
+/// `samples` 0 or a misaligned `out`, FLOE_STATUS_NULL_POINTER for a NULL `config_json` or
+/// `out`, FLOE_STATUS_BAD_UTF8 for a `config_json` that is not UTF-8.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -163,9 +165,12 @@ pub unsafe extern "C" fn floe_pool_generate(
     out: *mut *mut floe_pool,
 ) -> floe_status {
     guard(|| {
-        outs(&[(out.cast_const().cast(), "out")])?;
+        check_out(out, "out")?;
         // SAFETY: the caller passes a NUL-terminated string or NULL (checked).
         let json = unsafe { str_arg(config_json, "config_json") }?;
+        if samples == 0 {
+            return Err(Error::bad_input("samples is 0: a pool holds at least one instance"));
+        }
         let mut instances = Vec::new();
         for (cfg, solved) in generator_configs(json, samples, seed)? {
             cfg.validate().map_err(|e| Error::new(status::CONFIG, e.to_string()))?;
@@ -191,7 +196,9 @@ fn parse_text(text: &str, solve_missing: bool) -> Result<*mut floe_pool> {
 /// solved (that can take long); otherwise their optimum stays unknown.
 ///
 /// Ownership: `*out` is the caller's (`floe_pool_free`). Thread-safe.
-/// Errors: FLOE_STATUS_BAD_INPUT naming the line (or array index) of a malformed instance.
+/// Errors: FLOE_STATUS_BAD_INPUT naming the line (or array index) of a malformed instance, for
+/// text without instances, or for a misaligned `out`; FLOE_STATUS_NULL_POINTER for a NULL `text`
+/// or `out`, FLOE_STATUS_BAD_UTF8 for a `text` that is not UTF-8.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -203,7 +210,7 @@ pub unsafe extern "C" fn floe_pool_from_json(
     out: *mut *mut floe_pool,
 ) -> floe_status {
     guard(|| {
-        outs(&[(out.cast_const().cast(), "out")])?;
+        check_out(out, "out")?;
         // SAFETY: a NUL-terminated string or NULL (checked).
         let text = unsafe { str_arg(text, "text") }?;
         let pool = parse_text(text, solve_missing != 0)?;
@@ -214,7 +221,9 @@ pub unsafe extern "C" fn floe_pool_from_json(
 
 /// As [`floe_pool_from_json`], from a file (UTF-8 path).
 ///
-/// Errors: FLOE_STATUS_IO when the file cannot be read, else as [`floe_pool_from_json`].
+/// Errors: FLOE_STATUS_IO when the file cannot be read (or is not UTF-8), else as
+/// [`floe_pool_from_json`]: FLOE_STATUS_BAD_INPUT, FLOE_STATUS_NULL_POINTER for a NULL `path` or
+/// `out`, FLOE_STATUS_BAD_UTF8 for a `path` that is not UTF-8.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -226,7 +235,7 @@ pub unsafe extern "C" fn floe_pool_from_file(
     out: *mut *mut floe_pool,
 ) -> floe_status {
     guard(|| {
-        outs(&[(out.cast_const().cast(), "out")])?;
+        check_out(out, "out")?;
         // SAFETY: a NUL-terminated string or NULL (checked).
         let path = unsafe { str_arg(path, "path") }?;
         let text =
@@ -249,8 +258,9 @@ fn positions(ptr: *const u32, k: usize, what: &str) -> Result<Vec<Pos>> {
 /// [`floe_pool_from_json`].
 ///
 /// Ownership: `*out` is the caller's (`floe_pool_free`). Thread-safe.
-/// Errors: FLOE_STATUS_NULL_POINTER for a NULL array, FLOE_STATUS_BAD_INPUT naming the instance
-/// that breaks a rule.
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL array (or `out`), FLOE_STATUS_BAD_INPUT naming
+/// the instance that breaks a rule, for `count` 0, or for a misaligned array or `out`,
+/// FLOE_STATUS_BUFFER_SIZE for a `count` too large to be an array.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -263,7 +273,7 @@ pub unsafe extern "C" fn floe_pool_from_arrays(
     out: *mut *mut floe_pool,
 ) -> floe_status {
     guard(|| {
-        outs(&[(out.cast_const().cast(), "out")])?;
+        check_out(out, "out")?;
         // SAFETY: the caller passes `count` views.
         let views = unsafe { slice(instances, count, "instances") }?;
         let mut made = Vec::with_capacity(views.len());
@@ -300,6 +310,9 @@ pub unsafe extern "C" fn floe_pool_from_arrays(
 
 /// The number of instances. Thread-safe.
 ///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `pool` or `out`, FLOE_STATUS_WRONG_HANDLE for a
+/// `pool` that is not a live pool, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
+///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
 /// duration of the call; strings are NUL-terminated; handles come from this library.
@@ -315,6 +328,9 @@ pub unsafe extern "C" fn floe_pool_count(pool: *const floe_pool, out: *mut usize
 /// The agent slots per environment of engines on this pool, K: the largest agent count.
 /// Thread-safe.
 ///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `pool` or `out`, FLOE_STATUS_WRONG_HANDLE for a
+/// `pool` that is not a live pool, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
+///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
 /// duration of the call; strings are NUL-terminated; handles come from this library.
@@ -329,6 +345,9 @@ pub unsafe extern "C" fn floe_pool_max_agents(pool: *const floe_pool, out: *mut 
 
 /// The largest grid side in the pool, S (the global state is `B·3·S·S` bytes). Thread-safe.
 ///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `pool` or `out`, FLOE_STATUS_WRONG_HANDLE for a
+/// `pool` that is not a live pool, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
+///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
 /// duration of the call; strings are NUL-terminated; handles come from this library.
@@ -342,7 +361,10 @@ pub unsafe extern "C" fn floe_pool_max_side(pool: *const floe_pool, out: *mut u3
 }
 
 /// Instance `index`'s size, agents and optimum. Thread-safe.
-/// Errors: FLOE_STATUS_BAD_INPUT for an index out of range.
+///
+/// Errors: FLOE_STATUS_BAD_INPUT for an index out of range or a misaligned `out`,
+/// FLOE_STATUS_NULL_POINTER for a NULL `pool` or `out`, FLOE_STATUS_WRONG_HANDLE for a `pool`
+/// that is not a live pool.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -366,6 +388,10 @@ pub unsafe extern "C" fn floe_pool_instance_info(
 /// Instance `index` as JSON (the format `floe_pool_from_json` reads, with its optimal plan when
 /// it has one). `*out` is the caller's, freed with `floe_string_free`. Thread-safe.
 ///
+/// Errors: FLOE_STATUS_BAD_INPUT for an index out of range or a misaligned `out`,
+/// FLOE_STATUS_NULL_POINTER for a NULL `pool` or `out`, FLOE_STATUS_WRONG_HANDLE for a `pool`
+/// that is not a live pool.
+///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
 /// duration of the call; strings are NUL-terminated; handles come from this library.
@@ -385,6 +411,9 @@ pub unsafe extern "C" fn floe_pool_instance_json(
 
 /// Frees a pool. NULL is accepted. Engines made from the pool keep their own reference and stay
 /// usable. Must not race with other calls that pass the same handle.
+///
+/// Errors: FLOE_STATUS_WRONG_HANDLE for a pointer that is not a live pool (freed before, or of
+/// another kind).
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the

@@ -22,8 +22,15 @@ pub type floe_progress_fn =
 /// the run stops between stages or before its next GRPO step with FLOE_STATUS_CANCELLED and
 /// leaves a folder it can resume from. Blocks until the run ends.
 ///
-/// Errors: FLOE_STATUS_CONFIG, FLOE_STATUS_IO, FLOE_STATUS_CANCELLED, FLOE_STATUS_NOT_BUILT
-/// without the `train` feature.
+/// Errors: FLOE_STATUS_NOT_BUILT without the `train` feature (then for every call); with it,
+/// FLOE_STATUS_CONFIG for a configuration (or its plugins) that does not parse or validate,
+/// FLOE_STATUS_IO for a folder that cannot be written or a run that cannot be resumed from it,
+/// FLOE_STATUS_CANCELLED, FLOE_STATUS_FAILED for a run that fails (libtorch, the engine, the
+/// generator), FLOE_STATUS_NULL_POINTER for a NULL `config_json` or `out_dir`,
+/// FLOE_STATUS_BAD_UTF8 for a string that is not UTF-8, FLOE_STATUS_BAD_INPUT for a misaligned
+/// `cancel`, or a plugin's own status (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED,
+/// FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT, FLOE_STATUS_CONFIG or
+/// FLOE_STATUS_UNKNOWN_PLUGIN).
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -55,8 +62,12 @@ pub unsafe extern "C" fn floe_train_run(
 /// optimal rates per agent count and map size, as `floe eval --json` writes. `progress` may be
 /// NULL.
 ///
-/// Errors: FLOE_STATUS_BAD_INPUT for a checkpoint that does not load or instances the model
-/// cannot read, FLOE_STATUS_NOT_BUILT without the `train` feature.
+/// Errors: FLOE_STATUS_NOT_BUILT without the `train` feature (then for every call); with it,
+/// FLOE_STATUS_BAD_INPUT for a checkpoint that does not load or instances the model cannot read,
+/// FLOE_STATUS_FAILED for an evaluation that fails (libtorch, the engine),
+/// FLOE_STATUS_NULL_POINTER for a NULL `checkpoint_path`, `pool` or `out_report_json`,
+/// FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool, FLOE_STATUS_BAD_UTF8 for a
+/// `checkpoint_path` that is not UTF-8.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -92,7 +103,7 @@ mod with_train {
     use floe_train::{TrainConfig, TrainError};
 
     use super::floe_progress_fn;
-    use crate::boundary::{c_string, floe_status, guard, outs, status, str_arg, write_string, Error};
+    use crate::boundary::{c_string, check_out, floe_status, guard, status, str_arg, write_string, Error};
     use crate::handles;
     use crate::pool::floe_pool;
 
@@ -226,7 +237,7 @@ mod with_train {
         out_report_json: *mut *mut c_char,
     ) -> floe_status {
         guard(|| {
-            outs(&[(out_report_json.cast_const().cast(), "out_report_json")])?;
+            check_out(out_report_json, "out_report_json")?;
             // SAFETY: a NUL-terminated string or NULL (checked).
             let path = unsafe { str_arg(checkpoint_path, "checkpoint_path") }?;
             let pool = handles::get(pool, "pool")?;
@@ -242,7 +253,8 @@ mod with_train {
             let refs: Vec<&floe_core::Instance> = pool.instances.iter().collect();
             let cb = Callback::new(progress, user_data);
             cb.begin("evaluation", refs.len() as u64);
-            let (report, _) = floe_train::evaluate_each(&policy, &refs, 64, &cb)?;
+            let (report, _) = floe_train::evaluate_each(&policy, &refs, 64, &cb)
+                .map_err(|e| Error::new(status::FAILED, e.to_string()))?;
             cb.end("evaluated");
             let json = serde_json::to_string(&report.to_json()).unwrap_or_default();
             // SAFETY: checked not NULL.

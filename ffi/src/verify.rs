@@ -1,27 +1,36 @@
 //! Plan verification (batched and single), the optimal solver, the paper's prompt and the answer
 //! parser.
 
+use std::cell::RefCell;
 use std::ffi::c_char;
 use std::time::Duration;
 
 use floe_core::engine::{verify_batch_cpu_with_credit, PartialCredit, PlanBatch, VerifyOut, NONE};
-use floe_core::text::{parse_answer, render_prompt, verify_answer, verify_answer_with_credit};
-use floe_core::verify::verify_with_optimum;
-use floe_core::{solve, Instance, Plan, SolverConfig};
+use floe_core::text::{parse_answer, render_prompt, verify_answer_with_credit};
+use floe_core::{solve, verify_written, Instance, PlanForm, SolverConfig};
 use floe_plugin_api::VerdictRecord;
 use rayon::prelude::*;
 
 use crate::boundary::{
-    floe_status, guard, outs, slice, slice_mut, status, str_arg, write_out, write_string, Error, Result,
+    check_out, floe_status, guard, slice, slice_mut, status, str_arg, write_out, write_string, Error, Result,
 };
 use crate::handles;
 use crate::pool::floe_pool;
 
-/// `floe_verify_plan`: `plan` is JSON (`{"moves": [...]}` or `{"paths": [...]}`, or a bare
-/// array of move strings).
+/// `floe_verify_plan`: `plan` is JSON: `{"moves": ["RRD", "UL"]}`, `{"paths": [[[0, 0], [0, 1]],
+/// ...]}` (either may carry the solver's `"soc"` and `"makespan"`, as `floe_solve` writes it), or
+/// a bare array with one move string (or one path) per agent, `["RRD", "UL"]`.
 pub const FLOE_PLAN_JSON: u32 = 0;
 /// `floe_verify_plan`: `plan` is a free-text answer in the paper's format.
 pub const FLOE_PLAN_TEXT: u32 = 1;
+/// `floe_verify_plan`: JSON when `plan` begins with `{` or `[` (after white space), else a
+/// free-text answer (as `floe verify` and Python's `floe.verify` read a string).
+pub const FLOE_PLAN_AUTO: u32 = 2;
+
+thread_local! {
+    /// The detail of this thread's last `floe_verify_plan` verdict, for `floe_verdict_detail`.
+    static LAST_DETAIL: RefCell<String> = const { RefCell::new(String::new()) };
+}
 
 fn out_len(expected: usize, got: usize, what: &str) -> Result<()> {
     if expected == got {
@@ -47,8 +56,10 @@ fn optimum(pool: &floe_pool, i: usize) -> Option<u32> {
 /// floe's own trainer gives its reward.
 ///
 /// Thread-safe; the arrays are read only during the call.
-/// Errors: FLOE_STATUS_BUFFER_SIZE for lengths, FLOE_STATUS_BAD_INPUT for an instance index out
-/// of range or `agents[n] > max_agents`; nothing is written then.
+/// Errors (nothing written then): FLOE_STATUS_BUFFER_SIZE for lengths, FLOE_STATUS_BAD_INPUT for
+/// an instance index out of range, `agents[n] > max_agents` or a misaligned array,
+/// FLOE_STATUS_NULL_POINTER for a NULL `pool` or array of non-zero length,
+/// FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -101,9 +112,10 @@ fn out_len_check(expected: usize, got: usize) -> Result<()> {
 /// `parse_error`, plans for the wrong number of agents `wrong_agent_count`.
 ///
 /// Thread-safe; the strings are read only during the call.
-/// Errors: FLOE_STATUS_NULL_POINTER for a NULL answer, FLOE_STATUS_BAD_UTF8 (naming the answer),
-/// FLOE_STATUS_BAD_INPUT for an instance out of range, FLOE_STATUS_BUFFER_SIZE; nothing is
-/// written then.
+/// Errors (nothing written then): FLOE_STATUS_NULL_POINTER for a NULL `pool`, answer or array
+/// of non-zero length, FLOE_STATUS_BAD_UTF8 (naming the answer), FLOE_STATUS_BAD_INPUT for an
+/// instance out of range or a misaligned array, FLOE_STATUS_BUFFER_SIZE for an `out_len` other
+/// than `num_answers`, FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -150,10 +162,18 @@ pub unsafe extern "C" fn floe_verify_answers(
 
 /// One plan's verdict, as `floe_verdict`: valid, optimal, the first failure's kind
 /// (`FLOE_FAILURE_*`), agent and time (FLOE_UNKNOWN when they do not apply), sum of costs,
-/// makespan and the optimum. `format` is FLOE_PLAN_JSON or FLOE_PLAN_TEXT. Thread-safe.
+/// makespan and the optimum. `format` is FLOE_PLAN_JSON, FLOE_PLAN_TEXT or FLOE_PLAN_AUTO; the
+/// plan is read by the reader `floe verify` and Python's `floe.verify` use, so the three take the
+/// same forms. Thread-safe.
 ///
-/// Errors: FLOE_STATUS_BAD_INPUT for an instance out of range or an unknown format. A plan that
-/// does not parse is not an error: it is a verdict of kind `parse_error`.
+/// A plan that does not read is not an error: it is a verdict of kind `parse_error` (or
+/// `wrong_agent_count` for an answer for another number of agents), and `floe_verdict_detail`
+/// then says why (which form the plan was read as, and what is wrong with it).
+///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `pool`, `plan` or `out`,
+/// FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool, FLOE_STATUS_BAD_UTF8 for a
+/// `plan` that is not UTF-8, FLOE_STATUS_BAD_INPUT for an instance out of range, an unknown
+/// format or a misaligned `out`.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -166,25 +186,50 @@ pub unsafe extern "C" fn floe_verify_plan(
     format: u32,
     out: *mut VerifyOut,
 ) -> floe_status {
+    LAST_DETAIL.with_borrow_mut(String::clear);
     guard(|| {
-        outs(&[(out.cast_const().cast(), "out")])?;
+        check_out(out, "out")?;
         let pool = handles::get(pool, "pool")?;
         // SAFETY: a NUL-terminated string or NULL (checked).
         let text = unsafe { str_arg(plan, "plan") }?;
-        let inst = pool.instance(instance)?;
-        let opt = optimum(&pool, instance);
-        let verdict = match format {
-            FLOE_PLAN_JSON => match Plan::from_json(text) {
-                Ok(p) => verify_with_optimum(inst, &p, opt),
-                Err(e) => floe_core::Verdict::failed(floe_core::FailureKind::ParseError, e.to_string(), opt),
-            },
-            FLOE_PLAN_TEXT => verify_answer(inst, text, opt),
+        let form = match format {
+            FLOE_PLAN_JSON => PlanForm::Json,
+            FLOE_PLAN_TEXT => PlanForm::Text,
+            FLOE_PLAN_AUTO => PlanForm::Auto,
             f => {
-                return Err(Error::bad_input(format!("format {f}: FLOE_PLAN_JSON (0) or FLOE_PLAN_TEXT (1)")))
+                return Err(Error::bad_input(format!(
+                    "format {f}: FLOE_PLAN_JSON (0), FLOE_PLAN_TEXT (1) or FLOE_PLAN_AUTO (2)"
+                )))
             }
         };
+        let inst = pool.instance(instance)?;
+        let verdict = verify_written(inst, text, form, optimum(&pool, instance));
         // SAFETY: checked not NULL; writable by the caller's contract.
-        unsafe { write_out(out, VerifyOut::from_verdict(&verdict), "out") }
+        unsafe { write_out(out, VerifyOut::from_verdict(&verdict), "out") }?;
+        let detail = verdict.failure.map(|f| f.detail).unwrap_or_default();
+        LAST_DETAIL.with_borrow_mut(|d| *d = detail);
+        Ok(())
+    })
+}
+
+/// Why the calling thread's last `floe_verify_plan` verdict is what it is: for an invalid plan
+/// the failure's detail, a sentence (for `parse_error`, which form the plan was read as and why
+/// it is not a plan: `read as JSON: agent 1, move 2: unknown move letter 'X' ...`); `""` after a
+/// valid plan, after a call that failed (its message is `floe_last_error()`'s), or before any
+/// call on this thread. `*out` is the caller's (`floe_string_free`). Other functions do not
+/// change it. Thread-safe.
+///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `out`, FLOE_STATUS_BAD_INPUT for a misaligned
+/// `out`.
+///
+/// # Safety
+/// `out` is NULL or valid for a write of a `char *`.
+#[no_mangle]
+pub unsafe extern "C" fn floe_verdict_detail(out: *mut *mut c_char) -> floe_status {
+    guard(|| {
+        let detail = LAST_DETAIL.with_borrow(Clone::clone);
+        // SAFETY: checked by `write_string`; writable by the caller's contract.
+        unsafe { write_string(out, &detail, "out") }
     })
 }
 
@@ -193,8 +238,10 @@ pub unsafe extern "C" fn floe_verify_plan(
 /// `floe_string_free`), `*out_soc` and `*out_makespan` its costs. `time_limit_ms` 0 means no
 /// limit. Thread-safe.
 ///
-/// Errors: FLOE_STATUS_BAD_INPUT for an instance that does not parse, FLOE_STATUS_FAILED when no
-/// plan exists or the limit was reached (the message says which).
+/// Errors: FLOE_STATUS_BAD_INPUT for an instance that does not parse or a misaligned out-pointer,
+/// FLOE_STATUS_FAILED when no plan exists or the limit was reached (the message says which),
+/// FLOE_STATUS_NULL_POINTER for a NULL argument, FLOE_STATUS_BAD_UTF8 for an `instance_json`
+/// that is not UTF-8.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -208,11 +255,9 @@ pub unsafe extern "C" fn floe_solve(
     out_makespan: *mut u32,
 ) -> floe_status {
     guard(|| {
-        outs(&[
-            (out_plan_json.cast_const().cast(), "out_plan_json"),
-            (out_soc.cast_const().cast(), "out_soc"),
-            (out_makespan.cast_const().cast(), "out_makespan"),
-        ])?;
+        check_out(out_plan_json, "out_plan_json")?;
+        check_out(out_soc, "out_soc")?;
+        check_out(out_makespan, "out_makespan")?;
         // SAFETY: a NUL-terminated string or NULL (checked).
         let text = unsafe { str_arg(instance_json, "instance_json") }?;
         let inst = Instance::from_json(text).map_err(|e| Error::bad_input(format!("instance: {e}")))?;
@@ -234,6 +279,10 @@ pub unsafe extern "C" fn floe_solve(
 /// The paper's prompt for an instance given as JSON. `*out` is the caller's
 /// (`floe_string_free`). Thread-safe.
 ///
+/// Errors: FLOE_STATUS_BAD_INPUT for an instance that does not parse, one with more agents than
+/// the prompt names (five), or a misaligned `out`, FLOE_STATUS_NULL_POINTER for a NULL argument,
+/// FLOE_STATUS_BAD_UTF8 for an `instance_json` that is not UTF-8.
+///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
 /// duration of the call; strings are NUL-terminated; handles come from this library.
@@ -243,7 +292,7 @@ pub unsafe extern "C" fn floe_render_prompt(
     out: *mut *mut c_char,
 ) -> floe_status {
     guard(|| {
-        outs(&[(out.cast_const().cast(), "out")])?;
+        check_out(out, "out")?;
         // SAFETY: a NUL-terminated string or NULL (checked).
         let text = unsafe { str_arg(instance_json, "instance_json") }?;
         let inst = Instance::from_json(text).map_err(|e| Error::bad_input(format!("instance: {e}")))?;
@@ -258,7 +307,9 @@ pub unsafe extern "C" fn floe_render_prompt(
 /// Thread-safe.
 ///
 /// Errors: FLOE_STATUS_BAD_INPUT with the parser's message for an unreadable answer or one for
-/// the wrong number of agents.
+/// the wrong number of agents, for an instance that does not parse, or for a misaligned
+/// `out_plan_json`, FLOE_STATUS_NULL_POINTER for a NULL argument, FLOE_STATUS_BAD_UTF8 for a
+/// string that is not UTF-8.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -270,7 +321,7 @@ pub unsafe extern "C" fn floe_parse_answer(
     out_plan_json: *mut *mut c_char,
 ) -> floe_status {
     guard(|| {
-        outs(&[(out_plan_json.cast_const().cast(), "out_plan_json")])?;
+        check_out(out_plan_json, "out_plan_json")?;
         // SAFETY: NUL-terminated strings or NULL (checked).
         let text = unsafe { str_arg(instance_json, "instance_json") }?;
         // SAFETY: as above.

@@ -101,6 +101,7 @@ static void test_pools(const char *scratch) {
     FAILS(floe_pool_generate("{not json", 3, 1, &pool), FLOE_STATUS_CONFIG, "JSON");
     FAILS(floe_pool_generate("\xff\xfe", 3, 1, &pool), FLOE_STATUS_BAD_UTF8, "UTF-8");
     FAILS(floe_pool_generate(NULL, 3, 1, &pool), FLOE_STATUS_NULL_POINTER, "config_json");
+    FAILS(floe_pool_generate("{\"size\": 4, \"agents\": 2}", 0, 1, &pool), FLOE_STATUS_BAD_INPUT, "samples is 0");
     FAILS(floe_pool_generate("{\"size\": 4, \"agents\": 2}", 3, 1, NULL), FLOE_STATUS_NULL_POINTER, "out");
     CHECK(pool == NULL);
     FAILS(floe_pool_from_json("{\"grid\": [\"FF\"], \"agents\": [{\"start\": [0, 0], \"goal\": [0, 0]},"
@@ -268,6 +269,8 @@ static void test_engines(void) {
     FAILS(floe_engine_new(pool2, "{\"backend\": \"tpu\"}", &other), FLOE_STATUS_CONFIG, "tpu");
     FAILS(floe_engine_new(pool2, "{\"mode\": \"gentle\"}", &other), FLOE_STATUS_CONFIG, "gentle");
     FAILS(floe_engine_new(pool2, "{\"obs_radius\": 500}", &other), FLOE_STATUS_CONFIG, "radius");
+    /* The GPU's range is a range error too, found before any adapter is looked for. */
+    FAILS(floe_engine_new(pool2, "{\"backend\": \"gpu\", \"obs_radius\": 8}", &other), FLOE_STATUS_CONFIG, "obs_radius 8");
     FAILS(floe_engine_new(pool2, "{\"rewards\": {\"hole\": \"a lot\"}}", &other), FLOE_STATUS_CONFIG, "a lot");
     FAILS(floe_engine_new(pool2, "[1, 2]", &other), FLOE_STATUS_CONFIG, "object");
     FAILS(floe_engine_new(pool2, "{", &other), FLOE_STATUS_CONFIG, "engine configuration");
@@ -323,8 +326,8 @@ static void test_obs_formats(void) {
         same &= memcmp(bn.events, by.events, 20 * sizeof(uint32_t)) == 0;
     }
     CHECK(same);
-    FAILS(floe_obs_unpack_bits(5, bi.obs, si.obs - 1, unpacked, sy.obs), FLOE_STATUS_BAD_INPUT, "whole number");
-    FAILS(floe_obs_unpack_bits(5, bi.obs, si.obs, unpacked, sy.obs - 4), FLOE_STATUS_BAD_INPUT, "unpack to");
+    FAILS(floe_obs_unpack_bits(5, bi.obs, si.obs - 1, unpacked, sy.obs), FLOE_STATUS_BUFFER_SIZE, "whole number");
+    FAILS(floe_obs_unpack_bits(5, bi.obs, si.obs, unpacked, sy.obs - 4), FLOE_STATUS_BUFFER_SIZE, "unpack to");
     FAILS(floe_obs_unpack_bits(128, bi.obs, si.obs, unpacked, sy.obs), FLOE_STATUS_BAD_INPUT, "radius");
     FAILS(floe_obs_unpack_bits(5, NULL, si.obs, unpacked, sy.obs), FLOE_STATUS_NULL_POINTER, "bits");
     FAILS(floe_obs_unpack_bits(5, by.obs, si.obs, by.obs + 1, sy.obs), FLOE_STATUS_BAD_INPUT, "overlap");
@@ -386,6 +389,49 @@ static void test_verification(void) {
     OK(floe_verify_plan(pool, 0, "{\"moves\": 3}", FLOE_PLAN_JSON, &v));
     CHECK(v.kind == FLOE_FAILURE_PARSE_ERROR);
     FAILS(floe_verify_plan(pool, 0, "x", 7, &v), FLOE_STATUS_BAD_INPUT, "format");
+
+    /* Every form the header documents, and why a plan does not read. */
+    char *detail = NULL;
+    const char *same[] = {"[\"RRDD\", \"UURR\"]", " {\"moves\": [\"RRDD\", \"UURR\"]}",
+                          "{\"soc\": 8, \"makespan\": 4, \"moves\": [\"RRDD\", \"UURR\"]}",
+                          "[[[0, 0], [0, 1], [0, 2], [1, 2], [2, 2]], [[2, 0], [1, 0], [0, 0], [0, 1], [0, 2]]]"};
+    for (int i = 0; i < 4; i++) {
+        memset(&v, 0, sizeof v);
+        OK(floe_verify_plan(pool, 0, same[i], FLOE_PLAN_JSON, &v));
+        CHECK(v.valid == 1 && v.optimal == 1 && v.soc == 8);
+        memset(&v, 0, sizeof v);
+        OK(floe_verify_plan(pool, 0, same[i], FLOE_PLAN_AUTO, &v));
+        CHECK(v.valid == 1 && v.optimal == 1 && v.soc == 8);
+        OK(floe_verdict_detail(&detail));
+        CHECK(strcmp(detail, "") == 0);
+        floe_string_free(detail);
+    }
+    OK(floe_verify_plan(pool, 0, "Agent 0: RIGHT RIGHT DOWN DOWN\nAgent 1: UP UP RIGHT RIGHT", FLOE_PLAN_AUTO, &v));
+    CHECK(v.valid == 1 && v.optimal == 1);
+    OK(floe_verify_plan(pool, 0, "{\"moves\": 3}", FLOE_PLAN_JSON, &v));
+    OK(floe_verdict_detail(&detail));
+    CHECK(strstr(detail, "read as JSON") != NULL && strstr(detail, "expected a sequence") != NULL);
+    floe_string_free(detail);
+    /* JSON is read as JSON, never as prose; the same text asked for as text is prose. */
+    OK(floe_verify_plan(pool, 0, "[\"RRDD\", \"UURX\"]", FLOE_PLAN_AUTO, &v));
+    CHECK(v.kind == FLOE_FAILURE_PARSE_ERROR);
+    OK(floe_verdict_detail(&detail));
+    CHECK(strstr(detail, "agent 1, move 3: unknown move letter 'X'") != NULL);
+    floe_string_free(detail);
+    OK(floe_verify_plan(pool, 0, "[\"RRDD\", \"UURR\"]", FLOE_PLAN_TEXT, &v));
+    OK(floe_verdict_detail(&detail));
+    CHECK(v.kind == FLOE_FAILURE_PARSE_ERROR && strstr(detail, "no plan line found") != NULL);
+    floe_string_free(detail);
+    OK(floe_verify_plan(pool, 0, "Agent 0: DOWN RIGHT\nAgent 1: WAIT", FLOE_PLAN_TEXT, &v));
+    OK(floe_verdict_detail(&detail));
+    CHECK(v.kind == FLOE_FAILURE_HOLE && strstr(detail, "hole") != NULL);
+    floe_string_free(detail);
+    /* A failed call leaves no stale detail; other functions leave it alone. */
+    FAILS(floe_verify_plan(pool, 9, "[]", FLOE_PLAN_JSON, &v), FLOE_STATUS_BAD_INPUT, "out of range");
+    OK(floe_verdict_detail(&detail));
+    CHECK(strcmp(detail, "") == 0);
+    floe_string_free(detail);
+    FAILS(floe_verdict_detail(NULL), FLOE_STATUS_NULL_POINTER, "out");
     FAILS(floe_verify_plan(pool, 1, "x", FLOE_PLAN_TEXT, &v), FLOE_STATUS_BAD_INPUT, "out of range");
 
     /* The solver, the prompt, the answer parser. */
@@ -424,7 +470,8 @@ static void test_plugins(const char *failing_c, const char *faulty_rust) {
     float rewards[2] = {0, 0};
     OK(floe_plugin_rewards(reward, rec, 2, rewards, 2));
     CHECK(rewards[0] > rewards[1]);
-    FAILS(floe_plugin_rewards(reward, rec, 2, rewards, 1), FLOE_STATUS_BAD_INPUT, "room");
+    FAILS(floe_plugin_rewards(reward, rec, 2, rewards, 1), FLOE_STATUS_BUFFER_SIZE, "one reward per record");
+    FAILS(floe_plugin_rewards(reward, rec, 1, rewards, 2), FLOE_STATUS_BUFFER_SIZE, "2 for 1");
     floe_verdict_record broken = rec[0];
     broken.failure = 42;
     FAILS(floe_plugin_rewards(reward, &broken, 1, rewards, 1), FLOE_STATUS_BAD_INPUT, "failure code");
@@ -433,6 +480,7 @@ static void test_plugins(const char *failing_c, const char *faulty_rust) {
     floe_plugin *shaped = NULL;
     OK(floe_plugin_new(NULL, FLOE_PLUGIN_KIND_REWARD, "shaped", "{}", &shaped));
     OK(floe_plugin_step_rewards(shaped, &step, 1, rewards, 1));
+    FAILS(floe_plugin_step_rewards(shaped, &step, 1, rewards, 2), FLOE_STATUS_BUFFER_SIZE, "one reward per step outcome");
     CHECK(rewards[0] > 0.0f);
     OK(floe_plugin_free(shaped));
 
