@@ -2,7 +2,7 @@
 //! each carrying the Rust message unchanged.
 
 use floe_core::engine::EngineError;
-use floe_plugin_api::{ConfigError, PluginError};
+use floe_plugin_api::{ConfigError as ApiConfigError, PluginError};
 use floe_plugin_host::registry::RegistryError;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -16,7 +16,7 @@ pyo3::create_exception!(
 );
 pyo3::create_exception!(
     floe,
-    ConfigError_,
+    ConfigError,
     FloeError,
     "A configuration, history or plugin parameter that does not validate."
 );
@@ -39,7 +39,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("FloeError", py.get_type::<FloeError>())?;
     m.add("BadInput", py.get_type::<BadInput>())?;
-    m.add("ConfigError", py.get_type::<ConfigError_>())?;
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("PluginFailed", py.get_type::<PluginFailed>())?;
     m.add("EngineFailed", py.get_type::<EngineFailed>())?;
     m.add("Failed", py.get_type::<Failed>())?;
@@ -54,8 +54,8 @@ pub fn failed(message: impl Into<String>) -> PyErr {
     Failed::new_err(message.into())
 }
 
-pub fn config(e: ConfigError) -> PyErr {
-    ConfigError_::new_err(e.to_string())
+pub fn config(e: ApiConfigError) -> PyErr {
+    ConfigError::new_err(e.to_string())
 }
 
 pub fn engine(e: EngineError) -> PyErr {
@@ -68,19 +68,19 @@ pub fn engine(e: EngineError) -> PyErr {
 pub fn plugin(e: PluginError) -> PyErr {
     match e {
         PluginError::BadInput(_) => BadInput::new_err(e.to_string()),
-        PluginError::Config(_) => ConfigError_::new_err(e.to_string()),
+        PluginError::Config(_) => ConfigError::new_err(e.to_string()),
         other => PluginFailed::new_err(other.to_string()),
     }
 }
 
 pub fn registry(e: RegistryError) -> PyErr {
     match &e {
-        RegistryError::Plugin { source: PluginError::Config(_), .. } => ConfigError_::new_err(e.to_string()),
-        RegistryError::StepOnlyReward { .. } => ConfigError_::new_err(e.to_string()),
+        RegistryError::Plugin { source: PluginError::Config(_), .. } => ConfigError::new_err(e.to_string()),
+        RegistryError::StepOnlyReward { .. } => ConfigError::new_err(e.to_string()),
         _ => PluginFailed::new_err(e.to_string()),
     }
 }
 
 pub fn config_text(message: impl Into<String>) -> PyErr {
-    ConfigError_::new_err(message.into())
+    ConfigError::new_err(message.into())
 }

@@ -1,0 +1,48 @@
+import pickle
+import traceback
+
+import pytest
+
+import floe
+from floe import _floe
+
+# Every exception class the compiled module defines, found by looking, so that a class added
+# later is held to the same names.
+CLASSES = sorted(
+    (name, obj)
+    for name, obj in vars(_floe).items()
+    if isinstance(obj, type) and issubclass(obj, BaseException)
+)
+
+
+def test_every_error_class_is_found():
+    assert [name for name, _ in CLASSES] == [
+        "BadInput",
+        "ConfigError",
+        "EngineFailed",
+        "Failed",
+        "FloeError",
+        "PluginFailed",
+    ]
+
+
+@pytest.mark.parametrize("name,cls", CLASSES, ids=[name for name, _ in CLASSES])
+def test_error_class_names_match_their_attribute(name, cls):
+    assert cls.__name__ == name
+    assert cls.__qualname__ == name
+    assert cls.__module__ == "floe"
+    assert getattr(floe, name) is cls
+    assert name in floe.__all__
+    assert issubclass(cls, floe.FloeError)
+    # The module and name lead back to the class, so an error pickles (as Ray and
+    # multiprocessing do) and comes back as the same class with the same message.
+    back = pickle.loads(pickle.dumps(cls("the message")))
+    assert type(back) is cls and str(back) == "the message"
+
+
+def test_a_raised_config_error_shows_its_public_name(small):
+    with pytest.raises(floe.ConfigError) as info:
+        floe.Engine(small, {"obs_format": "nibbles"})
+    assert type(info.value).__name__ == "ConfigError"
+    line = traceback.format_exception_only(info.type, info.value)[-1]
+    assert line.startswith("floe.ConfigError: "), line
