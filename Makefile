@@ -1,5 +1,6 @@
 # `make demo` runs the main job, `make test` every check; both install what they need first.
-# `make install PREFIX=...` installs libfloe, the C API (see ffi/Makefile).
+# `make install PREFIX=...` installs libfloe, the C API (see ffi/Makefile); `FEATURES=train`
+# (with LIBTORCH set) adds training and evaluation to it.
 .PHONY: setup demo test install
 PREFIX ?= /usr/local
 
@@ -13,4 +14,4 @@ test:
 	bash scripts/test.sh
 
 install:
-	$(MAKE) -C ffi install PREFIX=$(PREFIX)
+	$(MAKE) -C ffi install PREFIX=$(PREFIX) FEATURES=$(FEATURES)

@@ -3,11 +3,15 @@
 #   1. `make -C ffi install` into a scratch prefix (libraries, headers, pkg-config, CMake files);
 #   2. the C test suite against the installed copy, linked with the shared library and with the
 #      static one, under valgrind (no errors, no leaks), and built with ASan + UBSan;
-#   3. a C++ file that includes both headers twice, and the C++ wrapper's example;
-#   4. a CMake project (find_package) and a plain `cc $(pkg-config ...)` program, both outside
+#   3. the header's names: every one prefixed (check_names.py), and a program's own names
+#      (BAD_UTF8, ...) beside it; a plain CPU host under valgrind's default leak kinds with the
+#      installed suppression file;
+#   4. a C++ file that includes both headers twice, and the C++ wrapper's example;
+#   5. a CMake project (find_package) and a plain `cc $(pkg-config ...)` program, both outside
 #      the tree;
-#   5. the C examples, briefly.
-# Run by scripts/test.sh; needs cc, c++, cmake, pkg-config and valgrind (setup.sh installs them).
+#   6. the C examples, briefly.
+# Run by scripts/test.sh; needs cc, c++, cmake, pkg-config, valgrind and python3 (setup.sh
+# installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -42,17 +46,32 @@ cc -std=c11 -Wall -Wextra -Werror -O1 -g $CFLAGS_FLOE -o "$WORK/test_static" ffi
 step "C test suite under valgrind (errors and leaks are failures)"
 # Rust's standard library and rayon keep a few allocations for the process's life (thread
 # pools, thread-locals): those are "still reachable", not leaks. Definite and indirect leaks,
-# and every memory error, fail; the one suppression (valgrind.supp) is abi_stable keeping Rust
-# plugin libraries loaded for the process's life, by design.
+# and every memory error, fail; the installed suppression file (ffi/share/valgrind.supp) holds
+# what libfloe keeps for the process's life by design (see its comments).
+SUPPRESSIONS=$(pkg-config --variable=valgrind_suppressions floe)
 valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
-    --suppressions=ffi/tests/c/valgrind.supp \
+    --suppressions="$SUPPRESSIONS" \
     --show-leak-kinds=definite,indirect "$WORK/test_shared" "${RUN_ARGS[@]}"
 
 step "C test suite with AddressSanitizer and UndefinedBehaviorSanitizer"
 cc -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
     -fno-sanitize-recover=all $CFLAGS_FLOE -o "$WORK/test_asan" ffi/tests/c/test_api.c \
     $(pkg-config --libs floe) -Wl,-rpath,"$PREFIX/lib"
-ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=ffi/tests/c/lsan.supp "$WORK/test_asan" "${RUN_ARGS[@]}"
+ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$(pkg-config --variable=lsan_suppressions floe)" \
+    "$WORK/test_asan" "${RUN_ARGS[@]}"
+
+step "the header's names: every one prefixed, and a program's own names beside them"
+python3 ffi/tests/c/check_names.py cc "$PREFIX/include"
+cc -std=c11 -Wall -Wextra -Werror $CFLAGS_FLOE -o "$WORK/namespace" ffi/tests/c/namespace.c \
+    $(pkg-config --libs floe) -Wl,-rpath,"$PREFIX/lib"
+"$WORK/namespace"
+
+step "a plain CPU host under valgrind's default leak kinds, with the installed suppressions"
+# As docs/c-api-notes.md tells a user to build and check a program against a prefix outside the
+# loader's path: the rpath from pkg-config's libdir, the suppression file from its variable.
+cc -std=c11 -Wall -Wextra -Werror -O1 -g $CFLAGS_FLOE -o "$WORK/plain_host" ffi/tests/c/plain_host.c \
+    $(pkg-config --libs floe) -Wl,-rpath,"$(pkg-config --variable=libdir floe)"
+valgrind --quiet --leak-check=full --error-exitcode=9 --suppressions="$SUPPRESSIONS" "$WORK/plain_host"
 
 step "C++: both headers twice, and the floe.hpp example"
 c++ -std=c++17 -Wall -Wextra -Werror $CFLAGS_FLOE -o "$WORK/twice" ffi/tests/c/twice.cpp \
