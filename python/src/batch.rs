@@ -147,8 +147,10 @@ pub fn verify_batch<'py>(
 /// (`tiered`, …) or a plugin in a library (`library` = the path of a Rust or C plugin library),
 /// with its parameters (a dict or JSON text; None for the defaults).
 ///
-/// Raises `floe.PluginFailed` for a library that does not load (naming the path and reason),
-/// `floe.ConfigError` for bad parameters or a reward that scores only engine steps.
+/// Raises `floe.UnknownPlugin` (a `floe.ConfigError`) for a name the built-ins or the library do
+/// not have, as C's `floe_plugin_new` returns FLOE_STATUS_UNKNOWN_PLUGIN; `floe.PluginFailed` for
+/// a library that does not load (naming the path and reason); `floe.ConfigError` for bad
+/// parameters or a reward that scores only engine steps.
 #[pyclass(module = "floe._floe", frozen)]
 pub struct Reward {
     name: String,

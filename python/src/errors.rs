@@ -22,6 +22,13 @@ pyo3::create_exception!(
 );
 pyo3::create_exception!(
     floe,
+    UnknownPlugin,
+    ConfigError,
+    "A plugin name that the built-ins (or the named library) do not have: C's FLOE_STATUS_UNKNOWN_PLUGIN. \
+     A ConfigError too."
+);
+pyo3::create_exception!(
+    floe,
     PluginFailed,
     FloeError,
     "A plugin that failed to load, panicked, or returned something malformed."
@@ -40,6 +47,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FloeError", py.get_type::<FloeError>())?;
     m.add("BadInput", py.get_type::<BadInput>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("UnknownPlugin", py.get_type::<UnknownPlugin>())?;
     m.add("PluginFailed", py.get_type::<PluginFailed>())?;
     m.add("EngineFailed", py.get_type::<EngineFailed>())?;
     m.add("Failed", py.get_type::<Failed>())?;
@@ -69,6 +77,7 @@ pub fn plugin(e: PluginError) -> PyErr {
     match e {
         PluginError::BadInput(_) => BadInput::new_err(e.to_string()),
         PluginError::Config(_) => ConfigError::new_err(e.to_string()),
+        PluginError::UnknownPlugin(_) => UnknownPlugin::new_err(e.to_string()),
         other => PluginFailed::new_err(other.to_string()),
     }
 }
@@ -76,6 +85,9 @@ pub fn plugin(e: PluginError) -> PyErr {
 pub fn registry(e: RegistryError) -> PyErr {
     match &e {
         RegistryError::Plugin { source: PluginError::Config(_), .. } => ConfigError::new_err(e.to_string()),
+        RegistryError::Plugin { source: PluginError::UnknownPlugin(_), .. } => {
+            UnknownPlugin::new_err(e.to_string())
+        }
         RegistryError::StepOnlyReward { .. } => ConfigError::new_err(e.to_string()),
         _ => PluginFailed::new_err(e.to_string()),
     }

@@ -8,9 +8,8 @@ use std::time::Duration;
 use floe_core::generator::{GenerateError, GeneratorConfig};
 use floe_core::instance::parse_instances;
 use floe_core::suite::{build_suite, write_suite, SuiteConfig};
-use floe_core::text::{parse_answer as parse_text, render_prompt, verify_answer};
-use floe_core::verify::verify_with_optimum;
-use floe_core::{solve as solve_core, Plan, SolverConfig};
+use floe_core::text::{parse_answer as parse_text, render_prompt};
+use floe_core::{solve as solve_core, verify_written, PlanForm, SolverConfig};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
@@ -245,10 +244,15 @@ pub(crate) fn py_to_json(value: &Bound<'_, PyAny>) -> PyResult<String> {
     value.py().import("json")?.call_method1("dumps", (value,))?.extract()
 }
 
-/// Verifies one plan: `plan` is a free-text answer in the paper's format (`str`), a plan in JSON
-/// form (`{"moves": [...]}` / `{"paths": [...]}`, as a dict or list), or a list of move strings.
-/// Returns the verdict `floe verify` prints: `{"valid", "optimal", "failure", "soc", "makespan",
-/// "optimal_soc"}`. An invalid plan is a verdict, not an error.
+/// Verifies one plan, read by floe-core's one plan reader (as `floe verify` and
+/// `floe_verify_plan` read plans): `plan` is a `str` (JSON when it begins with `{` or `[`, else a
+/// free-text answer in the paper's format), or a plan in JSON form as Python values: a list of
+/// move strings (`floe.solve(inst)["moves"]`), `{"moves": [...]}`, `{"paths": [...]}` or a list
+/// of paths. Returns the verdict `floe verify` prints: `{"valid", "optimal", "failure", "soc",
+/// "makespan", "optimal_soc"}`. An invalid plan is a verdict, not an error: one that is not a
+/// plan at all is `parse_error` (or `wrong_agent_count`) with the reason in `failure["detail"]`.
+///
+/// Raises `floe.BadInput` for a value that is not JSON (a set, an object).
 #[pyfunction]
 pub fn verify<'py>(
     py: Python<'py>,
@@ -256,14 +260,13 @@ pub fn verify<'py>(
     plan: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let inst = &instance.inner;
-    let verdict = if let Ok(text) = plan.cast::<PyString>() {
-        let text: String = text.extract()?;
-        py.detach(|| verify_answer(inst, &text, floe_core::solver::optimum(inst)))
+    let (text, form) = if let Ok(text) = plan.cast::<PyString>() {
+        (text.extract::<String>()?, PlanForm::Auto)
     } else {
-        let json = py_to_json(plan)?;
-        let parsed = Plan::from_json(&json).map_err(|e| bad_input(format!("plan: {e}")))?;
-        py.detach(|| verify_with_optimum(inst, &parsed, floe_core::solver::optimum(inst)))
+        let json = py_to_json(plan).map_err(|e| bad_input(format!("plan: not a JSON value: {e}")))?;
+        (json, PlanForm::Json)
     };
+    let verdict = py.detach(|| verify_written(inst, &text, form, floe_core::solver::optimum(inst)));
     json_to_py(py, &verdict.to_json_value())
 }
 
