@@ -63,6 +63,17 @@ inline std::string take(char *s) {
     floe_string_free(s);
     return out;
 }
+}  // namespace detail
+
+/// floe_verdict_detail: why this thread's last verify_plan verdict is what it is ("" for a valid
+/// plan).
+inline std::string verdict_detail() {
+    char *s = nullptr;
+    check(floe_verdict_detail(&s));
+    return detail::take(s);
+}
+
+namespace detail {
 
 template <typename T, floe_status (*Free)(T *)>
 class Handle {
@@ -184,8 +195,9 @@ public:
         check(floe_verify_answers(h_.get(), instances.data(), texts.data(), texts.size(), out.data(), out.size()));
         return out;
     }
-    /// floe_verify_plan (FLOE_PLAN_JSON or FLOE_PLAN_TEXT).
-    floe_verdict verify_plan(std::size_t instance, const std::string &plan, uint32_t format) const {
+    /// floe_verify_plan (FLOE_PLAN_JSON, FLOE_PLAN_TEXT or FLOE_PLAN_AUTO); why the verdict is
+    /// what it is: floe::verdict_detail().
+    floe_verdict verify_plan(std::size_t instance, const std::string &plan, uint32_t format = FLOE_PLAN_AUTO) const {
         floe_verdict v{};
         check(floe_verify_plan(h_.get(), instance, plan.c_str(), format, &v));
         return v;
