@@ -186,18 +186,7 @@ impl SeqBatch {
     /// Packs sequences, each distinct prompt once (in order of first appearance).
     #[must_use]
     pub fn pack(layout: &Layout, seqs: &[&Sequence]) -> Self {
-        let mut first: std::collections::HashMap<&[Token], i64> = std::collections::HashMap::new();
-        let mut prompts: Vec<&[Token]> = Vec::new();
-        let rows: Vec<i64> = seqs
-            .iter()
-            .map(|s| {
-                let p = &s.tokens[..=s.plan_at];
-                *first.entry(p).or_insert_with(|| {
-                    prompts.push(p);
-                    prompts.len() as i64 - 1
-                })
-            })
-            .collect();
+        let (prompts, rows) = distinct(seqs.iter().map(|s| &s.tokens[..=s.plan_at]));
         let answers: Vec<&[Token]> = seqs.iter().map(|s| &s.tokens[s.plan_at + 1..]).collect();
         let answers = Features::pack(layout, &answers);
         let width = 1 + answers.kind.size()[1] as usize;
@@ -214,6 +203,22 @@ impl SeqBatch {
             targets: Tensor::from_slice(&t).reshape([seqs.len() as i64, width as i64]),
         }
     }
+}
+
+/// The distinct rows of token rows, in order of first appearance, and for each row the index
+/// of its distinct row (a GRPO group's answers share one prompt).
+pub(crate) fn distinct<'a>(rows: impl Iterator<Item = &'a [Token]>) -> (Vec<&'a [Token]>, Vec<i64>) {
+    let mut first: std::collections::HashMap<&[Token], i64> = std::collections::HashMap::new();
+    let mut out: Vec<&[Token]> = Vec::new();
+    let index = rows
+        .map(|r| {
+            *first.entry(r).or_insert_with(|| {
+                out.push(r);
+                out.len() as i64 - 1
+            })
+        })
+        .collect();
+    (out, index)
 }
 
 /// Time relations of the bias: k − q in −2..=2, and "either has no time".

@@ -8,14 +8,12 @@
 //! that hits the cap is unfinished. Sampling draws
 //! from libtorch's global generator: seed it (`tch::manual_seed`) for reproducible rollouts.
 
-use std::collections::HashMap;
-
 use floe_core::progress::{Progress, Silent};
 use floe_core::Instance;
 use tch::{Kind, Tensor};
 
 use crate::error::TrainError;
-use crate::model::{Features, Policy};
+use crate::model::{distinct, Features, Policy};
 use crate::reward::DecodedPlan;
 use crate::tokens::{prompt, AnswerState, Token, OUT_END};
 
@@ -87,17 +85,7 @@ fn decode_batch(
     let layout = policy.config.layout;
     // Each distinct prompt once (a GRPO group's answers share theirs), then its cache and
     // logits copied to every answer.
-    let mut first: HashMap<&[Token], i64> = HashMap::new();
-    let mut distinct: Vec<&[Token]> = Vec::new();
-    let rows: Vec<i64> = chunk
-        .iter()
-        .map(|&i| {
-            *first.entry(prompts[i].as_slice()).or_insert_with(|| {
-                distinct.push(&prompts[i]);
-                distinct.len() as i64 - 1
-            })
-        })
-        .collect();
+    let (distinct, rows) = distinct(chunk.iter().map(|&i| prompts[i].as_slice()));
     let caps: Vec<usize> = chunk.iter().map(|&i| layout.answer_cap(instances[i])).collect();
     let longest = caps.iter().copied().max().unwrap_or(0);
     let (mut logits, mut cache) = policy.prefill(&Features::pack_left(&layout, &distinct), longest);
