@@ -279,11 +279,19 @@ fn next_token(
         all.apply_sampler(pick);
         all.selected_token().ok_or_else(|| "no token could be drawn".to_string())
     };
+    let allowed = |grammar: &mut LlamaSampler, token: LlamaToken| {
+        let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 0.0, 0.0)], false);
+        one.apply_sampler(grammar);
+        one.data[0].logit() != f32::NEG_INFINITY
+    };
     let first = draw(pick, None)?;
-    let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(first, 0.0, 0.0)], false);
-    one.apply_sampler(grammar);
-    let token = if one.data[0].logit() == f32::NEG_INFINITY { draw(pick, Some(grammar))? } else { first };
-    grammar.try_accept(token).map_err(|e| format!("grammar: {e}"))?;
+    let token = if allowed(grammar, first) { first } else { draw(pick, Some(grammar))? };
+    // llama.cpp aborts the process when a grammar is made to accept a token it refuses; the
+    // token is checked first, so a grammar that allows nothing is an error, not an abort.
+    if token != first && !allowed(grammar, token) {
+        return Err("grammar: no token continues the reply".to_string());
+    }
+    grammar.accept(token);
     pick.accept(token);
     Ok(token)
 }
