@@ -1,12 +1,14 @@
 """floe for Python: MAPF-FrozenLake instances, the optimal solver and the verifier, the paper's
 prompt and answer parser, Gymnasium and PettingZoo environments over floe's batched engine, and
 rewards and datasets for TRL and verl; ``floe.ray`` builds suites and training sets and verifies
-answers over a Ray cluster.
+answers over a Ray cluster; ``floe.rounds`` runs the paper's loop for a Hugging Face language
+model with TRL, the model its own environment engineer.
 
 Errors are exceptions under :class:`floe.FloeError` carrying floe's own messages.
 """
 
 from ._floe import (
+    FAILURE_KINDS,
     BadInput,
     ConfigError,
     Curriculum,
@@ -27,12 +29,15 @@ from ._floe import (
     prompt,
     random_instances,
     read_instances,
+    round0_config,
     round_configs,
     round_instances,
     unpack_bits,
     solve,
     suite,
     suite_cells,
+    validation_counts,
+    validation_set,
     verdict_lines,
     verify,
     verify_batch,
@@ -42,6 +47,7 @@ from .rewards import compute_score, make_compute_score, trl_reward
 from .datasets import build_records, to_hf_dataset, write_verl_parquet
 
 __all__ = [
+    "FAILURE_KINDS",
     "BadInput",
     "ConfigError",
     "Curriculum",
@@ -65,6 +71,7 @@ __all__ = [
     "prompt",
     "random_instances",
     "read_instances",
+    "round0_config",
     "round_configs",
     "round_instances",
     "unpack_bits",
@@ -73,6 +80,8 @@ __all__ = [
     "suite_cells",
     "to_hf_dataset",
     "trl_reward",
+    "validation_counts",
+    "validation_set",
     "verdict_lines",
     "verify",
     "verify_batch",

@@ -106,6 +106,23 @@ fn records(sources: &[Source<'_>], answers: &[String]) -> Result<Vec<VerdictReco
         .collect())
 }
 
+/// As [`records`], with each instance's (agent count, larger map side): the cell of a
+/// validation count.
+pub(crate) fn records_of(
+    sources: &[Source<'_>],
+    answers: &[String],
+) -> Result<(Vec<VerdictRecord>, Vec<(u32, u32)>), String> {
+    let recs = records(sources, answers)?;
+    let insts = instances_of(sources, answers.len())?;
+    let shapes = (0..insts.len())
+        .map(|n| {
+            let inst = insts.get(n);
+            (inst.num_agents() as u32, inst.grid.width().max(inst.grid.height()))
+        })
+        .collect();
+    Ok((recs, shapes))
+}
+
 fn verdicts_of(
     py: Python<'_>,
     instances: &[Bound<'_, PyAny>],

@@ -1,7 +1,8 @@
 //! The native half of the `floe` Python package (`floe._floe`): instances and the CLI's commands,
 //! batched verification and reward plugins, the batched engine over numpy arrays, the call
-//! between rounds, and work in shards (for `floe.ray`). The Python half (`python/floe/`) builds
-//! the Gymnasium, PettingZoo, TRL, verl and Ray interfaces on it.
+//! between rounds (with a Python model as the environment engineer), the validation set and its
+//! count as `floe train` makes them, and work in shards (for `floe.ray`). The Python half
+//! (`python/floe/`) builds the Gymnasium, PettingZoo, TRL, verl and Ray interfaces on it.
 //!
 //! Every error crosses as a Python exception of `floe` (`floe.BadInput`, …) with the Rust
 //! message; long work runs with the GIL released.
@@ -12,6 +13,7 @@ mod errors;
 mod instances;
 mod rounds;
 mod shards;
+mod validation;
 
 use pyo3::prelude::*;
 
@@ -37,9 +39,14 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<rounds::Engineer>()?;
     m.add_function(wrap_pyfunction!(rounds::round_instances, m)?)?;
     m.add_function(wrap_pyfunction!(rounds::engineer_context, m)?)?;
+    m.add_function(wrap_pyfunction!(rounds::round0_config, m)?)?;
     m.add_function(wrap_pyfunction!(shards::generate_slots, m)?)?;
     m.add_function(wrap_pyfunction!(shards::suite_cells, m)?)?;
     m.add_function(wrap_pyfunction!(shards::round_configs, m)?)?;
     m.add_function(wrap_pyfunction!(shards::verdict_lines, m)?)?;
+    // The failure kinds' names in code order (a verdict's `failure` code n is the n-th, from 1).
+    m.add("FAILURE_KINDS", floe_core::FailureKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>())?;
+    m.add_function(wrap_pyfunction!(validation::validation_set, m)?)?;
+    m.add_function(wrap_pyfunction!(validation::validation_counts, m)?)?;
     Ok(())
 }

@@ -7,8 +7,9 @@
 //! [`ContextOptions::assemble`] and its configuration clamped by [`DesignLimits::clamp`], the
 //! calls `floe train` makes between rounds, with the trainer's defaults.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use floe_llm::{Complete, Completion, LlmEngineer, NoReply, Request};
 use floe_plugin_api::design::{ContextInput, ContextOptions, DesignLimits};
 use floe_plugin_api::{Curriculum as CurriculumFn, EnvEngineer, History, RoundConfig};
 use floe_plugin_host::registry;
@@ -68,14 +69,65 @@ impl Curriculum {
     }
 }
 
-/// An environment engineer (`rules`, `endpoint`, or one in a library): `design(context)` answers
-/// a context text (as `floe train` assembles it, or the engineer's own format) with the next
-/// round's configuration.
+/// A Python callable as a language model of floe-llm's [`LlmEngineer`]: it is called with the
+/// request as a dict (`system`, `user`, `schema`, `grammar`, `seed`) and returns a reply text
+/// or a list of them (proposals). An exception it raises is kept, ends the engineer's attempts,
+/// and is raised again to the caller once the engineer returns: a failing model is an error of
+/// the caller's, not an unusable reply.
+struct PyModel {
+    complete: Py<PyAny>,
+    raised: Arc<Mutex<Option<PyErr>>>,
+}
+
+impl Complete for PyModel {
+    fn complete(&mut self, request: &Request) -> Result<Completion, NoReply> {
+        let asked = Python::attach(|py| -> PyResult<Vec<String>> {
+            let arg = json_to_py(
+                py,
+                &serde_json::json!({
+                    "system": request.system, "user": request.user, "schema": request.schema,
+                    "grammar": request.grammar, "seed": request.seed,
+                }),
+            )?;
+            let out = self.complete.bind(py).call1((arg,))?;
+            match out.extract::<String>() {
+                Ok(text) => Ok(vec![text]),
+                Err(_) => Ok(out.extract::<Vec<String>>()?),
+            }
+        });
+        match asked {
+            Ok(replies) => Ok(Completion { replies, notes: Vec::new() }),
+            Err(e) => {
+                let message = format!("the model raised {e}");
+                if let Ok(mut slot) = self.raised.lock() {
+                    *slot = Some(e);
+                }
+                Err(NoReply::last(message))
+            }
+        }
+    }
+}
+
+/// An environment engineer (`rules`, `endpoint`, one in a library, or a Python model through
+/// `Engineer.from_model`): `design(context)` answers a context text (as `floe train` assembles
+/// it, or the engineer's own format) with the next round's configuration.
 #[pyclass(module = "floe._floe", frozen)]
 pub struct Engineer {
     name: String,
     from_library: bool,
     inner: Mutex<Box<dyn EnvEngineer>>,
+    /// A Python model's exception, raised again after the engineer returns.
+    raised: Option<Arc<Mutex<Option<PyErr>>>>,
+}
+
+impl Engineer {
+    /// The exception a Python model raised during the last call, if any.
+    fn reraise(&self) -> PyResult<()> {
+        match self.raised.as_ref().and_then(|r| r.lock().ok()?.take()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
 }
 
 impl std::fmt::Debug for Engineer {
@@ -91,20 +143,56 @@ impl Engineer {
     fn new(name: &str, params: Option<&Bound<'_, PyAny>>, library: Option<String>) -> PyResult<Self> {
         let from_library = library.is_some();
         let inner = registry::engineer(&spec(name, params, library)?).map_err(registry_error)?;
-        Ok(Self { name: name.to_owned(), from_library, inner: Mutex::new(inner) })
+        Ok(Self { name: name.to_owned(), from_library, inner: Mutex::new(inner), raised: None })
     }
 
-    /// The engineer's reply to `context`: `{"config", "rationale", "notes"}` (the configuration
-    /// validated).
+    /// A language-model engineer on a Python model, with floe's own engineer around it (as the
+    /// `embedded` and `endpoint` engineers): `complete(request)` is called with a dict of
+    /// `system` and `user` (the chat messages: the user's is the context), `schema` (the reply's
+    /// JSON schema, derived from the configuration type and the design limits written in the
+    /// context), `grammar` (the same as a GBNF grammar) and `seed` (from `seed`, the context and
+    /// the attempt), and returns the reply text, or a list of texts (proposals: the one needing
+    /// the fewest corrections is kept). Each reply is read strictly and clamped into the limits;
+    /// an unusable one is asked again, `retries` more times, before the engineer gives up (and
+    /// `next_config` keeps the previous configuration). An exception raised by `complete` stops
+    /// the attempts and is raised from `design` or `next_config`.
+    #[staticmethod]
+    #[pyo3(signature = (complete, *, retries=2, seed=0, name="model"))]
+    fn from_model(complete: Bound<'_, PyAny>, retries: u32, seed: u64, name: &str) -> PyResult<Self> {
+        if !complete.is_callable() {
+            return Err(bad_input("Engineer.from_model: complete must be callable"));
+        }
+        let raised = Arc::new(Mutex::new(None));
+        let model = PyModel { complete: complete.unbind(), raised: Arc::clone(&raised) };
+        Ok(Self {
+            name: name.to_owned(),
+            from_library: false,
+            inner: Mutex::new(Box::new(LlmEngineer::new(model, retries, seed))),
+            raised: Some(raised),
+        })
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The engineer's reply to `context`: `{"config", "rationale", "notes", "replies"}` (the
+    /// configuration validated; `replies`: a language-model engineer's raw replies in order).
     fn design<'py>(&self, py: Python<'py>, context: String) -> PyResult<Bound<'py, PyAny>> {
         let reply = py.detach(|| {
             let mut e = self.inner.lock().map_err(|_| failed("the engineer failed in an earlier call"))?;
-            e.design(&context).map_err(plugin)
+            Ok::<_, PyErr>(e.design(&context))
         })?;
+        self.reraise()?;
+        let reply = reply.map_err(plugin)?;
         reply.config.validate().map_err(config)?;
         json_to_py(
             py,
-            &serde_json::json!({"config": config_value(&reply.config), "rationale": reply.rationale, "notes": reply.notes}),
+            &serde_json::json!({
+                "config": config_value(&reply.config), "rationale": reply.rationale,
+                "notes": reply.notes, "replies": reply.raw,
+            }),
         )
     }
 
@@ -113,9 +201,11 @@ impl Engineer {
     /// arguments), the engineer asked, its configuration clamped into the design limits; an
     /// unusable reply leaves the last round's configuration standing.
     ///
-    /// Returns `{"config", "source", "rationale", "notes", "context", "reply"}`: `source` is
-    /// `"engineer"` or `"previous"`, `notes` say what was clamped or why the previous
-    /// configuration stood, `context` is the text the engineer read.
+    /// Returns `{"config", "source", "rationale", "notes", "context", "reply", "replies"}`:
+    /// `source` is `"engineer"` or `"previous"`, `notes` say what was clamped or why the
+    /// previous configuration stood, `context` is the text the engineer read, `reply` its raw
+    /// reply as `floe train` files it in `reply.txt` and `replies` a language-model engineer's
+    /// raw replies, one an item, as it files them in `reply-1.txt`, ….
     ///
     /// Raises `floe.BadInput` for an empty history (round 0 is not the engineer's), and
     /// `floe.ConfigError` for a bad history, limits or context options.
@@ -154,7 +244,9 @@ impl Engineer {
             let mut e = self.inner.lock().map_err(|_| failed("the engineer failed in an earlier call"))?;
             Ok::<_, PyErr>(e.design(&text))
         })?;
+        self.reraise()?;
         let adopted = a.limits.adopt(asked);
+        let replies = adopted.replies;
         let (chosen, notes, reply_text) = (adopted.chosen, adopted.notes, adopted.raw.unwrap_or_default());
         let (c, source, rationale) = match chosen {
             Some((c, r)) => (c, "engineer", Some(r)),
@@ -165,7 +257,7 @@ impl Engineer {
             py,
             &serde_json::json!({
                 "config": config_value(&c), "source": source, "rationale": rationale,
-                "notes": notes, "context": text, "reply": reply_text,
+                "notes": notes, "context": text, "reply": reply_text, "replies": replies,
             }),
         )
     }
@@ -286,6 +378,34 @@ pub fn engineer_context(
         None,
     )?
     .context_text()
+}
+
+/// Round 0's configuration when no curriculum or given configuration chooses it, as `floe
+/// train` makes it for an engineer alone: floe's round-0 default (sizes 3 to 10, 2 agents, hole
+/// ratio 0.2, wait ratio 0.5, equal shares) clamped into `limits` (a dict of
+/// `rounds.design_limits`; `max_replay_fraction` 0 unless `replay`). Returns `(config, notes)`,
+/// the notes saying what was clamped.
+///
+/// Raises `floe.ConfigError` for bad limits or a default that cannot be made to fit them.
+#[pyfunction]
+#[pyo3(signature = (*, limits=None, replay=false))]
+pub fn round0_config<'py>(
+    py: Python<'py>,
+    limits: Option<&Bound<'py, PyAny>>,
+    replay: bool,
+) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
+    let mut l: DesignLimits = match limits {
+        Some(l) => from_py("limits", l)?,
+        None => DesignLimits::default(),
+    };
+    if !replay {
+        l.max_replay_fraction = 0.0;
+    }
+    l.validate().map_err(config)?;
+    let (c, notes) = l
+        .clamp(&RoundConfig::round0_default())
+        .map_err(|e| config_text(format!("round 0's default configuration: {e}")))?;
+    Ok((json_to_py(py, &config_value(&c))?, notes))
 }
 
 /// The instances of one round: `samples` prompts shared among the configuration's sizes and
