@@ -2,10 +2,12 @@
 # The Python package (python/): builds the abi3 wheel with maturin, installs it into a clean
 # virtual environment under .venv/, installs the pinned test dependencies from PyPI
 # (python/requirements-test.txt, with Ray; then python/requirements-trl.txt without their
-# dependencies: TRL and a CPU-usable torch, 2.2 GB of wheels) and runs the pytest suite
-# (python/tests). FLOE_SKIP_TRL=1 leaves TRL and torch out (the TRL example's test then skips). With FLOE_CLI set to
-# a `floe` binary (scripts/test.sh passes the one it built), the CLI-parity tests run too; with
-# FLOE_REQUIRE_GPU=1 a missing GPU adapter fails the GPU-against-CPU test instead of skipping it.
+# dependencies: TRL and a CPU-usable torch, 2.2 GB of wheels, gguf and xgrammar), makes
+# SmolLM2-135M-Instruct's Hugging Face folder from its GGUF file (scripts/hf-model.py) and runs
+# the pytest suite (python/tests). FLOE_SKIP_TRL=1 leaves TRL and torch out (the TRL example's
+# and floe.rounds' tests then skip). With FLOE_CLI set to a `floe` binary (scripts/test.sh passes
+# the one it built), the CLI-parity tests run too; with FLOE_REQUIRE_GPU=1 a missing GPU adapter
+# fails the GPU-against-CPU test instead of skipping it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=.venv/python-build
@@ -24,6 +26,11 @@ if [ "${FLOE_SKIP_TRL:-0}" != 1 ]; then
     "$test_env/bin/pip" install -q --no-deps -r python/requirements-trl.txt
 fi
 "$test_env/bin/pip" install -q --no-deps "$wheels"/floe-*.whl
+# SmolLM2-135M-Instruct as a Hugging Face folder (safetensors) for floe.rounds, made once from
+# the GGUF file setup.sh downloads (skipped when that file is absent; idempotent).
+if [ "${FLOE_SKIP_TRL:-0}" != 1 ] && [ -s third_party/models/SmolLM2-135M-Instruct.Q4_1.gguf ]; then
+    "$test_env/bin/python" scripts/hf-model.py
+fi
 # From outside the source tree, so that `import floe` is the installed wheel.
 cd python/tests
 "../../$test_env/bin/python" -m pytest -q -p no:cacheprovider .

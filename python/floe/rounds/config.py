@@ -1,0 +1,148 @@
+"""The settings of a run of :mod:`floe.rounds`: floe's side (rounds, samples, limits, context,
+validation set, engineer) and TRL's ``GRPOConfig`` arguments, read from one JSON file.
+
+The names follow ``floe train``'s configuration where they mean the same: ``rounds``, ``epochs``,
+``samples``, ``round0``, ``design_limits``, ``context`` and ``reward`` are ``rounds.*`` there,
+``validation`` is its ``validation`` section (same defaults, same instances).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .._floe import ConfigError
+
+#: TRL arguments floe sets for every round unless the configuration's ``trl`` sets them.
+TRL_DEFAULTS: dict[str, Any] = {
+    "per_device_train_batch_size": 8,
+    "num_generations": 4,
+    "max_completion_length": 256,
+    "learning_rate": 1e-6,
+    "logging_steps": 1,
+    "save_strategy": "no",
+    "report_to": "none",
+}
+
+#: The settings of the validation set (``floe.validation_set``'s arguments).
+VALIDATION_KEYS = ("sizes", "agents", "per_cell", "hole_ratio", "wait_ratio", "seed")
+
+#: TRL arguments floe sets itself, per round: they cannot be set in ``trl``.
+TRL_OWN = ("output_dir", "num_train_epochs", "seed")
+
+
+@dataclass
+class RoundsConfig:
+    """A run's settings. Defaults in brackets."""
+
+    #: Rounds [3], round 0 on ``round0`` and each later one on the engineer's configuration.
+    rounds: int = 3
+    #: Passes of GRPO over a round's prompts [2] (TRL's ``num_train_epochs``; ``trl.max_steps``
+    #: stops a round sooner).
+    epochs: int = 2
+    #: Training prompts per round [256], shared among map sizes by ``data_ratio``.
+    samples: int = 256
+    #: The run's seed [1]: round r's prompts come from ``seed + r``, its GRPO from TRL's ``seed +
+    #: r``, the engineer's sampling from floe's seed of the request.
+    seed: int = 1
+    #: Round 0's configuration [floe's round-0 default clamped into ``design_limits``].
+    round0: Optional[dict] = None
+    #: What the engineer may design (``rounds.design_limits`` of ``floe train``) [its defaults].
+    design_limits: dict = field(default_factory=dict)
+    #: How the engineer's context is assembled (``rounds.context``: ``preset``,
+    #: ``training_details``, ``guidelines``, ``template``, ``history_json``) [V6].
+    context: Optional[dict] = None
+    #: The fixed validation set (``floe train``'s ``validation``: ``sizes``, ``agents``,
+    #: ``per_cell``, ``hole_ratio``, ``wait_ratio``, ``seed``) [its defaults].
+    validation: dict = field(default_factory=dict)
+    #: Tokens a validation answer may take [TRL's ``max_completion_length``].
+    validation_max_tokens: Optional[int] = None
+    #: Validation prompts answered in one batch [16].
+    eval_batch: int = 16
+    #: The reward plugin (a built-in name) [``tiered``]; ``reward_library`` for a plugin library.
+    reward: str = "tiered"
+    reward_params: Optional[dict] = None
+    reward_library: Optional[str] = None
+    #: A system message before each prompt [none].
+    system: Optional[str] = None
+    #: The environment engineer [``self``]: ``self`` (the trainee's current checkpoint), ``base``
+    #: (the round-0 model), ``fixed`` (none: round 0's configuration every round, the paper's
+    #: "GRPO on a fixed configuration"), an ``http(s)://`` URL (an OpenAI-compatible server,
+    #: floe's ``endpoint`` engineer, with the reply's JSON schema as ``response_format``), or a
+    #: floe engineer plugin's name (``rules``, ``embedded``, one in ``engineer_library``).
+    engineer: str = "self"
+    #: Parameters of an endpoint or plugin engineer (for a URL: ``model``, ``api_key_env``, …).
+    engineer_params: Optional[dict] = None
+    engineer_library: Optional[str] = None
+    #: A model engineer's settings: more attempts after an unusable reply [2], tokens a reply
+    #: may take [640], sampling temperature [0.7; 0: greedy], and what constrains its tokens
+    #: [``schema``: the reply's JSON schema; ``grammar``: floe's GBNF grammar of the same
+    #: limits, with decimals of at most two places; ``none``].
+    engineer_retries: int = 2
+    engineer_max_tokens: int = 640
+    engineer_temperature: float = 0.7
+    engineer_constraint: str = "schema"
+    #: TRL's ``GRPOConfig`` arguments, over :data:`TRL_DEFAULTS` (``output_dir``,
+    #: ``num_train_epochs`` and ``seed`` are floe's).
+    trl: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """Checks the settings floe can check before anything runs.
+
+        Raises :class:`floe.ConfigError` naming the bad field."""
+        if self.rounds < 1:
+            raise ConfigError("rounds: at least 1")
+        if self.epochs < 1 or self.samples < 1 or self.eval_batch < 1:
+            raise ConfigError("epochs, samples and eval_batch must be at least 1")
+        if self.engineer_constraint not in ("schema", "grammar", "none"):
+            raise ConfigError(
+                f"engineer_constraint {self.engineer_constraint!r}: one of 'schema', 'grammar', 'none'"
+            )
+        if self.engineer_max_tokens < 1 or self.engineer_retries < 0 or self.engineer_temperature < 0:
+            raise ConfigError("engineer_max_tokens >= 1, engineer_retries >= 0, engineer_temperature >= 0")
+        if not self.engineer:
+            raise ConfigError("engineer: empty; self, base, fixed, a URL or a plugin name")
+        unknown = sorted(set(self.validation) - set(VALIDATION_KEYS))
+        if unknown:
+            raise ConfigError(f"validation: unknown {', '.join(unknown)} (known: {', '.join(VALIDATION_KEYS)})")
+        own = sorted(set(self.trl) & set(TRL_OWN))
+        if own:
+            raise ConfigError(f"trl: {', '.join(own)} are set by floe for each round (epochs, seed)")
+
+    def trl_args(self) -> dict:
+        """TRL's arguments as every round uses them, before floe's own per round."""
+        return {**TRL_DEFAULTS, **self.trl}
+
+    def max_completion_length(self) -> int:
+        """Tokens of a training completion (TRL's ``max_completion_length``)."""
+        return int(self.trl_args()["max_completion_length"])
+
+    def to_dict(self) -> dict:
+        """The settings as JSON-ready data (``config.json`` of the run folder)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "RoundsConfig":
+        """Settings from a dict; unknown keys are refused with their names."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ConfigError(f"unknown settings: {', '.join(unknown)} (known: {', '.join(sorted(names))})")
+        return cls(**data)
+
+    @classmethod
+    def from_file(cls, path: str) -> "RoundsConfig":
+        """Settings from a JSON file."""
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"{path}: {e}") from e
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: a JSON object of settings, not {type(data).__name__}")
+        return cls.from_dict(data)

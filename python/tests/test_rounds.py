@@ -1,0 +1,347 @@
+"""floe.rounds: GRPO rounds with TRL on the CPU with a tiny model, the trainee as its own
+environment engineer, the run folder that `floe engineer --run` reads, resuming after a kill,
+and the pieces (the engineer's handling of bad replies, the validation count)."""
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import floe
+
+from floe.rounds import ModelEngineer, RoundsConfig, RunFolder, run_rounds, table
+
+# The loop needs TRL, torch and xgrammar (scripts/python.sh installs them unless FLOE_SKIP_TRL=1).
+needs_trl = pytest.mark.skipif(
+    not all(importlib.util.find_spec(m) for m in ("trl", "torch", "xgrammar")),
+    reason="TRL, torch or xgrammar is not installed",
+)
+
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "trl_grpo.py")
+CLI = os.environ.get("FLOE_CLI")
+
+LIMITS = {"min_size": 3, "max_size": 4, "agents": [2], "max_sizes": 2}
+TRL = {
+    "max_steps": 2,
+    "per_device_train_batch_size": 4,
+    "num_generations": 2,
+    "max_completion_length": 24,
+    "learning_rate": 1e-3,
+    "use_cpu": True,
+    "bf16": False,
+    "dataloader_num_workers": 0,
+}
+SETTINGS = {
+    "rounds": 2,
+    "epochs": 1,
+    "samples": 8,
+    "design_limits": LIMITS,
+    "validation": {"sizes": [3, 4], "agents": [2], "per_cell": 2},
+    "eval_batch": 4,
+    "engineer_max_tokens": 700,
+    "engineer_retries": 1,
+    "trl": TRL,
+}
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("trl_grpo", EXAMPLE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(tmp_path_factory):
+    """The TRL example's tiny random Llama and character tokenizer, saved as a model folder, with
+    room for an engineer's context (one token a character)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    ex = _example()
+    tok = ex.char_tokenizer()
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=8192,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
+    d = str(tmp_path_factory.mktemp("tiny-model"))
+    LlamaForCausalLM(config).save_pretrained(d)
+    tok.save_pretrained(d)
+    return d
+
+
+def _history():
+    config, _ = floe.round0_config(limits=LIMITS)
+    results = [
+        {"size": 3, "valid_rate": 0.5, "optimal_rate": 0.25, "instances": 4, "failures": {"vertex_conflict": 2}},
+        {"size": 4, "valid_rate": 0.0, "optimal_rate": 0.0, "instances": 4, "failures": {"hole": 4}},
+    ]
+    return {"rounds": [{"round": 0, "config": config, "results": results}]}
+
+
+def _within_limits(config):
+    assert config["agents"] == [2]
+    assert 1 <= len(config["sizes"]) <= LIMITS["max_sizes"]
+    assert abs(sum(s["data_ratio"] for s in config["sizes"]) - 1) < 1e-6
+    for s in config["sizes"]:
+        assert LIMITS["min_size"] <= s["size"] <= LIMITS["max_size"]
+        assert 0 <= s["hole_ratio"] <= 0.4 and 0 <= s["wait_ratio"] <= 1
+
+
+# The whole loop, through the command line: killed while the trainee designs round 1, resumed.
+
+
+@pytest.fixture(scope="module")
+def killed_and_resumed(tiny_model_dir, tmp_path_factory):
+    """`python -m floe.rounds` on the tiny model: round 0 (2 GRPO steps), killed once the trainee
+    is asked for round 1's configuration, then resumed to the end of round 1."""
+    base = tmp_path_factory.mktemp("rounds")
+    out = str(base / "run")
+    cfg_path = base / "run.json"
+    cfg_path.write_text(json.dumps(SETTINGS))
+    cmd = [sys.executable, "-m", "floe.rounds", "--model", tiny_model_dir, "--out", out, "--config", str(cfg_path)]
+    context = os.path.join(out, "engineer", "round-1", "context.md")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 600
+    while not os.path.exists(context) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    first, _ = proc.communicate()
+    assert os.path.exists(context), first
+    with open(os.path.join(out, "state.json")) as f:
+        killed = json.load(f)
+    round0 = open(os.path.join(out, "round-0", "model.safetensors"), "rb").read()
+    steps_then = open(os.path.join(out, "steps.jsonl")).read()
+    resumed = subprocess.run(
+        [sys.executable, "-m", "floe.rounds", "--out", out, "--resume"], capture_output=True, text=True, timeout=600
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    return {"out": out, "killed": killed, "round0": round0, "steps_then": steps_then, "log": resumed.stderr}
+
+
+@needs_trl
+def test_one_round_then_the_trainee_designs_round_1(killed_and_resumed):
+    out = killed_and_resumed["out"]
+    with open(os.path.join(out, "state.json")) as f:
+        state = json.load(f)
+    assert state["rounds_done"] == 2 and state["grpo_steps"] == 4
+    # Round 0: floe's default clamped into the limits; round 1: the trainee's reply, adopted.
+    r0, r1 = state["designs"]
+    assert r0["source"] == "default" and r1["round"] == 1
+    assert r1["source"] == "engineer", r1["notes"]
+    rounds = state["history"]["rounds"]
+    _within_limits(rounds[0]["config"])
+    _within_limits(rounds[1]["config"])
+    eng = os.path.join(out, "engineer", "round-1")
+    applied = json.load(open(os.path.join(eng, "config.json")))
+    assert applied == rounds[1]["config"]
+    # The reply was written under the schema: the first one parses as the reply object.
+    reply = json.loads(open(os.path.join(eng, "reply-1.txt")).read())
+    assert set(reply) == {"rationale", "config"}
+    assert open(os.path.join(eng, "rationale.txt")).read().strip() == r1["rationale"]
+    context = open(os.path.join(eng, "context.md")).read()
+    assert "failures on the validation set after round 0" in context and "```json limits" in context
+    assert "engineer answered in" in open(os.path.join(eng, "log.txt")).read()
+    # The validation: failures by kind per size on the fixed set (2 instances of each size).
+    for line in map(json.loads, open(os.path.join(out, "rounds.jsonl"))):
+        assert [s["size"] for s in line["per_size"]] == [3, 4]
+        assert all(s["instances"] == 2 for s in line["per_size"])
+        for s in line["per_size"]:
+            assert sum(s["failures"].values()) == round(2 * (1 - s["valid_rate"]))
+        assert line["grpo_steps"] == 2 and line["generated_tokens"] > 0
+    for name in ("round-0", "round-1", "validation/round-1.md", "eval.md", "eval.json", "config.json"):
+        assert os.path.exists(os.path.join(out, name)), name
+    assert "| agents | 3x3 | 4x4 | mean |" in open(os.path.join(out, "eval.md")).read()
+
+
+@needs_trl
+def test_a_killed_run_resumes_after_its_last_finished_round(killed_and_resumed):
+    out, killed = killed_and_resumed["out"], killed_and_resumed["killed"]
+    # Killed while round 1 was being designed: round 0 was done, and is not done again.
+    assert killed["rounds_done"] == 1
+    assert "resuming after round 0" in killed_and_resumed["log"]
+    assert open(os.path.join(out, "round-0", "model.safetensors"), "rb").read() == killed_and_resumed["round0"]
+    steps = [json.loads(l) for l in open(os.path.join(out, "steps.jsonl"))]
+    assert open(os.path.join(out, "steps.jsonl")).read().startswith(killed_and_resumed["steps_then"])
+    assert [(s["round"], s["step"]) for s in steps if "loss" in s] == [(0, 0), (0, 1), (1, 2), (1, 3)]
+    assert [json.loads(l)["round"] for l in open(os.path.join(out, "rounds.jsonl"))] == [0, 1]
+    # Given again, the settings must be the run's; without --resume the folder is refused.
+    with pytest.raises(floe.ConfigError, match="samples differ|settings"):
+        run_rounds("unused", out, RoundsConfig.from_dict({**SETTINGS, "samples": 16}), resume=True)
+    with pytest.raises(floe.ConfigError, match="holds a run"):
+        RunFolder(out).start({}, resume=False)
+
+
+@needs_trl
+@pytest.mark.skipif(not CLI, reason="FLOE_CLI is not set")
+def test_floe_engineer_reads_the_run_folder(killed_and_resumed):
+    got = subprocess.run([CLI, "engineer", "--run", killed_and_resumed["out"]], capture_output=True, text=True)
+    assert got.returncode == 0, got.stderr
+    text = got.stdout
+    assert "# Round 1" in text
+    for f in ("context.md", "reply.txt", "reply-1.txt", "config.json", "rationale.txt", "log.txt"):
+        assert f"## {f}" in text, f
+    assert "failures on the validation set after round 0" in text
+
+
+# The engineer's handling of replies, with real models.
+
+
+@needs_trl
+def test_a_garbage_answering_engineer_leaves_the_previous_configuration(tiny_model_dir, tmp_path):
+    asked = []
+
+    def garbage(request):
+        asked.append(request)
+        return "the best plan is: bigger maps!!"
+
+    eng = floe.Engineer.from_model(garbage, retries=2)
+    cfg = RoundsConfig.from_dict({**SETTINGS, "trl": {**TRL, "max_steps": 1}})
+    state = run_rounds(tiny_model_dir, str(tmp_path / "run"), cfg, engineer=eng, say=lambda _: None)
+    r1 = state.designs[1]
+    assert r1["source"] == "previous"
+    assert any("no usable configuration in 3 attempt(s)" in n for n in r1["notes"]), r1["notes"]
+    rounds = state.history["rounds"]
+    assert rounds[1]["config"] == rounds[0]["config"]
+    eng_dir = tmp_path / "run" / "engineer" / "round-1"
+    assert [(eng_dir / f"reply-{i}.txt").read_text() for i in (1, 2, 3)] == ["the best plan is: bigger maps!!"] * 3
+    assert (eng_dir / "rationale.txt").read_text() == ""
+    assert json.loads((eng_dir / "config.json").read_text()) == rounds[0]["config"]
+    # Each attempt carried the reply's schema, derived from the run's limits.
+    schema = asked[0]["schema"]["properties"]["config"]["properties"]["sizes"]
+    assert schema["maxItems"] == 2 and schema["items"]["properties"]["size"]["maximum"] == 4
+    assert len({r["seed"] for r in asked}) == 3
+
+
+def test_replies_are_clamped_retried_or_refused():
+    replies = iter(
+        [
+            "not json",
+            json.dumps(
+                {
+                    "rationale": "larger maps",
+                    "config": {
+                        "sizes": [{"size": 9, "data_ratio": 2, "hole_ratio": 0.9, "wait_ratio": 0.5}],
+                        "agents": [2, 7],
+                    },
+                }
+            ),
+        ]
+    )
+    got = floe.Engineer.from_model(lambda req: next(replies)).next_config(_history(), limits=LIMITS)
+    assert got["source"] == "engineer" and got["rationale"] == "larger maps"
+    assert got["replies"][0] == "not json" and len(got["replies"]) == 2
+    assert got["config"]["sizes"] == [{"size": 4, "data_ratio": 1.0, "hole_ratio": 0.4, "wait_ratio": 0.5}]
+    assert got["config"]["agents"] == [2]
+    assert any("reply 1 refused" in n for n in got["notes"]), got["notes"]
+    assert any("size 9 is outside 3..=4" in n for n in got["notes"]), got["notes"]
+
+    # A model that raises is the caller's error, not an unusable reply.
+    def broken(request):
+        raise RuntimeError("out of memory")
+
+    with pytest.raises(RuntimeError, match="out of memory"):
+        floe.Engineer.from_model(broken).next_config(_history(), limits=LIMITS)
+    with pytest.raises(floe.BadInput, match="callable"):
+        floe.Engineer.from_model("not a model")
+
+
+@needs_trl
+@pytest.mark.parametrize("constraint", ["schema", "grammar"])
+def test_a_random_model_under_the_constraint_writes_a_reply_that_parses(tiny_model_dir, constraint):
+    from floe.rounds import load_model
+
+    model, tok = load_model(tiny_model_dir)
+    writer = ModelEngineer(lambda: (model, tok), max_tokens=700, constraint=constraint)
+    got = floe.Engineer.from_model(writer, retries=0, seed=3).next_config(_history(), limits=LIMITS)
+    assert got["source"] == "engineer", got["notes"]
+    reply = json.loads(got["replies"][0])
+    assert set(reply) == {"rationale", "config"}
+    _within_limits(got["config"])
+    assert writer.calls and writer.calls[0]["tokens"] > 0
+
+
+@needs_trl
+def test_bounded_strings_keep_replies_json():
+    import xgrammar as xgr
+    from xgrammar.testing import _is_grammar_accept_string as accepts
+
+    from floe.rounds.engineers import bounded_strings
+
+    # The schema floe asks a model engineer for, as the model receives it.
+    echo = floe.Engineer.from_model(lambda request: json.dumps(request["schema"]), retries=0)
+    reply_schema = json.loads(echo.next_config(_history(), limits=LIMITS)["replies"][0])
+    assert reply_schema["properties"]["rationale"] == {"type": "string", "maxLength": 240}
+    # xgrammar's own rule for a bounded string lets a tab in; the pattern does not.
+    tab = '{"rationale": "a\tb", "config": {"sizes": [{"size": 3, "data_ratio": 1, "hole_ratio": 0, "wait_ratio": 0}], "agents": [2]}}'
+    plain = tab.replace("\t", " ")
+    loose = xgr.Grammar.from_json_schema(json.dumps(reply_schema), any_whitespace=False)
+    tight = xgr.Grammar.from_json_schema(json.dumps(bounded_strings(reply_schema)), any_whitespace=False)
+    assert accepts(loose, tab) and not accepts(tight, tab)
+    assert accepts(tight, plain) and not accepts(tight, plain.replace("a b", "a" * 241))
+
+
+# The validation count.
+
+
+def test_the_validation_count_is_floe_verifys_per_size(small):
+    insts = floe.generate(2, 3, count=3, seed=5) + list(small[:4])
+    solved = ["\n".join(f"Agent {i}: {m or 'none'}" for i, m in enumerate(floe.solve(x)["moves"])) for x in insts]
+    answers = [solved[0], "nothing", solved[2], solved[3], "Agent 0: UUUU", solved[5], "garbage"]
+    got = floe.validation_counts(insts, answers)
+    # By hand from floe.verify: cells per (agents, size), failures by kind pooled per size.
+    expect = {}
+    for inst, a in zip(insts, answers):
+        v = floe.verify(inst, a)
+        c = expect.setdefault((inst.num_agents, inst.width), {"n": 0, "valid": 0, "optimal": 0, "failures": {}})
+        c["n"] += 1
+        c["valid"] += bool(v["valid"])
+        c["optimal"] += bool(v["valid"] and v["optimal"])
+        if not v["valid"]:
+            kind = v["failure"]["kind"]
+            c["failures"][kind] = c["failures"].get(kind, 0) + 1
+    assert [(c["agents"], c["size"]) for c in got["cells"]] == sorted(expect)
+    for c in got["cells"]:
+        e = expect[(c["agents"], c["size"])]
+        assert (c["instances"], c["valid"], c["optimal"], c["failures"]) == (e["n"], e["valid"], e["optimal"], e["failures"])
+    assert [s["size"] for s in got["per_size"]] == [3, 5]
+    s5 = got["per_size"][1]
+    assert s5["instances"] == 4 and s5["valid_rate"] == expect[(3, 5)]["valid"] / 4
+    assert set(floe.FAILURE_KINDS) >= set(s5["failures"])
+    assert "| 3 | 5 | 4 |" in table(got)
+    with pytest.raises(floe.BadInput):
+        floe.validation_counts(insts, answers[:-1])
+
+
+def test_the_validation_set_is_fixed():
+    a = floe.validation_set(sizes=[3, 4], agents=[2, 3], per_cell=2, seed=1)
+    assert [(i.num_agents, i.width) for i in a] == [(2, 3), (2, 3), (2, 4), (2, 4), (3, 3), (3, 3), (3, 4), (3, 4)]
+    assert a == floe.validation_set(sizes=[3, 4], agents=[2, 3], per_cell=2, seed=1)
+    assert a != floe.validation_set(sizes=[3, 4], agents=[2, 3], per_cell=2, seed=2)
+    with pytest.raises(floe.BadInput):
+        floe.validation_set(sizes=[], per_cell=2)
+
+
+def test_settings_are_checked():
+    with pytest.raises(floe.ConfigError, match="unknown settings: round"):
+        RoundsConfig.from_dict({"round": 3})
+    with pytest.raises(floe.ConfigError, match="set by floe"):
+        RoundsConfig(trl={"seed": 3})
+    with pytest.raises(floe.ConfigError, match="engineer_constraint"):
+        RoundsConfig(engineer_constraint="regex")
+    config, notes = floe.round0_config(limits=LIMITS)
+    assert [s["size"] for s in config["sizes"]] == [3, 4] and notes
