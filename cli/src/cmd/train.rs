@@ -96,11 +96,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     }
     let what = a.config.as_ref().map_or("the configuration".to_string(), |p| p.display().to_string());
     let plugins = plugins(&cfg).map_err(|e| CliError::Input(format!("{what}: {e}")))?;
-    let opts = floe_train::RunOptions {
-        resume: a.resume,
-        progress: !a.quiet,
-        ..floe_train::RunOptions::new(&a.out)
-    };
+    let opts = floe_train::RunOptions { resume: a.resume, ..floe_train::RunOptions::new(&a.out) };
     let bars = crate::progress::Bars::new("floe train", a.quiet);
     let state = floe_train::run_with_progress(&cfg, &opts, plugins, &bars).map_err(cli_error)?;
     let mut out = String::from("| stage | valid % | optimal % | training s |\n|---|---|---|---|\n");

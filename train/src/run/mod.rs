@@ -46,7 +46,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use floe_core::progress::{Lines, Progress, Silent};
+use floe_core::progress::{Progress, Silent};
 use floe_core::Instance;
 use floe_plugin_api::History;
 use serde::{Deserialize, Serialize};
@@ -74,9 +74,6 @@ pub struct RunOptions {
     pub out_dir: PathBuf,
     /// Continue from the folder's checkpoint, if there is one.
     pub resume: bool,
-    /// One line per stage on stderr, with [`run`] ([`run_with_progress`] takes any
-    /// [`Progress`] instead).
-    pub progress: bool,
     /// When another thread sets it, the run stops between stages or before the next GRPO step
     /// with [`TrainError::Cancelled`], leaving the folder resumable from its last checkpoint.
     pub cancel: Option<Arc<AtomicBool>>,
@@ -87,7 +84,7 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// A fresh run into `out_dir`: no resume, no progress lines, no cancel flag.
+    /// A fresh run into `out_dir`: no resume, no cancel flag.
     #[must_use]
     pub fn new(out_dir: impl Into<PathBuf>) -> Self {
         RunOptions { out_dir: out_dir.into(), ..RunOptions::default() }
@@ -275,18 +272,19 @@ fn check_plugins(cfg: &TrainConfig, plugins: &Plugins) -> Result<(), TrainError>
     Ok(())
 }
 
-/// Runs (or, with `opts.resume`, continues) the loop; returns the final state.
+/// Runs (or, with `opts.resume`, continues) the loop silently; returns the final state.
+/// [`run_with_progress`] reports its stages (one line per stage with
+/// [`floe_core::progress::Lines`], bars in the CLI).
 ///
 /// # Errors
 /// Bad configurations, plugins that do not match the configuration, plugin and generator
 /// failures, I/O errors; a resumed run whose checkpoint was written with another configuration;
 /// [`TrainError::Cancelled`] when `opts.cancel` is set.
 pub fn run(cfg: &TrainConfig, opts: &RunOptions, plugins: Plugins) -> Result<RunState, TrainError> {
-    let lines = Lines { prefix: "floe train: ".into() };
-    run_with_progress(cfg, opts, plugins, if opts.progress { &lines } else { &Silent })
+    run_with_progress(cfg, opts, plugins, &Silent)
 }
 
-/// As [`run`], reporting progress to `progress` (`opts.progress` is not read).
+/// As [`run`], reporting progress to `progress`.
 ///
 /// # Errors
 /// As [`run`].
