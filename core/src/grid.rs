@@ -137,12 +137,6 @@ impl Grid {
         self.width * self.height
     }
 
-    /// The hole bit set, 64 cells per word, cell `i` at bit `i % 64` of word `i / 64`.
-    #[must_use]
-    pub fn hole_bits(&self) -> &[u64] {
-        &self.holes
-    }
-
     /// Number of holes.
     #[must_use]
     pub fn hole_count(&self) -> u32 {

@@ -247,19 +247,6 @@ pub fn path_cost(path: &[Cell], goal: Cell) -> Option<u32> {
     Some(arrival.cost())
 }
 
-/// Sum of costs and makespan of paths that all end on their goals.
-#[must_use]
-pub fn soc_and_makespan(paths: &[Vec<Cell>], goals: &[Cell]) -> Option<(u32, u32)> {
-    let mut soc = 0;
-    let mut makespan = 0;
-    for (p, &g) in paths.iter().zip(goals) {
-        let c = path_cost(p, g)?;
-        soc += c;
-        makespan = makespan.max(c);
-    }
-    Some((soc, makespan))
-}
-
 /// A conflict between agents `a < b`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Conflict {
@@ -307,7 +294,7 @@ pub fn steps_conflict(a: (Cell, Cell), b: (Cell, Cell)) -> bool {
 /// Conflicts at exactly time `t`, in the order the verifier reports them: edge conflicts first
 /// (they happen during the step into `t`), then vertex conflicts, each by agent pair `(a, b)`
 /// in lexicographic order.
-pub fn conflicts_at(paths: &[impl AsRef<[Cell]>], t: u32, out: &mut Vec<Conflict>) {
+fn conflicts_at(paths: &[impl AsRef<[Cell]>], t: u32, out: &mut Vec<Conflict>) {
     // At time 0 every agent "steps" from its start onto it.
     let step = |p: &[Cell]| (at(p, t.saturating_sub(1)), at(p, t));
     let mut shared = Vec::new();
@@ -324,7 +311,8 @@ pub fn conflicts_at(paths: &[impl AsRef<[Cell]>], t: u32, out: &mut Vec<Conflict
     out.append(&mut shared);
 }
 
-/// Every conflict among the paths, in time order (and within a time, as [`conflicts_at`]).
+/// Every conflict among the paths, in time order; within a time, edge conflicts first, then
+/// vertex conflicts, each by agent pair `(a, b)` in lexicographic order.
 #[must_use]
 pub fn all_conflicts(paths: &[impl AsRef<[Cell]>]) -> Vec<Conflict> {
     let horizon = paths.iter().map(|p| p.as_ref().len()).max().unwrap_or(0) as u32;
@@ -333,20 +321,6 @@ pub fn all_conflicts(paths: &[impl AsRef<[Cell]>]) -> Vec<Conflict> {
         conflicts_at(paths, t, &mut out);
     }
     out
-}
-
-/// The first conflict in time order, if any.
-#[must_use]
-pub fn first_conflict(paths: &[impl AsRef<[Cell]>]) -> Option<Conflict> {
-    let horizon = paths.iter().map(|p| p.as_ref().len()).max().unwrap_or(0) as u32;
-    let mut out = Vec::new();
-    for t in 0..horizon {
-        conflicts_at(paths, t, &mut out);
-        if let Some(&c) = out.first() {
-            return Some(c);
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -360,7 +334,11 @@ mod tests {
         assert_eq!(path_cost(&[2], 2), Some(0));
         assert_eq!(path_cost(&[0, 1], 2), None);
         // The paper's example: 1 and 2 moves give SoC 3 and makespan 2.
-        assert_eq!(soc_and_makespan(&[vec![0, 1], vec![5, 4, 3]], &[1, 3]), Some((3, 2)));
+        assert_eq!((path_cost(&[0, 1], 1), path_cost(&[5, 4, 3], 3)), (Some(1), Some(2)));
+    }
+
+    fn first_conflict(paths: &[Vec<Cell>]) -> Option<Conflict> {
+        all_conflicts(paths).first().copied()
     }
 
     #[test]
