@@ -1,0 +1,307 @@
+//! The context of one design: the modules F, G, H, S, T (see [`super`]) filled from the run's
+//! records into a prompt template, with the design limits written where the template asks.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::limits::DesignLimits;
+use crate::error::ConfigError;
+use crate::history::{History, RoundRecord};
+
+/// The default prompt template.
+pub const CONTEXT_TEMPLATE: &str = include_str!("../../templates/context.md");
+/// The default design guidelines (module G).
+pub const GUIDELINES: &str = include_str!("../../templates/guidelines.md");
+/// The fence that opens the limits in a context.
+pub const LIMITS_FENCE: &str = "```json limits";
+/// The fence that opens the history in a context with [`ContextOptions::history_json`].
+pub const HISTORY_FENCE: &str = "```json history";
+
+/// A module of the context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Module {
+    /// Failures per map size.
+    F,
+    /// Guidelines.
+    G,
+    /// History of configurations and failures.
+    H,
+    /// The previous rationale.
+    S,
+    /// Training details.
+    T,
+}
+
+/// The paper's context variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Preset {
+    /// F.
+    V1,
+    /// F G.
+    V2,
+    /// F G H, with round 0's default in H.
+    V3,
+    /// F G H, without round 0's default.
+    V4,
+    /// V4 + S.
+    V5,
+    /// V5 + T (bookkeeping): the default.
+    V6,
+}
+
+impl Preset {
+    /// Every preset, in order.
+    pub const ALL: [Preset; 6] = [Preset::V1, Preset::V2, Preset::V3, Preset::V4, Preset::V5, Preset::V6];
+
+    /// The modules it includes.
+    #[must_use]
+    pub fn modules(self) -> &'static [Module] {
+        use Module::{F, G, H, S, T};
+        match self {
+            Preset::V1 => &[F],
+            Preset::V2 => &[F, G],
+            Preset::V3 | Preset::V4 => &[F, G, H],
+            Preset::V5 => &[F, G, H, S],
+            Preset::V6 => &[F, G, H, S, T],
+        }
+    }
+
+    /// Whether H includes round 0 (the default configuration).
+    #[must_use]
+    pub fn history_with_default(self) -> bool {
+        self == Preset::V3
+    }
+}
+
+/// How much of the training module T says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrainingDetails {
+    /// Round and epochs only (the paper's best).
+    Bookkeeping,
+    /// Also the hyperparameters.
+    Full,
+}
+
+/// How the context is assembled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContextOptions {
+    /// The modules \[`V6`\].
+    pub preset: Preset,
+    /// Module T's detail \[`bookkeeping`\].
+    pub training_details: TrainingDetails,
+    /// A guidelines file (module G) instead of the built-in one \[absent\].
+    pub guidelines: Option<PathBuf>,
+    /// A prompt template file instead of the built-in one \[absent\].
+    pub template: Option<PathBuf>,
+    /// Append the whole history as JSON in a fence opened with `` ```json history `` \[false\]:
+    /// what the rule-based engineer `rules` reads (a language model reads the modules).
+    pub history_json: bool,
+}
+
+impl Default for ContextOptions {
+    fn default() -> Self {
+        ContextOptions {
+            preset: Preset::V6,
+            training_details: TrainingDetails::Bookkeeping,
+            guidelines: None,
+            template: None,
+            history_json: false,
+        }
+    }
+}
+
+/// What the trainer knows when it assembles a context.
+#[derive(Debug, Clone)]
+pub struct ContextInput<'a> {
+    /// Every finished round (the last one is F's).
+    pub history: &'a History,
+    /// The round to design.
+    pub round: u32,
+    /// Rounds in the run.
+    pub rounds: u32,
+    /// Passes over each round's training set.
+    pub epochs: u32,
+    /// Prompts a round.
+    pub samples: usize,
+    /// The engineer's rationale for the previous round, if it designed it.
+    pub previous_rationale: Option<&'a str>,
+    /// The hyperparameters, for T in `full` detail.
+    pub hyperparameters: serde_json::Value,
+    /// What may be designed.
+    pub limits: &'a DesignLimits,
+}
+
+fn read_file(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|e| ConfigError::Invalid(format!("{}: {e}", path.display())))
+}
+
+fn results_table(r: &RoundRecord) -> String {
+    let mut s = String::from(
+        "| map size | instances | valid % | optimal % | failures by kind |\n|---|---|---|---|---|\n",
+    );
+    for res in &r.results {
+        let failures: Vec<String> = res.failures.iter().map(|(k, n)| format!("{} {n}", k.name())).collect();
+        s.push_str(&format!(
+            "| {0}x{0} | {1} | {2:.1} | {3:.1} | {4} |\n",
+            res.size,
+            res.instances,
+            100.0 * res.valid_rate,
+            100.0 * res.optimal_rate,
+            if failures.is_empty() { "none".into() } else { failures.join(", ") }
+        ));
+    }
+    s
+}
+
+impl ContextOptions {
+    /// Checks that the files it names can be read and that the template is usable.
+    ///
+    /// # Errors
+    /// An unreadable file, or a template without `{{limits}}` inside a `` ```json limits `` fence.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(g) = &self.guidelines {
+            read_file(g)?;
+        }
+        let t = self.template_text()?;
+        if !t.contains(&format!("{LIMITS_FENCE}\n{{{{limits}}}}")) {
+            return Err(ConfigError::Invalid(format!(
+                "the context template must hold {{{{limits}}}} on the line after {LIMITS_FENCE}"
+            )));
+        }
+        Ok(())
+    }
+
+    fn template_text(&self) -> Result<String, ConfigError> {
+        self.template.as_deref().map_or(Ok(CONTEXT_TEMPLATE.to_string()), read_file)
+    }
+
+    /// The context of one design.
+    ///
+    /// # Errors
+    /// A template or guidelines file that cannot be read.
+    pub fn assemble(&self, input: &ContextInput<'_>) -> Result<String, ConfigError> {
+        let has = |m| self.preset.modules().contains(&m);
+        let mut f = String::new();
+        if has(Module::F) {
+            if let Some(last) = input.history.last() {
+                f = format!(
+                    "## F: failures on the validation set after round {}\n\n{}\n",
+                    last.round,
+                    results_table(last)
+                );
+            }
+        }
+        let mut g = String::new();
+        if has(Module::G) {
+            let text = self.guidelines.as_deref().map_or(Ok(GUIDELINES.to_string()), read_file)?;
+            g = format!("## G: design guidelines\n\n{}\n\n", text.trim_end());
+        }
+        let mut h = String::new();
+        if has(Module::H) {
+            let with0 = self.preset.history_with_default();
+            let rounds: Vec<&RoundRecord> =
+                input.history.rounds.iter().filter(|r| with0 || r.round > 0).collect();
+            h = String::from("## H: earlier configurations and their results\n\n");
+            if rounds.is_empty() {
+                h.push_str("(none yet besides the default configuration of round 0)\n\n");
+            }
+            for r in rounds {
+                h.push_str(&format!("Round {}: {}\n\n{}\n", r.round, r.config.to_json(), results_table(r)));
+            }
+        }
+        let mut s = String::new();
+        if has(Module::S) {
+            s = format!(
+                "## S: your rationale for the previous round\n\n{}\n\n",
+                input.previous_rationale.unwrap_or("(none: you did not design the previous round)")
+            );
+        }
+        let mut t = String::new();
+        if has(Module::T) {
+            t = format!(
+                "## T: training\n\nRound {} of {} (rounds 0 to {}); each round trains {} epoch(s) over {} prompts.\n",
+                input.round,
+                input.rounds,
+                input.rounds.saturating_sub(1),
+                input.epochs,
+                input.samples
+            );
+            if self.training_details == TrainingDetails::Full {
+                t.push_str(&format!("Hyperparameters: {}\n", input.hyperparameters));
+            }
+            t.push('\n');
+        }
+        let limits = serde_json::to_string(input.limits).unwrap_or_default();
+        let mut text = self
+            .template_text()?
+            .replace("{{F}}", &f)
+            .replace("{{G}}", &g)
+            .replace("{{H}}", &h)
+            .replace("{{S}}", &s)
+            .replace("{{T}}", &t)
+            .replace("{{round}}", &input.round.to_string())
+            .replace("{{limits}}", &limits);
+        if self.history_json {
+            text.push_str(&format!("\n{HISTORY_FENCE}\n{}\n```\n", input.history.to_json()));
+        }
+        Ok(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RoundConfig;
+    use crate::history::SizeResult;
+    use floe_core::FailureKind;
+
+    fn history() -> History {
+        History {
+            rounds: vec![RoundRecord {
+                round: 0,
+                config: RoundConfig::round0_default(),
+                results: vec![SizeResult {
+                    size: 3,
+                    valid_rate: 0.5,
+                    optimal_rate: 0.25,
+                    instances: 100,
+                    failures: [(FailureKind::VertexConflict, 40), (FailureKind::Hole, 10)].into(),
+                    mean_abs_advantage: None,
+                }],
+            }],
+        }
+    }
+
+    #[test]
+    fn presets_choose_modules_and_limits_read_back() {
+        let limits = DesignLimits { agents: vec![2], ..DesignLimits::default() };
+        let h = history();
+        let input = ContextInput {
+            history: &h,
+            round: 1,
+            rounds: 3,
+            epochs: 2,
+            samples: 1536,
+            previous_rationale: None,
+            hyperparameters: serde_json::json!({"lr": 5e-5}),
+            limits: &limits,
+        };
+        let v1 = ContextOptions { preset: Preset::V1, ..ContextOptions::default() }.assemble(&input).unwrap();
+        assert!(v1.contains("## F:") && v1.contains("hole 10, vertex_conflict 40"), "{v1}");
+        assert!(!v1.contains("## G:") && !v1.contains("## H:") && !v1.contains("## T:"));
+        let v3 = ContextOptions { preset: Preset::V3, ..ContextOptions::default() }.assemble(&input).unwrap();
+        assert!(v3.contains("Round 0: {\"sizes\""), "{v3}");
+        let v4 = ContextOptions { preset: Preset::V4, ..ContextOptions::default() }.assemble(&input).unwrap();
+        assert!(v4.contains("## H:") && !v4.contains("Round 0: {"));
+        let v6 = ContextOptions::default().assemble(&input).unwrap();
+        assert!(v6.contains("## S:") && v6.contains("Round 1 of 3") && !v6.contains("Hyperparameters"));
+        let full = ContextOptions { training_details: TrainingDetails::Full, ..ContextOptions::default() };
+        assert!(full.assemble(&input).unwrap().contains("Hyperparameters: {\"lr\":"));
+        assert_eq!(DesignLimits::from_context(&v6), Some(limits));
+        assert_eq!(DesignLimits::from_context("no limits here"), None);
+        ContextOptions::default().validate().unwrap();
+    }
+}
