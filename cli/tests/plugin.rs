@@ -25,7 +25,11 @@ fn inspect_lists_a_rust_library_and_describes_a_c_plugin() {
     assert_eq!(list[0]["kind"], "reward");
     assert_eq!(list[0]["name"], "tiered");
     assert_eq!(list[0]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(list[0]["capabilities"], serde_json::json!(["scores_plans"]));
+    assert_eq!(list[1]["capabilities"], serde_json::json!(["scores_steps"]));
+    assert_eq!(list[4]["capabilities"], serde_json::json!(["replays"]));
     assert_eq!(list[6]["kind"], "env_engineer");
+    assert_eq!(list[6]["capabilities"], serde_json::json!([]));
 
     let out = inspect(&common::c_plugin("valid_reward"));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -34,6 +38,7 @@ fn inspect_lists_a_rust_library_and_describes_a_c_plugin() {
     assert_eq!(v["kind"], "reward");
     assert_eq!(v["name"], "c-valid-reward");
     assert_eq!(v["version"], "1.0.0");
+    assert_eq!(v["capabilities"], serde_json::json!(["scores_plans"]));
 }
 
 #[test]

@@ -26,7 +26,7 @@ mod sampling;
 pub use floe_plugin_api as api;
 
 use floe_plugin_api::abi::{root_module, FloePluginLibRef};
-use floe_plugin_api::{parse_params, Constructor, Entry, PluginLibrary};
+use floe_plugin_api::{parse_params, Capabilities, Constructor, Entry, PluginLibrary};
 
 /// The built-in plugin library.
 #[derive(Debug)]
@@ -41,24 +41,28 @@ impl PluginLibrary for Builtins {
                 name: "tiered",
                 version: VERSION,
                 description: "tiered verification reward: unparseable < invalid < valid < optimal",
+                capabilities: Capabilities::SCORES_PLANS,
                 make: Constructor::Reward(|p| Ok(Box::new(reward::TieredReward::new(parse_params(p)?)?))),
             },
             Entry {
                 name: "shaped",
                 version: VERSION,
                 description: "shaped step reward: progress to goal, collision and hole penalties",
+                capabilities: Capabilities::SCORES_STEPS,
                 make: Constructor::Reward(|p| Ok(Box::new(reward::ShapedReward::new(parse_params(p)?)?))),
             },
             Entry {
                 name: "fixed",
                 version: VERSION,
                 description: "the same configuration every round (GRPO random baseline)",
+                capabilities: Capabilities::REPLAYS,
                 make: Constructor::Curriculum(|p| Ok(Box::new(curriculum::Fixed::new(parse_params(p)?)?))),
             },
             Entry {
                 name: "difficulty-scaling",
                 version: VERSION,
                 description: "raise holes, waits and map size when validation passes a threshold",
+                capabilities: Capabilities::NONE,
                 make: Constructor::Curriculum(|p| {
                     Ok(Box::new(curriculum::DifficultyScaling::new(parse_params(p)?)?))
                 }),
@@ -67,18 +71,21 @@ impl PluginLibrary for Builtins {
                 name: "plr",
                 version: VERSION,
                 description: "prioritized level replay: rank prioritisation with staleness",
+                capabilities: Capabilities::REPLAYS,
                 make: Constructor::Curriculum(|p| Ok(Box::new(curriculum::Plr::new(parse_params(p)?)?))),
             },
             Entry {
                 name: "sec",
                 version: VERSION,
                 description: "self-evolving curriculum: Boltzmann bandit over map sizes",
+                capabilities: Capabilities::NONE,
                 make: Constructor::Curriculum(|p| Ok(Box::new(curriculum::Sec::new(parse_params(p)?)?))),
             },
             Entry {
                 name: "rules",
                 version: VERSION,
                 description: "rule-based engineer: difficulty scaling from the context's history",
+                capabilities: Capabilities::NONE,
                 make: Constructor::EnvEngineer(|p| {
                     Ok(Box::new(engineer::RulesEngineer::new(parse_params(p)?)?))
                 }),
@@ -127,5 +134,42 @@ mod tests {
         sec.next_config(&History::default()).unwrap().validate().unwrap();
         assert!(new_reward(&c, "tiered", r#"{"valid": 0.05}"#).is_err());
         assert!(new_engineer(&c, "tiered", "").is_err());
+    }
+
+    /// Each built-in declares exactly what it does: a call it declares is answered, one it does
+    /// not declare is unsupported.
+    #[test]
+    fn every_entry_declares_what_it_does() {
+        let verdict = floe_plugin_api::VerdictRecord {
+            failure: 0,
+            optimal: 1,
+            reserved: [0; 2],
+            num_agents: 2,
+            agents_on_goal: 2,
+            legal_steps: 3,
+            horizon: 3,
+            soc: 5,
+            optimal_soc: 5,
+        };
+        let unsupported = |r: Result<(), PluginError>| matches!(r, Err(PluginError::Unsupported(_)));
+        for e in catalog() {
+            e.capabilities.check(e.kind()).unwrap_or_else(|m| panic!("{}: {m}", e.name));
+            match e.make {
+                Constructor::Reward(f) => {
+                    let mut r = f("").unwrap();
+                    let plans = !unsupported(r.verdict_rewards(&[verdict], &mut [0.0]));
+                    let steps = !unsupported(r.step_rewards(&[], &mut []));
+                    assert_eq!(plans, e.capabilities.contains(Capabilities::SCORES_PLANS), "{}", e.name);
+                    assert_eq!(steps, e.capabilities.contains(Capabilities::SCORES_STEPS), "{}", e.name);
+                }
+                Constructor::Curriculum(f) => {
+                    let mut c = f("").unwrap();
+                    let none = floe_plugin_api::ReplayRequest { round: 1, count: 0, seed: 0 };
+                    let replays = !matches!(c.sample_replay(&[], &none), Err(PluginError::Unsupported(_)));
+                    assert_eq!(replays, e.capabilities.contains(Capabilities::REPLAYS), "{}", e.name);
+                }
+                Constructor::EnvEngineer(_) => assert_eq!(e.capabilities, Capabilities::NONE),
+            }
+        }
     }
 }

@@ -149,6 +149,8 @@ fn replay_is_not_offered_when_the_curriculum_cannot_replay() {
     let plugins = floe_train::Plugins {
         reward: floe_plugin_host::registry::plan_reward(&cfg.rounds.reward).unwrap(),
         curriculum: Some(floe_plugin_host::registry::curriculum(&curriculum).unwrap()),
+        // Difficulty scaling does not declare that it replays.
+        curriculum_replays: false,
         engineer: Some(Box::new(ReplayHungry)),
     };
     let state = run(&cfg, &common::opts(dir.path()), plugins).unwrap();

@@ -48,6 +48,7 @@ fn inspect(path: &Path) -> Result<(), CliError> {
                 "name": p.name,
                 "version": p.version,
                 "description": p.description,
+                "capabilities": p.capabilities,
             })
         })
         .collect();

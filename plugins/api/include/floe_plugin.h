@@ -30,8 +30,18 @@
  *
  * Versions
  * - The host reads abi_version first and, if it is not FLOE_PLUGIN_ABI_VERSION, nothing else
- *   (the load fails and the instance is left alone). struct_size must be at least
- *   sizeof(floe_plugin_v1) as declared here; later minor versions only append fields.
+ *   (the load fails and the instance is left alone). Within version 1 the struct only grows by
+ *   appending fields: struct_size (set it to sizeof(floe_plugin_v1)) tells the host which fields
+ *   a plugin has. It must reach at least to the end of `design` (the first release); a field
+ *   that lies beyond struct_size is not read, and takes the default its comment documents.
+ *
+ * Capabilities
+ * - `capabilities` (appended) declares what the plugin does beyond its kind's required call,
+ *   as FLOE_PLUGIN_CAP_* flags or-ed together: a reward declares SCORES_PLANS when it sets
+ *   verdict_rewards and SCORES_STEPS when it sets step_rewards (at least one); a curriculum
+ *   declares REPLAYS when it sets sample_replay; an engineer declares nothing. The flags and the
+ *   functions must agree, or the load fails. The host reads what a plugin can do from here and
+ *   never calls to find out.
  *
  * Batch records (floe_verdict_record, floe_step_outcome, floe_replay_record) have the same
  * layout as the Rust structs of floe-plugin-api's `records` module; fields marked "reserved"
@@ -54,6 +64,11 @@ extern "C" {
 #endif
 
 #define FLOE_PLUGIN_ABI_VERSION 1u
+
+/* floe_plugin_v1.capabilities: what a plugin declares it can do. */
+#define FLOE_PLUGIN_CAP_SCORES_PLANS 1u /* reward: verdict_rewards, verified plans */
+#define FLOE_PLUGIN_CAP_SCORES_STEPS 2u /* reward: step_rewards, step outcomes */
+#define FLOE_PLUGIN_CAP_REPLAYS 4u      /* curriculum: sample_replay */
 
 
 /* floe_status, its codes and the batch records: shared with floe.h. */
@@ -93,6 +108,12 @@ typedef struct floe_plugin_v1 {
      * {"config": <configuration>, "rationale": "..."} as NUL-terminated JSON out. */
     floe_status (*design)(void *user_data, const char *context, size_t context_len,
                           const char **out_reply_json);
+
+    /* Appended after the first release (struct_size tells the host whether it is there). */
+
+    /* FLOE_PLUGIN_CAP_* flags (see "Capabilities" above). Default, for a plugin whose struct
+     * ends before this field: what its non-NULL functions offer. */
+    uint32_t capabilities;
 } floe_plugin_v1;
 
 /* The entry point's type, and its declaration for plugins to define. */

@@ -1,5 +1,5 @@
-//! What a plugin library offers: a list of [`Entry`]s (kind, name, version, description and a
-//! constructor that takes the plugin's parameters as JSON). A library implements
+//! What a plugin library offers: a list of [`Entry`]s (kind, name, version, description, the
+//! [`Capabilities`] it declares, and a constructor that takes the plugin's parameters as JSON). A library implements
 //! [`PluginLibrary`]; [`crate::abi::root_module`] turns it into the exported abi_stable root
 //! module, and the same catalog serves in-process users of the library's `rlib`.
 
@@ -56,6 +56,109 @@ impl std::fmt::Display for PluginKind {
     }
 }
 
+/// What a plugin declares it can do, beyond the one call its kind requires (a curriculum's
+/// `next_config`, an engineer's `design`): a set of flags with the codes both ABIs use
+/// (`FLOE_PLUGIN_CAP_*` in `floe_plugin.h`). The host reads them from the plugin's info and
+/// never calls for what a plugin did not declare; nothing is found out by trying.
+///
+/// | flag | code | kind | what |
+/// |---|---|---|---|
+/// | [`Capabilities::SCORES_PLANS`] | 1 | reward | [`RewardFn::verdict_rewards`]: scores verified plans (what GRPO on plans needs) |
+/// | [`Capabilities::SCORES_STEPS`] | 2 | reward | [`RewardFn::step_rewards`]: scores step outcomes |
+/// | [`Capabilities::REPLAYS`] | 4 | curriculum | [`Curriculum::sample_replay`]: chooses earlier instances to replay |
+///
+/// A reward declares at least one of the first two. In JSON (`floe plugin inspect`) it is the
+/// list of the flags' names, such as `["scores_plans"]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Capabilities(u32);
+
+impl Capabilities {
+    /// Nothing beyond the kind's required call.
+    pub const NONE: Capabilities = Capabilities(0);
+    /// A reward that scores verified plans.
+    pub const SCORES_PLANS: Capabilities = Capabilities(1);
+    /// A reward that scores step outcomes.
+    pub const SCORES_STEPS: Capabilities = Capabilities(2);
+    /// A curriculum that chooses instances to replay.
+    pub const REPLAYS: Capabilities = Capabilities(4);
+    /// Every flag with its name, in code order.
+    pub const ALL: [(Capabilities, &'static str); 3] = [
+        (Capabilities::SCORES_PLANS, "scores_plans"),
+        (Capabilities::SCORES_STEPS, "scores_steps"),
+        (Capabilities::REPLAYS, "replays"),
+    ];
+
+    /// Both sets' flags.
+    #[must_use]
+    pub const fn with(self, other: Capabilities) -> Capabilities {
+        Capabilities(self.0 | other.0)
+    }
+
+    /// Whether every flag of `other` is declared.
+    #[must_use]
+    pub const fn contains(self, other: Capabilities) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// The code on the ABI: the flags' codes or-ed together.
+    #[must_use]
+    pub const fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// The flags of a code; bits this host does not know (a newer plugin's) are dropped.
+    #[must_use]
+    pub const fn from_bits(bits: u32) -> Capabilities {
+        Capabilities(bits & 7)
+    }
+
+    /// The declared flags' names, in code order.
+    #[must_use]
+    pub fn names(self) -> Vec<&'static str> {
+        Capabilities::ALL.iter().filter(|(c, _)| self.contains(*c)).map(|&(_, n)| n).collect()
+    }
+
+    /// Checks that a plugin of `kind` may declare these: a reward scores plans or steps (or
+    /// both) and does not replay; a curriculum may replay; an engineer declares nothing.
+    ///
+    /// # Errors
+    /// What does not fit, in words.
+    pub fn check(self, kind: PluginKind) -> Result<(), String> {
+        let scores = Capabilities::SCORES_PLANS.with(Capabilities::SCORES_STEPS);
+        let allowed = match kind {
+            PluginKind::Reward => scores,
+            PluginKind::Curriculum => Capabilities::REPLAYS,
+            PluginKind::EnvEngineer => Capabilities::NONE,
+        };
+        if let Some((_, n)) =
+            Capabilities::ALL.iter().find(|(c, _)| self.contains(*c) && !allowed.contains(*c))
+        {
+            return Err(format!("a {kind} plugin cannot declare {n}"));
+        }
+        if kind == PluginKind::Reward && self.0 & scores.0 == 0 {
+            return Err("a reward plugin must declare scores_plans, scores_steps or both".into());
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for Capabilities {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.names().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Capabilities {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let names = Vec::<String>::deserialize(d)?;
+        names.iter().try_fold(Capabilities::NONE, |acc, n| {
+            let flag = Capabilities::ALL.iter().find(|(_, name)| name == n).map(|&(c, _)| c);
+            flag.map(|c| acc.with(c))
+                .ok_or_else(|| serde::de::Error::custom(format!("unknown capability {n:?}")))
+        })
+    }
+}
+
 /// A plugin's description.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PluginInfo {
@@ -67,6 +170,8 @@ pub struct PluginInfo {
     pub version: String,
     /// One line for people.
     pub description: String,
+    /// What it declares it can do.
+    pub capabilities: Capabilities,
 }
 
 /// Makes a reward function from its parameters (JSON text; empty means defaults).
@@ -96,6 +201,8 @@ pub struct Entry {
     pub version: &'static str,
     /// One line for people.
     pub description: &'static str,
+    /// What it can do ([`Capabilities::check`] says what fits its kind).
+    pub capabilities: Capabilities,
     /// How to make one.
     pub make: Constructor,
 }
@@ -119,6 +226,7 @@ impl Entry {
             name: self.name.to_string(),
             version: self.version.to_string(),
             description: self.description.to_string(),
+            capabilities: self.capabilities,
         }
     }
 }
@@ -189,4 +297,34 @@ pub fn parse_params<T: DeserializeOwned + Default>(text: &str) -> Result<T, Conf
         return Ok(T::default());
     }
     Ok(serde_json::from_str(t)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capabilities_fit_their_kind_and_read_back() {
+        let plans = Capabilities::SCORES_PLANS;
+        let both = plans.with(Capabilities::SCORES_STEPS);
+        assert!(both.contains(plans) && !plans.contains(both));
+        assert_eq!((both.bits(), Capabilities::REPLAYS.bits()), (3, 4));
+        // A newer plugin's unknown flags are dropped, the known ones kept.
+        assert_eq!(Capabilities::from_bits(0x105), plans.with(Capabilities::REPLAYS));
+        plans.check(PluginKind::Reward).unwrap();
+        both.check(PluginKind::Reward).unwrap();
+        Capabilities::NONE.check(PluginKind::Curriculum).unwrap();
+        Capabilities::REPLAYS.check(PluginKind::Curriculum).unwrap();
+        Capabilities::NONE.check(PluginKind::EnvEngineer).unwrap();
+        let e = Capabilities::NONE.check(PluginKind::Reward).unwrap_err();
+        assert!(e.contains("must declare scores_plans, scores_steps or both"), "{e}");
+        let e = Capabilities::REPLAYS.check(PluginKind::Reward).unwrap_err();
+        assert_eq!(e, "a reward plugin cannot declare replays");
+        assert!(plans.check(PluginKind::Curriculum).is_err());
+        assert!(Capabilities::REPLAYS.check(PluginKind::EnvEngineer).is_err());
+        let json = serde_json::to_string(&both).unwrap();
+        assert_eq!(json, r#"["scores_plans","scores_steps"]"#);
+        assert_eq!(serde_json::from_str::<Capabilities>(&json).unwrap(), both);
+        assert!(serde_json::from_str::<Capabilities>(r#"["flies"]"#).is_err());
+    }
 }

@@ -15,7 +15,8 @@
 //! - **Specs** ([`spec`]): [`PluginSpec`], a plugin named in a configuration (resolved by
 //!   `floe-plugin-host`'s registry).
 //! - **Libraries** ([`catalog`]): a library lists [`Entry`]s, each a named constructor taking
-//!   parameters as JSON.
+//!   parameters as JSON, with the [`Capabilities`] the plugin declares (scores plans, scores
+//!   steps, replays): callers read them, never probe.
 //! - **Rust ABI** ([`abi`]): an abi_stable root module, [`abi::FloePluginLib`], that only grows
 //!   by appending fields. Configurations cross it as JSON text; batches as slices of records.
 //!   Panics are caught inside the library and come back as errors.
@@ -26,7 +27,7 @@
 //!
 //! ```
 //! use floe_plugin_api::abi::{root_module, FloePluginLibRef};
-//! use floe_plugin_api::{Constructor, Entry, PluginError, PluginLibrary, RewardFn, VerdictRecord};
+//! use floe_plugin_api::{Capabilities, Constructor, Entry, PluginError, PluginLibrary, RewardFn, VerdictRecord};
 //!
 //! struct ValidOnly;
 //!
@@ -47,6 +48,7 @@
 //!             name: "valid-only",
 //!             version: "0.1.0",
 //!             description: "1 for a valid plan, else 0",
+//!             capabilities: Capabilities::SCORES_PLANS,
 //!             make: Constructor::Reward(|_params| Ok(Box::new(ValidOnly))),
 //!         }]
 //!     }
@@ -70,8 +72,8 @@ pub mod spec;
 pub mod traits;
 
 pub use catalog::{
-    parse_params, Constructor, CurriculumCtor, EngineerCtor, Entry, PluginInfo, PluginKind, PluginLibrary,
-    RewardCtor,
+    parse_params, Capabilities, Constructor, CurriculumCtor, EngineerCtor, Entry, PluginInfo, PluginKind,
+    PluginLibrary, RewardCtor,
 };
 pub use config::{RoundConfig, SizeConfig};
 pub use error::{ConfigError, PluginError};

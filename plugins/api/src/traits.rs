@@ -159,6 +159,10 @@ pub struct Plugins {
     pub reward: Box<dyn RewardFn>,
     /// `rounds.curriculum`.
     pub curriculum: Option<Box<dyn Curriculum>>,
+    /// Whether the curriculum declared that it chooses instances to replay
+    /// ([`crate::Capabilities::REPLAYS`] in its info); `false` without a curriculum. The trainer
+    /// asks for replays only then.
+    pub curriculum_replays: bool,
     /// `rounds.engineer`.
     pub engineer: Option<Box<dyn EnvEngineer>>,
 }
@@ -167,6 +171,7 @@ impl std::fmt::Debug for Plugins {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Plugins")
             .field("curriculum", &self.curriculum.is_some())
+            .field("curriculum_replays", &self.curriculum_replays)
             .field("engineer", &self.engineer.is_some())
             .finish_non_exhaustive()
     }

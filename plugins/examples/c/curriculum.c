@@ -75,6 +75,7 @@ floe_status floe_plugin_entry_v1(const char *params_json, const floe_plugin_v1 *
     self->plugin.destroy = destroy;
     self->plugin.next_config = next_config;
     self->plugin.sample_replay = sample_replay;
+    self->plugin.capabilities = FLOE_PLUGIN_CAP_REPLAYS;
     *out_plugin = &self->plugin;
     return FLOE_STATUS_OK;
 }

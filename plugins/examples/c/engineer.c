@@ -43,6 +43,7 @@ floe_status floe_plugin_entry_v1(const char *params_json, const floe_plugin_v1 *
     self->plugin.user_data = self;
     self->plugin.destroy = destroy;
     self->plugin.design = design;
+    self->plugin.capabilities = 0; /* an engineer declares nothing */
     *out_plugin = &self->plugin;
     return FLOE_STATUS_OK;
 }

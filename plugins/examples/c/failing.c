@@ -48,6 +48,7 @@ floe_status floe_plugin_entry_v1(const char *params_json, const floe_plugin_v1 *
     self->plugin.last_error = last_error;
     self->plugin.destroy = destroy;
     self->plugin.verdict_rewards = verdict_rewards;
+    self->plugin.capabilities = FLOE_PLUGIN_CAP_SCORES_PLANS;
     *out_plugin = &self->plugin;
     return FLOE_STATUS_OK;
 }

@@ -1,6 +1,8 @@
 //! C plugins (`floe_plugin.h`): the entry point is called once at load time to read and check
 //! the plugin's description (then the instance is destroyed), and once per instance the host
-//! makes. Instances keep the library loaded; every string and array crossing is checked.
+//! makes. Instances keep the library loaded; every string and array crossing is checked. The
+//! struct grows by appended fields: the host copies the bytes its `struct_size` and this host
+//! both know, and gives a field the plugin does not have its documented default.
 
 #![allow(unsafe_code)]
 
@@ -9,8 +11,8 @@ use std::sync::Arc;
 
 use floe_plugin_api::traits::{check_lengths, check_replay, check_rewards};
 use floe_plugin_api::{
-    Curriculum, EngineerReply, EnvEngineer, History, PluginError, PluginInfo, PluginKind, ReplayRecord,
-    ReplayRequest, RewardFn, RoundConfig, StepOutcome, VerdictRecord, C_ABI_VERSION,
+    Capabilities, Curriculum, EngineerReply, EnvEngineer, History, PluginError, PluginInfo, PluginKind,
+    ReplayRecord, ReplayRequest, RewardFn, RoundConfig, StepOutcome, VerdictRecord, C_ABI_VERSION,
 };
 
 use crate::LoadFailure;
@@ -46,6 +48,16 @@ struct RawPluginV1 {
         ) -> i32,
     >,
     design: Option<unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut *const c_char) -> i32>,
+    // Appended after the first release: read only when `struct_size` covers them.
+    capabilities: u32,
+}
+
+/// The first release's struct ended with `design`: the least `struct_size` a plugin may give.
+const FIRST_RELEASE_SIZE: usize = std::mem::offset_of!(RawPluginV1, capabilities);
+
+/// Whether a plugin's struct of `struct_size` bytes holds the field at `offset` of `size` bytes.
+fn holds(struct_size: usize, offset: usize, size: usize) -> bool {
+    struct_size >= offset + size
 }
 
 /// Whether the library exports the C entry point.
@@ -119,6 +131,8 @@ impl CLibrary {
 /// One C plugin instance; destroyed on drop.
 pub(crate) struct CInstance {
     raw: RawPluginV1,
+    /// The plugin's `struct_size`: which appended fields it has.
+    struct_size: usize,
     info: PluginInfo,
     // Keeps the library loaded while the instance lives (dropped after `Drop::drop` ran).
     _lib: Arc<libloading::Library>,
@@ -164,19 +178,28 @@ impl CInstance {
         }
         // SAFETY: version 1 starts with two `uint32_t`s, abi_version and struct_size.
         let struct_size = unsafe { out.cast::<u32>().add(1).read() };
-        let expected = std::mem::size_of::<RawPluginV1>() as u32;
-        if struct_size < expected {
-            return Err(LoadFailure::StructSize { found: struct_size, expected });
+        if (struct_size as usize) < FIRST_RELEASE_SIZE {
+            return Err(LoadFailure::StructSize { found: struct_size, expected: FIRST_RELEASE_SIZE as u32 });
         }
-        // SAFETY: a version-1 struct at least as large as ours, valid until destroy.
-        let raw = unsafe { out.read() };
+        // A plugin built against an older header has a shorter struct, one built against a newer
+        // header a longer one: exactly the bytes both know are copied, the rest stays zero.
+        let known = (struct_size as usize).min(std::mem::size_of::<RawPluginV1>());
+        let mut raw = std::mem::MaybeUninit::<RawPluginV1>::zeroed();
+        // SAFETY: the plugin's struct is valid for `struct_size >= known` bytes until destroy;
+        // `raw` has room for `known <= size_of::<RawPluginV1>()` bytes; they do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(out.cast::<u8>(), raw.as_mut_ptr().cast::<u8>(), known) };
+        // SAFETY: all zeros is a valid `RawPluginV1` (integers, NULL pointers, `None`s), and the
+        // bytes copied over them are the plugin's fields of the same types.
+        let raw = unsafe { raw.assume_init() };
         let instance = CInstance {
             raw,
+            struct_size: struct_size as usize,
             info: PluginInfo {
                 kind: PluginKind::Reward,
                 name: String::new(),
                 version: String::new(),
                 description: String::new(),
+                capabilities: Capabilities::NONE,
             },
             _lib: Arc::clone(lib),
         };
@@ -207,7 +230,30 @@ impl CInstance {
         if !complete {
             return bad(format!("a {kind} plugin without its required function"));
         }
-        self.info = PluginInfo { kind, name, version, description: "C plugin".into() };
+        // What the optional functions offer; the declaration must say the same.
+        let offered = [
+            (Capabilities::SCORES_PLANS, raw.verdict_rewards.is_some(), "verdict_rewards"),
+            (Capabilities::SCORES_STEPS, raw.step_rewards.is_some(), "step_rewards"),
+            (Capabilities::REPLAYS, raw.sample_replay.is_some(), "sample_replay"),
+        ];
+        let from_functions = offered.iter().filter(|o| o.1).fold(Capabilities::NONE, |c, o| c.with(o.0));
+        let capabilities = if holds(self.struct_size, FIRST_RELEASE_SIZE, std::mem::size_of::<u32>()) {
+            let declared = Capabilities::from_bits(raw.capabilities);
+            for &(flag, set, function) in &offered {
+                let name = Capabilities::ALL.iter().find(|a| a.0 == flag).map_or("", |a| a.1);
+                if declared.contains(flag) && !set {
+                    return bad(format!("capabilities declare {name} but {function} is NULL"));
+                }
+                if set && !declared.contains(flag) {
+                    return bad(format!("{function} is set but capabilities do not declare {name}"));
+                }
+            }
+            declared
+        } else {
+            from_functions
+        };
+        capabilities.check(kind).map_err(LoadFailure::Malformed)?;
+        self.info = PluginInfo { kind, name, version, description: "C plugin".into(), capabilities };
         Ok(self)
     }
 

@@ -9,8 +9,10 @@
 //!   with abi_stable's caching `load_from_file`, so any number of libraries of one interface
 //!   load side by side. abi_stable never unloads a library.
 //! - **C** libraries export `floe_plugin_entry_v1` (`floe_plugin.h`) and hold one plugin. The
-//!   host reads the ABI version before anything else, checks the struct's size, kind, strings
-//!   and function pointers, and keeps the library loaded while any instance lives.
+//!   host reads the ABI version before anything else, checks the struct's size, kind, strings,
+//!   function pointers and declared capabilities, reads only the fields the struct's size
+//!   covers (a field appended after the plugin was built takes its documented default), and
+//!   keeps the library loaded while any instance lives.
 //!
 //! [`load`] tells the two apart by their symbols (the C entry point first), and every failure
 //! (no such file, not a shared library, no entry point, wrong ABI version, layout mismatch, a
@@ -84,8 +86,8 @@ pub enum LoadFailure {
         /// [`floe_plugin_api::C_ABI_VERSION`].
         expected: u32,
     },
-    /// A C plugin's struct is smaller than version 1's.
-    #[error("C plugin struct_size {found} is smaller than floe_plugin_v1 ({expected} bytes)")]
+    /// A C plugin's struct is smaller than version 1's first release.
+    #[error("C plugin struct_size {found} is smaller than the first release of floe_plugin_v1 ({expected} bytes)")]
     StructSize {
         /// The plugin's `struct_size`.
         found: u32,
@@ -206,21 +208,43 @@ impl Library {
         &self.plugins
     }
 
-    /// Plugins of a Rust library that this host cannot use (a kind it does not know), as
-    /// messages.
+    /// The description of its plugin `name` of `kind`, capabilities included.
+    #[must_use]
+    pub fn info(&self, kind: PluginKind, name: &str) -> Option<&PluginInfo> {
+        self.plugins.iter().find(|p| p.kind == kind && p.name == name)
+    }
+
+    /// Plugins of a Rust library that this host cannot use (a kind it does not know, or
+    /// capabilities that do not fit the kind), as messages.
     #[must_use]
     pub fn skipped(&self) -> &[String] {
         &self.skipped
     }
 
+    /// A plugin of a Rust library is made only if it is listed among those this host can use
+    /// (one it skipped is refused with the reason).
+    fn listed(&self, kind: PluginKind, name: &str) -> Result<(), PluginError> {
+        if self.info(kind, name).is_some() {
+            return Ok(());
+        }
+        let why = self.skipped.iter().find(|s| s.starts_with(&format!("plugin {name:?}:")));
+        Err(PluginError::UnknownPlugin(match why {
+            Some(w) => format!("{kind} {name} (skipped: {w})"),
+            None => format!("{kind} {name}"),
+        }))
+    }
+
     /// Makes the reward function `name` with its parameters (JSON; empty for defaults).
     ///
     /// # Errors
-    /// [`PluginError::UnknownPlugin`] if the library has no reward function of that name, or
-    /// what the plugin's constructor returns.
+    /// [`PluginError::UnknownPlugin`] if the library has no reward function of that name (or
+    /// this host skipped it), or what the plugin's constructor returns.
     pub fn new_reward(&self, name: &str, params: &str) -> Result<Box<dyn RewardFn>, PluginError> {
         match &self.inner {
-            Inner::Rust(r) => r.new_reward(name, params),
+            Inner::Rust(r) => {
+                self.listed(PluginKind::Reward, name)?;
+                r.new_reward(name, params)
+            }
             Inner::C(c) => Ok(Box::new(c.instance(PluginKind::Reward, name, params)?)),
         }
     }
@@ -231,7 +255,10 @@ impl Library {
     /// As [`Library::new_reward`].
     pub fn new_curriculum(&self, name: &str, params: &str) -> Result<Box<dyn Curriculum>, PluginError> {
         match &self.inner {
-            Inner::Rust(r) => r.new_curriculum(name, params),
+            Inner::Rust(r) => {
+                self.listed(PluginKind::Curriculum, name)?;
+                r.new_curriculum(name, params)
+            }
             Inner::C(c) => Ok(Box::new(c.instance(PluginKind::Curriculum, name, params)?)),
         }
     }
@@ -242,7 +269,10 @@ impl Library {
     /// As [`Library::new_reward`].
     pub fn new_engineer(&self, name: &str, params: &str) -> Result<Box<dyn EnvEngineer>, PluginError> {
         match &self.inner {
-            Inner::Rust(r) => r.new_engineer(name, params),
+            Inner::Rust(r) => {
+                self.listed(PluginKind::EnvEngineer, name)?;
+                r.new_engineer(name, params)
+            }
             Inner::C(c) => Ok(Box::new(c.instance(PluginKind::EnvEngineer, name, params)?)),
         }
     }

@@ -12,7 +12,7 @@
 
 use floe_plugin_api::catalog::{new_curriculum, new_engineer, new_reward};
 use floe_plugin_api::{
-    Curriculum, EnvEngineer, PluginError, PluginKind, PluginSpec, Plugins, RewardFn, VerdictRecord,
+    Capabilities, Curriculum, Entry, EnvEngineer, PluginError, PluginKind, PluginSpec, Plugins, RewardFn,
 };
 use thiserror::Error;
 
@@ -51,45 +51,65 @@ fn plugin_error(kind: PluginKind, spec: &PluginSpec) -> impl Fn(PluginError) -> 
     move |source| RegistryError::Plugin { kind, name: spec.name.clone(), source }
 }
 
+/// What the plugin `name` of `kind` declared, in a library or among the built-ins.
+fn declared(lib: Option<&crate::Library>, kind: PluginKind, name: &str) -> Capabilities {
+    let info = match lib {
+        Some(l) => l.info(kind, name).cloned(),
+        None => floe_plugins::catalog().iter().find(|e| e.kind() == kind && e.name == name).map(Entry::info),
+    };
+    // A plugin that was just made is listed; `NONE` only if a library lists it under no name.
+    info.map_or(Capabilities::NONE, |i| i.capabilities)
+}
+
+/// Makes the reward function a spec names, with what it declared.
+fn resolve_reward(spec: &PluginSpec) -> Result<(Box<dyn RewardFn>, Capabilities), RegistryError> {
+    let err = plugin_error(PluginKind::Reward, spec);
+    let (made, lib) = match &spec.library {
+        Some(path) => {
+            let lib = crate::load(path)?;
+            (lib.new_reward(&spec.name, &spec.params_text()).map_err(err)?, Some(lib))
+        }
+        None => (new_reward(&floe_plugins::catalog(), &spec.name, &spec.params_text()).map_err(err)?, None),
+    };
+    Ok((made, declared(lib.as_ref(), PluginKind::Reward, &spec.name)))
+}
+
+/// Makes the curriculum a spec names, with what it declared.
+fn resolve_curriculum(spec: &PluginSpec) -> Result<(Box<dyn Curriculum>, Capabilities), RegistryError> {
+    let err = plugin_error(PluginKind::Curriculum, spec);
+    let (made, lib) = match &spec.library {
+        Some(path) => {
+            let lib = crate::load(path)?;
+            (lib.new_curriculum(&spec.name, &spec.params_text()).map_err(err)?, Some(lib))
+        }
+        None => {
+            (new_curriculum(&floe_plugins::catalog(), &spec.name, &spec.params_text()).map_err(err)?, None)
+        }
+    };
+    Ok((made, declared(lib.as_ref(), PluginKind::Curriculum, &spec.name)))
+}
+
 /// Makes the reward function a spec names.
 ///
 /// # Errors
 /// A library that does not load, an unknown name, parameters the plugin refuses.
 pub fn reward(spec: &PluginSpec) -> Result<Box<dyn RewardFn>, RegistryError> {
-    let err = plugin_error(PluginKind::Reward, spec);
-    match &spec.library {
-        Some(path) => crate::load(path)?.new_reward(&spec.name, &spec.params_text()).map_err(err),
-        None => new_reward(&floe_plugins::catalog(), &spec.name, &spec.params_text()).map_err(err),
-    }
+    resolve_reward(spec).map(|(r, _)| r)
 }
 
 /// Makes the reward function a spec names, for scoring whole plans (plan-level GRPO): as
-/// [`reward`], and the plugin is asked once for the reward of one valid, optimal 2-agent plan,
-/// so that a reward which scores only steps is refused here, when the configuration is read,
-/// rather than at the first GRPO step.
+/// [`reward`], and the plugin must declare [`Capabilities::SCORES_PLANS`], so that a reward
+/// which scores only steps is refused here, when the configuration is read, rather than at the
+/// first GRPO step.
 ///
 /// # Errors
-/// As [`reward`]; [`RegistryError::StepOnlyReward`] for a reward without verdict rewards, and the
-/// plugin's error if the probe fails otherwise.
+/// As [`reward`]; [`RegistryError::StepOnlyReward`] for a reward that does not score plans.
 pub fn plan_reward(spec: &PluginSpec) -> Result<Box<dyn RewardFn>, RegistryError> {
-    let mut r = reward(spec)?;
-    let probe = VerdictRecord {
-        failure: 0,
-        optimal: 1,
-        reserved: [0; 2],
-        num_agents: 2,
-        agents_on_goal: 2,
-        legal_steps: 3,
-        horizon: 3,
-        soc: 5,
-        optimal_soc: 5,
-    };
-    let mut out = [0.0f32];
-    match r.verdict_rewards(&[probe], &mut out) {
-        Ok(()) => Ok(r),
-        Err(PluginError::Unsupported(_)) => Err(RegistryError::StepOnlyReward { name: spec.name.clone() }),
-        Err(e) => Err(plugin_error(PluginKind::Reward, spec)(e)),
+    let (r, capabilities) = resolve_reward(spec)?;
+    if !capabilities.contains(Capabilities::SCORES_PLANS) {
+        return Err(RegistryError::StepOnlyReward { name: spec.name.clone() });
     }
+    Ok(r)
 }
 
 /// Makes the curriculum a spec names.
@@ -97,11 +117,7 @@ pub fn plan_reward(spec: &PluginSpec) -> Result<Box<dyn RewardFn>, RegistryError
 /// # Errors
 /// As [`reward`].
 pub fn curriculum(spec: &PluginSpec) -> Result<Box<dyn Curriculum>, RegistryError> {
-    let err = plugin_error(PluginKind::Curriculum, spec);
-    match &spec.library {
-        Some(path) => crate::load(path)?.new_curriculum(&spec.name, &spec.params_text()).map_err(err),
-        None => new_curriculum(&floe_plugins::catalog(), &spec.name, &spec.params_text()).map_err(err),
-    }
+    resolve_curriculum(spec).map(|(c, _)| c)
 }
 
 /// Makes the environment engineer a spec names.
@@ -120,8 +136,9 @@ pub fn engineer(spec: &PluginSpec) -> Result<Box<dyn EnvEngineer>, RegistryError
 }
 
 /// The plugins of a training run from its specs (`rounds.reward`, `rounds.curriculum`,
-/// `rounds.engineer`): the reward through [`plan_reward`], so it must score plans. `floe train`,
-/// the C API and the tests resolve a run's plugins here.
+/// `rounds.engineer`): the reward through [`plan_reward`], so it must score plans, and the
+/// curriculum with whether it declared that it replays. `floe train`, the C API and the tests
+/// resolve a run's plugins here.
 ///
 /// # Errors
 /// What [`plan_reward`], [`curriculum`] or [`engineer`] refuses.
@@ -130,15 +147,21 @@ pub fn plugins(
     curriculum_spec: Option<&PluginSpec>,
     engineer_spec: Option<&PluginSpec>,
 ) -> Result<Plugins, RegistryError> {
+    let reward = plan_reward(reward)?;
+    let curriculum = curriculum_spec.map(resolve_curriculum).transpose()?;
+    let curriculum_replays = curriculum.as_ref().is_some_and(|(_, c)| c.contains(Capabilities::REPLAYS));
     Ok(Plugins {
-        reward: plan_reward(reward)?,
-        curriculum: curriculum_spec.map(curriculum).transpose()?,
+        reward,
+        curriculum: curriculum.map(|(c, _)| c),
+        curriculum_replays,
         engineer: engineer_spec.map(engineer).transpose()?,
     })
 }
 
 #[cfg(test)]
 mod tests {
+    use floe_plugin_api::VerdictRecord;
+
     use super::*;
 
     #[test]
@@ -163,6 +186,12 @@ mod tests {
         assert!(matches!(e, RegistryError::StepOnlyReward { .. }));
         assert!(e.to_string().contains("rewards only steps"), "{e}");
         curriculum(&PluginSpec::builtin("plr")).unwrap();
+        // A run's curriculum comes with what it declared.
+        let run =
+            |c: &str| plugins(&PluginSpec::builtin("tiered"), Some(&PluginSpec::builtin(c)), None).unwrap();
+        assert!(run("plr").curriculum_replays && run("fixed").curriculum_replays);
+        assert!(!run("sec").curriculum_replays && !run("difficulty-scaling").curriculum_replays);
+        assert!(!plugins(&PluginSpec::builtin("tiered"), None, None).unwrap().curriculum_replays);
         engineer(&PluginSpec::builtin("rules")).unwrap();
         let e = curriculum(&PluginSpec::builtin("tiered")).err().unwrap();
         assert!(e.to_string().starts_with("curriculum `tiered`"), "{e}");

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use abi_stable::library::{lib_header_from_path, LibraryError, ROOT_MODULE_LOADER_NAME_WITH_NUL};
-use floe_plugin_api::abi::FloePluginLibRef;
+use floe_plugin_api::abi::{FfiPluginInfo, FloePluginLibRef};
 use floe_plugin_api::{Curriculum, EnvEngineer, PluginError, PluginInfo, RewardFn};
 
 use crate::LoadFailure;
@@ -46,6 +46,31 @@ fn summary(report: &str) -> String {
     }
 }
 
+/// The library's plugins with the capabilities it declared (`None`: a library without the root
+/// module's `capabilities` field, read with the api's `legacy_capabilities`), and messages for
+/// those this host cannot use (an unknown kind, capabilities that do not fit the kind).
+fn describe(
+    listed: &[FfiPluginInfo],
+    declared: Option<&[u32]>,
+) -> Result<(Vec<PluginInfo>, Vec<String>), LoadFailure> {
+    if let Some(d) = declared.filter(|d| d.len() != listed.len()) {
+        return Err(LoadFailure::Malformed(format!(
+            "{} plugins listed but capabilities for {}",
+            listed.len(),
+            d.len()
+        )));
+    }
+    let mut plugins = Vec::new();
+    let mut skipped = Vec::new();
+    for (i, p) in listed.iter().enumerate() {
+        match p.to_info(declared.map(|d| d[i])) {
+            Ok(info) => plugins.push(info),
+            Err(why) => skipped.push(format!("plugin {:?}: {why}", p.name.as_str())),
+        }
+    }
+    Ok((plugins, skipped))
+}
+
 /// A loaded abi_stable library.
 pub(crate) struct RustLibrary {
     root: FloePluginLibRef,
@@ -63,14 +88,12 @@ impl RustLibrary {
         let header = lib_header_from_path(path).map_err(failure)?;
         let root = header.init_root_module::<FloePluginLibRef>().map_err(failure)?;
         let listed = root.plugins()().into_result().map_err(|e| LoadFailure::Plugins(e.into()))?;
-        let mut plugins = Vec::new();
-        let mut skipped = Vec::new();
-        for p in listed.iter() {
-            match p.to_info() {
-                Ok(info) => plugins.push(info),
-                Err(code) => skipped.push(format!("plugin {:?}: unknown kind code {code}", p.name.as_str())),
-            }
-        }
+        // A library built before the root module declared capabilities has no such field.
+        let declared = match root.capabilities() {
+            Some(f) => Some(f().into_result().map_err(|e| LoadFailure::Plugins(e.into()))?.into_vec()),
+            None => None,
+        };
+        let (plugins, skipped) = describe(&listed, declared.as_deref())?;
         Ok((RustLibrary { root }, plugins, skipped))
     }
 
@@ -91,5 +114,35 @@ impl RustLibrary {
     pub(crate) fn new_engineer(&self, name: &str, params: &str) -> Result<Box<dyn EnvEngineer>, PluginError> {
         let e = self.root.new_engineer()(name.into(), params.into()).into_result()?;
         Ok(Box::new(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use floe_plugin_api::{Capabilities, PluginKind};
+
+    use super::*;
+
+    fn listed(kind: PluginKind, name: &str) -> FfiPluginInfo {
+        FfiPluginInfo { kind: kind.code(), name: name.into(), version: "1".into(), description: "".into() }
+    }
+
+    #[test]
+    fn declared_capabilities_are_read_and_a_library_without_them_gets_the_default() {
+        let list = [listed(PluginKind::Reward, "r"), listed(PluginKind::Curriculum, "c")];
+        let (infos, skipped) = describe(&list, Some(&[2, 0][..])).unwrap();
+        assert!(skipped.is_empty(), "{skipped:?}");
+        assert_eq!(infos[0].capabilities, Capabilities::SCORES_STEPS);
+        assert_eq!(infos[1].capabilities, Capabilities::NONE);
+        // Without the field: what the kind's table offers.
+        let (infos, _) = describe(&list, None).unwrap();
+        assert_eq!(infos[0].capabilities, Capabilities::SCORES_PLANS.with(Capabilities::SCORES_STEPS));
+        assert_eq!(infos[1].capabilities, Capabilities::REPLAYS);
+        // A declaration that does not fit its kind skips that plugin; a list of another length
+        // is a malformed library.
+        let (infos, skipped) = describe(&list, Some(&[0, 4][..])).unwrap();
+        assert_eq!(infos.len(), 1);
+        assert!(skipped[0].contains("must declare scores_plans"), "{skipped:?}");
+        assert!(matches!(describe(&list, Some(&[1][..])), Err(LoadFailure::Malformed(_))));
     }
 }

@@ -11,8 +11,8 @@ use common::{c_plugin, rust_plugin};
 use floe_core::{verify, Grid, Instance, Plan, Pos};
 use floe_plugin_api::catalog::{new_curriculum, new_reward};
 use floe_plugin_api::{
-    step_flags, FailureKind, History, PluginError, PluginKind, ReplayRecord, ReplayRequest, RoundRecord,
-    SizeResult, StepOutcome, VerdictRecord, UNKNOWN,
+    step_flags, Capabilities, FailureKind, History, PluginError, PluginKind, ReplayRecord, ReplayRequest,
+    RoundRecord, SizeResult, StepOutcome, VerdictRecord, UNKNOWN,
 };
 use floe_plugin_host::{load, load_all, Abi, LoadFailure};
 
@@ -212,6 +212,37 @@ fn c_plugins_of_every_kind() {
     let err = r.verdict_rewards(&bad, &mut [0.0; 5]).unwrap_err();
     assert_eq!(err, PluginError::BadInput("record 1: unknown failure code 42".into()));
     assert!(matches!(r.step_rewards(&[], &mut []), Err(PluginError::Unsupported(_))));
+}
+
+/// Capabilities come from the plugin's info: declared by a C plugin's field, by a Rust
+/// library's entries; a C plugin built before the field existed gets what its functions offer,
+/// and one whose declaration and functions disagree does not load.
+#[test]
+fn capabilities_are_declared_and_an_older_c_plugin_gets_the_default() {
+    let caps = |lib: &floe_plugin_host::Library| lib.plugins()[0].capabilities;
+    assert_eq!(caps(&load(c_plugin("valid_reward")).unwrap()), Capabilities::SCORES_PLANS);
+    assert_eq!(caps(&load(c_plugin("curriculum")).unwrap()), Capabilities::REPLAYS);
+    assert_eq!(caps(&load(c_plugin("engineer")).unwrap()), Capabilities::NONE);
+    let builtin = load(rust_plugin("floe-plugins")).unwrap();
+    let declared = |kind, name| builtin.info(kind, name).unwrap().capabilities;
+    assert_eq!(declared(PluginKind::Reward, "shaped"), Capabilities::SCORES_STEPS);
+    assert_eq!(declared(PluginKind::Curriculum, "plr"), Capabilities::REPLAYS);
+    assert_eq!(declared(PluginKind::Curriculum, "sec"), Capabilities::NONE);
+
+    // Built against the first release: struct_size ends at `design`, garbage after it.
+    let old = load(c_plugin("first_release")).unwrap();
+    assert_eq!(caps(&old), Capabilities::SCORES_PLANS);
+    let mut r = old.new_reward("c-first-release", "").unwrap();
+    let mut out = [0.0; 5];
+    r.verdict_rewards(&verdict_batch(), &mut out).unwrap();
+    assert_eq!(out, [1.0, 1.0, 0.0, 0.0, 0.0]);
+    assert!(matches!(r.step_rewards(&[], &mut []), Err(PluginError::Unsupported(_))));
+
+    let e = load(c_plugin("mislabelled")).unwrap_err();
+    assert_eq!(
+        e.reason,
+        LoadFailure::Malformed("capabilities declare replays but sample_replay is NULL".into())
+    );
 }
 
 #[test]

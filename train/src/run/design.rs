@@ -9,9 +9,10 @@
 //!   why), and applies it. If the engineer gives no usable configuration (its error after its
 //!   own retries, or one that stays invalid), the previous round's configuration stands and the
 //!   round's log says why. A curriculum alongside it gives round 0 and chooses the instances to
-//!   replay; without a curriculum that replays (no curriculum, or one whose `sample_replay` is
-//!   unsupported, such as difficulty scaling) nothing can replay, so `max_replay_fraction` is
-//!   taken as 0: the context and the grammar offer no replay, and a reply's is clamped to 0.
+//!   replay; without a curriculum that declares that it replays (no curriculum, or one without
+//!   the `replays` capability in its info, such as difficulty scaling) nothing can replay, so
+//!   `max_replay_fraction` is taken as 0: the context and the grammar offer no replay, and a
+//!   reply's is clamped to 0.
 //! - **Later rounds, with a curriculum alone**: its `next_config` on the history.
 //!
 //! With an engineer, `engineer/round-<r>/` in the run folder receives `context.md` (what it
@@ -25,9 +26,7 @@
 use std::path::{Path, PathBuf};
 
 use floe_plugin_api::design::{ContextInput, DesignLimits};
-use floe_plugin_api::{
-    Curriculum, EnvEngineer, History, PluginError, ReplayRecord, ReplayRequest, RoundConfig,
-};
+use floe_plugin_api::{Curriculum, EnvEngineer, History, Plugins, ReplayRecord, ReplayRequest, RoundConfig};
 use serde::{Deserialize, Serialize};
 
 use super::{Run, RunState};
@@ -72,29 +71,29 @@ pub fn engineer_dir(out_dir: &Path, r: u32) -> PathBuf {
 /// The curriculum and the engineer of a run.
 pub(crate) struct Designer {
     curriculum: Option<Box<dyn Curriculum>>,
+    /// Whether the curriculum declared that it replays ([`Plugins::curriculum_replays`]).
+    replays: bool,
     engineer: Option<Box<dyn EnvEngineer>>,
     limits: DesignLimits,
     round0_given: bool,
 }
 
-/// Whether a curriculum chooses instances to replay: asked for none from an empty pool, one that
-/// does not replay answers [`PluginError::Unsupported`] (the trait's default).
-fn can_replay(c: &mut dyn Curriculum) -> bool {
-    let none = ReplayRequest { round: 0, count: 0, seed: 0 };
-    !matches!(c.sample_replay(&[], &none), Err(PluginError::Unsupported(_)))
-}
-
 impl Designer {
-    pub(crate) fn new(
-        cfg: &TrainConfig,
-        mut curriculum: Option<Box<dyn Curriculum>>,
-        engineer: Option<Box<dyn EnvEngineer>>,
-    ) -> Self {
+    /// The run's designer from its plugins (the reward stays with the caller).
+    pub(crate) fn new(cfg: &TrainConfig, plugins: &mut Plugins) -> Self {
+        let curriculum = plugins.curriculum.take();
+        let replays = curriculum.is_some() && plugins.curriculum_replays;
         let mut limits = cfg.rounds.design_limits.clone();
-        if !curriculum.as_mut().is_some_and(|c| can_replay(c.as_mut())) {
+        if !replays {
             limits.max_replay_fraction = 0.0;
         }
-        Designer { curriculum, engineer, limits, round0_given: cfg.rounds.round0.is_some() }
+        Designer {
+            curriculum,
+            replays,
+            engineer: plugins.engineer.take(),
+            limits,
+            round0_given: cfg.rounds.round0.is_some(),
+        }
     }
 
     /// Brings a stateful curriculum to where it was: it is asked again for every finished round
@@ -131,9 +130,15 @@ impl Designer {
                     .into(),
             )
         })?;
+        if !self.replays {
+            return Err(TrainError::Input(format!(
+                "round {}: replay_fraction > 0, but the curriculum does not declare that it replays",
+                request.round
+            )));
+        }
         let ids = c.sample_replay(pool, request).map_err(|e| {
             TrainError::Input(format!(
-                "round {}: replay_fraction > 0, but the curriculum cannot replay: {e}",
+                "round {}: the curriculum could not choose replays: {e}",
                 request.round
             ))
         })?;

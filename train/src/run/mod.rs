@@ -344,7 +344,7 @@ pub fn run_with_progress(
     } else {
         None
     };
-    let mut designer = design::Designer::new(cfg, plugins.curriculum.take(), plugins.engineer.take());
+    let mut designer = design::Designer::new(cfg, &mut plugins);
     designer.catch_up(&run.state)?;
     let mut pool = replay::Pool::rebuild(&run, &run.state.replay, &run.state.history)?;
     for r in run.state.rounds_done..cfg.rounds.rounds {

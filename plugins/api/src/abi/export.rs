@@ -17,12 +17,17 @@ pub fn root_module<L: PluginLibrary>() -> FloePluginLibRef {
         new_reward: new_reward::<L>,
         new_curriculum: new_curriculum::<L>,
         new_engineer: new_engineer::<L>,
+        capabilities: capabilities::<L>,
     }
     .leak_into_prefix()
 }
 
 extern "C" fn plugins<L: PluginLibrary>() -> RResult<RVec<FfiPluginInfo>, FfiError> {
     guard(|| Ok(L::catalog().iter().map(|e| FfiPluginInfo::from(e.info())).collect()))
+}
+
+extern "C" fn capabilities<L: PluginLibrary>() -> RResult<RVec<u32>, FfiError> {
+    guard(|| Ok(L::catalog().iter().map(|e| e.capabilities.bits()).collect()))
 }
 
 extern "C" fn new_reward<L: PluginLibrary>(

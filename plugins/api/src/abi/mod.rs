@@ -4,7 +4,7 @@
 //! # Shape
 //! - [`FloePluginLib`] is the root module (a prefix type): `plugins()` lists the library's
 //!   plugins, `new_reward` / `new_curriculum` / `new_engineer` make one by name from its
-//!   parameters (JSON text). It **only grows by appending fields** after the one marked
+//!   parameters (JSON text), and `capabilities()` (appended) gives what each plugin declares. It **only grows by appending fields** after the one marked
 //!   `#[sabi(last_prefix_field)]`; a host reads appended fields as `Option`s, so an older
 //!   library still loads in a newer host.
 //! - A plugin instance is an [`FfiRewardFn`], [`FfiCurriculum`] or [`FfiEnvEngineer`]: an
@@ -30,55 +30,38 @@
 
 mod export;
 mod objects;
+mod root;
 mod state;
 #[cfg(test)]
 mod tests;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use abi_stable::std_types::{RResult, RStr, RString, RVec};
-use abi_stable::{
-    declare_root_module_statics, library::RootModule, package_version_strings, sabi_types::VersionStrings,
-    StableAbi,
-};
+use abi_stable::std_types::{RResult, RString};
+use abi_stable::StableAbi;
 
 pub use export::root_module;
+pub use root::{FloePluginLib, FloePluginLibRef};
 pub use objects::{
     CurriculumVTable, CurriculumVTableRef, EngineerVTable, EngineerVTableRef, FfiCurriculum, FfiEnvEngineer,
     FfiRewardFn, RewardVTable, RewardVTableRef,
 };
 pub use state::{FfiState, StateInterface};
 
-use crate::catalog::{PluginInfo, PluginKind};
+use crate::catalog::{Capabilities, PluginInfo, PluginKind};
 use crate::error::PluginError;
 
-/// The root module of a floe plugin library.
-#[repr(C)]
-#[derive(StableAbi)]
-#[sabi(kind(Prefix(prefix_ref = FloePluginLibRef)))]
-pub struct FloePluginLib {
-    /// Every plugin of the library.
-    pub plugins: extern "C" fn() -> RResult<RVec<FfiPluginInfo>, FfiError>,
-    /// Makes a reward function: (name, parameters as JSON; empty for defaults).
-    pub new_reward: extern "C" fn(RStr<'_>, RStr<'_>) -> RResult<FfiRewardFn, FfiError>,
-    /// Makes a curriculum: (name, parameters as JSON).
-    pub new_curriculum: extern "C" fn(RStr<'_>, RStr<'_>) -> RResult<FfiCurriculum, FfiError>,
-    /// Makes an environment engineer: (name, parameters as JSON).
-    #[sabi(last_prefix_field)]
-    pub new_engineer: extern "C" fn(RStr<'_>, RStr<'_>) -> RResult<FfiEnvEngineer, FfiError>,
-}
-
-impl std::fmt::Debug for FloePluginLib {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FloePluginLib").finish_non_exhaustive()
+/// What a plugin of a library without the root module's `capabilities` field is taken to
+/// declare: every call its kind's function table offers (a reward scores plans and steps, a
+/// curriculum replays), as the host called them before capabilities were declared; a call the
+/// plugin does not implement still answers [`PluginError::Unsupported`].
+#[must_use]
+pub fn legacy_capabilities(kind: PluginKind) -> Capabilities {
+    match kind {
+        PluginKind::Reward => Capabilities::SCORES_PLANS.with(Capabilities::SCORES_STEPS),
+        PluginKind::Curriculum => Capabilities::REPLAYS,
+        PluginKind::EnvEngineer => Capabilities::NONE,
     }
-}
-
-impl RootModule for FloePluginLibRef {
-    declare_root_module_statics! {FloePluginLibRef}
-    const BASE_NAME: &'static str = "floe_plugin";
-    const NAME: &'static str = "floe_plugin";
-    const VERSION_STRINGS: VersionStrings = package_version_strings!();
 }
 
 /// An error crossing the abi_stable boundary: a [`PluginError`] code and its message.
@@ -130,16 +113,23 @@ impl From<PluginInfo> for FfiPluginInfo {
 }
 
 impl FfiPluginInfo {
-    /// The description, if its kind is one this host knows.
+    /// The description with the capabilities the library declared (the code from its
+    /// `capabilities()`, or `None` for a library without that field: [`legacy_capabilities`]).
     ///
     /// # Errors
-    /// The unknown kind code.
-    pub fn to_info(&self) -> Result<PluginInfo, u32> {
+    /// A message for a kind this host does not know, or capabilities that do not fit the kind
+    /// ([`Capabilities::check`]).
+    pub fn to_info(&self, capabilities: Option<u32>) -> Result<PluginInfo, String> {
+        let kind =
+            PluginKind::from_code(self.kind).ok_or_else(|| format!("unknown kind code {}", self.kind))?;
+        let capabilities = capabilities.map_or(legacy_capabilities(kind), Capabilities::from_bits);
+        capabilities.check(kind)?;
         Ok(PluginInfo {
-            kind: PluginKind::from_code(self.kind).ok_or(self.kind)?,
+            kind,
             name: self.name.to_string(),
             version: self.version.to_string(),
             description: self.description.to_string(),
+            capabilities,
         })
     }
 }

@@ -1,7 +1,7 @@
 //! The boundary in-process: the same tables a loaded library would hand out.
 
 use super::*;
-use crate::catalog::{Constructor, Entry, PluginLibrary};
+use crate::catalog::{Capabilities, Constructor, Entry, PluginLibrary};
 use crate::config::RoundConfig;
 use crate::history::History;
 use crate::records::{ReplayRecord, ReplayRequest, VerdictRecord};
@@ -60,24 +60,28 @@ impl PluginLibrary for Lib {
                 name: "half",
                 version: "1.0.0",
                 description: "0.5 always",
+                capabilities: Capabilities::SCORES_PLANS,
                 make: Constructor::Reward(|_| Ok(Box::new(Constant(0.5)))),
             },
             Entry {
                 name: "nan",
                 version: "1.0.0",
                 description: "NaN always",
+                capabilities: Capabilities::SCORES_PLANS,
                 make: Constructor::Reward(|_| Ok(Box::new(Constant(f32::NAN)))),
             },
             Entry {
                 name: "ctor-panics",
                 version: "1.0.0",
                 description: "",
+                capabilities: Capabilities::SCORES_PLANS,
                 make: Constructor::Reward(|_| panic!("constructor panic")),
             },
             Entry {
                 name: "echo",
                 version: "0.2.0",
                 description: "",
+                capabilities: Capabilities::NONE,
                 make: Constructor::EnvEngineer(|_| Ok(Box::new(Echo))),
             },
         ]
@@ -103,8 +107,20 @@ fn the_root_module_lists_and_makes_plugins() {
     let lib = root_module::<Lib>();
     let infos = lib.plugins()().into_result().unwrap();
     assert_eq!(infos.len(), 4);
-    assert_eq!(infos[0].to_info().unwrap().kind, crate::PluginKind::Reward);
+    let caps =
+        lib.capabilities().expect("a root module of this version has the field")().into_result().unwrap();
+    assert_eq!(caps.as_slice(), [1, 1, 1, 0]);
+    let half = infos[0].to_info(Some(caps[0])).unwrap();
+    assert_eq!((half.kind, half.capabilities), (crate::PluginKind::Reward, Capabilities::SCORES_PLANS));
     assert_eq!(infos[3].name.as_str(), "echo");
+    // A library from before the field: every call of the kind's table is taken as declared.
+    let legacy = infos[0].to_info(None).unwrap().capabilities;
+    assert_eq!(legacy, Capabilities::SCORES_PLANS.with(Capabilities::SCORES_STEPS));
+    assert_eq!(infos[3].to_info(None).unwrap().capabilities, Capabilities::NONE);
+    // Declarations that do not fit the kind are refused.
+    let e = infos[0].to_info(Some(Capabilities::REPLAYS.bits())).unwrap_err();
+    assert_eq!(e, "a reward plugin cannot declare replays");
+    assert!(infos[3].to_info(Some(1)).is_err());
 
     let mut half = lib.new_reward()("half".into(), "".into()).into_result().unwrap();
     let mut out = [0.0; 2];
@@ -159,4 +175,31 @@ fn curriculum_output_is_checked_on_both_sides() {
     assert!(matches!(&e, PluginError::BadOutput(m) if m.contains("outside a pool")), "{e}");
     let late = ReplayRecord { last_round: 5, ..rec };
     assert!(matches!(c.sample_replay(&[late], &req), Err(PluginError::BadInput(_))));
+}
+
+/// The crate allows `unsafe` only for the accessors abi_stable's derive generates; none is
+/// written by hand (a comment or a string may name it).
+#[test]
+fn no_unsafe_is_written_by_hand() {
+    fn visit(dir: &std::path::Path, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                visit(&path, found);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for (i, line) in text.lines().enumerate() {
+                    // Code outside comments and string literals.
+                    let code = line.split("//").next().unwrap_or("");
+                    let code: String = code.split('"').step_by(2).collect();
+                    if code.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == "unsafe") {
+                        found.push(format!("{}:{}", path.display(), i + 1));
+                    }
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    visit(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut found);
+    assert!(found.is_empty(), "unsafe written by hand: {found:?}");
 }

@@ -3,7 +3,8 @@
 
 use floe_plugin_api::abi::{root_module, FloePluginLibRef};
 use floe_plugin_api::{
-    Constructor, Curriculum, Entry, History, PluginError, PluginLibrary, RewardFn, RoundConfig, VerdictRecord,
+    Capabilities, Constructor, Curriculum, Entry, History, PluginError, PluginLibrary, RewardFn, RoundConfig,
+    VerdictRecord,
 };
 
 struct Panics;
@@ -51,24 +52,28 @@ impl PluginLibrary for Library {
                 name: "panics",
                 version: "0.0.1",
                 description: "panics in verdict_rewards",
+                capabilities: Capabilities::SCORES_PLANS,
                 make: Constructor::Reward(|_| Ok(Box::new(Panics))),
             },
             Entry {
                 name: "fails",
                 version: "0.0.1",
                 description: "returns an error from verdict_rewards",
+                capabilities: Capabilities::SCORES_PLANS,
                 make: Constructor::Reward(|_| Ok(Box::new(Fails))),
             },
             Entry {
                 name: "panics-on-create",
                 version: "0.0.1",
                 description: "panics in its constructor",
+                capabilities: Capabilities::SCORES_PLANS,
                 make: Constructor::Reward(|_| panic!("panics-on-create: no instance today")),
             },
             Entry {
                 name: "bad-config",
                 version: "0.0.1",
                 description: "returns a configuration with hole_ratio 1",
+                capabilities: Capabilities::NONE,
                 make: Constructor::Curriculum(|_| Ok(Box::new(BadConfig))),
             },
         ]

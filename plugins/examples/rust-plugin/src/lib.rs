@@ -2,8 +2,8 @@
 
 use floe_plugin_api::abi::{root_module, FloePluginLibRef};
 use floe_plugin_api::{
-    parse_params, Constructor, Curriculum, Entry, FailureKind, History, PluginError, PluginLibrary, RewardFn,
-    RoundConfig, VerdictRecord,
+    parse_params, Capabilities, Constructor, Curriculum, Entry, FailureKind, History, PluginError,
+    PluginLibrary, RewardFn, RoundConfig, VerdictRecord,
 };
 
 /// 1 for a valid plan, `partial` for a legal plan that left agents off their goals, else 0.
@@ -62,6 +62,7 @@ impl PluginLibrary for Library {
                 name: "valid-or-partial",
                 version: "0.1.0",
                 description: "1 valid, `partial` for goal_not_reached, else 0",
+                capabilities: Capabilities::SCORES_PLANS,
                 make: Constructor::Reward(|params| {
                     let p: Params = parse_params(params)?;
                     Ok(Box::new(ValidOrPartial { partial: p.partial }))
@@ -71,6 +72,7 @@ impl PluginLibrary for Library {
                 name: "frontier",
                 version: "0.1.0",
                 description: "all data on the smallest map size below 0.8 valid",
+                capabilities: Capabilities::NONE,
                 make: Constructor::Curriculum(|_params| Ok(Box::new(Frontier))),
             },
         ]
