@@ -87,7 +87,9 @@ pub enum LoadFailure {
         expected: u32,
     },
     /// A C plugin's struct is smaller than version 1's first release.
-    #[error("C plugin struct_size {found} is smaller than the first release of floe_plugin_v1 ({expected} bytes)")]
+    #[error(
+        "C plugin struct_size {found} is smaller than the first release of floe_plugin_v1 ({expected} bytes)"
+    )]
     StructSize {
         /// The plugin's `struct_size`.
         found: u32,

@@ -41,11 +41,11 @@ use abi_stable::std_types::{RResult, RString};
 use abi_stable::StableAbi;
 
 pub use export::root_module;
-pub use root::{FloePluginLib, FloePluginLibRef};
 pub use objects::{
     CurriculumVTable, CurriculumVTableRef, EngineerVTable, EngineerVTableRef, FfiCurriculum, FfiEnvEngineer,
     FfiRewardFn, RewardVTable, RewardVTableRef,
 };
+pub use root::{FloePluginLib, FloePluginLibRef};
 pub use state::{FfiState, StateInterface};
 
 use crate::catalog::{Capabilities, PluginInfo, PluginKind};

@@ -44,4 +44,3 @@ impl RootModule for FloePluginLibRef {
     const NAME: &'static str = "floe_plugin";
     const VERSION_STRINGS: VersionStrings = package_version_strings!();
 }
-
