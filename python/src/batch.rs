@@ -106,12 +106,14 @@ fn records(sources: &[Source<'_>], answers: &[String]) -> Result<Vec<VerdictReco
         .collect())
 }
 
-/// As [`records`], with each instance's (agent count, larger map side): the cell of a
-/// validation count.
+/// An instance's (agent count, larger map side): the cell of a validation count it falls in.
+pub(crate) type Shape = (u32, u32);
+
+/// As [`records`], with each instance's [`Shape`].
 pub(crate) fn records_of(
     sources: &[Source<'_>],
     answers: &[String],
-) -> Result<(Vec<VerdictRecord>, Vec<(u32, u32)>), String> {
+) -> Result<(Vec<VerdictRecord>, Vec<Shape>), String> {
     let recs = records(sources, answers)?;
     let insts = instances_of(sources, answers.len())?;
     let shapes = (0..insts.len())
