@@ -5,7 +5,7 @@ use std::ffi::c_char;
 use std::sync::{Arc, Mutex};
 
 use floe_core::engine::{
-    AgentRecord, BufferSizes, CpuEngine, Engine, EnvConfig, EnvInfo, EnvRecord, StepBuffersMut,
+    open, AgentRecord, BufferSizes, Engine, EngineSpec, EnvInfo, EnvRecord, OpenError, StepBuffersMut,
 };
 
 use crate::boundary::{
@@ -150,53 +150,14 @@ unsafe fn step_buffers<'a>(b: *const floe_step_buffers) -> Result<StepBuffersMut
     Ok(StepBuffersMut { obs, final_obs, rewards, events, terminated, truncated, info })
 }
 
-/// The GPU backend's own limits on a configuration and a pool: range errors, so
-/// FLOE_STATUS_CONFIG like every other out-of-range setting, and found before any adapter is
-/// looked for (a host without a GPU gets the same answer).
-#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
-fn gpu_limits(cfg: &EnvConfig, pool: &floe_core::engine::InstancePool) -> Result<()> {
-    use floe_core::engine::shaders::{GPU_MAX_AGENTS, GPU_MAX_RADIUS};
-    if cfg.obs_radius > GPU_MAX_RADIUS {
-        return Err(Error::new(
-            status::CONFIG,
-            format!("obs_radius {} is over the GPU backend's limit of {GPU_MAX_RADIUS}", cfg.obs_radius),
-        ));
-    }
-    if pool.max_agents() > GPU_MAX_AGENTS {
-        return Err(Error::new(
-            status::CONFIG,
-            format!(
-                "the pool has {} agents per environment; the GPU backend takes at most {GPU_MAX_AGENTS}",
-                pool.max_agents()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-#[cfg(feature = "gpu")]
-fn gpu_engine(cfg: EnvConfig, pool: Arc<floe_core::engine::InstancePool>) -> Result<Box<dyn Engine>> {
-    use floe_core::engine::gpu::{GpuContext, GpuEngine};
-    use floe_core::engine::EngineError;
-    use std::sync::OnceLock;
-    static CONTEXT: OnceLock<Result<Arc<GpuContext>, String>> = OnceLock::new();
-    gpu_limits(&cfg, &pool)?;
-    let ctx = CONTEXT
-        .get_or_init(|| GpuContext::new().map(Arc::new).map_err(|e| e.to_string()))
-        .clone()
-        .map_err(|e| Error::new(status::GPU, e))?;
-    // Past the limits above, what the GPU engine refuses is the device's (FLOE_STATUS_GPU) or
-    // the configuration's.
-    let engine = GpuEngine::new(ctx, cfg, pool).map_err(|e| match e {
-        EngineError::Gpu(_) => Error::new(status::GPU, e.to_string()),
-        other => Error::new(status::CONFIG, other.to_string()),
-    })?;
-    Ok(Box::new(engine))
-}
-
-#[cfg(not(feature = "gpu"))]
-fn gpu_engine(_: EnvConfig, _: Arc<floe_core::engine::InstancePool>) -> Result<Box<dyn Engine>> {
-    Err(Error::new(status::NOT_BUILT, "this libfloe was built without the gpu feature"))
+/// The C status of a refusal to open an engine.
+fn open_status(e: OpenError) -> Error {
+    let code = match e {
+        OpenError::Config(_) => status::CONFIG,
+        OpenError::Gpu(_) => status::GPU,
+        OpenError::NotBuilt => status::NOT_BUILT,
+    };
+    Error::new(code, e.to_string())
 }
 
 /// Makes an engine of `num_envs` environments playing `pool`'s instances.
@@ -231,35 +192,14 @@ pub unsafe extern "C" fn floe_engine_new(
     guard(|| {
         check_out(out, "out")?;
         let pool = handles::get(pool, "pool")?;
-        let mut value = if config_json.is_null() {
-            serde_json::json!({})
+        let spec = if config_json.is_null() {
+            EngineSpec::default()
         } else {
             // SAFETY: a NUL-terminated string (not NULL here).
             let text = unsafe { str_arg(config_json, "config_json") }?;
-            serde_json::from_str(text)
-                .map_err(|e| Error::new(status::CONFIG, format!("engine configuration: {e}")))?
+            EngineSpec::from_json_text(text).map_err(open_status)?
         };
-        let obj = value
-            .as_object_mut()
-            .ok_or_else(|| Error::new(status::CONFIG, "the engine configuration must be a JSON object"))?;
-        let backend = match obj.remove("backend") {
-            None => "cpu".to_string(),
-            Some(serde_json::Value::String(s)) => s,
-            Some(v) => return Err(Error::new(status::CONFIG, format!("backend {v}: \"cpu\" or \"gpu\""))),
-        };
-        let cfg: EnvConfig = serde_json::from_value(value)
-            .map_err(|e| Error::new(status::CONFIG, format!("engine configuration: {e}")))?;
-        cfg.validate().map_err(|e| Error::new(status::CONFIG, e.to_string()))?;
-        let packed = Arc::clone(&pool.packed);
-        let engine: Box<dyn Engine> = match backend.as_str() {
-            "cpu" => {
-                Box::new(CpuEngine::new(cfg, packed).map_err(|e| Error::new(status::CONFIG, e.to_string()))?)
-            }
-            "gpu" => gpu_engine(cfg, packed)?,
-            other => {
-                return Err(Error::new(status::CONFIG, format!("backend {other:?}: \"cpu\" or \"gpu\"")))
-            }
-        };
+        let engine = open(&spec, Arc::clone(&pool.packed)).map_err(open_status)?;
         let handle = handles::new(floe_engine { inner: Mutex::new(engine) });
         // SAFETY: checked not NULL; writable by the caller's contract.
         unsafe { write_out(out, handle, "out") }

@@ -7,8 +7,8 @@
 use std::sync::{Arc, Mutex};
 
 use floe_core::engine::{
-    unpack_bits as unpack, BufferSizes, CpuEngine, Engine as CoreEngine, EnvConfig, EnvInfo, InstancePool,
-    ObsFormat, StepBuffersMut,
+    open, unpack_bits as unpack, BufferSizes, Engine as CoreEngine, EngineSpec, EnvInfo, InstancePool,
+    ObsFormat, OpenError, StepBuffersMut,
 };
 use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -16,42 +16,23 @@ use pyo3::prelude::*;
 use crate::errors::{bad_input, config_text, engine};
 use crate::instances::{py_to_json, Instance};
 
-#[cfg(feature = "gpu")]
-fn gpu_engine(cfg: EnvConfig, pool: Arc<InstancePool>) -> PyResult<Box<dyn CoreEngine>> {
-    use floe_core::engine::gpu::{GpuContext, GpuEngine};
-    use std::sync::OnceLock;
-    static CONTEXT: OnceLock<Result<Arc<GpuContext>, String>> = OnceLock::new();
-    let ctx = CONTEXT
-        .get_or_init(|| GpuContext::new().map(Arc::new).map_err(|e| e.to_string()))
-        .clone()
-        .map_err(crate::errors::EngineFailed::new_err)?;
-    Ok(Box::new(GpuEngine::new(ctx, cfg, pool).map_err(engine)?))
-}
-
-#[cfg(not(feature = "gpu"))]
-fn gpu_engine(_: EnvConfig, _: Arc<InstancePool>) -> PyResult<Box<dyn CoreEngine>> {
-    Err(crate::errors::EngineFailed::new_err("this floe was built without the gpu feature"))
-}
-
-/// The engine's configuration from a dict or JSON text: `backend` ("cpu" or "gpu") and the
-/// fields of floe's `EnvConfig` (`num_envs`, `mode`, `holes`, `episode_limit`, `obs_radius`,
+/// The engine's spec from a dict or JSON text: `backend` ("cpu" or "gpu") and the fields of
+/// floe's `EnvConfig` (`num_envs`, `mode`, `holes`, `episode_limit`, `obs_radius`,
 /// `obs_format`, `rewards`), all optional; unknown fields are errors.
-fn parse_config(config: Option<&Bound<'_, PyAny>>) -> PyResult<(String, EnvConfig)> {
-    let mut value: serde_json::Value = match config {
-        None => serde_json::json!({}),
-        Some(c) => serde_json::from_str(&py_to_json(c)?)
-            .map_err(|e| config_text(format!("engine configuration: {e}")))?,
-    };
-    let obj = value.as_object_mut().ok_or_else(|| config_text("the engine configuration must be a dict"))?;
-    let backend = match obj.remove("backend") {
-        None => "cpu".to_string(),
-        Some(serde_json::Value::String(s)) => s,
-        Some(v) => return Err(config_text(format!("backend {v}: \"cpu\" or \"gpu\""))),
-    };
-    let cfg: EnvConfig =
-        serde_json::from_value(value).map_err(|e| config_text(format!("engine configuration: {e}")))?;
-    cfg.validate().map_err(|e| config_text(e.to_string()))?;
-    Ok((backend, cfg))
+fn parse_spec(config: Option<&Bound<'_, PyAny>>) -> PyResult<EngineSpec> {
+    match config {
+        None => Ok(EngineSpec::default()),
+        Some(c) => EngineSpec::from_json_text(&py_to_json(c)?).map_err(open_error),
+    }
+}
+
+/// A refusal to open an engine: `ConfigError` for a configuration that does not parse or is out
+/// of range (the GPU's limits included), `EngineFailed` when no GPU opens or it is not built.
+fn open_error(e: OpenError) -> PyErr {
+    match e {
+        OpenError::Config(m) => config_text(m),
+        other => crate::errors::EngineFailed::new_err(other.to_string()),
+    }
 }
 
 type Bytes = Py<PyArrayDyn<u8>>;
@@ -65,7 +46,7 @@ type Bytes = Py<PyArrayDyn<u8>>;
 pub struct Engine {
     inner: Mutex<Box<dyn CoreEngine>>,
     sizes: BufferSizes,
-    config: EnvConfig,
+    spec: EngineSpec,
     backend: String,
     pool_len: usize,
     obs: Bytes,
@@ -138,23 +119,17 @@ impl Engine {
         config: Option<&Bound<'_, PyAny>>,
         solve_missing: bool,
     ) -> PyResult<Self> {
-        let (backend, cfg) = parse_config(config)?;
+        let spec = parse_spec(config)?;
         let insts: Vec<floe_core::Instance> = instances.iter().map(|i| i.inner.clone()).collect();
         let pool = Arc::new(py.detach(|| InstancePool::new(&insts, solve_missing)).map_err(engine)?);
-        let inner: Box<dyn CoreEngine> = match backend.as_str() {
-            "cpu" => Box::new(
-                CpuEngine::new(cfg.clone(), Arc::clone(&pool)).map_err(|e| config_text(e.to_string()))?,
-            ),
-            "gpu" => gpu_engine(cfg.clone(), Arc::clone(&pool))?,
-            other => return Err(config_text(format!("backend {other:?}: \"cpu\" or \"gpu\""))),
-        };
+        let inner = open(&spec, Arc::clone(&pool)).map_err(open_error)?;
         let sizes = inner.sizes();
         let (b, k, s) = (sizes.num_envs, sizes.max_agents, sizes.obs_stride);
         Ok(Self {
             backend: inner.backend(),
             inner: Mutex::new(inner),
             sizes,
-            config: cfg,
+            spec,
             pool_len: insts.len(),
             obs: PyArrayDyn::zeros(py, vec![b, k, s], false).unbind(),
             final_obs: PyArrayDyn::zeros(py, vec![b, k, s], false).unbind(),
@@ -248,7 +223,7 @@ impl Engine {
     }
     #[getter]
     fn obs_radius(&self) -> u32 {
-        self.config.obs_radius
+        self.spec.config.obs_radius
     }
     /// Bytes of one agent's observation: with `bytes`, 3 × (2r+1)² rounded up to a multiple of
     /// 4; with `bits`, 3 planes of ⌈(2r+1)²/32⌉ `u32` words; with `none`, 0.
@@ -259,11 +234,11 @@ impl Engine {
     /// `"bytes"`, `"bits"` or `"none"`.
     #[getter]
     fn obs_format(&self) -> &'static str {
-        self.config.obs_format.name()
+        self.spec.config.obs_format.name()
     }
     #[getter]
     fn episode_limit(&self) -> u32 {
-        self.config.episode_limit
+        self.spec.config.episode_limit
     }
     #[getter]
     fn num_instances(&self) -> usize {
@@ -272,14 +247,7 @@ impl Engine {
     /// The configuration as JSON text (every field, defaults filled in).
     #[getter]
     fn config_json(&self) -> String {
-        let mut v = serde_json::to_value(&self.config).unwrap_or_default();
-        if let Some(o) = v.as_object_mut() {
-            o.insert(
-                "backend".into(),
-                serde_json::Value::String(if self.backend == "cpu" { "cpu".into() } else { "gpu".into() }),
-            );
-        }
-        v.to_string()
+        self.spec.to_json().to_string()
     }
 }
 

@@ -69,6 +69,10 @@ def test_vector_env_bad_input(small):
         floe.VectorEnv(small, 4, backend="tpu")
     with pytest.raises(floe.ConfigError, match="num_envs"):
         floe.VectorEnv(small, 0)
+    # The GPU's limits are the configuration's, found before any adapter is looked for: the
+    # same error on a machine with a GPU and on one without.
+    with pytest.raises(floe.ConfigError, match="obs_radius 8"):
+        floe.VectorEnv(small, 4, backend="gpu", obs_radius=8)
     obs, info = vec.reset(seed=2, options={"instances": [0, 1, 2, 3]})
     assert info["instance"].tolist() == [0, 1, 2, 3]
 

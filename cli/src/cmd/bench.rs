@@ -3,8 +3,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use floe_core::engine::gpu::{GpuContext, GpuEngine, GpuVerifier};
-use floe_core::engine::EngineError;
+use floe_core::engine::gpu::{GpuEngine, GpuVerifier};
+use floe_core::engine::open::shared_gpu_context;
 use floe_core::engine::{
     event, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool, ObsFormat,
     PlanBatch, StepBuffers, VerifyOut,
@@ -194,14 +194,9 @@ fn step_cpu(a: &Args, cfg: &EnvConfig, pool: &Arc<InstancePool>) -> Result<Stepp
 }
 
 /// GPU stepping, `steps_per_submit` steps per submission, waiting for the device after each.
-fn step_gpu(
-    a: &Args,
-    cfg: &EnvConfig,
-    pool: &Arc<InstancePool>,
-    ctx: &Result<GpuContext, EngineError>,
-) -> Result<Stepped, CliError> {
-    let ctx = ctx.as_ref().map_err(|e| CliError::Failed(e.to_string()))?;
-    let mut engine = GpuEngine::new(Arc::new(ctx.clone()), cfg.clone(), Arc::clone(pool)).map_err(failed)?;
+fn step_gpu(a: &Args, cfg: &EnvConfig, pool: &Arc<InstancePool>) -> Result<Stepped, CliError> {
+    let ctx = shared_gpu_context().map_err(failed)?;
+    let mut engine = GpuEngine::new(ctx, cfg.clone(), Arc::clone(pool)).map_err(failed)?;
     engine.reset(0, StepBuffers::new(&engine.sizes()).view()).map_err(failed)?;
     let n = a.steps_per_submit.max(1);
     let slots = (cfg.num_envs * pool.max_agents()) as u64;
@@ -267,12 +262,11 @@ fn measure_step(
     s: &Setting,
     pool: &Arc<InstancePool>,
     backend: Backend,
-    gpu: &std::cell::OnceCell<Result<GpuContext, EngineError>>,
 ) -> Result<serde_json::Map<String, serde_json::Value>, CliError> {
     let cfg = env_config(a, s);
     let (steps, agent_steps, secs, cpu, counted, isa) = match backend {
         Backend::Cpu => step_cpu(a, &cfg, pool)?,
-        Backend::Gpu => step_gpu(a, &cfg, pool, gpu.get_or_init(GpuContext::new))?,
+        Backend::Gpu => step_gpu(a, &cfg, pool)?,
     };
     let (k, envs) = (s.agents, s.envs);
     // Buffers a step touches, per agent: its state word (read and written), its observation,
@@ -317,7 +311,6 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         memory_bench(a.seconds)?;
     }
     let threads = rayon::current_num_threads();
-    let gpu: std::cell::OnceCell<Result<GpuContext, EngineError>> = std::cell::OnceCell::new();
     for &size in &a.sizes {
         for &density in &a.densities {
             for &agents in &a.agents {
@@ -326,7 +319,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
                 for &envs in &a.envs {
                     s.envs = envs;
                     for &backend in &a.backends {
-                        let line = measure_step(a, &s, &pool, backend, &gpu)?;
+                        let line = measure_step(a, &s, &pool, backend)?;
                         crate::emit(None, &format!("{}\n", serde_json::Value::Object(line)))?;
                     }
                 }
@@ -334,16 +327,12 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         }
     }
     if a.plans > 0 {
-        verify_bench(a, threads, &gpu)?;
+        verify_bench(a, threads)?;
     }
     Ok(())
 }
 
-fn verify_bench(
-    a: &Args,
-    threads: usize,
-    gpu: &std::cell::OnceCell<Result<GpuContext, EngineError>>,
-) -> Result<(), CliError> {
+fn verify_bench(a: &Args, threads: usize) -> Result<(), CliError> {
     let insts = generate(&GeneratorConfig::square(8, 3, 0.1, 0.5, a.pool, 1)).map_err(failed)?;
     let pool = InstancePool::new(&insts, false).map_err(failed)?;
     let max_len = 16;
@@ -373,9 +362,8 @@ fn verify_bench(
                 0
             }),
             Backend::Gpu => {
-                let ctx =
-                    gpu.get_or_init(GpuContext::new).as_ref().map_err(|e| CliError::Failed(e.to_string()))?;
-                let verifier = GpuVerifier::new(Arc::new(ctx.clone()), Arc::clone(&pool)).map_err(failed)?;
+                let ctx = shared_gpu_context().map_err(failed)?;
+                let verifier = GpuVerifier::new(ctx, Arc::clone(&pool)).map_err(failed)?;
                 timed(a.seconds, || {
                     verifier.verify(&batch, &mut out).expect("the batch was built for this pool");
                     0

@@ -50,6 +50,7 @@ pub mod cpu;
 pub mod gpu;
 pub mod hash;
 pub mod layout;
+pub mod open;
 pub mod pool;
 pub mod shaders;
 pub mod verify_batch;
@@ -62,6 +63,7 @@ pub use layout::{
     event, obs_plane_words, obs_stride, outcome, unpack_bits, AgentRecord, CollisionMode, EnvConfig, EnvInfo,
     EnvRecord, HoleRule, ObsFormat, RewardWeights, VerifyOut, NONE,
 };
+pub use open::{open, Backend, EngineSpec, OpenError};
 pub use pool::{EngineError, InstancePool};
 #[cfg(feature = "testing")]
 pub use verify_batch::verification_workload;

@@ -134,14 +134,13 @@ pub(super) fn run(a: &Args, dir: &Path) -> Result<(), CliError> {
         envs: sw.base_envs,
         radius: a.radius,
     };
-    let gpu = std::cell::OnceCell::new();
     let mut series = Vec::new();
     for f in Factor::ALL {
         let mut points: Vec<Point> = Vec::new();
         for v in f.values(sw) {
             let s = f.setting(&base, v);
             let pool = instance_pool(a, &s)?;
-            let mut line = measure_step(a, &s, &pool, Backend::Cpu, &gpu)?;
+            let mut line = measure_step(a, &s, &pool, Backend::Cpu)?;
             line.insert("sweep".into(), f.key().into());
             let num = |k: &str| line.get(k).and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN);
             points.push((num(f.key()), num("agent_steps_per_sec"), num("bytes_per_agent_step")));
