@@ -7,7 +7,7 @@ use std::sync::Arc;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use floe_core::engine::{
     verification_workload, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule,
-    InstancePool, StepBuffers, VerifyOut,
+    InstancePool, Optima, StepBuffers, VerifyOut,
 };
 use floe_core::generator::{random_instances, GeneratorConfig};
 
@@ -19,8 +19,11 @@ fn stepping(c: &mut Criterion) {
     let envs = if small() { 16 } else { 1024 };
     let mut group = c.benchmark_group("step_soft_random");
     for (size, density, k) in [(16, 0.2, 4), (16, 0.2, 64), (32, 0.3, 4), (32, 0.3, 64)] {
-        let insts = random_instances(&GeneratorConfig::square(size, k, density, 0.0, 16, 1)).expect("draws");
-        let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+        let insts = random_instances(
+            &GeneratorConfig::default().size(size).agents(k).hole_ratio(density).count(16).seed(1),
+        )
+        .expect("draws");
+        let pool = Arc::new(InstancePool::new(&insts, Optima::AsStored).expect("pool"));
         let cfg = EnvConfig {
             num_envs: envs,
             mode: CollisionMode::Soft,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use floe_core::engine::{
     verification_workload, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule,
-    InstancePool, ObsFormat, PlanBatch, StepBuffers, VerifyOut,
+    InstancePool, ObsFormat, Optima, PlanBatch, StepBuffers, VerifyOut,
 };
 use floe_core::generator::{random_instances, GeneratorConfig};
 
@@ -30,8 +30,10 @@ fn verify(reps: usize) {
 /// 2,000 plans of 16 agents on 16×16 that wait 32 steps: every step is judged whole (the plans
 /// end with `goal_not_reached`).
 fn verify_wide(reps: usize) {
-    let insts = random_instances(&GeneratorConfig::square(16, 16, 0.2, 0.0, 16, 1)).expect("draws");
-    let pool = InstancePool::new(&insts, false).expect("pool");
+    let insts =
+        random_instances(&GeneratorConfig::default().size(16).agents(16).hole_ratio(0.2).count(16).seed(1))
+            .expect("draws");
+    let pool = InstancePool::new(&insts, Optima::AsStored).expect("pool");
     let mut batch = PlanBatch::new(16, 32);
     for n in 0..2_000 {
         batch.push((n % insts.len()) as u32, &vec![vec![floe_core::Move::Wait; 32]; 16]).expect("fits");
@@ -46,8 +48,10 @@ fn verify_wide(reps: usize) {
 }
 
 fn step(mode: CollisionMode, reps: usize) {
-    let insts = random_instances(&GeneratorConfig::square(16, 16, 0.2, 0.0, 16, 1)).expect("draws");
-    let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+    let insts =
+        random_instances(&GeneratorConfig::default().size(16).agents(16).hole_ratio(0.2).count(16).seed(1))
+            .expect("draws");
+    let pool = Arc::new(InstancePool::new(&insts, Optima::AsStored).expect("pool"));
     let cfg = EnvConfig {
         num_envs: 256,
         mode,
@@ -72,10 +76,10 @@ fn step(mode: CollisionMode, reps: usize) {
 fn pogema(radius: u32, format: ObsFormat, reps: usize, agents: usize) {
     let insts = random_instances(&GeneratorConfig {
         max_attempts: 100,
-        ..GeneratorConfig::square(16, agents, 0.3, 0.0, 64, 1)
+        ..GeneratorConfig::default().size(16).agents(agents).hole_ratio(0.3).count(64).seed(1)
     })
     .expect("draws");
-    let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+    let pool = Arc::new(InstancePool::new(&insts, Optima::AsStored).expect("pool"));
     let cfg = EnvConfig {
         num_envs: 4096 / agents,
         mode: CollisionMode::Soft,

@@ -22,8 +22,18 @@ use crate::text::count;
 /// The largest map side the generator makes.
 pub const MAX_SIDE: u32 = 256;
 
-/// What to generate.
+/// What to generate. Build one from [`GeneratorConfig::default`] with the named setters:
+///
+/// ```
+/// use floe_core::generator::{generate, GeneratorConfig};
+/// let cfg = GeneratorConfig::default().size(5).agents(3).hole_ratio(0.1).wait_ratio(0.5).count(4).seed(7);
+/// assert_eq!(generate(&cfg).unwrap().len(), 4);
+/// ```
+///
+/// In JSON every field is optional (the defaults: one 2-agent instance on 4×4, no holes, no
+/// waits, seed 0, 2,000 attempts, 5,000 search nodes).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct GeneratorConfig {
     pub width: u32,
     pub height: u32,
@@ -41,28 +51,63 @@ pub struct GeneratorConfig {
     pub max_nodes: u64,
 }
 
-impl GeneratorConfig {
-    /// A square map with the default limits.
-    #[must_use]
-    pub fn square(
-        size: u32,
-        agents: usize,
-        hole_ratio: f64,
-        wait_ratio: f64,
-        count: usize,
-        seed: u64,
-    ) -> Self {
+impl Default for GeneratorConfig {
+    fn default() -> Self {
         Self {
-            width: size,
-            height: size,
-            agents,
-            hole_ratio,
-            wait_ratio,
-            count,
-            seed,
+            width: 4,
+            height: 4,
+            agents: 2,
+            hole_ratio: 0.0,
+            wait_ratio: 0.0,
+            count: 1,
+            seed: 0,
             max_attempts: 2_000,
             max_nodes: 5_000,
         }
+    }
+}
+
+impl GeneratorConfig {
+    /// A square map of side `side` (width and height).
+    #[must_use]
+    pub fn size(mut self, side: u32) -> Self {
+        (self.width, self.height) = (side, side);
+        self
+    }
+
+    /// Agents per instance.
+    #[must_use]
+    pub fn agents(mut self, agents: usize) -> Self {
+        self.agents = agents;
+        self
+    }
+
+    /// The share of cells that are holes.
+    #[must_use]
+    pub fn hole_ratio(mut self, ratio: f64) -> Self {
+        self.hole_ratio = ratio;
+        self
+    }
+
+    /// The share of instances whose optimal plans need a wait.
+    #[must_use]
+    pub fn wait_ratio(mut self, ratio: f64) -> Self {
+        self.wait_ratio = ratio;
+        self
+    }
+
+    /// How many instances.
+    #[must_use]
+    pub fn count(mut self, count: usize) -> Self {
+        self.count = count;
+        self
+    }
+
+    /// The seed: the same configuration and seed give the same instances.
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
     }
 
     /// Number of holes per map.
@@ -371,8 +416,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_configuration_in_json_takes_the_defaults_for_what_it_leaves_out() {
+        let cfg: GeneratorConfig = serde_json::from_str(r#"{"agents": 3, "width": 6, "height": 6}"#).unwrap();
+        assert_eq!(cfg, GeneratorConfig::default().size(6).agents(3));
+        let round_trip: GeneratorConfig =
+            serde_json::from_str(&serde_json::to_string(&cfg).unwrap()).unwrap();
+        assert_eq!(round_trip, cfg);
+        assert!(serde_json::from_str::<GeneratorConfig>(r#"{"agent": 3}"#).is_err());
+        GeneratorConfig::default().validate().unwrap();
+    }
+
+    #[test]
     fn shards_of_slots_concatenate_to_the_whole() {
-        let cfg = GeneratorConfig::square(5, 3, 0.1, 0.5, 9, 11);
+        let cfg =
+            GeneratorConfig::default().size(5).agents(3).hole_ratio(0.1).wait_ratio(0.5).count(9).seed(11);
         let whole = generate(&cfg).unwrap();
         let mut parts = Vec::new();
         for r in [0..4, 4..4, 4..7, 7..9] {

@@ -412,8 +412,8 @@ mod tests {
         use std::sync::Arc;
 
         use crate::engine::{
-            outcome, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, InstancePool, PlanBatch,
-            StepBuffers, VerifyOut,
+            outcome, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, InstancePool, Optima,
+            PlanBatch, StepBuffers, VerifyOut,
         };
         use crate::instance::{Agent, Instance};
         use crate::{Grid, Move, Plan, Pos};
@@ -432,7 +432,8 @@ mod tests {
             let moves: Vec<Vec<Move>> =
                 (0..k).map(|a| vec![[Move::Right, Move::Left, Move::Wait][a.min(2)]]).collect();
             let single = crate::verify::verify_with_optimum(&inst, &Plan::Moves(moves.clone()), None);
-            let pool = Arc::new(InstancePool::new(std::slice::from_ref(&inst), false).expect("pool"));
+            let pool =
+                Arc::new(InstancePool::new(std::slice::from_ref(&inst), Optima::AsStored).expect("pool"));
             let mut batch = PlanBatch::new(k, 1);
             batch.push(0, &moves).expect("fits");
             let mut batched = [VerifyOut::default()];

@@ -66,7 +66,15 @@ impl SuiteConfig {
             for size in (k as u32).max(self.min_size).max(1)..=self.max_size {
                 for &w in &self.wait_ratios {
                     let seed = hash(&[self.seed, k as u64, u64::from(size), (w * 1e6).round() as u64]);
-                    out.push(GeneratorConfig::square(size, k, self.hole_ratio, w, self.per_cell, seed));
+                    out.push(
+                        GeneratorConfig::default()
+                            .size(size)
+                            .agents(k)
+                            .hole_ratio(self.hole_ratio)
+                            .wait_ratio(w)
+                            .count(self.per_cell)
+                            .seed(seed),
+                    );
                 }
             }
         }

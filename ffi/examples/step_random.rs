@@ -6,7 +6,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use floe_core::engine::{CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool, StepBuffers};
+use floe_core::engine::{
+    CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool, Optima, StepBuffers,
+};
 use floe_core::generator::{random_instances, GeneratorConfig};
 
 const RING: usize = 16;
@@ -21,8 +23,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let seconds: f64 = arg(4, "3").parse()?;
 
     // The same instances as the C API's {"size", "agents", "hole_ratio", "solve": false}, 16, seed 1.
-    let insts = random_instances(&GeneratorConfig::square(size, agents, density, 0.0, 16, 1))?;
-    let pool = Arc::new(InstancePool::new(&insts, false)?);
+    let insts = random_instances(
+        &GeneratorConfig::default().size(size).agents(agents).hole_ratio(density).count(16).seed(1),
+    )?;
+    let pool = Arc::new(InstancePool::new(&insts, Optima::AsStored)?);
     let cfg = EnvConfig {
         num_envs: envs,
         mode: CollisionMode::Soft,

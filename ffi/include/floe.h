@@ -629,8 +629,9 @@ floe_status floe_plugin_free(struct floe_plugin *plugin);
  sizes and agent counts as in training), or one setting:
  `{"size": 5, "agents": 3, "hole_ratio": 0.2, "wait_ratio": 0.5}` (or `"width"` and
  `"height"` instead of `"size"`; optional `"max_attempts"`, `"max_nodes"`, and `"solve": false`
- to draw connected instances without solving them, fast for many agents, optimum unknown). The same
- configuration, samples and seed give the same pool.
+ to draw connected instances without solving them, fast for many agents, optimum unknown; the
+ count and the seed are this call's, never the setting's). The same configuration, samples and
+ seed give the same pool.
 
  Ownership: `*out` is the caller's, freed with `floe_pool_free`. Thread-safe.
  Errors: FLOE_STATUS_CONFIG for a configuration that does not parse or validate,

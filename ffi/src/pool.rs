@@ -4,12 +4,11 @@ use std::ffi::c_char;
 use std::sync::Arc;
 
 use floe_core::engine::pool::MAX_AGENTS;
-use floe_core::engine::InstancePool;
+use floe_core::engine::{InstancePool, Optima};
 use floe_core::generator::{generate, random_instances, GeneratorConfig};
 use floe_core::instance::{parse_instances, Agent};
 use floe_core::{Grid, Instance, Pos};
 use floe_plugin_api::RoundConfig;
-use serde::Deserialize;
 
 use crate::boundary::{
     check_out, floe_status, guard, slice, status, str_arg, write_out, write_string, Error, Result,
@@ -30,7 +29,7 @@ impl Handle for floe_pool {
 
 impl floe_pool {
     fn make(instances: Vec<Instance>, solve_missing: bool) -> Result<*mut floe_pool> {
-        let packed = Arc::new(InstancePool::new(&instances, solve_missing)?);
+        let packed = Arc::new(InstancePool::new(&instances, Optima::solve_missing(solve_missing))?);
         Ok(handles::new(floe_pool { instances, packed }))
     }
 
@@ -69,73 +68,65 @@ pub struct floe_instance_info {
     pub optimal_soc: u32,
 }
 
-/// One generator setting, the other form [`floe_pool_generate`] takes.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Setting {
-    #[serde(default)]
-    size: Option<u32>,
-    #[serde(default)]
-    width: Option<u32>,
-    #[serde(default)]
-    height: Option<u32>,
-    agents: usize,
-    #[serde(default)]
-    hole_ratio: f64,
-    #[serde(default)]
-    wait_ratio: f64,
-    #[serde(default)]
-    max_attempts: Option<u32>,
-    #[serde(default)]
-    max_nodes: Option<u64>,
-    /// `false`: draw connected instances without solving them (optimum unknown; no wait
-    /// ratio), for stepping benchmarks with many agents.
-    #[serde(default = "yes")]
-    solve: bool,
-}
-
-fn yes() -> bool {
-    true
-}
-
 fn generator_configs(json: &str, samples: usize, seed: u64) -> Result<Vec<(GeneratorConfig, bool)>> {
-    let value: serde_json::Value = serde_json::from_str(json)
+    let mut value: serde_json::Value = serde_json::from_str(json)
         .map_err(|e| Error::new(status::CONFIG, format!("configuration JSON: {e}")))?;
     if value.get("sizes").is_some() {
         let round = RoundConfig::from_json(json)?;
         return Ok(round.generator_configs(samples, seed).into_iter().map(|c| (c, true)).collect());
     }
-    let s: Setting = serde_json::from_value(value)
-        .map_err(|e| Error::new(status::CONFIG, format!("generator setting: {e}")))?;
-    if s.agents > MAX_AGENTS {
-        return Err(Error::new(status::CONFIG, format!("{} agents: at most {MAX_AGENTS}", s.agents)));
+    // One setting: GeneratorConfig's fields, but the count and the seed are this call's
+    // arguments; "size" is the square's shorthand, and "solve": false draws unsolved instances.
+    let obj = value
+        .as_object_mut()
+        .ok_or_else(|| Error::new(status::CONFIG, "a generator setting must be a JSON object"))?;
+    if let Some(key) = ["count", "seed"].into_iter().find(|k| obj.contains_key(*k)) {
+        return Err(Error::new(
+            status::CONFIG,
+            format!("generator setting: \"{key}\" is an argument of the call, not a field of the setting"),
+        ));
     }
-    let (width, height) = match (s.size, s.width, s.height) {
-        (Some(n), None, None) => (n, n),
-        (None, Some(w), Some(h)) => (w, h),
-        _ => return Err(Error::new(status::CONFIG, "give either \"size\" or both \"width\" and \"height\"")),
+    if !obj.contains_key("agents") {
+        return Err(Error::new(status::CONFIG, "generator setting: \"agents\" is required"));
+    }
+    let solve = match obj.remove("solve") {
+        None => true,
+        Some(serde_json::Value::Bool(b)) => b,
+        Some(v) => {
+            return Err(Error::new(
+                status::CONFIG,
+                format!("generator setting: \"solve\": {v} is not true or false"),
+            ))
+        }
     };
-    let mut cfg = GeneratorConfig::square(width, s.agents, s.hole_ratio, s.wait_ratio, samples, seed);
-    cfg.width = width;
-    cfg.height = height;
-    if let Some(a) = s.max_attempts {
-        cfg.max_attempts = a;
+    let size = obj.remove("size");
+    let sides = (obj.contains_key("width"), obj.contains_key("height"));
+    if !matches!((&size, sides), (Some(_), (false, false)) | (None, (true, true))) {
+        return Err(Error::new(status::CONFIG, "give either \"size\" or both \"width\" and \"height\""));
     }
-    if let Some(n) = s.max_nodes {
-        cfg.max_nodes = n;
+    let cfg: GeneratorConfig = serde_json::from_value(value)
+        .map_err(|e| Error::new(status::CONFIG, format!("generator setting: {e}")))?;
+    let mut cfg = cfg.count(samples).seed(seed);
+    if let Some(side) = size {
+        let side = serde_json::from_value(side)
+            .map_err(|e| Error::new(status::CONFIG, format!("generator setting: size: {e}")))?;
+        cfg = cfg.size(side);
     }
-    if !s.solve && s.wait_ratio != 0.0 {
+    if cfg.agents > MAX_AGENTS {
+        return Err(Error::new(status::CONFIG, format!("{} agents: at most {MAX_AGENTS}", cfg.agents)));
+    }
+    if !solve && cfg.wait_ratio != 0.0 {
         return Err(Error::new(
             status::CONFIG,
             format!(
                 "\"solve\": false draws unsolved instances, and \"wait_ratio\": {} needs solved ones (only \
                  an optimal plan tells whether an instance needs a wait): drop \"wait_ratio\" to draw \
                  unsolved instances, or drop \"solve\": false to solve them",
-                s.wait_ratio
+                cfg.wait_ratio
             ),
         ));
     }
-    Ok(vec![(cfg, s.solve)])
+    Ok(vec![(cfg, solve)])
 }
 
 /// Generates `samples` instances with their optimal plans.
@@ -145,8 +136,9 @@ fn generator_configs(json: &str, samples: usize, seed: u64) -> Result<Vec<(Gener
 /// sizes and agent counts as in training), or one setting:
 /// `{"size": 5, "agents": 3, "hole_ratio": 0.2, "wait_ratio": 0.5}` (or `"width"` and
 /// `"height"` instead of `"size"`; optional `"max_attempts"`, `"max_nodes"`, and `"solve": false`
-/// to draw connected instances without solving them, fast for many agents, optimum unknown). The same
-/// configuration, samples and seed give the same pool.
+/// to draw connected instances without solving them, fast for many agents, optimum unknown; the
+/// count and the seed are this call's, never the setting's). The same configuration, samples and
+/// seed give the same pool.
 ///
 /// Ownership: `*out` is the caller's, freed with `floe_pool_free`. Thread-safe.
 /// Errors: FLOE_STATUS_CONFIG for a configuration that does not parse or validate,

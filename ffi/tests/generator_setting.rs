@@ -43,3 +43,25 @@ fn a_wait_ratio_with_unsolved_instances_names_both_ways_out_and_each_works() {
     assert!(message.contains("or drop \"solve\": false to solve them"), "{message}");
     assert_eq!(generate(r#"{"size": 8, "agents": 4, "wait_ratio": 0.5}"#, 4), Ok(4));
 }
+
+#[test]
+fn a_setting_is_the_generators_own_fields_with_the_count_and_seed_left_to_the_call() {
+    // Every field of the generator's configuration, "size" or both sides.
+    let full = r#"{"width": 6, "height": 5, "agents": 3, "hole_ratio": 0.1, "wait_ratio": 0.5,
+                   "max_attempts": 500, "max_nodes": 2000}"#;
+    assert_eq!(generate(full, 4), Ok(4));
+    let refused = |setting: &str, needle: &str| {
+        let (status, message) = generate(setting, 2).expect_err(setting);
+        assert_eq!(status, STATUS_CONFIG, "{setting}: {message}");
+        assert!(message.contains(needle), "{setting}: {message}");
+    };
+    refused(r#"{"size": 5, "agents": 2, "count": 9}"#, "\"count\" is an argument of the call");
+    refused(r#"{"size": 5, "agents": 2, "seed": 9}"#, "\"seed\" is an argument of the call");
+    refused(r#"{"size": 5}"#, "\"agents\" is required");
+    refused(r#"{"width": 5, "agents": 2}"#, "both \"width\" and \"height\"");
+    refused(r#"{"size": 5, "width": 5, "height": 5, "agents": 2}"#, "either \"size\"");
+    refused(r#"{"size": 5, "agents": 2, "holes": 0.1}"#, "unknown field `holes`");
+    refused(r#"{"size": 5, "agents": 2, "solve": "no"}"#, "\"solve\"");
+    refused(r#"{"size": -5, "agents": 2}"#, "size");
+    refused("[5, 2]", "JSON object");
+}

@@ -5,7 +5,9 @@ use std::ptr;
 use std::sync::Arc;
 
 use floe::*;
-use floe_core::engine::{CollisionMode, CpuEngine, Engine, EnvConfig, EnvInfo, InstancePool, StepBuffers};
+use floe_core::engine::{
+    CollisionMode, CpuEngine, Engine, EnvConfig, EnvInfo, InstancePool, Optima, StepBuffers,
+};
 use floe_core::generator::{generate, GeneratorConfig};
 use floe_core::rng::Rng;
 
@@ -49,8 +51,11 @@ fn stepping_through_the_c_api_matches_the_rust_api() {
     let mut pool: *mut floe_pool = ptr::null_mut();
     // SAFETY: valid string and out-pointer.
     ok(unsafe { floe_pool_generate(setting.as_ptr(), 12, 9, &mut pool) });
-    let instances = generate(&GeneratorConfig::square(6, 3, 0.2, 0.5, 12, 9)).expect("generates");
-    let rust_pool = Arc::new(InstancePool::new(&instances, false).expect("pool"));
+    let instances = generate(
+        &GeneratorConfig::default().size(6).agents(3).hole_ratio(0.2).wait_ratio(0.5).count(12).seed(9),
+    )
+    .expect("generates");
+    let rust_pool = Arc::new(InstancePool::new(&instances, Optima::AsStored).expect("pool"));
 
     for (mode, json) in [
         (CollisionMode::Strict, r#"{"num_envs": 33, "episode_limit": 16}"#),
@@ -132,8 +137,11 @@ fn misuse_is_a_status_and_a_message_never_a_crash() {
     let mut b = Buffers {
         b: StepBuffers::new(&floe_core::engine::BufferSizes::new(
             &EnvConfig::default(),
-            &InstancePool::new(&[floe_core::Instance::from_json(text.to_str().unwrap()).unwrap()], false)
-                .unwrap(),
+            &InstancePool::new(
+                &[floe_core::Instance::from_json(text.to_str().unwrap()).unwrap()],
+                Optima::AsStored,
+            )
+            .unwrap(),
         )),
     };
     let acts = vec![0u8; sizes.actions];

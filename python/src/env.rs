@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use floe_core::engine::{
     open, unpack_bits as unpack, BufferSizes, Engine as CoreEngine, EngineSpec, EnvInfo, InstancePool,
-    ObsFormat, OpenError, StepBuffersMut,
+    ObsFormat, OpenError, Optima, StepBuffersMut,
 };
 use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -121,7 +121,9 @@ impl Engine {
     ) -> PyResult<Self> {
         let spec = parse_spec(config)?;
         let insts: Vec<floe_core::Instance> = instances.iter().map(|i| i.inner.clone()).collect();
-        let pool = Arc::new(py.detach(|| InstancePool::new(&insts, solve_missing)).map_err(engine)?);
+        let pool = Arc::new(
+            py.detach(|| InstancePool::new(&insts, Optima::solve_missing(solve_missing))).map_err(engine)?,
+        );
         let inner = open(&spec, Arc::clone(&pool)).map_err(open_error)?;
         let sizes = inner.sizes();
         let (b, k, s) = (sizes.num_envs, sizes.max_agents, sizes.obs_stride);

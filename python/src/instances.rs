@@ -139,7 +139,13 @@ pub fn generate(
     let cfg = GeneratorConfig {
         max_attempts,
         max_nodes,
-        ..GeneratorConfig::square(size, agents, hole_ratio, wait_ratio, count, seed)
+        ..GeneratorConfig::default()
+            .size(size)
+            .agents(agents)
+            .hole_ratio(hole_ratio)
+            .wait_ratio(wait_ratio)
+            .count(count)
+            .seed(seed)
     };
     cfg.validate().map_err(generate_error)?;
     let made = py.detach(|| floe_core::generate(&cfg)).map_err(generate_error)?;
@@ -169,7 +175,7 @@ pub fn random_instances(
     }
     let cfg = GeneratorConfig {
         max_attempts,
-        ..GeneratorConfig::square(size, agents, hole_ratio, 0.0, count, seed)
+        ..GeneratorConfig::default().size(size).agents(agents).hole_ratio(hole_ratio).count(count).seed(seed)
     };
     let made = py.detach(|| floe_core::generator::random_instances(&cfg)).map_err(generate_error)?;
     Ok(wrap(made))

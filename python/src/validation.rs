@@ -41,8 +41,13 @@ pub fn validation_set(
         for &k in &agents {
             for &size in &sizes {
                 let cell_seed = hash(&[seed, u64::from(k), u64::from(size)]);
-                let g =
-                    GeneratorConfig::square(size, k as usize, hole_ratio, wait_ratio, per_cell, cell_seed);
+                let g = GeneratorConfig::default()
+                    .size(size)
+                    .agents(k as usize)
+                    .hole_ratio(hole_ratio)
+                    .wait_ratio(wait_ratio)
+                    .count(per_cell)
+                    .seed(cell_seed);
                 all.extend(floe_core::generate(&g)?);
             }
         }
@@ -92,8 +97,8 @@ pub fn validation_counts<'py>(
         c.instances += 1;
         c.valid += u32::from(r.failure == 0);
         c.optimal += u32::from(r.failure == 0 && r.optimal == 1);
-        if let Some(kind) = FailureKind::ALL.get((r.failure as usize).wrapping_sub(1)) {
-            *c.failures.entry(*kind).or_default() += 1;
+        if let Some(kind) = FailureKind::from_code(u32::from(r.failure)) {
+            *c.failures.entry(kind).or_default() += 1;
         }
     }
     let mut per_size: BTreeMap<u32, (u32, u32, u32, FailureCounts)> = BTreeMap::new();

@@ -33,3 +33,22 @@ pub fn random_instance(
     let agents = (0..k).map(|i| Agent { start: grid.pos(free[i]), goal: grid.pos(goals[i]) }).collect();
     Instance::new(grid, agents).ok()
 }
+
+/// Generated (solved) instances of several settings, `count` each: (side, agents, seed) per
+/// setting, 20% holes, half of them needing a wait. The engine tests' mixed pools.
+#[must_use]
+pub fn generated_mix(settings: &[(u32, usize, u64)], count: usize) -> Vec<Instance> {
+    settings
+        .iter()
+        .flat_map(|&(side, agents, seed)| {
+            let cfg = floe_core::generator::GeneratorConfig::default()
+                .size(side)
+                .agents(agents)
+                .hole_ratio(0.2)
+                .wait_ratio(0.5)
+                .count(count)
+                .seed(seed);
+            floe_core::generator::generate(&cfg).expect("generates")
+        })
+        .collect()
+}

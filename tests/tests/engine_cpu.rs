@@ -7,20 +7,16 @@ use std::sync::Arc;
 use floe_core::engine::verify_batch::END;
 use floe_core::engine::{
     event, obs_stride, outcome, verify_batch_cpu, AgentRecord, CollisionMode, CpuEngine, Engine, EnvConfig,
-    EnvState, InstancePool, PlanBatch, StepBuffers, VerifyOut,
+    EnvState, InstancePool, Optima, PlanBatch, StepBuffers, VerifyOut,
 };
-use floe_core::generator::{generate, GeneratorConfig};
+use floe_core::generator::GeneratorConfig;
 use floe_core::rng::Rng;
 use floe_core::verify::verify_with_optimum;
 use floe_core::{Instance, Move, Plan};
 use proptest::prelude::*;
 
 fn instances() -> Vec<Instance> {
-    let mut out = Vec::new();
-    for (size, k, seed) in [(3, 2, 1), (5, 3, 2), (8, 3, 3), (6, 4, 4), (10, 5, 5)] {
-        out.extend(generate(&GeneratorConfig::square(size, k, 0.2, 0.5, 6, seed)).expect("generates"));
-    }
-    out
+    floe_tests::random::generated_mix(&[(3, 2, 1), (5, 3, 2), (8, 3, 3), (6, 4, 4), (10, 5, 5)], 6)
 }
 
 /// A plan near the optimal one: random edits (insert, delete, replace moves; drop an agent).
@@ -49,7 +45,7 @@ fn mutated_plan(inst: &Instance, rng: &mut Rng) -> Vec<Vec<Move>> {
 #[test]
 fn batched_verification_equals_the_single_verifier() {
     let insts = instances();
-    let pool = InstancePool::new(&insts, false).expect("pool");
+    let pool = InstancePool::new(&insts, Optima::AsStored).expect("pool");
     let mut batch = PlanBatch::new(pool.max_agents(), 24);
     let mut expected = Vec::new();
     let mut rng = Rng::from_counters(&[42]);
@@ -101,7 +97,7 @@ fn state(env: &CpuEngine) -> EnvState {
 }
 
 fn engine(mode: CollisionMode, num_envs: usize, insts: &[Instance], seed: u64) -> (CpuEngine, StepBuffers) {
-    let pool = Arc::new(InstancePool::new(insts, false).expect("pool"));
+    let pool = Arc::new(InstancePool::new(insts, Optima::AsStored).expect("pool"));
     let cfg = EnvConfig { num_envs, mode, episode_limit: 20, obs_radius: 2, ..EnvConfig::default() };
     let mut e = CpuEngine::new(cfg, Arc::clone(&pool)).expect("engine");
     let mut out = StepBuffers::new(&e.sizes());
@@ -354,10 +350,11 @@ fn soft_steps_match_the_reference_rule_in_crowds() {
         (HoleRule::Drop, 12, 5, 20),
         (HoleRule::Block, 12, 5, 20),
     ] {
-        let insts =
-            floe_core::generator::random_instances(&GeneratorConfig::square(size, agents, 0.15, 0.0, 8, 3))
-                .expect("draws");
-        let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+        let insts = floe_core::generator::random_instances(
+            &GeneratorConfig::default().size(size).agents(agents).hole_ratio(0.15).count(8).seed(3),
+        )
+        .expect("draws");
+        let pool = Arc::new(InstancePool::new(&insts, Optima::AsStored).expect("pool"));
         let cfg = EnvConfig {
             num_envs: 16,
             mode: CollisionMode::Soft,
@@ -418,9 +415,11 @@ fn observations_match_a_naive_window() {
         (14, 3, 7),
         (12, 5, 9),
     ] {
-        let insts = floe_core::generator::random_instances(&GeneratorConfig::square(size, n, 0.2, 0.0, 6, 8))
-            .expect("draws");
-        let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+        let insts = floe_core::generator::random_instances(
+            &GeneratorConfig::default().size(size).agents(n).hole_ratio(0.2).count(6).seed(8),
+        )
+        .expect("draws");
+        let pool = Arc::new(InstancePool::new(&insts, Optima::AsStored).expect("pool"));
         let cfg =
             EnvConfig { num_envs: 8, mode: CollisionMode::Soft, obs_radius: radius, ..EnvConfig::default() };
         let mut env = CpuEngine::new(cfg, Arc::clone(&pool)).expect("engine");
@@ -488,9 +487,11 @@ fn bits_unpack_to_the_bytes_and_none_steps_the_same() {
         (70, 12, 2, CollisionMode::Soft),
         (60, 8, 5, CollisionMode::Strict),
     ] {
-        let insts = floe_core::generator::random_instances(&GeneratorConfig::square(size, n, 0.2, 0.0, 6, 8))
-            .expect("draws");
-        let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+        let insts = floe_core::generator::random_instances(
+            &GeneratorConfig::default().size(size).agents(n).hole_ratio(0.2).count(6).seed(8),
+        )
+        .expect("draws");
+        let pool = Arc::new(InstancePool::new(&insts, Optima::AsStored).expect("pool"));
         let engine = |obs_format| {
             let cfg = EnvConfig {
                 num_envs: 70,
@@ -566,9 +567,11 @@ fn the_step_compiled_for_avx2_equals_the_baseline_one() {
         (10, 6, 2, CollisionMode::Strict, HoleRule::Drop, ObsFormat::None),
         (30, 5, 9, CollisionMode::Soft, HoleRule::Drop, ObsFormat::Bytes),
     ] {
-        let insts = floe_core::generator::random_instances(&GeneratorConfig::square(size, n, 0.2, 0.0, 6, 9))
-            .expect("draws");
-        let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+        let insts = floe_core::generator::random_instances(
+            &GeneratorConfig::default().size(size).agents(n).hole_ratio(0.2).count(6).seed(9),
+        )
+        .expect("draws");
+        let pool = Arc::new(InstancePool::new(&insts, Optima::AsStored).expect("pool"));
         let cfg = EnvConfig {
             num_envs: 67,
             mode,
@@ -639,9 +642,11 @@ fn unpacking_refuses_partial_observations() {
 
 #[test]
 fn an_observation_radius_over_the_limit_is_an_error() {
-    let insts = floe_core::generator::random_instances(&GeneratorConfig::square(5, 2, 0.2, 0.0, 2, 1))
-        .expect("draws");
-    let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+    let insts = floe_core::generator::random_instances(
+        &GeneratorConfig::default().size(5).agents(2).hole_ratio(0.2).count(2).seed(1),
+    )
+    .expect("draws");
+    let pool = Arc::new(InstancePool::new(&insts, Optima::AsStored).expect("pool"));
     let cfg = |obs_radius| EnvConfig { num_envs: 2, obs_radius, ..EnvConfig::default() };
     let max = floe_core::engine::MAX_OBS_RADIUS;
     let err = CpuEngine::new(cfg(max + 1), Arc::clone(&pool)).expect_err("over the limit");

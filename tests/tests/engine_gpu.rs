@@ -9,9 +9,9 @@ use floe_core::engine::gpu::{GpuContext, GpuEngine, GpuVerifier, GPU_MAX_AGENTS}
 use floe_core::engine::layout::event;
 use floe_core::engine::{
     obs_stride, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EngineError, EnvConfig, HoleRule,
-    InstancePool, ObsFormat, PlanBatch, StepBuffers, VerifyOut,
+    InstancePool, ObsFormat, Optima, PlanBatch, StepBuffers, VerifyOut,
 };
-use floe_core::generator::{generate, random_instances, GeneratorConfig};
+use floe_core::generator::{random_instances, GeneratorConfig};
 use floe_core::rng::Rng;
 use floe_core::{FailureKind, Instance, Move, Plan};
 
@@ -30,11 +30,11 @@ fn context() -> Option<Arc<GpuContext>> {
 }
 
 fn mixed_instances() -> Vec<Instance> {
-    let mut out = Vec::new();
-    for (size, k, seed) in [(4, 3, 1), (7, 5, 2), (9, 2, 3)] {
-        out.extend(generate(&GeneratorConfig::square(size, k, 0.2, 0.5, 4, seed)).expect("generates"));
-    }
-    out.extend(random_instances(&GeneratorConfig::square(6, 9, 0.2, 0.0, 4, 4)).expect("draws"));
+    let mut out = floe_tests::random::generated_mix(&[(4, 3, 1), (7, 5, 2), (9, 2, 3)], 4);
+    out.extend(
+        random_instances(&GeneratorConfig::default().size(6).agents(9).hole_ratio(0.2).count(4).seed(4))
+            .expect("draws"),
+    );
     out
 }
 
@@ -71,7 +71,7 @@ fn step_both(
 #[test]
 fn stepping_is_identical_on_both_backends() {
     let Some(ctx) = context() else { return };
-    let pool = Arc::new(InstancePool::new(&mixed_instances(), false).expect("pool"));
+    let pool = Arc::new(InstancePool::new(&mixed_instances(), Optima::AsStored).expect("pool"));
     let k = pool.max_agents();
     use ObsFormat::{Bits, Bytes, None};
     for (mode, holes, radius, format, given) in [
@@ -145,8 +145,11 @@ fn observations_without_the_workgroup_bitmaps_match_the_cpu() {
     use floe_core::engine::shaders::wgsl::occupancy_map;
     let Some(ctx) = context() else { return };
     for (size, k) in [(6, 1), (12, 3), (200, 16), (12, 20)] {
-        let insts = random_instances(&GeneratorConfig::square(size, k, 0.2, 0.0, 4, 9)).expect("draws");
-        let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+        let insts = random_instances(
+            &GeneratorConfig::default().size(size).agents(k).hole_ratio(0.2).count(4).seed(9),
+        )
+        .expect("draws");
+        let pool = Arc::new(InstancePool::new(&insts, Optima::AsStored).expect("pool"));
         let bitmaps = occupancy_map(k, size).1 > 0;
         assert_eq!(bitmaps, (size, k) == (12, 20), "{size}x{size}, {k} agents");
         for format in [ObsFormat::Bytes, ObsFormat::Bits] {
@@ -175,7 +178,7 @@ fn observations_without_the_workgroup_bitmaps_match_the_cpu() {
 #[test]
 fn many_steps_per_submission_match_the_cpu() {
     let Some(ctx) = context() else { return };
-    let pool = Arc::new(InstancePool::new(&mixed_instances(), false).expect("pool"));
+    let pool = Arc::new(InstancePool::new(&mixed_instances(), Optima::AsStored).expect("pool"));
     let cfg =
         EnvConfig { num_envs: 300, mode: CollisionMode::Soft, episode_limit: 30, ..EnvConfig::default() };
     let mut cpu = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("cpu");
@@ -199,7 +202,7 @@ fn many_steps_per_submission_match_the_cpu() {
 fn batched_verification_is_identical_on_both_backends() {
     let Some(ctx) = context() else { return };
     let insts: Vec<Instance> = mixed_instances().into_iter().filter(|i| i.optimal.is_some()).collect();
-    let pool = Arc::new(InstancePool::new(&insts, false).expect("pool"));
+    let pool = Arc::new(InstancePool::new(&insts, Optima::AsStored).expect("pool"));
     let mut batch = PlanBatch::new(pool.max_agents(), 20);
     let mut rng = Rng::from_counters(&[3]);
     for n in 0..5000 {
@@ -306,7 +309,7 @@ fn misuse(engine: &mut dyn Engine) -> Vec<String> {
 #[test]
 fn the_same_misuse_gets_the_same_error_on_both_backends() {
     let Some(ctx) = context() else { return };
-    let pool = Arc::new(InstancePool::new(&mixed_instances(), false).expect("pool"));
+    let pool = Arc::new(InstancePool::new(&mixed_instances(), Optima::AsStored).expect("pool"));
     let cfg = EnvConfig { num_envs: 5, ..EnvConfig::default() };
     let mut cpu = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("cpu");
     let mut gpu = GpuEngine::new(ctx, cfg, pool).expect("gpu");
@@ -321,7 +324,7 @@ fn the_same_misuse_gets_the_same_error_on_both_backends() {
 #[test]
 fn an_engine_too_large_for_the_adapter_is_refused() {
     let Some(ctx) = context() else { return };
-    let pool = Arc::new(InstancePool::new(&mixed_instances(), false).expect("pool"));
+    let pool = Arc::new(InstancePool::new(&mixed_instances(), Optima::AsStored).expect("pool"));
     // More than 4 GiB of observations: over any adapter's per-buffer binding limit.
     let k = pool.max_agents();
     let cfg = EnvConfig {
@@ -340,7 +343,12 @@ fn an_engine_too_large_for_the_adapter_is_refused() {
 fn crowded_instances(many: &[(u32, usize, f64, u64)]) -> Vec<Instance> {
     let mut out = Vec::new();
     for &(size, k, holes, seed) in many {
-        out.extend(random_instances(&GeneratorConfig::square(size, k, holes, 0.0, 3, seed)).expect("draws"));
+        out.extend(
+            random_instances(
+                &GeneratorConfig::default().size(size).agents(k).hole_ratio(holes).count(3).seed(seed),
+            )
+            .expect("draws"),
+        );
     }
     out.extend(mixed_instances());
     out
@@ -444,7 +452,7 @@ fn crowded_steps_are_identical(ctx: &Arc<GpuContext>, pool: &Arc<InstancePool>) 
 fn crowded_pools_over_the_gpu_limit_are_refused() {
     let Some(ctx) = context() else { return };
     let many = [(23, 255, 0.03, 31), (21, 210, 0.04, 32), CROWDED_64[0], CROWDED_64[1], CROWDED_64[2]];
-    let pool = Arc::new(InstancePool::new(&crowded_instances(&many), false).expect("pool"));
+    let pool = Arc::new(InstancePool::new(&crowded_instances(&many), Optima::AsStored).expect("pool"));
     assert_eq!(pool.max_agents(), 255);
     let cfg = EnvConfig { num_envs: 4, ..EnvConfig::default() };
     CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("the CPU engine takes 255 agents");
@@ -462,7 +470,7 @@ fn crowded_pools_over_the_gpu_limit_are_refused() {
 #[test]
 fn crowded_steps_with_64_agents_are_identical_on_both_backends() {
     let Some(ctx) = context() else { return };
-    let pool = Arc::new(InstancePool::new(&crowded_instances(&CROWDED_64), false).expect("pool"));
+    let pool = Arc::new(InstancePool::new(&crowded_instances(&CROWDED_64), Optima::AsStored).expect("pool"));
     assert_eq!(pool.max_agents(), 64);
     crowded_steps_are_identical(&ctx, &pool);
 }
@@ -562,6 +570,6 @@ fn crowded_verification_is_identical(ctx: Arc<GpuContext>, pool: &Arc<InstancePo
 #[test]
 fn crowded_verification_with_64_agents_is_identical_on_both_backends() {
     let Some(ctx) = context() else { return };
-    let pool = Arc::new(InstancePool::new(&crowded_instances(&CROWDED_64), false).expect("pool"));
+    let pool = Arc::new(InstancePool::new(&crowded_instances(&CROWDED_64), Optima::AsStored).expect("pool"));
     crowded_verification_is_identical(ctx, &pool);
 }

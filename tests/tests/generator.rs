@@ -19,7 +19,8 @@ fn fnv(text: &str) -> u64 {
 
 #[test]
 fn output_is_independent_of_the_thread_count_and_pinned() {
-    let cfg = GeneratorConfig::square(7, 4, 0.15, 0.5, 24, 2026);
+    let cfg =
+        GeneratorConfig::default().size(7).agents(4).hole_ratio(0.15).wait_ratio(0.5).count(24).seed(2026);
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool").install(|| jsonl(&cfg));
     let three = rayon::ThreadPoolBuilder::new().num_threads(3).build().expect("pool").install(|| jsonl(&cfg));
     assert_eq!(one, three);
@@ -41,7 +42,7 @@ proptest! {
         count in 1usize..12,
         seed in any::<u64>(),
     ) {
-        let cfg = GeneratorConfig::square(size, agents, hole_ratio, wait_ratio, count, seed);
+        let cfg = GeneratorConfig::default().size(size).agents(agents).hole_ratio(hole_ratio).wait_ratio(wait_ratio).count(count).seed(seed);
         let instances = generate(&cfg).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(instances.len(), count);
         let want = (wait_ratio * count as f64).round() as usize;

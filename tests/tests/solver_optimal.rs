@@ -75,7 +75,13 @@ proptest! {
 fn cbs_is_optimal_with_four_agents_on_6x6() {
     let mut compared = 0;
     for wait_ratio in [0.0, 1.0] {
-        let cfg = GeneratorConfig::square(6, 4, 0.1, wait_ratio, 6, 11);
+        let cfg = GeneratorConfig::default()
+            .size(6)
+            .agents(4)
+            .hole_ratio(0.1)
+            .wait_ratio(wait_ratio)
+            .count(6)
+            .seed(11);
         for inst in generate(&cfg).expect("generates") {
             let opt = inst.optimal.as_ref().expect("generated instances carry their optimum").soc;
             let reference = joint_optimal_soc(&inst, true, 20_000_000);

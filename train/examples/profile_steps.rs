@@ -13,7 +13,7 @@
 
 use std::time::Instant;
 
-use floe_core::engine::InstancePool;
+use floe_core::engine::{InstancePool, Optima};
 use floe_core::generator::generate;
 use floe_core::{GeneratorConfig, Instance};
 use floe_plugin_api::PluginSpec;
@@ -40,7 +40,16 @@ fn time<T>(f: impl FnOnce() -> T) -> (T, f64) {
 fn boards(count_per_size: usize, seed: u64) -> Vec<Instance> {
     (3..=10)
         .flat_map(|s| {
-            generate(&GeneratorConfig::square(s, 2, 0.2, 0.5, count_per_size, seed + u64::from(s))).unwrap()
+            generate(
+                &GeneratorConfig::default()
+                    .size(s)
+                    .agents(2)
+                    .hole_ratio(0.2)
+                    .wait_ratio(0.5)
+                    .count(count_per_size)
+                    .seed(seed + u64::from(s)),
+            )
+            .unwrap()
         })
         .collect()
 }
@@ -124,7 +133,7 @@ fn main() {
 
     // GRPO: 16 prompts × 8 answers.
     let prompts = boards(20, 99);
-    let pool = InstancePool::new(&prompts, false).unwrap();
+    let pool = InstancePool::new(&prompts, Optima::AsStored).unwrap();
     let mut reward = floe_plugin_host::registry::plan_reward(&PluginSpec {
         name: "tiered".into(),
         params: serde_json::json!({"prefix_credit": 0.2, "goal_credit": 0.2}),

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use floe_core::engine::InstancePool;
+use floe_core::engine::{InstancePool, Optima};
 use floe_core::progress::{Progress, Silent};
 use floe_core::{FailureKind, Instance};
 use floe_plugin_api::{FailureCounts, SizeResult};
@@ -70,7 +70,7 @@ pub fn score_each(
     plans: &[DecodedPlan],
 ) -> Result<(EvalReport, Vec<Outcome>), TrainError> {
     let owned: Vec<Instance> = instances.iter().map(|&i| i.clone()).collect();
-    let pool = InstancePool::new(&owned, false)?;
+    let pool = InstancePool::new(&owned, Optima::AsStored)?;
     let index: Vec<u32> = (0..instances.len() as u32).collect();
     let (outs, _) = verify_plans(&pool, &index, instances, plans)?;
     let mut cells: BTreeMap<(u32, u32), EvalCell> = BTreeMap::new();
@@ -87,8 +87,8 @@ pub fn score_each(
         c.instances += 1;
         c.valid += o.valid;
         c.optimal += o.optimal;
-        if let Some(kind) = FailureKind::ALL.get((o.kind as usize).wrapping_sub(1)) {
-            *c.failures.entry(*kind).or_default() += 1;
+        if let Some(kind) = FailureKind::from_code(o.kind) {
+            *c.failures.entry(kind).or_default() += 1;
         }
     }
     let each = outs.iter().map(|o| Outcome { valid: o.valid == 1, optimal: o.optimal == 1 }).collect();
@@ -269,8 +269,11 @@ mod tests {
 
     #[test]
     fn scores_and_tables_by_hand() {
-        let mut insts = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 4, 3)).unwrap();
-        insts.extend(generate(&GeneratorConfig::square(4, 3, 0.1, 0.0, 2, 4)).unwrap());
+        let mut insts =
+            generate(&GeneratorConfig::default().size(3).agents(2).hole_ratio(0.1).count(4).seed(3)).unwrap();
+        insts.extend(
+            generate(&GeneratorConfig::default().size(4).agents(3).hole_ratio(0.1).count(2).seed(4)).unwrap(),
+        );
         let refs: Vec<&Instance> = insts.iter().collect();
         let mut plans: Vec<DecodedPlan> =
             insts.iter().map(|i| DecodedPlan { moves: optimal_moves(i).unwrap(), finished: true }).collect();

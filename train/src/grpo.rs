@@ -666,7 +666,8 @@ mod tests {
         use floe_core::{generate, GeneratorConfig};
         let cfg = tiny_model();
         let p = crate::test_rng::seeded_policy(&cfg, 2);
-        let insts = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 2, 9)).unwrap();
+        let insts =
+            generate(&GeneratorConfig::default().size(3).agents(2).hole_ratio(0.1).count(2).seed(9)).unwrap();
         let g = 2;
         let refs: Vec<&Instance> = insts.iter().flat_map(|i| [i, i]).collect();
         // Every answer is the optimal plan, every reward 1: no group has any signal.
@@ -718,7 +719,9 @@ mod tests {
         use crate::optim::AdamConfig;
         use floe_core::{generate, GeneratorConfig, Move};
         let cfg = tiny_model();
-        let inst = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 1, 4)).unwrap().remove(0);
+        let inst = generate(&GeneratorConfig::default().size(3).agents(2).hole_ratio(0.1).count(1).seed(4))
+            .unwrap()
+            .remove(0);
         let good = answer(&inst, &optimal_moves(&inst).unwrap());
         // R D SEP W SEP END: 6 tokens, of which the step-1 moves R and W are the legal prefix.
         let bad = answer(&inst, &[vec![Move::Right, Move::Down], vec![Move::Wait]]);
@@ -786,7 +789,9 @@ mod tests {
         use crate::optim::AdamConfig;
         use floe_core::{generate, GeneratorConfig, Move};
         let cfg = tiny_model();
-        let inst = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 1, 4)).unwrap().remove(0);
+        let inst = generate(&GeneratorConfig::default().size(3).agents(2).hole_ratio(0.1).count(1).seed(4))
+            .unwrap()
+            .remove(0);
         let good = answer(&inst, &optimal_moves(&inst).unwrap());
         let bad = answer(&inst, &[vec![Move::Right, Move::Down], vec![Move::Wait]]);
         let other = answer(&inst, &[vec![Move::Up], vec![Move::Left, Move::Left]]);

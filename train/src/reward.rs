@@ -79,7 +79,7 @@ pub fn verify_plans(
 /// reached).
 #[must_use]
 pub fn located_legal_steps(o: &VerifyOut) -> u32 {
-    match FailureKind::ALL.get((o.kind as usize).wrapping_sub(1)) {
+    match FailureKind::from_code(o.kind) {
         Some(
             FailureKind::OutOfBounds
             | FailureKind::IllegalMove
@@ -122,8 +122,11 @@ mod tests {
 
     #[test]
     fn records_match_the_single_verifier() {
-        let instances = generate(&GeneratorConfig::square(4, 3, 0.2, 0.5, 12, 7)).unwrap();
-        let pool = InstancePool::new(&instances, false).unwrap();
+        let instances = generate(
+            &GeneratorConfig::default().size(4).agents(3).hole_ratio(0.2).wait_ratio(0.5).count(12).seed(7),
+        )
+        .unwrap();
+        let pool = InstancePool::new(&instances, floe_core::engine::Optima::AsStored).unwrap();
         let mut rng = Rng::from_counters(&[11]);
         let (mut idx, mut insts, mut plans) = (Vec::new(), Vec::new(), Vec::new());
         for (i, inst) in instances.iter().enumerate() {

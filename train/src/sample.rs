@@ -163,8 +163,11 @@ mod tests {
             layout: Layout { max_side: 5, max_time: 24 },
         };
         let p = Policy::new(&cfg).unwrap();
-        let mut insts = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 3, 1)).unwrap();
-        insts.extend(generate(&GeneratorConfig::square(4, 3, 0.1, 0.0, 2, 2)).unwrap());
+        let mut insts =
+            generate(&GeneratorConfig::default().size(3).agents(2).hole_ratio(0.1).count(3).seed(1)).unwrap();
+        insts.extend(
+            generate(&GeneratorConfig::default().size(4).agents(3).hole_ratio(0.1).count(2).seed(2)).unwrap(),
+        );
         let refs: Vec<&Instance> = insts.iter().collect();
         let g1 = decode(&p, &refs, Decode::Greedy, 2).unwrap();
         let g2 = decode(&p, &refs, Decode::Greedy, 64).unwrap();

@@ -70,7 +70,8 @@ mod tests {
             layout: Layout { max_side: 4, max_time: 16 },
         };
         let p = crate::test_rng::seeded_policy(&cfg, 1);
-        let insts = generate(&GeneratorConfig::square(3, 2, 0.1, 0.0, 8, 5)).unwrap();
+        let insts =
+            generate(&GeneratorConfig::default().size(3).agents(2).hole_ratio(0.1).count(8).seed(5)).unwrap();
         let seqs = sequences(&p, &insts).unwrap();
         let refs: Vec<&Sequence> = seqs.iter().collect();
         let mut opt = AdamW::new(p.named_variables(), AdamConfig::default());

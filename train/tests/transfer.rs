@@ -55,7 +55,10 @@ fn relabelling_the_agents_gives_the_same_plan() {
     tch::manual_seed(3);
     let cfg = common::tiny(3).model;
     let p = Policy::new(&cfg).unwrap();
-    let insts = generate(&GeneratorConfig::square(5, 4, 0.1, 0.5, 6, 11)).unwrap();
+    let insts = generate(
+        &GeneratorConfig::default().size(5).agents(4).hole_ratio(0.1).wait_ratio(0.5).count(6).seed(11),
+    )
+    .unwrap();
     let perm = [2, 0, 3, 1];
     let moved: Vec<Instance> = insts.iter().map(|i| relabelled(i, &perm)).collect();
     for mode in [Decode::Greedy, Decode::Sample { temperature: 1.0 }] {
@@ -85,7 +88,10 @@ fn a_two_agent_checkpoint_answers_five_agent_boards() {
     cfg.rounds.rounds = 0;
     run(&cfg, &common::opts(dir.path()), common::plugins(&cfg)).unwrap();
     let policy = load_policy(&dir.path().join("checkpoint.safetensors")).unwrap();
-    let boards = generate(&GeneratorConfig::square(7, 5, 0.1, 0.5, 6, 5)).unwrap();
+    let boards = generate(
+        &GeneratorConfig::default().size(7).agents(5).hole_ratio(0.1).wait_ratio(0.5).count(6).seed(5),
+    )
+    .unwrap();
     let answers = decode(&policy, &boards.iter().collect::<Vec<_>>(), Decode::Greedy, 4).unwrap();
     assert_eq!(answers.len(), 6);
     for a in &answers {

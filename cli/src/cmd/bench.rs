@@ -7,7 +7,7 @@ use floe_core::engine::gpu::{GpuEngine, GpuVerifier};
 use floe_core::engine::open::shared_gpu_context;
 use floe_core::engine::{
     event, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool, ObsFormat,
-    PlanBatch, StepBuffers, VerifyOut,
+    Optima, PlanBatch, StepBuffers, VerifyOut,
 };
 use floe_core::generator::{generate, random_instances, GeneratorConfig};
 use floe_core::Plan;
@@ -230,10 +230,10 @@ struct Setting {
 fn instance_pool(a: &Args, s: &Setting) -> Result<Arc<InstancePool>, CliError> {
     let insts = random_instances(&GeneratorConfig {
         max_attempts: 100,
-        ..GeneratorConfig::square(s.size, s.agents, s.density, 0.0, a.pool, 1)
+        ..GeneratorConfig::default().size(s.size).agents(s.agents).hole_ratio(s.density).count(a.pool).seed(1)
     })
     .map_err(failed)?;
-    Ok(Arc::new(InstancePool::new(&insts, false).map_err(failed)?))
+    Ok(Arc::new(InstancePool::new(&insts, Optima::AsStored).map_err(failed)?))
 }
 
 /// The engine configuration of a setting.
@@ -333,8 +333,11 @@ pub fn run(a: &Args) -> Result<(), CliError> {
 }
 
 fn verify_bench(a: &Args, threads: usize) -> Result<(), CliError> {
-    let insts = generate(&GeneratorConfig::square(8, 3, 0.1, 0.5, a.pool, 1)).map_err(failed)?;
-    let pool = InstancePool::new(&insts, false).map_err(failed)?;
+    let insts = generate(
+        &GeneratorConfig::default().size(8).agents(3).hole_ratio(0.1).wait_ratio(0.5).count(a.pool).seed(1),
+    )
+    .map_err(failed)?;
+    let pool = InstancePool::new(&insts, Optima::AsStored).map_err(failed)?;
     let max_len = 16;
     let mut batch = PlanBatch::new(3, max_len);
     for n in 0..a.plans {

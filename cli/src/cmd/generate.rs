@@ -62,7 +62,13 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     let cfg = GeneratorConfig {
         max_attempts: a.max_attempts,
         max_nodes: a.max_nodes,
-        ..GeneratorConfig::square(a.size, a.agents, a.hole_ratio, a.wait_ratio, a.count, a.seed)
+        ..GeneratorConfig::default()
+            .size(a.size)
+            .agents(a.agents)
+            .hole_ratio(a.hole_ratio)
+            .wait_ratio(a.wait_ratio)
+            .count(a.count)
+            .seed(a.seed)
     };
     cfg.validate().map_err(generate_error)?;
     let bars = Bars::new("floe generate", a.quiet);

@@ -26,12 +26,12 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use floe_core::engine::{CollisionMode, CpuEngine, Engine, EnvConfig, InstancePool, StepBuffers};
+//! use floe_core::engine::{CollisionMode, CpuEngine, Engine, EnvConfig, InstancePool, Optima, StepBuffers};
 //! use floe_core::generator::{generate, GeneratorConfig};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let levels = generate(&GeneratorConfig::square(5, 3, 0.1, 0.5, 8, 7))?;
-//! let pool = Arc::new(InstancePool::new(&levels, false)?);
+//! let levels = generate(&GeneratorConfig::default().size(5).agents(3).hole_ratio(0.1).wait_ratio(0.5).count(8).seed(7))?;
+//! let pool = Arc::new(InstancePool::new(&levels, Optima::AsStored)?);
 //! let cfg = EnvConfig { num_envs: 16, mode: CollisionMode::Soft, ..EnvConfig::default() };
 //! let mut env = CpuEngine::new(cfg.clone(), Arc::clone(&pool))?;
 //! let mut out = StepBuffers::new(&env.sizes());
@@ -64,7 +64,7 @@ pub use layout::{
     EnvRecord, HoleRule, ObsFormat, RewardWeights, VerifyOut, NONE,
 };
 pub use open::{open, Backend, EngineSpec, OpenError};
-pub use pool::{EngineError, InstancePool};
+pub use pool::{EngineError, InstancePool, Optima};
 #[cfg(feature = "testing")]
 pub use verify_batch::verification_workload;
 pub use verify_batch::{verify_batch_cpu, verify_batch_cpu_with_credit, PlanBatch};

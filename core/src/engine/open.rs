@@ -6,12 +6,12 @@
 //! ```
 //! use std::sync::Arc;
 //! use floe_core::engine::open::{open, Backend, EngineSpec, OpenError};
-//! use floe_core::engine::InstancePool;
+//! use floe_core::engine::{InstancePool, Optima};
 //! use floe_core::generator::{generate, GeneratorConfig};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let levels = generate(&GeneratorConfig::square(5, 3, 0.1, 0.5, 8, 7))?;
-//! let pool = Arc::new(InstancePool::new(&levels, false)?);
+//! let levels = generate(&GeneratorConfig::default().size(5).agents(3).hole_ratio(0.1).wait_ratio(0.5).count(8).seed(7))?;
+//! let pool = Arc::new(InstancePool::new(&levels, Optima::AsStored)?);
 //! let spec = EngineSpec::from_json_text(r#"{"backend": "cpu", "num_envs": 16, "mode": "soft"}"#)?;
 //! assert_eq!(spec.backend, Backend::Cpu);
 //! let engine = open(&spec, Arc::clone(&pool))?;
@@ -202,13 +202,16 @@ pub fn shared_gpu_context() -> Result<Arc<super::gpu::GpuContext>, OpenError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::CollisionMode;
+    use crate::engine::{CollisionMode, Optima};
     use crate::generator::{random_instances, GeneratorConfig};
 
     /// Unsolved boards of `agents` agents on 12×12 (room for 65).
     fn pool(agents: usize) -> Arc<InstancePool> {
-        let levels = random_instances(&GeneratorConfig::square(12, agents, 0.1, 0.0, 2, 3)).unwrap();
-        Arc::new(InstancePool::new(&levels, false).unwrap())
+        let levels = random_instances(
+            &GeneratorConfig::default().size(12).agents(agents).hole_ratio(0.1).count(2).seed(3),
+        )
+        .unwrap();
+        Arc::new(InstancePool::new(&levels, Optima::AsStored).unwrap())
     }
 
     #[test]

@@ -49,13 +49,36 @@ pub struct InstancePool {
     pub(crate) optimal_soc: Vec<u32>,
 }
 
+/// Where a pool's optimal sums of costs come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Optima {
+    /// From each instance's stored plan; an instance without one has an unknown optimum.
+    #[default]
+    AsStored,
+    /// As stored, and the instances without one are solved.
+    SolveMissing,
+}
+
+impl Optima {
+    /// [`Optima::SolveMissing`] when `solve` is true, else [`Optima::AsStored`]: for a flag that
+    /// comes from a caller (a C argument, a Python keyword).
+    #[must_use]
+    pub fn solve_missing(solve: bool) -> Self {
+        if solve {
+            Self::SolveMissing
+        } else {
+            Self::AsStored
+        }
+    }
+}
+
 impl InstancePool {
-    /// Packs instances. Optimal sums of costs come from each instance's stored plan; with
-    /// `solve_missing`, instances without one are solved (else their optimum stays unknown).
+    /// Packs instances, their optimal sums of costs as `optima` says.
     ///
     /// # Errors
     /// An empty list, or an instance over the engine's limits ([`MAX_AGENTS`], [`MAX_SIDE`]).
-    pub fn new(instances: &[Instance], solve_missing: bool) -> Result<Self, EngineError> {
+    pub fn new(instances: &[Instance], optima: Optima) -> Result<Self, EngineError> {
+        let solve_missing = optima == Optima::SolveMissing;
         if instances.is_empty() {
             return Err(EngineError::EmptyPool);
         }

@@ -337,8 +337,11 @@ pub fn verify_batch_cpu_with_credit(
 #[must_use]
 pub fn verification_workload(plans: usize) -> (InstancePool, super::PlanBatch) {
     use crate::generator::{generate, GeneratorConfig};
-    let insts = generate(&GeneratorConfig::square(8, 3, 0.1, 0.5, 32, 1)).expect("generates");
-    let pool = InstancePool::new(&insts, false).expect("pool");
+    let insts = generate(
+        &GeneratorConfig::default().size(8).agents(3).hole_ratio(0.1).wait_ratio(0.5).count(32).seed(1),
+    )
+    .expect("generates");
+    let pool = InstancePool::new(&insts, super::pool::Optima::AsStored).expect("pool");
     let mut batch = super::PlanBatch::new(3, 16);
     for n in 0..plans {
         let i = n % insts.len();
@@ -361,6 +364,7 @@ pub fn verification_workload(plans: usize) -> (InstancePool, super::PlanBatch) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Optima;
     use crate::generator::{generate, GeneratorConfig};
     use crate::rng::Rng;
     use crate::{verify_with_credit, Plan};
@@ -371,8 +375,17 @@ mod tests {
     fn batch_credit_is_the_single_verifiers() {
         let mut rng = Rng::from_counters(&[3]);
         for (side, agents) in [(4, 3), (8, 10)] {
-            let insts = generate(&GeneratorConfig::square(side, agents, 0.1, 0.5, 6, 9)).expect("generates");
-            let pool = InstancePool::new(&insts, false).expect("pool");
+            let insts = generate(
+                &GeneratorConfig::default()
+                    .size(side)
+                    .agents(agents)
+                    .hole_ratio(0.1)
+                    .wait_ratio(0.5)
+                    .count(6)
+                    .seed(9),
+            )
+            .expect("generates");
+            let pool = InstancePool::new(&insts, Optima::AsStored).expect("pool");
             let mut batch = PlanBatch::new(agents, 24);
             let mut plans = Vec::new();
             for (i, inst) in insts.iter().enumerate() {

@@ -57,6 +57,14 @@ impl FailureKind {
         FailureKind::GoalNotReached,
     ];
 
+    /// The kind of failure code `code` (1..=8, the `kind` of a [`VerifyOut`] and the `failure`
+    /// of a batch record); `None` for 0 (valid) and for codes no kind has. The one decoder of
+    /// failure codes.
+    #[must_use]
+    pub fn from_code(code: u32) -> Option<Self> {
+        usize::try_from(code).ok().and_then(|c| c.checked_sub(1)).and_then(|i| Self::ALL.get(i)).copied()
+    }
+
     /// The snake-case name used in JSON.
     #[must_use]
     pub fn name(self) -> &'static str {
@@ -324,4 +332,19 @@ fn describe(instance: &Instance, f: &kernel::Fault) -> Failure {
         FailureKind::ParseError | FailureKind::WrongAgentCount => unreachable!("not found by simulation"),
     };
     fail(f.kind, i, t, detail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FailureKind;
+
+    #[test]
+    fn failure_codes_decode_to_their_kinds_and_nothing_else() {
+        assert_eq!(FailureKind::from_code(0), None);
+        for kind in FailureKind::ALL {
+            assert_eq!(FailureKind::from_code(kind as u32), Some(kind));
+        }
+        assert_eq!(FailureKind::from_code(9), None);
+        assert_eq!(FailureKind::from_code(u32::MAX), None);
+    }
 }

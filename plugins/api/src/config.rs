@@ -109,7 +109,8 @@ impl RoundConfig {
             ratio("wait_ratio", s.wait_ratio, (0.0..=1.0).contains(&s.wait_ratio), "[0, 1]")?;
             sum += s.data_ratio;
             let cells = s.size * s.size;
-            let free = cells - GeneratorConfig::square(s.size, 1, s.hole_ratio, 0.0, 0, 0).holes().min(cells);
+            let free =
+                cells - GeneratorConfig::default().size(s.size).hole_ratio(s.hole_ratio).holes().min(cells);
             if u64::from(free) < 2 * u64::from(max_agents) {
                 return Err(ConfigError::TooCrowded {
                     size: s.size,
@@ -178,14 +179,15 @@ impl RoundConfig {
                     continue;
                 }
                 let job_seed = floe_core::rng::hash(&[seed, u64::from(s.size), u64::from(k)]);
-                jobs.push(GeneratorConfig::square(
-                    s.size,
-                    k as usize,
-                    s.hole_ratio,
-                    s.wait_ratio,
-                    count,
-                    job_seed,
-                ));
+                jobs.push(
+                    GeneratorConfig::default()
+                        .size(s.size)
+                        .agents(k as usize)
+                        .hole_ratio(s.hole_ratio)
+                        .wait_ratio(s.wait_ratio)
+                        .count(count)
+                        .seed(job_seed),
+                );
             }
         }
         jobs

@@ -113,9 +113,7 @@ impl VerdictRecord {
     pub fn failure_kind(&self) -> Result<Option<FailureKind>, PluginError> {
         match self.failure {
             0 => Ok(None),
-            c => FailureKind::ALL
-                .get(usize::from(c) - 1)
-                .copied()
+            c => FailureKind::from_code(u32::from(c))
                 .map(Some)
                 .ok_or_else(|| PluginError::BadInput(format!("failure code {c} is outside 0..=8"))),
         }

@@ -58,14 +58,15 @@ pub(crate) fn validation_set_with_progress(
     for &k in &v.agents {
         for &size in &v.sizes {
             let seed = hash(&[v.seed, u64::from(k), u64::from(size)]);
-            jobs.push(GeneratorConfig::square(
-                size,
-                k as usize,
-                v.hole_ratio,
-                v.wait_ratio,
-                v.per_cell,
-                seed,
-            ));
+            jobs.push(
+                GeneratorConfig::default()
+                    .size(size)
+                    .agents(k as usize)
+                    .hole_ratio(v.hole_ratio)
+                    .wait_ratio(v.wait_ratio)
+                    .count(v.per_cell)
+                    .seed(seed),
+            );
         }
     }
     generate_all(&jobs, "validation set", progress)

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use floe_core::engine::InstancePool;
+use floe_core::engine::{InstancePool, Optima};
 use floe_core::rng::{hash, Rng};
 use floe_core::text::count;
 use floe_core::Instance;
@@ -85,7 +85,7 @@ impl Run<'_> {
         let cfg = self.cfg;
         let g = cfg.grpo.group_size;
         let (train, train_ids) = self.round_data(r, &config, replay, designer)?;
-        let pool = InstancePool::new(&train, false)?;
+        let pool = InstancePool::new(&train, Optima::AsStored)?;
         let per_epoch = train.len().div_ceil(cfg.grpo.prompts_per_step);
         let t_stage = Instant::now();
         self.progress.begin(&format!("round {r}"), (per_epoch * cfg.rounds.epochs as usize) as u64);

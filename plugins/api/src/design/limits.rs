@@ -294,7 +294,7 @@ fn make_room(sizes: &mut [SizeConfig], agents: &[u32], notes: &mut Vec<String>) 
     let k = agents.iter().copied().max().unwrap_or(1);
     for s in sizes {
         let fits = |h: f64| {
-            let cfg = floe_core::GeneratorConfig::square(s.size, 1, h, 0.0, 0, 0);
+            let cfg = floe_core::GeneratorConfig::default().size(s.size).agents(1).hole_ratio(h).count(0);
             let cells = s.size * s.size;
             cells - cfg.holes().min(cells) >= 2 * k
         };
