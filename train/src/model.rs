@@ -604,9 +604,12 @@ mod tests {
                 lo.backward();
             }
         });
+        // Float sums in another order: equal to float32's rounding, relative to the gradient's
+        // size (a wrong pairing of answers and prompts differs by the gradient's own size).
         for (a, b) in together.iter().zip(&alone) {
             let diff = (a - b).abs().max().double_value(&[]);
-            assert!(diff < 1e-5, "{diff}");
+            let scale = a.abs().max().double_value(&[]).max(1.0);
+            assert!(diff < 1e-4 * scale, "{diff} of {scale}");
         }
         assert!(together.iter().any(|g| g.abs().sum(Kind::Float).double_value(&[]) > 0.0));
     }
