@@ -11,8 +11,9 @@
 //! 4×4…10×10, 5 on 5×5…10×10, wait ratios 0.25 / 0.5 / 0.75), and the table gives valid /
 //! optimal rates per agent count and per map size (means over seeds, with their standard
 //! errors), the warm start as a row, and each contender's paired difference from `fixed`: over
-//! every (seed, instance) pair, the mean of the difference in outcome, with its standard error,
-//! marked resolved when it is more than [`RESOLVED_SE`] standard errors from 0. `fixed` is
+//! every (seed, instance) pair, the mean of the difference in outcome, with its standard error
+//! (every standard error clustered by seed and by instance: `clustered`), marked resolved when
+//! it is more than [`RESOLVED_SE`] standard errors from 0. `fixed` is
 //! also paired with the warm start: the rounds do measurable work when it beats it by more than
 //! [`ROUNDS_WORK_SE`] standard errors.
 //!
@@ -44,8 +45,9 @@ use crate::run::{self, load_policy, Plugins, RunOptions};
 pub enum Budget {
     /// About half an hour: a short warm start, 3 rounds, 2 seeds, a small paper-shaped suite.
     Small,
-    /// About two hours: enough seeds and suite instances for a paired standard error of about
-    /// 1.5 points on the "all" valid rate.
+    /// About two hours: 10 seeds, so that the paired standard error of the "all" valid rate,
+    /// clustered by seed, comes near 1.5 points (the seeds' spread dominates it: a design's
+    /// final rate moved by 1.4–6 points between seeds in a 3-seed run).
     Medium,
     /// Hours more: longer rounds, more seeds, a larger suite.
     Full,
@@ -68,10 +70,10 @@ impl Budget {
                 Spend { rounds: 3, prompts: 128, seeds: 2, validation_per_cell: 10, suite_per_cell: 2 }
             }
             Budget::Medium => {
-                Spend { rounds: 3, prompts: 384, seeds: 3, validation_per_cell: 20, suite_per_cell: 15 }
+                Spend { rounds: 3, prompts: 384, seeds: 10, validation_per_cell: 20, suite_per_cell: 15 }
             }
             Budget::Full => {
-                Spend { rounds: 4, prompts: 768, seeds: 3, validation_per_cell: 50, suite_per_cell: 30 }
+                Spend { rounds: 4, prompts: 768, seeds: 10, validation_per_cell: 50, suite_per_cell: 30 }
             }
         }
     }
@@ -257,13 +259,17 @@ pub fn run_experiment(
         let p = out.join(name);
         std::fs::write(&p, v.json()).map_err(|e| TrainError::io(&p, e))
     };
-    // Resuming is only sound for the same experiment: finished runs and suite outcomes are reused.
+    // Resuming is only sound for the same experiment: finished runs and suite outcomes are
+    // reused. The seeds may differ: every (contender, seed) run stands alone, so more seeds
+    // extend an experiment and fewer give the table of those alone.
     let recorded = out.join("experiment.json");
     if let Ok(text) = std::fs::read_to_string(&recorded) {
-        if text != erased::Json::json(x) {
+        let same = serde_json::from_str::<Experiment>(&text)
+            .is_ok_and(|r| Experiment { seeds: x.seeds.clone(), ..r } == *x);
+        if !same {
             return Err(TrainError::Input(format!(
-                "{} holds another experiment (a different budget, contenders or seeds): resume it with the \
-                 same command, or give a new output folder",
+                "{} holds another experiment (a different budget or contenders): resume it with the same \
+                 command (any --seeds), or give a new output folder",
                 out.display()
             )));
         }
@@ -285,9 +291,11 @@ pub fn run_experiment(
         progress,
     )?;
     let mut rows: Vec<(String, Outcomes)> = vec![("warm start".into(), vec![warm_out])];
-    for c in &x.contenders {
-        let mut per_seed = Vec::new();
-        for &seed in &x.seeds {
+    // Seed by seed, every contender: an interrupted experiment has as many finished runs of
+    // each, and its finished seeds give a table (`--seeds`).
+    let mut per_contender: Vec<Outcomes> = vec![Vec::new(); x.contenders.len()];
+    for &seed in &x.seeds {
+        for (c, per_seed) in x.contenders.iter().zip(&mut per_contender) {
             let dir = out.join(&c.name).join(format!("seed-{seed}"));
             let cfg = x.run_config(c, seed, &warm);
             progress.line(&format!("experiment: {} with seed {seed}", c.name));
@@ -300,8 +308,8 @@ pub fn run_experiment(
                 progress,
             )?);
         }
-        rows.push((c.name.clone(), per_seed));
     }
+    rows.extend(x.contenders.iter().map(|c| c.name.clone()).zip(per_contender));
     let table = table(x, &suite, &rows);
     let p = out.join("table.md");
     std::fs::write(&p, &table).map_err(|e| TrainError::io(&p, e))?;
@@ -325,23 +333,73 @@ pub const RESOLVED_SE: f64 = 2.0;
 /// count as doing measurable work.
 pub const ROUNDS_WORK_SE: f64 = 3.0;
 
-/// Mean valid and optimal rates (%) of the outcomes whose instance passes `keep`, over seeds,
-/// with their standard errors (over the (seed, instance) outcomes), and the count.
-fn rates(outcomes: &Outcomes, suite: &[&Instance], keep: &dyn Fn(&Instance) -> bool) -> Rates {
-    let (mut v, mut o, mut n) = (0usize, 0usize, 0usize);
-    for seed in outcomes {
-        for (x, inst) in seed.iter().zip(suite) {
-            if keep(inst) {
-                v += usize::from(x.valid);
-                o += usize::from(x.optimal);
-                n += 1;
-            }
-        }
+/// The mean of `x[s][i]` (seed `s`, instance `i`; every seed the same instances) and its
+/// standard error, clustered two ways (Cameron, Gelbach and Miller): by seed, since the outcomes
+/// of one trained model move together (training's variance between seeds), and by instance,
+/// since every seed and contender answers the same suite. The two-way variance is
+/// `V_seed + V_instance − V_iid`, never taken below either one-way variance. With one seed it is
+/// the plain standard error over the instances.
+fn clustered(x: &[Vec<f64>]) -> (f64, f64) {
+    let (seeds, n) = (x.len(), x.first().map_or(0, Vec::len));
+    let total = (seeds * n) as f64;
+    if total == 0.0 {
+        return (0.0, 0.0);
     }
-    let share = |k: usize| k as f64 / n.max(1) as f64;
-    let se = |p: f64| 100.0 * (p * (1.0 - p) / (n.max(2) - 1) as f64).sqrt();
-    let (pv, po) = (share(v), share(o));
-    Rates { valid: 100.0 * pv, valid_se: se(pv), optimal: 100.0 * po, optimal_se: se(po) }
+    let mean = x.iter().flatten().sum::<f64>() / total;
+    // The variance of the mean of independent groups of equal size, from their means.
+    let of_means = |means: &[f64]| {
+        let g = means.len() as f64;
+        if g < 2.0 {
+            return 0.0;
+        }
+        means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (g - 1.0) / g
+    };
+    let seed_means: Vec<f64> = x.iter().map(|s| s.iter().sum::<f64>() / n as f64).collect();
+    let instance_means: Vec<f64> =
+        (0..n).map(|i| x.iter().map(|s| s[i]).sum::<f64>() / seeds as f64).collect();
+    let v_iid = if total < 2.0 {
+        0.0
+    } else {
+        x.iter().flatten().map(|v| (v - mean).powi(2)).sum::<f64>() / (total - 1.0) / total
+    };
+    let (v_seed, v_instance) = (of_means(&seed_means), of_means(&instance_means));
+    let v = (v_seed + v_instance - v_iid).max(v_seed).max(v_instance);
+    (mean, v.sqrt())
+}
+
+/// Per seed, `f` of the outcomes whose instance passes `keep`.
+fn kept(
+    outcomes: &Outcomes,
+    suite: &[&Instance],
+    keep: &dyn Fn(&Instance) -> bool,
+    f: &dyn Fn(usize, usize, &Outcome) -> f64,
+) -> Vec<Vec<f64>> {
+    outcomes
+        .iter()
+        .enumerate()
+        .map(|(s, seed)| {
+            seed.iter()
+                .zip(suite)
+                .enumerate()
+                .filter(|(_, (_, inst))| keep(inst))
+                .map(|(i, (o, _))| f(s, i, o))
+                .collect()
+        })
+        .collect()
+}
+
+/// Mean valid and optimal rates (%) over seeds of the outcomes whose instance passes `keep`,
+/// with their standard errors ([`clustered`]).
+fn rates(outcomes: &Outcomes, suite: &[&Instance], keep: &dyn Fn(&Instance) -> bool) -> Rates {
+    let (valid, valid_se) = clustered(&kept(outcomes, suite, keep, &|_, _, o| f64::from(u8::from(o.valid))));
+    let (optimal, optimal_se) =
+        clustered(&kept(outcomes, suite, keep, &|_, _, o| f64::from(u8::from(o.optimal))));
+    Rates {
+        valid: 100.0 * valid,
+        valid_se: 100.0 * valid_se,
+        optimal: 100.0 * optimal,
+        optimal_se: 100.0 * optimal_se,
+    }
 }
 
 /// Rates (%) and their standard errors (points).
@@ -354,8 +412,8 @@ struct Rates {
 }
 
 /// Mean and standard error (percentage points) of the paired differences `a − b`, pairing each
-/// seed's outcome on each instance; `b` with one seed is paired with every seed of `a` (the
-/// shared warm start).
+/// seed's outcome on each instance ([`clustered`]: by seed and by instance); `b` with one seed
+/// is paired with every seed of `a` (the shared warm start).
 fn paired(
     a: &Outcomes,
     b: &Outcomes,
@@ -363,19 +421,48 @@ fn paired(
     keep: &dyn Fn(&Instance) -> bool,
     f: fn(&Outcome) -> bool,
 ) -> (f64, f64) {
-    let mut d = Vec::new();
-    for (s, sa) in a.iter().enumerate() {
-        let sb = if b.len() == 1 { &b[0] } else { &b[s] };
-        for ((x, y), inst) in sa.iter().zip(sb).zip(suite) {
-            if keep(inst) {
-                d.push(f64::from(u8::from(f(x))) - f64::from(u8::from(f(y))));
-            }
-        }
+    let d = kept(a, suite, keep, &|s, i, x| {
+        let y = if b.len() == 1 { &b[0][i] } else { &b[s][i] };
+        f64::from(u8::from(f(x))) - f64::from(u8::from(f(y)))
+    });
+    let (mean, se) = clustered(&d);
+    (100.0 * mean, 100.0 * se)
+}
+
+/// Mean and standard error (percentage points) of the paired differences `a − b` over every
+/// (seed, instance) pair, `a[s][i]` being seed `s`'s outcome on instance `i`: the table's "all"
+/// column (`clustered` by seed and by instance). A side with a single seed is paired with
+/// every seed of the other (the shared warm start). `floe experiment`'s chart draws these.
+///
+/// # Errors
+/// No outcomes, or sides whose seeds or instances do not pair up.
+pub fn paired_difference(a: &[Vec<bool>], b: &[Vec<bool>]) -> Result<(f64, f64), String> {
+    let seeds = a.len().max(b.len());
+    if a.is_empty()
+        || b.is_empty()
+        || (a.len() != seeds && a.len() != 1)
+        || (b.len() != seeds && b.len() != 1)
+    {
+        return Err(format!("{} seeds against {}: they do not pair up", a.len(), b.len()));
     }
-    let n = d.len().max(1) as f64;
-    let mean = d.iter().sum::<f64>() / n;
-    let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-    (100.0 * mean, 100.0 * (var / n).sqrt())
+    let mut d = Vec::with_capacity(seeds);
+    for s in 0..seeds {
+        let (x, y) = (&a[s.min(a.len() - 1)], &b[s.min(b.len() - 1)]);
+        if x.len() != y.len() {
+            return Err(format!("{} outcomes against {}: not the same suite", x.len(), y.len()));
+        }
+        d.push(
+            x.iter()
+                .zip(y)
+                .map(|(&x, &y)| f64::from(u8::from(x)) - f64::from(u8::from(y)))
+                .collect::<Vec<_>>(),
+        );
+    }
+    if d[0].is_empty() {
+        return Err("no outcomes to pair".into());
+    }
+    let (mean, se) = clustered(&d);
+    Ok((100.0 * mean, 100.0 * se))
 }
 
 /// A table's header row for the agent counts and "all".
@@ -412,7 +499,9 @@ pub fn table(x: &Experiment, suite: &[&Instance], rows: &[(String, Outcomes)]) -
         x.rounds,
         x.base.rounds.samples
     );
-    s.push_str("Valid % / optimal %, ± standard error over the (seed, instance) outcomes:\n\n");
+    s.push_str(
+        "Valid % / optimal %, ± standard error clustered by seed and by instance (training's variance between seeds counts):\n\n",
+    );
     s.push_str(&header("contender", &agents, &["all"]));
     for (name, o) in rows {
         s.push_str(&format!("| {name} |"));
@@ -536,47 +625,56 @@ mod tests {
             ("engineer".to_string(), vec![some, none]),
         ];
         let t = table(&x, &suite, &rows);
-        // Valid over 3-agent pairs: 2 of 2·three differences are 1, the rest 0.
-        let n = (2 * three) as f64;
-        let mean = 2.0 / n;
-        let se = ((2.0 * (1.0 - mean).powi(2) + (n - 2.0) * mean.powi(2)) / (n - 1.0) / n).sqrt();
-        let (m1, s1) = (1.0 / n, ((1.0 - 1.0 / n).powi(2) + (n - 1.0) * (1.0 / n).powi(2)) / (n - 1.0) / n);
-        let want = format!(
-            "| engineer | {:+.2} ± {:.2} / {:+.2} ± {:.2} |",
-            100.0 * mean,
-            100.0 * se,
-            100.0 * m1,
-            100.0 * s1.sqrt()
-        );
-        assert!(t.contains(&want), "{want}\n{t}");
-        // The means per agent count, over seeds: (2 / three) / 2 valid for 3 agents, with the
-        // binomial standard error over the 2·three outcomes.
-        let (pv, po) = (1.0 / three as f64, 0.5 / three as f64);
-        let se_of = |p: f64| 100.0 * (p * (1.0 - p) / (n - 1.0)).sqrt();
-        let want = format!(
-            "| engineer | {:.2} ± {:.2} / {:.2} ± {:.2} |",
-            100.0 * pv,
-            se_of(pv),
-            100.0 * po,
-            se_of(po)
-        );
-        assert!(t.contains(&want), "{want}\n{t}");
+        // Worked by hand (clustered): 4 three-agent instances and 2 four-agent ones.
+        assert_eq!((three, suite.len()), (4, 6));
+        // The engineer's 3-agent valid outcomes are [1 1 0 0] with seed 0, [0 0 0 0] with seed
+        // 1: mean 1/4. Between seeds, means 1/2 and 0: V_seed = (1/16 + 1/16) / 1 / 2 = 1/16.
+        // Between instances, means [1/2 1/2 0 0]: V_instance = (4/16) / 3 / 4 = 1/48. Each
+        // outcome alone: V_iid = (2·9/16 + 6/16) / 7 / 8 = 3/112. Two-way: 1/16 + 1/48 − 3/112
+        // = 0.0565 < V_seed, so V_seed: a standard error of 1/4. Optimal ([1 0 0 0] and zeros,
+        // mean 1/8): V_seed = 1/64, V_instance = (9/64 + 3/64) / 3 / 4 = 1/64, V_iid = (49/64 +
+        // 7/64) / 7 / 8 = 1/64: two-way 1/64, a standard error of 1/8. fixed solves nothing, so
+        // the rates and the differences from fixed agree.
+        assert!(t.contains("| engineer | +25.00 ± 25.00 / +12.50 ± 12.50 |"), "{t}");
+        assert!(t.contains("| engineer | 25.00 ± 25.00 / 12.50 ± 12.50 |"), "{t}");
         assert!(t.contains("| warm start | 0.00 ± 0.00 / 0.00 ± 0.00 | 0.00 ± 0.00 / 0.00 ± 0.00 |"), "{t}");
         assert!(!t.contains("| warm start | +"), "the warm start is not paired with fixed: {t}");
         // fixed solves nothing, like the warm start: the rounds are not shown to work.
         assert!(t.contains("| fixed − warm start | +0.00 ± 0.00 / +0.00 ± 0.00 |"), "{t}");
         assert!(t.contains(" no (0.0 SE) |"), "{t}");
-        // The engineer's "all" difference and whether it is resolved.
-        let all = suite.len() as f64 * 2.0;
-        let (d, sd) = (
-            2.0 / all,
-            ((2.0 * (1.0 - 2.0 / all).powi(2) + (all - 2.0) * (2.0 / all).powi(2)) / (all - 1.0) / all)
-                .sqrt(),
-        );
-        let verdict = if d > RESOLVED_SE * sd { "yes, better" } else { "no" };
+        // "all", 6 instances: valid [1 1 0 0 0 0] and zeros, mean 1/6; V_seed = 2·(1/6)² / 2 =
+        // 1/36, V_instance = (2·(1/3)² + 4·(1/6)²) / 5 / 6 = 1/90, V_iid = (2·(5/6)² + 10·(1/6)²)
+        // / 11 / 12 = 5/396; two-way 0.02626 < 1/36: a standard error of 1/6 (outcomes taken as
+        // independent, 0.112). Optimal: V_seed = V_instance = V_iid = 1/144, 1/12. A difference
+        // of one standard error: not resolved.
+        assert!(t.contains("| +16.67 ± 16.67 / +8.33 ± 8.33 |"), "{t}");
+        assert!(t.lines().any(|l| l.starts_with("| engineer | +") && l.ends_with(" no |")), "{t}");
+        // One seed: the plain standard error over instances (the warm start's row).
+        let (m, se) = clustered(&[vec![1.0, 0.0, 0.0, 0.0]]);
+        assert!((m - 0.25).abs() < 1e-12 && (se - (0.25f64 * 0.75 / 3.0).sqrt()).abs() < 1e-12, "{se}");
+    }
+
+    #[test]
+    fn paired_differences_by_hand() {
+        // Two seeds of 2 instances against one seed (paired with both): differences [1 0] and
+        // [0 -1], mean 0. Seed means 1/2 and -1/2: V_seed = (1/4 + 1/4) / 1 / 2 = 1/4; instance
+        // means likewise, V_instance = 1/4; V_iid = 2 / 3 / 4 = 1/6: two-way 1/3.
+        let a = vec![vec![true, true], vec![false, false]];
+        let b = vec![vec![false, true]];
+        let (m, se) = paired_difference(&a, &b).expect("pairs");
+        assert!(m.abs() < 1e-12);
+        assert!((se - 100.0 * (1.0f64 / 3.0).sqrt()).abs() < 1e-9, "{se}");
+        let (m, _) = paired_difference(&b, &a).expect("pairs");
+        assert!(m.abs() < 1e-12);
+        // One seed: the plain standard error over the instances.
+        let (m, se) = paired_difference(&[vec![true, true]], &[vec![false, true]]).expect("pairs");
+        assert_eq!((m, se), (50.0, 50.0));
+        assert!(paired_difference(&a, &[vec![true]]).is_err(), "suites of different sizes");
         assert!(
-            t.lines().any(|l| l.starts_with("| engineer | +") && l.ends_with(&format!(" {verdict} |"))),
-            "{verdict}\n{t}"
+            paired_difference(&a, &[vec![true, true], vec![true, true], vec![true, true]]).is_err(),
+            "2 seeds against 3"
         );
+        assert!(paired_difference(&[], &b).is_err());
+        assert!(paired_difference(&[vec![]], &[vec![]]).is_err());
     }
 }

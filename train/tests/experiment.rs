@@ -1,6 +1,7 @@
 //! `floe experiment` end to end on a tiny budget: one shared warm start, two contenders (`fixed`
 //! and the `rules` engineer) from it, the suite evaluation, the table; the same call resumes
-//! without training again, and a folder of another experiment is refused.
+//! without training again, and a folder of another experiment (other than in its seeds) is
+//! refused.
 
 mod common;
 
@@ -64,10 +65,12 @@ fn an_experiment_runs_resumes_and_refuses_a_folder_of_another() {
     assert_eq!(std::fs::read_to_string(&steps).unwrap(), before);
     // Another experiment in the same folder would mix runs: refused, and nothing changes.
     let mut other = x.clone();
+    other.rounds += 1;
     other.seeds = vec![0, 1];
     match run_experiment(&other, dir.path(), &resolve, &silent) {
         Err(TrainError::Input(m)) => assert!(m.contains("holds another experiment"), "{m}"),
         r => panic!("{r:?}"),
     }
     assert!(!dir.path().join("fixed/seed-1").exists());
+    assert_eq!(std::fs::read_to_string(&steps).unwrap(), before);
 }

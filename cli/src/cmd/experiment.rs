@@ -130,7 +130,7 @@ fn differences(x: &Experiment, out: &Path) -> Result<Option<(Vec<Difference>, us
     let fixed = outcomes(&seeds("fixed"))?;
     let row = |name: &str, o: &[Vec<Outcome>], reference: bool| -> Result<Difference, CliError> {
         let pair = |f: fn(&Outcome) -> bool| {
-            chart::paired(&flags(o, f), &flags(&fixed, f))
+            floe_train::experiment::paired_difference(&flags(o, f), &flags(&fixed, f))
                 .map_err(|e| CliError::Failed(format!("{}: {name} against fixed: {e}", out.display())))
         };
         Ok(Difference {

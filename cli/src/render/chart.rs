@@ -3,8 +3,9 @@
 //! the optimal rate below: a bar for the mean difference and whiskers of ±2 standard errors (the
 //! table's "resolved" threshold), green where the difference is resolved better, red where
 //! resolved worse, blue-grey where not resolved; the warm start, paired the same way, in light
-//! grey (how far `fixed`'s rounds took it). The numbers are the table's: the mean over every
-//! (seed, instance) pair of the difference in outcome, and its standard error.
+//! grey (how far `fixed`'s rounds took it). The numbers are the table's
+//! (`floe_train::experiment::paired_difference`): the mean over every (seed, instance) pair of
+//! the difference in outcome, and its standard error clustered by seed and by instance.
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -28,38 +29,6 @@ pub struct Difference {
     pub optimal: (f64, f64),
     /// A reference row (the warm start), not a contender.
     pub reference: bool,
-}
-
-/// Mean and standard error (percentage points) of the paired differences `a − b` over every
-/// (seed, instance) pair: `a[s][i]` is seed `s`'s outcome on instance `i`. A side with a single
-/// seed is paired with every seed of the other (the shared warm start).
-///
-/// # Errors
-/// No outcomes, or sides whose seeds or instances do not pair up.
-pub fn paired(a: &[Vec<bool>], b: &[Vec<bool>]) -> Result<(f64, f64), String> {
-    let seeds = a.len().max(b.len());
-    if a.is_empty()
-        || b.is_empty()
-        || (a.len() != seeds && a.len() != 1)
-        || (b.len() != seeds && b.len() != 1)
-    {
-        return Err(format!("{} seeds against {}: they do not pair up", a.len(), b.len()));
-    }
-    let mut d = Vec::new();
-    for s in 0..seeds {
-        let (x, y) = (&a[s.min(a.len() - 1)], &b[s.min(b.len() - 1)]);
-        if x.len() != y.len() {
-            return Err(format!("{} outcomes against {}: not the same suite", x.len(), y.len()));
-        }
-        d.extend(x.iter().zip(y).map(|(&x, &y)| f64::from(u8::from(x)) - f64::from(u8::from(y))));
-    }
-    if d.is_empty() {
-        return Err("no outcomes to pair".into());
-    }
-    let n = d.len() as f64;
-    let mean = d.iter().sum::<f64>() / n;
-    let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-    Ok((100.0 * mean, 100.0 * (var / n).sqrt()))
 }
 
 /// A bar's colour: a reference row, not resolved, resolved better or resolved worse.
@@ -249,26 +218,5 @@ mod tests {
         assert!(png("t", &[]).is_err());
         changed[1].optimal.1 = f64::INFINITY;
         assert!(png("t", &changed).unwrap_err().contains("difficulty-scaling"));
-    }
-
-    #[test]
-    fn paired_differences_by_hand() {
-        // Two seeds of 2 instances against one seed (paired with both): differences 1, 0, 0, -1.
-        let a = vec![vec![true, true], vec![false, false]];
-        let b = vec![vec![false, true]];
-        let (m, se) = paired(&a, &b).expect("pairs");
-        assert!(m.abs() < 1e-12);
-        // Variance (1 + 0 + 0 + 1) / 3, standard error sqrt(2/3 / 4).
-        assert!((se - 100.0 * (2.0f64 / 3.0 / 4.0).sqrt()).abs() < 1e-9, "{se}");
-        let (m, _) = paired(&b, &a).expect("pairs");
-        assert!(m.abs() < 1e-12);
-        let (m, se) = paired(&[vec![true, true]], &[vec![false, true]]).expect("pairs");
-        assert_eq!((m, se), (50.0, 50.0));
-        assert!(paired(&a, &[vec![true]]).is_err(), "suites of different sizes");
-        assert!(
-            paired(&a, &[vec![true, true], vec![true, true], vec![true, true]]).is_err(),
-            "2 seeds against 3"
-        );
-        assert!(paired(&[], &b).is_err());
     }
 }
