@@ -3,8 +3,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use clap::builder::TypedValueParser as _;
 use floe_core::engine::gpu::{GpuEngine, GpuVerifier};
-use floe_core::engine::open::shared_gpu_context;
+use floe_core::engine::open::{shared_gpu_context, Backend};
 use floe_core::engine::{
     event, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool, ObsFormat,
     Optima, PlanBatch, StepBuffers, VerifyOut,
@@ -59,7 +60,12 @@ pub struct Args {
     #[arg(long, default_value_t = 64)]
     pool: usize,
     /// Backends to measure: `cpu`, `gpu` (wgpu; needs an adapter, lavapipe counts).
-    #[arg(long, value_delimiter = ',', default_values_t = [Backend::Cpu])]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_values_t = [Backend::Cpu],
+        value_parser = clap::builder::PossibleValuesParser::new(["cpu", "gpu"]).try_map(|s| s.parse::<Backend>())
+    )]
     backends: Vec<Backend>,
     /// GPU: steps per submission (no host round-trip between them).
     #[arg(long, default_value_t = 16)]
@@ -70,21 +76,6 @@ pub struct Args {
     memory: bool,
     #[command(flatten)]
     sweep: sweep::SweepArgs,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Backend {
-    Cpu,
-    Gpu,
-}
-
-impl std::fmt::Display for Backend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Backend::Cpu => "cpu",
-            Backend::Gpu => "gpu",
-        })
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -133,7 +133,6 @@ pub enum OpenError {
 /// See [`OpenError`].
 pub fn open(spec: &EngineSpec, pool: Arc<InstancePool>) -> Result<Box<dyn Engine>, OpenError> {
     let cfg = spec.config.clone();
-    cfg.validate().map_err(|e| OpenError::Config(e.to_string()))?;
     match spec.backend {
         Backend::Cpu => {
             let engine = CpuEngine::new(cfg, pool).map_err(|e| OpenError::Config(e.to_string()))?;
@@ -143,12 +142,13 @@ pub fn open(spec: &EngineSpec, pool: Arc<InstancePool>) -> Result<Box<dyn Engine
     }
 }
 
-/// The GPU backend's own limits on a configuration and a pool: range errors, so
-/// [`OpenError::Config`], found before any adapter is looked for (a host without a GPU gets the
-/// same answer as one with).
+/// Every range error of a configuration and a pool on the GPU (the configuration's own, then
+/// the backend's limits): [`OpenError::Config`], found before any adapter is looked for (a host
+/// without a GPU gets the same answer as one with). The CPU engine checks its own in `new`.
 #[cfg_attr(not(feature = "gpu"), allow(dead_code))]
 fn gpu_limits(cfg: &EnvConfig, pool: &InstancePool) -> Result<(), OpenError> {
     use super::shaders::{GPU_MAX_AGENTS, GPU_MAX_RADIUS};
+    cfg.validate().map_err(|e| OpenError::Config(e.to_string()))?;
     if cfg.obs_radius > GPU_MAX_RADIUS {
         return Err(OpenError::Config(format!(
             "obs_radius {} is over the GPU backend's limit of {GPU_MAX_RADIUS}",
