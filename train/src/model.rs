@@ -237,6 +237,23 @@ fn relations(q_rank: &Tensor, q_time: &Tensor, k_rank: &Tensor, k_time: &Tensor,
     agent * TIME_RELATIONS + time
 }
 
+/// Scaled dot-product attention with an additive mask, `[B, H, Lq, d_head]`, as libtorch's
+/// `scaled_dot_product_attention` computes it, to the bit. With a learned mask (training) that
+/// function takes its composite path: `q` and `k` each scaled by the root of the scale, the mask
+/// added, a softmax that also checks every row for one with no visible key, the values. Here
+/// that path runs without the check, which cannot fire (a query always sees itself:
+/// [`Policy::bias`]) and cost a few percent of a training step. Without gradients libtorch's
+/// fused kernel runs, as before.
+fn attention(q: &Tensor, k: &Tensor, v: &Tensor, bias: &Tensor) -> Tensor {
+    if !bias.requires_grad() {
+        return Tensor::scaled_dot_product_attention::<&Tensor>(q, k, v, Some(bias), 0.0, false, None, false);
+    }
+    let root = (1.0 / (q.size()[3] as f64).sqrt()).sqrt();
+    let mut scores = (q * root).matmul(&(k.transpose(-2, -1) * root));
+    let _ = scores.g_add_(bias);
+    scores.softmax(-1, Kind::Float).matmul(v)
+}
+
 /// The policy network and the variables it lives in.
 #[derive(Debug)]
 pub struct Policy {
@@ -380,8 +397,7 @@ impl Policy {
             (x.shallow_clone(), q.shallow_clone(), bias.shallow_clone())
         };
         let (b, lq, d) = x.size3().expect("3-d");
-        let y =
-            Tensor::scaled_dot_product_attention::<&Tensor>(&q, k, v, Some(&bias), 0.0, false, None, false);
+        let y = attention(&q, k, v, &bias);
         let x = &x + blk.proj.forward(&y.transpose(1, 2).contiguous().view([b, lq, d]));
         &x + blk.fc2.forward(&blk.fc1.forward(&blk.ln2.forward(&x)).gelu("none"))
     }
@@ -650,6 +666,35 @@ mod tests {
             [(&first.get(0), &a1), (&first.get(1), &b1), (&second.get(0), &a2), (&second.get(1), &b2)]
         {
             assert!((x - y).abs().max().double_value(&[]) < 1e-5);
+        }
+    }
+
+    #[test]
+    fn attention_is_libtorchs_to_the_bit_forward_and_backward() {
+        tch::manual_seed(3);
+        let (b, h, lq, lk, dh) = (8, 4, 40, 120, 32);
+        let q = Tensor::randn([b, h, lq, dh], (Kind::Float, Device::Cpu)).set_requires_grad(true);
+        let k = Tensor::randn([b, h, lk, dh], (Kind::Float, Device::Cpu)).set_requires_grad(true);
+        let v = Tensor::randn([b, h, lk, dh], (Kind::Float, Device::Cpu)).set_requires_grad(true);
+        // A learned bias, -inf on some keys but never on a whole row (the query's own key).
+        let hidden = Tensor::rand([b, 1, lq, lk], (Kind::Float, Device::Cpu)).lt(0.3);
+        let own = Tensor::ones([lq, lk], (Kind::Bool, Device::Cpu)).triu(lk - lq).tril(lk - lq);
+        let hidden = hidden.logical_and(&own.logical_not());
+        let w = Tensor::randn([b, h, lq, lk], (Kind::Float, Device::Cpu)).set_requires_grad(true);
+        let bias = (&w * 1.0).masked_fill(&hidden, f64::NEG_INFINITY);
+        let ours = attention(&q, &k, &v, &bias);
+        let theirs =
+            Tensor::scaled_dot_product_attention::<&Tensor>(&q, &k, &v, Some(&bias), 0.0, false, None, false);
+        assert!(
+            ours.equal(&theirs),
+            "forward differs by {}",
+            (&ours - &theirs).abs().max().double_value(&[])
+        );
+        let g = Tensor::randn(ours.size(), (Kind::Float, Device::Cpu));
+        let grads =
+            |y: &Tensor| Tensor::run_backward(&[(y * &g).sum(Kind::Float)], &[&q, &k, &v, &w], true, false);
+        for (a, b) in grads(&ours).iter().zip(grads(&theirs).iter()) {
+            assert!(a.equal(b), "a gradient differs by {}", (a - b).abs().max().double_value(&[]));
         }
     }
 
