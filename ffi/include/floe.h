@@ -104,48 +104,6 @@ typedef struct floe_plugin floe_plugin;
 typedef struct floe_pool floe_pool;
 
 /*
- The length of every buffer, in elements, from [`floe_engine_sizes`].
- */
-typedef struct floe_buffer_sizes {
-  /*
-   B, environments.
-   */
-  size_t num_envs;
-  /*
-   K, agent slots per environment.
-   */
-  size_t max_agents;
-  /*
-   Bytes of one agent's observation.
-   */
-  size_t obs_stride;
-  /*
-   `B·K` action bytes for `floe_engine_step`.
-   */
-  size_t actions;
-  /*
-   `B·K·obs_stride` bytes of `obs` and of `final_obs`.
-   */
-  size_t obs;
-  /*
-   `B·K`: `rewards`, `events`, and the agent records of `floe_engine_state`.
-   */
-  size_t agents;
-  /*
-   `B`: `terminated`, `truncated`, `info`, and the environment records of `floe_engine_state`.
-   */
-  size_t envs;
-  /*
-   S, the side of one global-state plane.
-   */
-  size_t global_side;
-  /*
-   `B·3·S·S` bytes of `floe_engine_global_state`.
-   */
-  size_t global_state;
-} floe_buffer_sizes;
-
-/*
  The caller's output buffers for one call: seven arrays with their lengths in elements (the
  lengths `floe_engine_sizes` gives). The arrays must not overlap. They are written only during
  the call; the engine keeps no pointer to them.
@@ -307,7 +265,7 @@ floe_status floe_engine_new(const struct floe_pool *pool,
  Pointer arguments are NULL or valid for the reads and writes described above, for the
  duration of the call; strings are NUL-terminated; handles come from this library.
  */
-floe_status floe_engine_sizes(const struct floe_engine *engine, struct floe_buffer_sizes *out);
+floe_status floe_engine_sizes(const struct floe_engine *engine, floe_buffer_sizes *out);
 
 /*
  The backend in use: `"cpu"`, or `"gpu (<adapter>)"`. `*out` is the caller's

@@ -26,46 +26,6 @@ impl Handle for floe_engine {
     const KIND: Kind = Kind::Engine;
 }
 
-/// The length of every buffer, in elements, from [`floe_engine_sizes`].
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct floe_buffer_sizes {
-    /// B, environments.
-    pub num_envs: usize,
-    /// K, agent slots per environment.
-    pub max_agents: usize,
-    /// Bytes of one agent's observation.
-    pub obs_stride: usize,
-    /// `B·K` action bytes for `floe_engine_step`.
-    pub actions: usize,
-    /// `B·K·obs_stride` bytes of `obs` and of `final_obs`.
-    pub obs: usize,
-    /// `B·K`: `rewards`, `events`, and the agent records of `floe_engine_state`.
-    pub agents: usize,
-    /// `B`: `terminated`, `truncated`, `info`, and the environment records of `floe_engine_state`.
-    pub envs: usize,
-    /// S, the side of one global-state plane.
-    pub global_side: usize,
-    /// `B·3·S·S` bytes of `floe_engine_global_state`.
-    pub global_state: usize,
-}
-
-impl From<BufferSizes> for floe_buffer_sizes {
-    fn from(s: BufferSizes) -> Self {
-        Self {
-            num_envs: s.num_envs,
-            max_agents: s.max_agents,
-            obs_stride: s.obs_stride,
-            actions: s.actions,
-            obs: s.obs,
-            agents: s.agents,
-            envs: s.envs,
-            global_side: s.global_side,
-            global_state: s.global_state,
-        }
-    }
-}
-
 /// The caller's output buffers for one call: seven arrays with their lengths in elements (the
 /// lengths `floe_engine_sizes` gives). The arrays must not overlap. They are written only during
 /// the call; the engine keeps no pointer to them.
@@ -221,15 +181,12 @@ fn with_engine<T>(engine: *const floe_engine, f: impl FnOnce(&mut dyn Engine) ->
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
 /// duration of the call; strings are NUL-terminated; handles come from this library.
 #[no_mangle]
-pub unsafe extern "C" fn floe_engine_sizes(
-    engine: *const floe_engine,
-    out: *mut floe_buffer_sizes,
-) -> floe_status {
+pub unsafe extern "C" fn floe_engine_sizes(engine: *const floe_engine, out: *mut BufferSizes) -> floe_status {
     guard(|| {
         check_out(out, "out")?;
         let sizes = with_engine(engine, |e| Ok(e.sizes()))?;
         // SAFETY: checked not NULL; writable by the caller's contract.
-        unsafe { write_out(out, sizes.into(), "out") }
+        unsafe { write_out(out, sizes, "out") }
     })
 }
 

@@ -65,7 +65,7 @@ fn stepping_through_the_c_api_matches_the_rust_api() {
         let mut engine: *mut floe_engine = ptr::null_mut();
         // SAFETY: live pool, valid string and out-pointer.
         ok(unsafe { floe_engine_new(pool, cfg.as_ptr(), &mut engine) });
-        let mut sizes = floe_buffer_sizes::default();
+        let mut sizes = floe_core::engine::BufferSizes::default();
         // SAFETY: live engine, valid out-pointer.
         ok(unsafe { floe_engine_sizes(engine, &mut sizes) });
 
@@ -131,7 +131,7 @@ fn misuse_is_a_status_and_a_message_never_a_crash() {
     };
     assert!(msg().contains("pool"), "{}", msg());
     // Stepping before reset, with buffers that overlap.
-    let mut sizes = floe_buffer_sizes::default();
+    let mut sizes = floe_core::engine::BufferSizes::default();
     // SAFETY: valid arguments.
     ok(unsafe { floe_engine_sizes(engine, &mut sizes) });
     let mut b = Buffers {

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::ptr;
 
 use floe::*;
-use floe_core::engine::{AgentRecord, EnvRecord, VerifyOut};
+use floe_core::engine::{AgentRecord, BufferSizes, EnvRecord, VerifyOut};
 use floe_plugin_api::{ReplayRecord, ReplayRequest, StepOutcome, VerdictRecord};
 
 /// What the headers say: every `FLOE_STATUS_*` code, and per function of floe.h that returns a
@@ -123,7 +123,7 @@ const INSTANCE: &str = r#"{"grid": ["FFF", "FHF", "FFF"], "agents": [{"start": [
 
 /// Buffers of the lengths `floe_engine_sizes` gives (leaked: they outlive the cases).
 fn buffers(engine: *mut floe_engine) -> floe_step_buffers {
-    let mut s = floe_buffer_sizes::default();
+    let mut s = BufferSizes::default();
     // SAFETY: a live engine and a writable struct.
     ok(unsafe { floe_engine_sizes(engine, &mut s) }, "sizes");
     floe_step_buffers {
@@ -232,7 +232,7 @@ fn cases() -> Vec<Case> {
     let out_str = boxed(ptr::null_mut::<c_char>());
     let out_usize = boxed(0usize);
     let out_u32 = boxed(0u32);
-    let out_sizes = boxed(floe_buffer_sizes::default());
+    let out_sizes = boxed(BufferSizes::default());
     let out_info = boxed(floe_instance_info { width: 0, height: 0, num_agents: 0, optimal_soc: 0 });
     let out_verdict = boxed(VerifyOut::default());
     let record = VerdictRecord {

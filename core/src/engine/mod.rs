@@ -175,26 +175,28 @@ impl RawState {
     }
 }
 
-/// The length of every buffer of a step, in elements, for a configuration and pool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The length of every buffer of a step, in elements, for a configuration and pool. The C API
+/// hands out this struct itself: `floe_buffer_sizes` of `floe_types.h`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BufferSizes {
-    /// B.
+    /// B, environments.
     pub num_envs: usize,
     /// K, agent slots per environment.
     pub max_agents: usize,
-    /// Bytes of one agent's observation ([`ObsFormat::stride`]; 0 with [`ObsFormat::None`]).
+    /// Bytes of one agent's observation (0 with the observation format "none").
     pub obs_stride: usize,
-    /// `B·K` action codes.
+    /// `B·K` action codes for a step.
     pub actions: usize,
-    /// `B·K·obs_stride` bytes (also `final_obs`).
+    /// `B·K·obs_stride` bytes of `obs` and of `final_obs`.
     pub obs: usize,
-    /// `B·K` (rewards and events).
+    /// `B·K`: `rewards`, `events`, and the agent records of the state.
     pub agents: usize,
-    /// `B` (terminated, truncated, info).
+    /// `B`: `terminated`, `truncated`, `info`, and the environment records of the state.
     pub envs: usize,
-    /// S, the pool's largest side.
+    /// S, the pool's largest side: the side of one global-state plane.
     pub global_side: usize,
-    /// `B·3·S·S` bytes of [`Engine::global_state`].
+    /// `B·3·S·S` bytes of the global state.
     pub global_state: usize,
 }
 

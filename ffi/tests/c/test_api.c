@@ -46,6 +46,7 @@ static void test_version(void) {
     CHECK(sizeof(floe_verdict) == 32);
     CHECK(sizeof(floe_env_record) == 24);
     CHECK(sizeof(floe_agent_record) == 12);
+    CHECK(sizeof(floe_buffer_sizes) == 9 * sizeof(size_t));
     floe_string_free(NULL);
 }
 

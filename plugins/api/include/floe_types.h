@@ -103,7 +103,8 @@ typedef struct floe_replay_request {
 } floe_replay_request;
 
 /* ---- Records of the batched engine and verifier (floe.h); the layouts of floe-core's
- * `engine::layout` structs (EnvInfo, EnvRecord, AgentRecord, VerifyOut). ---- */
+ * `engine::layout` structs (EnvInfo, EnvRecord, AgentRecord, VerifyOut) and of its
+ * `engine::BufferSizes`. ---- */
 
 /* floe_env_info.outcome: FLOE_OUTCOME_* (floe.h). One per environment after a step, about the
  * episode that ran in it (the one that ended, when it ended). 16 bytes. */
@@ -128,6 +129,19 @@ typedef struct floe_agent_record {
     uint32_t row, col; /* its cell (its last cell once it dropped out; 0 in padding slots) */
     uint32_t active;   /* 1 while it takes part in the episode */
 } floe_agent_record;
+
+/* The length of every buffer of a step, in elements (floe_engine_sizes). 9 size_t. */
+typedef struct floe_buffer_sizes {
+    size_t num_envs;     /* B, environments */
+    size_t max_agents;   /* K, agent slots per environment */
+    size_t obs_stride;   /* bytes of one agent's observation (0 with "obs_format": "none") */
+    size_t actions;      /* B*K action bytes for floe_engine_step */
+    size_t obs;          /* B*K*obs_stride bytes of obs and of final_obs */
+    size_t agents;       /* B*K: rewards, events, and the agent records of floe_engine_state */
+    size_t envs;         /* B: terminated, truncated, info, and the environment records of floe_engine_state */
+    size_t global_side;  /* S, the pool's largest side: the side of one global-state plane */
+    size_t global_state; /* B*3*S*S bytes of floe_engine_global_state */
+} floe_buffer_sizes;
 
 /* One plan's verdict (floe_verify_plan). 32 bytes. */
 typedef struct floe_verdict {
