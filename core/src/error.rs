@@ -1,6 +1,13 @@
-//! Error types for malformed instances and plans.
+//! Error types for malformed instances and plans, and the words of floe's messages.
 
 use thiserror::Error;
+
+/// `n` and a noun, singular for one: `count(1, "hole", "holes")` is `"1 hole"`.
+#[must_use]
+pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
 
 /// An instance that breaks the rules of MAPF-FrozenLake or cannot be read.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]

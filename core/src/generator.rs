@@ -13,11 +13,11 @@
 use rayon::prelude::*;
 use thiserror::Error;
 
+use crate::error::count;
 use crate::grid::{Cell, Grid, UNREACHABLE};
 use crate::instance::{Agent, Instance};
 use crate::rng::Rng;
 use crate::solver::{solve, Solution, SolveError, SolverConfig};
-use crate::text::count;
 
 /// The largest map side the generator makes.
 pub const MAX_SIDE: u32 = 256;

@@ -185,13 +185,12 @@ impl Grid {
     }
 
     /// The frozen cells reachable from `c` in one step, waiting included, in action-code order:
-    /// the steps [`crate::rules::agent_fault`] lets through.
+    /// on the grid and not a hole, exactly the steps that `rules::agent_fault` lets through (a
+    /// test of `rules` holds the two together).
     pub fn successors(&self, c: Cell) -> impl Iterator<Item = (Move, Cell)> + '_ {
-        Move::ALL.into_iter().filter_map(move |m| {
-            let to = self.step(c, m);
-            let fault = crate::rules::agent_fault(to.is_none(), false, to.is_some_and(|n| self.is_hole(n)));
-            to.filter(|_| fault.is_none()).map(|n| (m, n))
-        })
+        Move::ALL
+            .into_iter()
+            .filter_map(move |m| self.step(c, m).filter(|&n| !self.is_hole(n)).map(|n| (m, n)))
     }
 
     /// Breadth-first distances (in moves) from `source` to every cell over frozen cells;

@@ -3,7 +3,7 @@
 //! The rules of MAPF-FrozenLake, implemented once: grids of frozen cells and holes, agents with
 //! distinct starts and goals, the five moves, conflicts, costs ([`rules`]); an exactly optimal
 //! conflict-based search solver ([`solver`]); a plan verifier that names the first failure
-//! ([`verify`]); the paper's text forms ([`text`]); a deterministic instance generator and the
+//! ([`verify`], in the vocabulary of [`failure`]); the paper's text forms ([`text`]); a deterministic instance generator and the
 //! benchmark suite ([`generator`], [`suite`]); the file formats ([`instance`], [`plan`],
 //! [`movingai`]); and one reader of plans in every written form ([`reader`]).
 //!
@@ -12,6 +12,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod failure;
 pub mod generator;
 pub mod grid;
 pub mod instance;
@@ -28,6 +29,7 @@ pub mod text;
 pub mod verify;
 
 pub use error::{InstanceError, PlanError};
+pub use failure::{Failure, FailureKind};
 pub use generator::{generate, generate_slots, GenerateError, GeneratorConfig};
 pub use grid::{Cell, Grid, Pos};
 pub use instance::{Agent, Instance, OptimalPlan};
@@ -35,4 +37,4 @@ pub use moves::Move;
 pub use plan::Plan;
 pub use reader::{read_plan, verify_written, PlanForm, ReadError};
 pub use solver::{solve, Solution, SolveError, SolverConfig};
-pub use verify::{verify, verify_with_credit, Failure, FailureKind, PartialCredit, Verdict};
+pub use verify::{verify, verify_with_credit, PartialCredit, Verdict};

@@ -14,10 +14,11 @@
 //! mistake, never read again as prose); anything else is free text.
 
 use crate::error::PlanError;
+use crate::failure::FailureKind;
 use crate::instance::Instance;
 use crate::plan::Plan;
 use crate::text::{parse_answer, AnswerError};
-use crate::verify::{verify_with_optimum, FailureKind, Verdict};
+use crate::verify::{verify_with_optimum, Verdict};
 
 /// How a plan's text is to be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

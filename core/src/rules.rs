@@ -20,8 +20,8 @@
 //! successor function ([`crate::Grid::successors`]) keeps exactly the steps [`agent_fault`] lets
 //! through.
 
+use crate::failure::FailureKind;
 use crate::grid::Cell;
-use crate::verify::FailureKind;
 
 /// The failure of one agent's step judged alone, in the verifier's order: off the grid
 /// (`out_of_bounds`), then a jump of more than one cell (`illegal_move`), then a hole (`hole`);
@@ -335,6 +335,24 @@ mod tests {
         assert_eq!(path_cost(&[0, 1], 2), None);
         // The paper's example: 1 and 2 moves give SoC 3 and makespan 2.
         assert_eq!((path_cost(&[0, 1], 1), path_cost(&[5, 4, 3], 3)), (Some(1), Some(2)));
+    }
+
+    /// The grid's successor function keeps exactly the single steps `agent_fault` lets through.
+    #[test]
+    fn successors_are_the_steps_without_a_fault() {
+        let g = crate::Grid::from_rows(&["FFFH", "FHFF", "HFFF"]).unwrap();
+        let mut kept = 0;
+        for c in 0..g.cells() {
+            let succ: Vec<(crate::Move, Cell)> = g.successors(c).collect();
+            for m in crate::Move::ALL {
+                let to = g.step(c, m);
+                let fault = agent_fault(to.is_none(), false, to.is_some_and(|n| g.is_hole(n)));
+                let listed = succ.iter().any(|&(sm, sn)| sm == m && Some(sn) == to);
+                assert_eq!(listed, fault.is_none(), "cell {c}, move {m:?}: {fault:?}");
+                kept += usize::from(listed);
+            }
+        }
+        assert!(kept > 0 && kept < 5 * g.cells() as usize);
     }
 
     fn first_conflict(paths: &[Vec<Cell>]) -> Option<Conflict> {

@@ -30,17 +30,13 @@
 //!   the answer, so a model may restate its plan at the end;
 //! - in that block, agents are numbered 0…k−1 (or 1…k, if no agent 0 appears), each once.
 
+use crate::failure::FailureKind;
 use crate::instance::Instance;
 use crate::moves::Move;
 use crate::plan::Plan;
-use crate::verify::{verify_with_credit, FailureKind, PartialCredit, Verdict};
+use crate::verify::{verify_with_credit, PartialCredit, Verdict};
 
-/// `n` and a noun, singular for one: `count(1, "hole", "holes")` is `"1 hole"`.
-#[must_use]
-pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
-    let n = n.into();
-    format!("{n} {}", if n == 1 { one } else { many })
-}
+pub use crate::error::count;
 
 /// Start letters of agents 0–4 in the paper's prompt.
 pub const START_LETTERS: [char; 5] = ['S', 's', 'A', 'B', 'C'];

@@ -1,7 +1,8 @@
 //! The verifier against hand-made plans of every failure kind.
 
 use floe_core::text::verify_answer;
-use floe_core::verify::{verify, verify_with_optimum, FailureKind, Verdict};
+use floe_core::verify::{verify, verify_with_optimum, Verdict};
+use floe_core::FailureKind;
 use floe_core::{Instance, Plan};
 
 /// (row, col) of a start or goal.

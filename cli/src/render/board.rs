@@ -20,7 +20,8 @@
 //! line; the shared cell of a vertex conflict; for an agent not on its goal at the end, its cell
 //! and its goal joined by a dashed line.
 
-use floe_core::verify::{FailureKind, Verdict};
+use floe_core::verify::Verdict;
+use floe_core::FailureKind;
 use floe_core::{Instance, Plan};
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;

@@ -64,8 +64,7 @@ pub struct EnvInfo {
     pub failure_agent: u32,
 }
 
-/// "No value" in `u32` result fields.
-pub const NONE: u32 = u32::MAX;
+pub use crate::failure::NONE;
 
 /// One plan's result from batched verification: the same information as [`crate::Verdict`].
 #[repr(C)]

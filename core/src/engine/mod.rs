@@ -57,7 +57,6 @@ pub mod verify_batch;
 
 use std::sync::Arc;
 
-pub use crate::verify::PartialCredit;
 pub use cpu::{CpuEngine, MAX_OBS_RADIUS};
 pub use layout::{
     event, obs_plane_words, obs_stride, outcome, unpack_bits, AgentRecord, CollisionMode, EnvConfig, EnvInfo,

@@ -8,10 +8,11 @@ use rayon::prelude::*;
 
 use super::layout::{unpack_dims, unpack_rc, VerifyOut, NONE};
 use super::pool::{EngineError, InstancePool};
+use crate::failure::FailureKind;
 use crate::moves::Move;
 use crate::rules::{Occupancy, PAIRWISE_MAX_AGENTS};
 use crate::verify::kernel::{self, Board, Lane, Steps};
-use crate::verify::{FailureKind, PartialCredit};
+use crate::verify::PartialCredit;
 
 /// Marks the end of an agent's moves (and the padding after it).
 pub const END: u8 = 255;

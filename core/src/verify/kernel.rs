@@ -3,9 +3,9 @@
 //! batched verifier ([`crate::engine::verify_batch_cpu`]) both run it; they differ only in how
 //! they read a plan ([`Steps`]) and the grid.
 
+use crate::failure::FailureKind;
 use crate::grid::{on_grid, Cell};
 use crate::rules::{agent_fault, judge_conflicts, jumps, Arrival, Occupancy, StepConflict};
-use crate::verify::FailureKind;
 
 /// How the kernel reads a plan.
 pub(crate) trait Steps {

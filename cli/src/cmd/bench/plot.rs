@@ -5,7 +5,17 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::sweep::{Factor, Point};
+/// One measured point: the swept factor's value, agent-steps/s, bytes per agent-step.
+pub type Point = (f64, f64, f64);
+
+/// One column of the picture: a swept factor, named by its key (`envs`, …) and its axis label,
+/// on a log2 axis or not, and its points.
+pub struct Column {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub log2: bool,
+    pub points: Vec<Point>,
+}
 
 /// The picture's size in pixels.
 pub const WIDTH: u32 = 1600;
@@ -16,7 +26,7 @@ static FONT: &[u8] = include_bytes!("../../../assets/DejaVuSans.ttf");
 const SANS: &str = "sans-serif";
 
 /// The PNG file of the sweep's plot.
-pub fn png(title: &str, series: &[(Factor, Vec<Point>)]) -> Result<Vec<u8>, String> {
+pub fn png(title: &str, columns: &[Column]) -> Result<Vec<u8>, String> {
     plotters::style::register_font(SANS, FontStyle::Normal, FONT)
         .map_err(|_| "the embedded font does not load".to_string())?;
     let mut rgb = vec![0u8; WIDTH as usize * HEIGHT as usize * 3];
@@ -24,11 +34,11 @@ pub fn png(title: &str, series: &[(Factor, Vec<Point>)]) -> Result<Vec<u8>, Stri
         let root = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let root = root.titled(title, (SANS, 24)).map_err(|e| e.to_string())?;
-        let cols = series.len().max(1);
+        let cols = columns.len().max(1);
         let panels = root.split_evenly((2, cols));
-        for (i, (factor, points)) in series.iter().enumerate() {
-            panel(&panels[i], *factor, points, Row::Rate)?;
-            panel(&panels[cols + i], *factor, points, Row::Bytes)?;
+        for (i, column) in columns.iter().enumerate() {
+            panel(&panels[i], column, Row::Rate)?;
+            panel(&panels[cols + i], column, Row::Bytes)?;
         }
         root.present().map_err(|e| e.to_string())?;
     }
@@ -68,13 +78,9 @@ fn si(v: f64) -> String {
     format!("{text}{suffix}")
 }
 
-fn panel(
-    area: &DrawingArea<BitMapBackend<'_>, Shift>,
-    factor: Factor,
-    points: &[Point],
-    row: Row,
-) -> Result<(), String> {
-    let x_of = |v: f64| if factor.log2() { v.max(1e-9).log2() } else { v };
+fn panel(area: &DrawingArea<BitMapBackend<'_>, Shift>, column: &Column, row: Row) -> Result<(), String> {
+    let points = &column.points;
+    let x_of = |v: f64| if column.log2 { v.max(1e-9).log2() } else { v };
     let xy: Vec<(f64, f64)> = points
         .iter()
         .map(|&(v, rate, bytes)| (x_of(v), if row == Row::Rate { rate } else { bytes }))
@@ -87,8 +93,8 @@ fn panel(
     let ymax = xy.iter().map(|p| p.1).fold(0.0, f64::max);
     let ymax = if ymax > 0.0 { ymax * 1.12 } else { 1.0 };
     let (caption, y_desc, color) = match row {
-        Row::Rate => (format!("agent-steps/s by {}", factor.key()), "agent-steps/s", BLUE),
-        Row::Bytes => (format!("bytes per agent-step by {}", factor.key()), "bytes per agent-step", RED),
+        Row::Rate => (format!("agent-steps/s by {}", column.key), "agent-steps/s", BLUE),
+        Row::Bytes => (format!("bytes per agent-step by {}", column.key), "bytes per agent-step", RED),
     };
     let mut chart = ChartBuilder::on(area)
         .caption(caption, (SANS, 20))
@@ -113,7 +119,7 @@ fn panel(
     };
     let y_label = |y: &f64| si(*y);
     let x_desc =
-        if factor.log2() { format!("{} (log2 scale)", factor.label()) } else { factor.label().to_string() };
+        if column.log2 { format!("{} (log2 scale)", column.label) } else { column.label.to_string() };
     chart
         .configure_mesh()
         .disable_x_mesh()

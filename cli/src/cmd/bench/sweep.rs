@@ -109,9 +109,6 @@ impl Factor {
     }
 }
 
-/// One measured point of the plot: the factor's value, agent-steps/s, bytes per agent-step.
-pub(super) type Point = (f64, f64, f64);
-
 pub(super) fn run(a: &Args, dir: &Path) -> Result<(), CliError> {
     if a.backends.iter().any(|&b| b != Backend::Cpu) {
         return Err(CliError::Input("--sweep measures the CPU step only: use --backends cpu".into()));
@@ -136,7 +133,7 @@ pub(super) fn run(a: &Args, dir: &Path) -> Result<(), CliError> {
     };
     let mut series = Vec::new();
     for f in Factor::ALL {
-        let mut points: Vec<Point> = Vec::new();
+        let mut points: Vec<plot::Point> = Vec::new();
         for v in f.values(sw) {
             let s = f.setting(&base, v);
             let pool = instance_pool(a, &s)?;
@@ -150,7 +147,7 @@ pub(super) fn run(a: &Args, dir: &Path) -> Result<(), CliError> {
                 .map_err(|e| CliError::input(&jsonl, format!("cannot write: {e}")))?;
             crate::emit(None, &text)?;
         }
-        series.push((f, points));
+        series.push(plot::Column { key: f.key(), label: f.label(), log2: f.log2(), points });
     }
     let title = format!(
         "floe bench --sweep: CPU step, {} thread{}, {} mode, holes {}; base: side {}, density {}, \

@@ -1,12 +1,55 @@
-//! Per-thread scratch memory, the per-agent working record of a step ([`Lane`]) and the actions
-//! of a step.
+//! Per-thread scratch memory (the soft step's arrays among it), the per-agent working record of
+//! a step ([`Lane`]) and the actions of a step.
 
 use std::cell::RefCell;
 
 use super::Actions;
 use crate::engine::hash::random_action;
 use crate::engine::layout::event;
+use crate::engine::pool::MAX_AGENTS;
 use crate::rules::Occupancy;
+
+/// A soft step's agents, one array per field, each with room for the most agents an instance
+/// holds ([`MAX_AGENTS`]), so that a step needs no growing and no length test per array. `there`
+/// and `ev` are indexed by 1 + the agent: slot 0 is a sentinel "agent" for cells nobody is on (it
+/// moves, to no cell, so it never blocks), and there is a slot for every value of a cell word's
+/// occupant byte, so that looking the occupant up needs no bounds test.
+pub(crate) struct SoftArrays {
+    /// Padded cells.
+    pub(super) here: [u32; MAX_AGENTS],
+    /// The cell an agent's action leads to (its class is then read into `class`).
+    pub(super) target: [u32; MAX_AGENTS],
+    pub(super) class: [u32; MAX_AGENTS],
+    /// 1-based: the agent's target if it tries to move, else its own cell.
+    pub(super) there: [u32; 256],
+    /// 1-based: event bits so far; `MOVED` while the agent tries to move, `BLOCKED` once a
+    /// contest or the fixed point stops it.
+    pub(super) ev: [u32; 256],
+    /// The cell word an agent marks as its occupant: its cell if it is in the episode, else its
+    /// spare cell.
+    pub(super) occ_at: [u32; MAX_AGENTS],
+    /// The cell word an agent counts as a mover in: its target if it tries to move, else its
+    /// spare cell.
+    pub(super) count_at: [u32; MAX_AGENTS],
+    /// The work list of agents that stay (1-based).
+    pub(super) stack: [u32; MAX_AGENTS],
+}
+
+impl Default for Box<SoftArrays> {
+    fn default() -> Self {
+        let zero = [0; MAX_AGENTS];
+        Box::new(SoftArrays {
+            here: zero,
+            target: zero,
+            class: zero,
+            there: [0; 256],
+            ev: [0; 256],
+            occ_at: zero,
+            count_at: zero,
+            stack: zero,
+        })
+    }
+}
 
 #[derive(Default)]
 pub(crate) struct Scratch {
@@ -31,7 +74,7 @@ pub(crate) struct Scratch {
     /// Strict steps: per agent.
     pub(super) lanes: Vec<Lane>,
     /// Soft steps: the agents' arrays.
-    pub(super) soft: Box<super::soft::SoftArrays>,
+    pub(super) soft: Box<SoftArrays>,
     /// Random actions.
     pub(super) acts: Vec<u8>,
 }

@@ -9,59 +9,16 @@
 
 use std::hint::select_unpredictable;
 
-use super::lanes::{actions_of, Scratch};
+use super::lanes::{actions_of, Scratch, SoftArrays};
 use super::maps::{FREE, HOLE, OFF};
 use super::step::{at_goal, Step, Tally};
 use crate::engine::layout::{event, AGENT_ACTIVE, POS_MASK};
-use crate::engine::pool::MAX_AGENTS;
 
 /// Bits of a soft step's per-cell word: 1 + the agent on the cell, how many movers target it, and
 /// 1 + the last mover that targets it (agent counts stay below 256).
 pub(super) const OCC: u32 = 0xff;
 pub(super) const COUNT_ONE: u32 = 0x100;
 pub(super) const MOVER_SHIFT: u32 = 16;
-
-/// A soft step's agents, one array per field, each with room for the most agents an instance
-/// holds ([`MAX_AGENTS`]), so that a step needs no growing and no length test per array. `there`
-/// and `ev` are indexed by 1 + the agent: slot 0 is a sentinel "agent" for cells nobody is on (it
-/// moves, to no cell, so it never blocks), and there is a slot for every value of a cell word's
-/// occupant byte, so that looking the occupant up needs no bounds test.
-pub(crate) struct SoftArrays {
-    /// Padded cells.
-    here: [u32; MAX_AGENTS],
-    /// The cell an agent's action leads to (its class is then read into `class`).
-    target: [u32; MAX_AGENTS],
-    class: [u32; MAX_AGENTS],
-    /// 1-based: the agent's target if it tries to move, else its own cell.
-    there: [u32; 256],
-    /// 1-based: event bits so far; `MOVED` while the agent tries to move, `BLOCKED` once a
-    /// contest or the fixed point stops it.
-    ev: [u32; 256],
-    /// The cell word an agent marks as its occupant: its cell if it is in the episode, else its
-    /// spare cell.
-    occ_at: [u32; MAX_AGENTS],
-    /// The cell word an agent counts as a mover in: its target if it tries to move, else its
-    /// spare cell.
-    count_at: [u32; MAX_AGENTS],
-    /// The work list of agents that stay (1-based).
-    stack: [u32; MAX_AGENTS],
-}
-
-impl Default for Box<SoftArrays> {
-    fn default() -> Self {
-        let zero = [0; MAX_AGENTS];
-        Box::new(SoftArrays {
-            here: zero,
-            target: zero,
-            class: zero,
-            there: [0; 256],
-            ev: [0; 256],
-            occ_at: zero,
-            count_at: zero,
-            stack: zero,
-        })
-    }
-}
 
 /// The padded-cell step of an action code (0..=4): arithmetic, not a table, so that the target
 /// loop vectorises.

@@ -10,7 +10,7 @@ use crate::engine::hash::{env_seed, step_hash};
 use crate::engine::layout::{
     event, outcome, unpack_dims, CollisionMode, EnvInfo, HoleRule, AGENT_ACTIVE, NONE, POS_MASK,
 };
-use crate::verify::FailureKind;
+use crate::failure::FailureKind;
 
 /// What the goal pass of a step counted: agents still in the episode, and those of them on their
 /// goals.
