@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use floe_core::engine::{
-    verification_workload, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule,
-    InstancePool, Optima, StepBuffers, VerifyOut,
+    CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool, Optima, StepBuffers,
 };
 use floe_core::generator::{random_instances, GeneratorConfig};
+use floe_core::verify::{verification_workload, verify_batch_cpu, VerifyOut};
 
 fn small() -> bool {
     std::env::var("FLOE_BENCH_SMALL").as_deref() == Ok("1")

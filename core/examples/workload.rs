@@ -10,10 +10,10 @@
 use std::sync::Arc;
 
 use floe_core::engine::{
-    verification_workload, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule,
-    InstancePool, ObsFormat, Optima, PlanBatch, StepBuffers, VerifyOut,
+    CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool, ObsFormat, Optima, StepBuffers,
 };
 use floe_core::generator::{random_instances, GeneratorConfig};
+use floe_core::verify::{verification_workload, verify_batch_cpu, PlanBatch, VerifyOut};
 
 fn verify(reps: usize) {
     let plans = 100_000;

@@ -67,3 +67,21 @@ pub enum PlanError {
     )]
     Shape,
 }
+
+/// Why a pool, an engine or a batch of plans could not be built or used.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EngineError {
+    #[error("the instance pool is empty")]
+    EmptyPool,
+    #[error("instance {index}: {what}")]
+    Instance { index: usize, what: String },
+    #[error("{what}: expected {expected} entries, got {got}")]
+    BufferSize { what: &'static str, expected: usize, got: usize },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("GPU backend: {0}")]
+    Gpu(String),
+    #[error("the engine has not been reset: call reset before {0}")]
+    NotReset(&'static str),
+}

@@ -36,7 +36,7 @@ impl FailureKind {
         FailureKind::GoalNotReached,
     ];
 
-    /// The kind of failure code `code` (1..=8, the `kind` of a [`crate::engine::VerifyOut`] and
+    /// The kind of failure code `code` (1..=8, the `kind` of a [`crate::verify::VerifyOut`] and
     /// the `failure` of a batch record); `None` for 0 (valid) and for codes no kind has. The one
     /// decoder of failure codes.
     #[must_use]

@@ -19,6 +19,7 @@ pub mod instance;
 pub mod moves;
 pub mod movingai;
 pub mod plan;
+pub mod pool;
 pub mod progress;
 pub mod reader;
 pub mod rng;
@@ -27,6 +28,7 @@ pub mod solver;
 pub mod suite;
 pub mod text;
 pub mod verify;
+mod words;
 
 pub use error::{InstanceError, PlanError};
 pub use failure::{Failure, FailureKind};

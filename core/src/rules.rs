@@ -429,11 +429,10 @@ mod tests {
     fn one_broken_rule_breaks_every_judge() {
         use std::sync::Arc;
 
-        use crate::engine::{
-            outcome, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, InstancePool, Optima,
-            PlanBatch, StepBuffers, VerifyOut,
-        };
+        use crate::engine::{outcome, CollisionMode, CpuEngine, Engine, EnvConfig, StepBuffers};
         use crate::instance::{Agent, Instance};
+        use crate::pool::{InstancePool, Optima};
+        use crate::verify::{verify_batch_cpu, PlanBatch, VerifyOut};
         use crate::{Grid, Move, Plan, Pos};
 
         // Agents 0 and 1 swap (0, 0) and (0, 1); the others wait on their goals.

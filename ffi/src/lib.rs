@@ -77,7 +77,7 @@ pub const FLOE_OUTCOME_TRUNCATED: u32 = 3;
 
 // The header needs literal values; these are floe-core's.
 const _: () = {
-    assert!(FLOE_MOVES_END == floe_core::engine::verify_batch::END);
+    assert!(FLOE_MOVES_END == floe_core::verify::batch::END);
     assert!(FLOE_EVENT_MOVED == floe_core::engine::event::MOVED);
     assert!(FLOE_EVENT_BLOCKED == floe_core::engine::event::BLOCKED);
     assert!(FLOE_EVENT_OFF_GRID == floe_core::engine::event::OFF_GRID);

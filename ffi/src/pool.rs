@@ -3,10 +3,10 @@
 use std::ffi::c_char;
 use std::sync::Arc;
 
-use floe_core::engine::pool::MAX_AGENTS;
 use floe_core::engine::{InstancePool, Optima};
 use floe_core::generator::{generate, random_instances, GeneratorConfig};
 use floe_core::instance::{parse_instances, Agent};
+use floe_core::pool::MAX_AGENTS;
 use floe_core::{Grid, Instance, Pos};
 use floe_plugin_api::RoundConfig;
 

@@ -5,8 +5,9 @@ use std::cell::RefCell;
 use std::ffi::c_char;
 use std::time::Duration;
 
-use floe_core::engine::{verify_batch_cpu_with_credit, PlanBatch, VerifyOut, NONE};
+use floe_core::engine::NONE;
 use floe_core::text::{parse_answer, render_prompt, verify_answer_with_credit};
+use floe_core::verify::{verify_batch_cpu_with_credit, PlanBatch, VerifyOut};
 use floe_core::PartialCredit;
 use floe_core::{solve, verify_written, Instance, PlanForm, SolverConfig};
 use floe_plugin_api::VerdictRecord;

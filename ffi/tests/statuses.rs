@@ -12,7 +12,8 @@ use std::path::Path;
 use std::ptr;
 
 use floe::*;
-use floe_core::engine::{AgentRecord, BufferSizes, EnvRecord, VerifyOut};
+use floe_core::engine::{AgentRecord, BufferSizes, EnvRecord};
+use floe_core::verify::VerifyOut;
 use floe_plugin_api::{ReplayRecord, ReplayRequest, StepOutcome, VerdictRecord};
 
 /// What the headers say: every `FLOE_STATUS_*` code, and per function of floe.h that returns a

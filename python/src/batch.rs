@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use floe_core::engine::VerifyOut;
 use floe_core::text::verify_answer_with_credit;
+use floe_core::verify::VerifyOut;
 use floe_plugin_api::traits::check_rewards;
 use floe_plugin_api::{PluginSpec, RewardFn, VerdictRecord};
 use floe_plugin_host::registry;

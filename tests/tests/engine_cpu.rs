@@ -4,14 +4,15 @@
 
 use std::sync::Arc;
 
-use floe_core::engine::verify_batch::END;
 use floe_core::engine::{
-    event, obs_stride, outcome, verify_batch_cpu, AgentRecord, CollisionMode, CpuEngine, Engine, EnvConfig,
-    EnvState, InstancePool, Optima, PlanBatch, StepBuffers, VerifyOut,
+    event, obs_stride, outcome, AgentRecord, CollisionMode, CpuEngine, Engine, EnvConfig, EnvState,
+    InstancePool, Optima, StepBuffers,
 };
 use floe_core::generator::GeneratorConfig;
 use floe_core::rng::Rng;
+use floe_core::verify::batch::END;
 use floe_core::verify::verify_with_optimum;
+use floe_core::verify::{verify_batch_cpu, PlanBatch, VerifyOut};
 use floe_core::{Instance, Move, Plan};
 use proptest::prelude::*;
 

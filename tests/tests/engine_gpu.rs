@@ -8,11 +8,12 @@ use std::sync::Arc;
 use floe_core::engine::gpu::{GpuContext, GpuEngine, GpuVerifier, GPU_MAX_AGENTS};
 use floe_core::engine::layout::event;
 use floe_core::engine::{
-    obs_stride, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EngineError, EnvConfig, HoleRule,
-    InstancePool, ObsFormat, Optima, PlanBatch, StepBuffers, VerifyOut,
+    obs_stride, CollisionMode, CpuEngine, Engine, EngineError, EnvConfig, HoleRule, InstancePool, ObsFormat,
+    Optima, StepBuffers,
 };
 use floe_core::generator::{random_instances, GeneratorConfig};
 use floe_core::rng::Rng;
+use floe_core::verify::{verify_batch_cpu, PlanBatch, VerifyOut};
 use floe_core::{FailureKind, Instance, Move, Plan};
 
 fn context() -> Option<Arc<GpuContext>> {

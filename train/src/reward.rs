@@ -4,7 +4,8 @@
 //! agents on goal) the same run of the kernel gave, and the reward plugin turns the batch of
 //! records into rewards.
 
-use floe_core::engine::{verify_batch_cpu_with_credit, InstancePool, PlanBatch, VerifyOut, NONE};
+use floe_core::engine::{InstancePool, NONE};
+use floe_core::verify::{verify_batch_cpu_with_credit, PlanBatch, VerifyOut};
 use floe_core::{FailureKind, Instance, Move, PartialCredit};
 use floe_plugin_api::{RewardFn, VerdictRecord};
 

@@ -7,10 +7,11 @@ use clap::builder::TypedValueParser as _;
 use floe_core::engine::gpu::{GpuEngine, GpuVerifier};
 use floe_core::engine::open::{shared_gpu_context, Backend};
 use floe_core::engine::{
-    event, verify_batch_cpu, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool, ObsFormat,
-    Optima, PlanBatch, StepBuffers, VerifyOut,
+    event, CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool, ObsFormat, Optima,
+    StepBuffers,
 };
 use floe_core::generator::{generate, random_instances, GeneratorConfig};
+use floe_core::verify::{verify_batch_cpu, PlanBatch, VerifyOut};
 use floe_core::Plan;
 
 use rayon::prelude::*;

@@ -13,10 +13,12 @@ use bytemuck::Zeroable;
 use wgpu::util::DeviceExt;
 
 use super::cpu::global_state;
-use super::layout::{obs_plane_words, CollisionMode, EnvConfig, EnvInfo, HoleRule, ObsFormat, VerifyOut};
-use super::pool::{EngineError, InstancePool};
-use super::verify_batch::PlanBatch;
+use super::layout::{obs_plane_words, CollisionMode, EnvConfig, EnvInfo, HoleRule, ObsFormat};
 use super::{checks, BufferSizes, Engine, EnvState, RawState, StepBuffersMut};
+use crate::error::EngineError;
+use crate::pool::InstancePool;
+use crate::verify::batch::PlanBatch;
+use crate::verify::VerifyOut;
 
 pub use super::shaders::{wgsl, Params, GPU_MAX_AGENTS, GPU_MAX_RADIUS, WORKGROUP_SIZE};
 
@@ -531,7 +533,7 @@ impl Engine for GpuEngine {
         let agents: Vec<u32> = (0..k)
             .map(|a| {
                 if a < (dims >> 24) as usize {
-                    self.pool.starts[instance * k + a] | super::layout::AGENT_ACTIVE
+                    self.pool.starts[instance * k + a] | crate::words::AGENT_ACTIVE
                 } else {
                     0
                 }
@@ -662,7 +664,7 @@ impl GpuVerifier {
         })
     }
 
-    /// Verifies every plan of the batch (as [`super::verify_batch_cpu`]).
+    /// Verifies every plan of the batch (as [`crate::verify::verify_batch_cpu`]).
     ///
     /// # Errors
     /// A malformed batch, an output of the wrong length, or a device error.

@@ -66,61 +66,6 @@ pub struct EnvInfo {
 
 pub use crate::failure::NONE;
 
-/// One plan's result from batched verification: the same information as [`crate::Verdict`].
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
-pub struct VerifyOut {
-    /// 1 if valid.
-    pub valid: u32,
-    /// 1 if valid and of optimal sum of costs.
-    pub optimal: u32,
-    /// [`crate::FailureKind`] code, 0 for none.
-    pub kind: u32,
-    /// Agent at fault, or [`NONE`].
-    pub agent: u32,
-    /// Time of the failure, or [`NONE`].
-    pub time: u32,
-    /// Sum of costs of a valid plan, or [`NONE`].
-    pub soc: u32,
-    /// Makespan of a valid plan, or [`NONE`].
-    pub makespan: u32,
-    /// The optimum, or [`NONE`] if unknown.
-    pub optimal_soc: u32,
-}
-
-impl Default for VerifyOut {
-    fn default() -> Self {
-        Self {
-            valid: 0,
-            optimal: 0,
-            kind: 0,
-            agent: NONE,
-            time: NONE,
-            soc: NONE,
-            makespan: NONE,
-            optimal_soc: NONE,
-        }
-    }
-}
-
-impl VerifyOut {
-    /// The batched form of a single-plan verdict.
-    #[must_use]
-    pub fn from_verdict(v: &crate::Verdict) -> Self {
-        let f = v.failure.as_ref();
-        Self {
-            valid: u32::from(v.valid),
-            optimal: u32::from(v.optimal),
-            kind: f.map_or(0, |f| f.kind as u32),
-            agent: f.and_then(|f| f.agent).map_or(NONE, |a| a as u32),
-            time: f.and_then(|f| f.time).unwrap_or(NONE),
-            soc: v.soc.unwrap_or(NONE),
-            makespan: v.makespan.unwrap_or(NONE),
-            optimal_soc: v.optimal_soc.unwrap_or(NONE),
-        }
-    }
-}
-
 /// How collisions are handled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -411,39 +356,4 @@ impl Default for EnvConfig {
             rewards: RewardWeights::default(),
         }
     }
-}
-
-/// Packs an environment's (width, height, agents) into one word (12, 12 and 8 bits).
-#[inline]
-#[must_use]
-pub const fn pack_dims(width: u32, height: u32, agents: u32) -> u32 {
-    width | (height << 12) | (agents << 24)
-}
-
-/// Unpacks [`pack_dims`].
-#[inline]
-#[must_use]
-pub const fn unpack_dims(d: u32) -> (u32, u32, u32) {
-    (d & 0xfff, (d >> 12) & 0xfff, d >> 24)
-}
-
-/// Agent words: the packed position ([`pack_rc`]) in the low 24 bits, bit 31 set while the agent
-/// is active.
-pub const AGENT_ACTIVE: u32 = 1 << 31;
-/// Mask of the packed position in an agent word.
-pub const POS_MASK: u32 = (1 << 24) - 1;
-
-/// Packs (row, col) as `row << 12 | col`: positions are kept as rows and columns so that a step
-/// needs no division.
-#[inline]
-#[must_use]
-pub const fn pack_rc(row: u32, col: u32) -> u32 {
-    (row << 12) | col
-}
-
-/// (row, col) of a packed position.
-#[inline]
-#[must_use]
-pub const fn unpack_rc(rc: u32) -> (u32, u32) {
-    ((rc >> 12) & 0xfff, rc & 0xfff)
 }

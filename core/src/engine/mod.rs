@@ -51,22 +51,18 @@ pub mod gpu;
 pub mod hash;
 pub mod layout;
 pub mod open;
-pub mod pool;
 pub mod shaders;
-pub mod verify_batch;
 
 use std::sync::Arc;
 
+pub use crate::error::EngineError;
+pub use crate::pool::{InstancePool, Optima};
 pub use cpu::{CpuEngine, MAX_OBS_RADIUS};
 pub use layout::{
     event, obs_plane_words, obs_stride, outcome, unpack_bits, AgentRecord, CollisionMode, EnvConfig, EnvInfo,
-    EnvRecord, HoleRule, ObsFormat, RewardWeights, VerifyOut, NONE,
+    EnvRecord, HoleRule, ObsFormat, RewardWeights, NONE,
 };
 pub use open::{open, Backend, EngineSpec, OpenError};
-pub use pool::{EngineError, InstancePool, Optima};
-#[cfg(feature = "testing")]
-pub use verify_batch::verification_workload;
-pub use verify_batch::{verify_batch_cpu, verify_batch_cpu_with_credit, PlanBatch};
 
 /// A batch of environments: what every backend implements.
 ///
@@ -158,7 +154,7 @@ impl RawState {
             .env
             .iter()
             .map(|&[dims, step, episode, instance]| {
-                let (width, height, agents) = layout::unpack_dims(dims);
+                let (width, height, agents) = crate::words::unpack_dims(dims);
                 EnvRecord { width, height, agents, step, episode, instance }
             })
             .collect();
@@ -166,8 +162,8 @@ impl RawState {
             .agents
             .iter()
             .map(|&w| {
-                let (row, col) = layout::unpack_rc(w & layout::POS_MASK);
-                AgentRecord { row, col, active: u32::from(w & layout::AGENT_ACTIVE != 0) }
+                let (row, col) = crate::words::unpack_rc(w & crate::words::POS_MASK);
+                AgentRecord { row, col, active: u32::from(w & crate::words::AGENT_ACTIVE != 0) }
             })
             .collect();
         EnvState { envs, agents }

@@ -15,8 +15,9 @@ pub(crate) const MAX_OBS_WORDS: usize = obs_stride(GPU_MAX_RADIUS) / 4;
 
 /// The WGSL sources.
 pub mod wgsl {
-    use crate::engine::layout::{event, outcome, AGENT_ACTIVE, NONE, POS_MASK};
+    use crate::engine::layout::{event, outcome, NONE};
     use crate::failure::FailureKind;
+    use crate::words::{AGENT_ACTIVE, POS_MASK};
 
     pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
     /// The cell table of the step and verification kernels (their sources begin with it).

@@ -15,13 +15,18 @@
 //! plan covers a different number of agents than the instance has).
 //!
 //! The simulation is the verification kernel's (`verify/kernel.rs`), which the batched verifier
-//! ([`crate::engine::verify_batch_cpu`]) runs too; the checks are the rules' own
+//! ([`verify_batch_cpu`]) runs too; the checks are the rules' own
 //! ([`crate::rules::agent_fault`], [`crate::rules::judge_conflicts`]). The same run also yields
 //! the plan's [`PartialCredit`] ([`verify_with_credit`]).
 
 use serde::{Deserialize, Serialize};
 
+pub mod batch;
 pub(crate) mod kernel;
+
+#[cfg(feature = "testing")]
+pub use batch::verification_workload;
+pub use batch::{verify_batch_cpu, verify_batch_cpu_with_credit, PlanBatch, VerifyOut};
 
 use crate::failure::{Failure, FailureKind, NONE};
 use crate::instance::Instance;
@@ -149,7 +154,7 @@ pub fn verify_with_credit(
 
 /// How far a plan got, for partial credit: agents on their goals at its end, legal steps, its
 /// length. Filled by the verification kernel for both verifiers ([`verify_with_credit`],
-/// [`crate::engine::verify_batch_cpu_with_credit`]); [`crate::engine::NONE`] marks what is not
+/// [`verify_batch_cpu_with_credit`]); [`NONE`] marks what is not
 /// known.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]

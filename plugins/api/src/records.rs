@@ -3,7 +3,8 @@
 //! the same structs, and abi_stable checks their layout when a Rust library loads.
 
 use abi_stable::StableAbi;
-use floe_core::engine::{VerifyOut, NONE};
+use floe_core::engine::NONE;
+use floe_core::verify::VerifyOut;
 use floe_core::{FailureKind, Instance, PartialCredit, Plan, Verdict};
 
 use crate::error::PluginError;
@@ -89,7 +90,7 @@ impl VerdictRecord {
 
     /// The record of a plan from a verifier's result and the partial credit the same run of the
     /// verification kernel gave ([`floe_core::verify_with_credit`],
-    /// [`floe_core::engine::verify_batch_cpu_with_credit`]).
+    /// [`floe_core::verify::verify_batch_cpu_with_credit`]).
     #[must_use]
     pub fn from_results(o: &VerifyOut, credit: &PartialCredit, num_agents: u32) -> Self {
         let known = |v: u32| if v == NONE { UNKNOWN } else { v };

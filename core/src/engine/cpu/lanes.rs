@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use super::Actions;
 use crate::engine::hash::random_action;
 use crate::engine::layout::event;
-use crate::engine::pool::MAX_AGENTS;
+use crate::pool::MAX_AGENTS;
 use crate::rules::Occupancy;
 
 /// A soft step's agents, one array per field, each with room for the most agents an instance

@@ -4,9 +4,10 @@
 
 use std::ops::Range;
 
-use crate::engine::layout::{pack_rc, unpack_dims, unpack_rc, POS_MASK};
-use crate::engine::pool::{EngineError, InstancePool};
+use crate::error::EngineError;
 use crate::grid::on_grid;
+use crate::pool::InstancePool;
+use crate::words::{pack_rc, unpack_dims, unpack_rc, POS_MASK};
 
 /// The largest observation radius of the CPU backend: a window of 255 × 255 cells.
 pub const MAX_OBS_RADIUS: u32 = 127;

@@ -56,9 +56,11 @@ use rayon::iter::Either;
 use rayon::prelude::*;
 
 use crate::engine::hash::{env_seed, pool_pick};
-use crate::engine::layout::{unpack_dims, unpack_rc, EnvConfig, ObsFormat, AGENT_ACTIVE, POS_MASK};
-use crate::engine::pool::{EngineError, InstancePool};
+use crate::engine::layout::{EnvConfig, ObsFormat};
 use crate::engine::{checks, BufferSizes, Engine, EnvState, RawState, StepBuffersMut};
+use crate::error::EngineError;
+use crate::pool::InstancePool;
+use crate::words::{unpack_dims, unpack_rc, AGENT_ACTIVE, POS_MASK};
 
 use lanes::SCRATCH;
 pub(crate) use maps::HoleMaps;

@@ -7,10 +7,9 @@ use super::soft::step_soft;
 use super::strict::step_strict;
 use super::{Actions, Ctx};
 use crate::engine::hash::{env_seed, step_hash};
-use crate::engine::layout::{
-    event, outcome, unpack_dims, CollisionMode, EnvInfo, HoleRule, AGENT_ACTIVE, NONE, POS_MASK,
-};
+use crate::engine::layout::{event, outcome, CollisionMode, EnvInfo, HoleRule, NONE};
 use crate::failure::FailureKind;
+use crate::words::{unpack_dims, AGENT_ACTIVE, POS_MASK};
 
 /// What the goal pass of a step counted: agents still in the episode, and those of them on their
 /// goals.

@@ -5,9 +5,10 @@
 use super::lanes::{actions_of, Lane, Scratch};
 use super::maps::{cell_steps, Target, FREE, HOLE, OFF};
 use super::step::{Step, Tally};
-use crate::engine::layout::{event, AGENT_ACTIVE};
+use crate::engine::layout::event;
 use crate::failure::FailureKind;
 use crate::rules::{agent_fault, judge_conflicts, StepConflict};
+use crate::words::AGENT_ACTIVE;
 
 /// The strict step: the first failure in the verifier's order ends the episode and nobody moves.
 #[inline(always)]

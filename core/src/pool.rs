@@ -1,28 +1,11 @@
-//! Instance pools: the levels a batch of environments plays, packed for the engine.
+//! Instance pools: the levels a batch of environments plays and a batch of plans is verified
+//! against, packed as flat arrays for the engine and the batched verifier.
 
-use thiserror::Error;
-
-use super::layout::{pack_dims, pack_rc, NONE};
+use crate::error::EngineError;
+use crate::failure::NONE;
 use crate::instance::Instance;
 use crate::solver::{solve, SolverConfig};
-
-/// Why a pool or batch could not be built or used.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum EngineError {
-    #[error("the instance pool is empty")]
-    EmptyPool,
-    #[error("instance {index}: {what}")]
-    Instance { index: usize, what: String },
-    #[error("{what}: expected {expected} entries, got {got}")]
-    BufferSize { what: &'static str, expected: usize, got: usize },
-    #[error("{0}")]
-    Invalid(String),
-    #[error("GPU backend: {0}")]
-    Gpu(String),
-    #[error("the engine has not been reset: call reset before {0}")]
-    NotReset(&'static str),
-}
+use crate::words::{pack_dims, pack_rc, unpack_dims, unpack_rc};
 
 /// The largest agent count per environment.
 pub const MAX_AGENTS: usize = 255;
@@ -145,7 +128,7 @@ impl InstancePool {
     /// `i` out of range.
     #[must_use]
     pub fn dims(&self, i: usize) -> (u32, u32, u32) {
-        super::layout::unpack_dims(self.dims[i])
+        unpack_dims(self.dims[i])
     }
 
     /// Instance `i`'s optimal sum of costs, or [`NONE`] if unknown.
@@ -164,7 +147,7 @@ impl InstancePool {
     #[must_use]
     pub fn start(&self, i: usize, a: usize) -> (u32, u32) {
         assert!(a < self.max_agents, "agent {a} of {}", self.max_agents);
-        super::layout::unpack_rc(self.starts[i * self.max_agents + a])
+        unpack_rc(self.starts[i * self.max_agents + a])
     }
 
     /// Agent `a`'s goal on instance `i`, as (row, col).
@@ -174,7 +157,7 @@ impl InstancePool {
     #[must_use]
     pub fn goal(&self, i: usize, a: usize) -> (u32, u32) {
         assert!(a < self.max_agents, "agent {a} of {}", self.max_agents);
-        super::layout::unpack_rc(self.goals[i * self.max_agents + a])
+        unpack_rc(self.goals[i * self.max_agents + a])
     }
 
     /// Whether cell `c` of instance `i` is a hole.

@@ -6,13 +6,71 @@ use std::cell::RefCell;
 
 use rayon::prelude::*;
 
-use super::layout::{unpack_dims, unpack_rc, VerifyOut, NONE};
-use super::pool::{EngineError, InstancePool};
-use crate::failure::FailureKind;
+use bytemuck::{Pod, Zeroable};
+
+use crate::error::EngineError;
+use crate::failure::{FailureKind, NONE};
 use crate::moves::Move;
+use crate::pool::InstancePool;
 use crate::rules::{Occupancy, PAIRWISE_MAX_AGENTS};
 use crate::verify::kernel::{self, Board, Lane, Steps};
 use crate::verify::PartialCredit;
+use crate::words::{unpack_dims, unpack_rc};
+
+/// One plan's result from batched verification: the same information as [`crate::Verdict`].
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
+pub struct VerifyOut {
+    /// 1 if valid.
+    pub valid: u32,
+    /// 1 if valid and of optimal sum of costs.
+    pub optimal: u32,
+    /// [`crate::FailureKind`] code, 0 for none.
+    pub kind: u32,
+    /// Agent at fault, or [`NONE`].
+    pub agent: u32,
+    /// Time of the failure, or [`NONE`].
+    pub time: u32,
+    /// Sum of costs of a valid plan, or [`NONE`].
+    pub soc: u32,
+    /// Makespan of a valid plan, or [`NONE`].
+    pub makespan: u32,
+    /// The optimum, or [`NONE`] if unknown.
+    pub optimal_soc: u32,
+}
+
+impl Default for VerifyOut {
+    fn default() -> Self {
+        Self {
+            valid: 0,
+            optimal: 0,
+            kind: 0,
+            agent: NONE,
+            time: NONE,
+            soc: NONE,
+            makespan: NONE,
+            optimal_soc: NONE,
+        }
+    }
+}
+
+impl VerifyOut {
+    /// The batched form of a single-plan verdict.
+    #[must_use]
+    pub fn from_verdict(v: &crate::Verdict) -> Self {
+        let f = v.failure.as_ref();
+        Self {
+            valid: u32::from(v.valid),
+            optimal: u32::from(v.optimal),
+            kind: f.map_or(0, |f| f.kind as u32),
+            agent: f.and_then(|f| f.agent).map_or(NONE, |a| a as u32),
+            time: f.and_then(|f| f.time).unwrap_or(NONE),
+            soc: v.soc.unwrap_or(NONE),
+            makespan: v.makespan.unwrap_or(NONE),
+            optimal_soc: v.optimal_soc.unwrap_or(NONE),
+        }
+    }
+}
 
 /// Marks the end of an agent's moves (and the padding after it).
 pub const END: u8 = 255;
@@ -336,14 +394,14 @@ pub fn verify_batch_cpu_with_credit(
 /// Never for these settings (the generator and the pool accept them).
 #[cfg(feature = "testing")]
 #[must_use]
-pub fn verification_workload(plans: usize) -> (InstancePool, super::PlanBatch) {
+pub fn verification_workload(plans: usize) -> (InstancePool, PlanBatch) {
     use crate::generator::{generate, GeneratorConfig};
     let insts = generate(
         &GeneratorConfig::default().size(8).agents(3).hole_ratio(0.1).wait_ratio(0.5).count(32).seed(1),
     )
     .expect("generates");
-    let pool = InstancePool::new(&insts, super::pool::Optima::AsStored).expect("pool");
-    let mut batch = super::PlanBatch::new(3, 16);
+    let pool = InstancePool::new(&insts, crate::pool::Optima::AsStored).expect("pool");
+    let mut batch = PlanBatch::new(3, 16);
     for n in 0..plans {
         let i = n % insts.len();
         let Ok(crate::Plan::Moves(mut plan)) =
@@ -365,8 +423,8 @@ pub fn verification_workload(plans: usize) -> (InstancePool, super::PlanBatch) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Optima;
     use crate::generator::{generate, GeneratorConfig};
+    use crate::pool::Optima;
     use crate::rng::Rng;
     use crate::{verify_with_credit, Plan};
 
