@@ -1,0 +1,208 @@
+//! The device and queue, and what the engine and the verifier both do with them: upload a pool,
+//! check that a buffer can be bound.
+
+use std::borrow::Cow;
+use std::sync::mpsc;
+
+use bytemuck::Zeroable;
+use wgpu::util::DeviceExt;
+
+use super::{Params, GPU_MAX_AGENTS, WORKGROUP_SIZE};
+use crate::error::EngineError;
+use crate::pool::InstancePool;
+
+/// A device and queue; one per process is enough.
+#[derive(Debug, Clone)]
+pub struct GpuContext {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    /// The adapter's name and backend, for reports.
+    pub adapter: String,
+}
+
+impl GpuContext {
+    /// Opens the first adapter wgpu finds (Vulkan first; Mesa's lavapipe counts).
+    ///
+    /// # Errors
+    /// No adapter, or no device on it.
+    pub fn new() -> Result<Self, EngineError> {
+        let request = |backends: wgpu::Backends| {
+            let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+                backends,
+                ..wgpu::InstanceDescriptor::new_without_display_handle()
+            });
+            pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                ..Default::default()
+            }))
+        };
+        // Vulkan first (GPUs and lavapipe); OpenGL only where no Vulkan adapter exists.
+        let adapter = request(wgpu::Backends::VULKAN)
+            .or_else(|_| request(wgpu::Backends::GL))
+            .map_err(|e| EngineError::Gpu(format!("no GPU adapter: {e}")))?;
+        let info = adapter.get_info();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("floe device"),
+            required_limits: adapter.limits(),
+            ..Default::default()
+        }))
+        .map_err(|e| EngineError::Gpu(format!("no device on {}: {e}", info.name)))?;
+        Ok(Self { device, queue, adapter: format!("{} ({:?})", info.name, info.backend) })
+    }
+
+    pub(super) fn storage(&self, label: &str, contents: &[u8], extra: wgpu::BufferUsages) -> wgpu::Buffer {
+        let mut data = contents.to_vec();
+        data.resize(data.len().max(4).next_multiple_of(4), 0);
+        self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: &data,
+            usage: wgpu::BufferUsages::STORAGE | extra,
+        })
+    }
+
+    pub(super) fn staging(&self, label: &str, size: u64) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: size.max(4).next_multiple_of(4),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    pub(super) fn pipeline(&self, label: &str, src: String, entry: &str) -> wgpu::ComputePipeline {
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(label),
+            source: wgpu::ShaderSource::Wgsl(Cow::Owned(src)),
+        });
+        self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(label),
+            layout: None,
+            module: &module,
+            entry_point: Some(entry),
+            compilation_options: Default::default(),
+            cache: None,
+        })
+    }
+
+    pub(super) fn bind_group(
+        &self,
+        label: &str,
+        pipeline: &wgpu::ComputePipeline,
+        buffers: &[(u32, &wgpu::Buffer)],
+    ) -> wgpu::BindGroup {
+        let entries: Vec<wgpu::BindGroupEntry<'_>> = buffers
+            .iter()
+            .map(|&(binding, b)| wgpu::BindGroupEntry { binding, resource: b.as_entire_binding() })
+            .collect();
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(label),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        })
+    }
+
+    /// Reads buffers back: copies each into its staging buffer, maps them all, returns the bytes.
+    pub(super) fn read(&self, pairs: &[(&wgpu::Buffer, &wgpu::Buffer)]) -> Result<Vec<Vec<u8>>, EngineError> {
+        let whole: Vec<_> = pairs.iter().map(|&(src, staging)| (src, 0, staging, src.size())).collect();
+        self.read_ranges(&whole)
+    }
+
+    /// Reads `len` bytes from `offset` of buffers back (both multiples of 4, within each buffer),
+    /// through their staging buffers.
+    pub(super) fn read_ranges(
+        &self,
+        parts: &[(&wgpu::Buffer, u64, &wgpu::Buffer, u64)],
+    ) -> Result<Vec<Vec<u8>>, EngineError> {
+        let mut enc = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("floe read-back") });
+        for &(src, offset, staging, len) in parts {
+            enc.copy_buffer_to_buffer(src, offset, staging, 0, len);
+        }
+        self.queue.submit([enc.finish()]);
+        let (tx, rx) = mpsc::channel();
+        for (i, &(_, _, staging, len)) in parts.iter().enumerate() {
+            let tx = tx.clone();
+            staging.map_async(wgpu::MapMode::Read, ..len, move |r| {
+                let _ = tx.send((i, r));
+            });
+        }
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| EngineError::Gpu(format!("waiting for the device: {e}")))?;
+        for _ in parts {
+            let (i, r) = rx.recv().map_err(|e| EngineError::Gpu(format!("read-back lost: {e}")))?;
+            r.map_err(|e| EngineError::Gpu(format!("mapping buffer {i}: {e}")))?;
+        }
+        let mut out = Vec::with_capacity(parts.len());
+        for &(_, _, staging, len) in parts {
+            let view = staging
+                .get_mapped_range(..len)
+                .map_err(|e| EngineError::Gpu(format!("mapped range: {e}")))?;
+            out.push(view.to_vec());
+            drop(view);
+            staging.unmap();
+        }
+        Ok(out)
+    }
+
+    /// Dispatches `n` invocations of `pipeline` (2-D when more than 65 535 workgroups).
+    pub(super) fn dispatch(pass: &mut wgpu::ComputePass<'_>, n: usize) {
+        let groups = (n as u32).div_ceil(WORKGROUP_SIZE).max(1);
+        let (x, y) = if groups <= 65_535 { (groups, 1) } else { (65_535, groups.div_ceil(65_535)) };
+        pass.dispatch_workgroups(x, y, 1);
+    }
+}
+
+/// The pool as one word array: dims | starts | goals | holes | optimal sums of costs.
+pub(super) fn pack_pool(pool: &InstancePool) -> (Vec<u32>, [u32; 4]) {
+    let p = pool.len();
+    let mut words = pool.dims.clone();
+    let off_starts = words.len() as u32;
+    words.extend(&pool.starts);
+    let off_goals = words.len() as u32;
+    words.extend(&pool.goals);
+    let off_holes = words.len() as u32;
+    words.extend(&pool.holes);
+    let off_opt = words.len() as u32;
+    words.extend(&pool.optimal_soc);
+    debug_assert_eq!(words.len(), p * (2 + 2 * pool.max_agents) + p * pool.words);
+    (words, [off_starts, off_goals, off_holes, off_opt])
+}
+
+pub(super) fn base_params(pool: &InstancePool, offsets: [u32; 4]) -> Params {
+    Params {
+        k_max: pool.max_agents as u32,
+        words: pool.words as u32,
+        pool_len: pool.len() as u32,
+        off_starts: offsets[0],
+        off_goals: offsets[1],
+        off_holes: offsets[2],
+        off_opt: offsets[3],
+        ..Params::zeroed()
+    }
+}
+
+/// Refuses a storage buffer the device cannot bind (its `max_storage_buffer_binding_size` or
+/// `max_buffer_size`), naming it, instead of a wgpu validation panic when the bind group is made.
+pub(super) fn check_binding(ctx: &GpuContext, what: &str, bytes: usize) -> Result<(), EngineError> {
+    let limits = ctx.device.limits();
+    let max = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
+    if bytes as u64 > max {
+        return Err(EngineError::Gpu(format!(
+            "{what} would take {bytes} bytes; this adapter binds at most {max} bytes per buffer: use fewer \
+             environments (or agents, or a smaller observation radius) per engine"
+        )));
+    }
+    Ok(())
+}
+
+pub(super) fn check_pool(pool: &InstancePool) -> Result<(), EngineError> {
+    if pool.max_agents > GPU_MAX_AGENTS {
+        return Err(EngineError::Gpu(format!(
+            "{} agents per environment; the GPU backend takes at most {GPU_MAX_AGENTS}",
+            pool.max_agents
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,377 @@
+//! A batch of environments resident on the GPU.
+
+use std::sync::Arc;
+
+use wgpu::util::DeviceExt;
+
+use super::context::{base_params, check_binding, check_pool, pack_pool, GpuContext};
+use super::{wgsl, Params, GPU_MAX_RADIUS};
+use crate::engine::cpu::global_state;
+use crate::engine::layout::{obs_plane_words, CollisionMode, EnvConfig, EnvInfo, HoleRule, ObsFormat};
+use crate::engine::{checks, BufferSizes, Engine, EnvState, RawState, StepBuffersMut};
+use crate::error::EngineError;
+use crate::pool::InstancePool;
+
+/// Words of per-environment status: flags, steps, outcome, failure kind, failure agent, the
+/// pool instance of the episode that ended.
+const STATUS_WORDS: usize = 6;
+
+struct Buffers {
+    params: wgpu::Buffer,
+    env: wgpu::Buffer,
+    agents: wgpu::Buffer,
+    actions: wgpu::Buffer,
+    rewards: wgpu::Buffer,
+    events: wgpu::Buffer,
+    status: wgpu::Buffer,
+    final_agents: wgpu::Buffer,
+    obs: wgpu::Buffer,
+    final_obs: wgpu::Buffer,
+}
+
+/// A batch of environments resident on the GPU.
+pub struct GpuEngine {
+    ctx: Arc<GpuContext>,
+    cfg: EnvConfig,
+    pool: Arc<InstancePool>,
+    sizes: BufferSizes,
+    /// Whether the engine has been reset.
+    was_reset: bool,
+    params: Params,
+    buf: Buffers,
+    staging: Vec<wgpu::Buffer>,
+    step: (wgpu::ComputePipeline, wgpu::BindGroup),
+    reset: (wgpu::ComputePipeline, wgpu::BindGroup),
+    observe: (wgpu::ComputePipeline, wgpu::BindGroup),
+}
+
+impl std::fmt::Debug for GpuEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuEngine").field("adapter", &self.ctx.adapter).field("cfg", &self.cfg).finish()
+    }
+}
+
+impl GpuEngine {
+    /// Uploads the pool and allocates every buffer for `cfg`.
+    ///
+    /// # Errors
+    /// A configuration [`EnvConfig::validate`] refuses, or one over the backend's limits.
+    pub fn new(ctx: Arc<GpuContext>, cfg: EnvConfig, pool: Arc<InstancePool>) -> Result<Self, EngineError> {
+        cfg.validate()?;
+        check_pool(&pool)?;
+        if cfg.obs_radius > GPU_MAX_RADIUS {
+            return Err(EngineError::Gpu(format!(
+                "observation radius {} > {GPU_MAX_RADIUS}",
+                cfg.obs_radius
+            )));
+        }
+        let (b, k) = (cfg.num_envs, pool.max_agents);
+        let stride = cfg.obs_format.stride(cfg.obs_radius);
+        let (words, offsets) = pack_pool(&pool);
+        let mut params = base_params(&pool, offsets);
+        params.num_envs = b as u32;
+        params.stride_words = (stride / 4) as u32;
+        params.mode = u32::from(cfg.mode == CollisionMode::Soft);
+        params.hole_block = u32::from(cfg.holes == HoleRule::Block);
+        params.episode_limit = cfg.episode_limit;
+        params.radius = cfg.obs_radius;
+        params.obs_bits = u32::from(cfg.obs_format == ObsFormat::Bits);
+        params.plane_words = obs_plane_words(cfg.obs_radius) as u32;
+        let r = cfg.rewards;
+        (params.w_reach, params.w_step, params.w_blocked) = (r.reach_goal, r.step, r.blocked);
+        (params.w_off, params.w_hole, params.w_conflict) = (r.off_grid, r.hole, r.conflict);
+        check_binding(&ctx, "the observations", b * k * stride)?;
+        check_binding(&ctx, "the agents' words", b * k * 4)?;
+        check_binding(&ctx, "the instance pool", words.len() * 4)?;
+        let rw = wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        let zeros = |n: usize| vec![0u8; n];
+        let buf = Buffers {
+            params: ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("floe params"),
+                contents: bytemuck::bytes_of(&params),
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            }),
+            env: ctx.storage("floe env state", &zeros(b * 16), rw),
+            agents: ctx.storage("floe agents", &zeros(b * k * 4), rw),
+            actions: ctx.storage("floe actions", &zeros(b * k), rw),
+            rewards: ctx.storage("floe rewards", &zeros(b * k * 4), rw),
+            events: ctx.storage("floe events", &zeros(b * k * 4), rw),
+            status: ctx.storage("floe status", &zeros(b * STATUS_WORDS * 4), rw),
+            final_agents: ctx.storage("floe final agents", &zeros(b * k * 4), rw),
+            // With the `none` format the observation buffers are a placeholder word (a binding
+            // needs one) that no kernel writes and nothing reads back.
+            obs: ctx.storage("floe obs", &zeros((b * k * stride).max(4)), rw),
+            final_obs: ctx.storage("floe final obs", &zeros((b * k * stride).max(4)), rw),
+        };
+        let pool_buf = ctx.storage("floe pool", bytemuck::cast_slice(&words), wgpu::BufferUsages::empty());
+        let src = |kernel| wgsl::source(kernel, k, stride / 4);
+        let step_p = ctx.pipeline("floe step", src(wgsl::STEP), "step");
+        let reset_p = ctx.pipeline("floe reset", src(wgsl::STEP), "reset");
+        let observe_p =
+            ctx.pipeline("floe observe", wgsl::observe_source(k, stride / 4, pool.max_side()), "observe");
+        let step_bg = ctx.bind_group(
+            "floe step bindings",
+            &step_p,
+            &[
+                (0, &buf.params),
+                (1, &pool_buf),
+                (2, &buf.env),
+                (3, &buf.agents),
+                (4, &buf.actions),
+                (5, &buf.rewards),
+                (6, &buf.events),
+                (7, &buf.status),
+                (8, &buf.final_agents),
+            ],
+        );
+        let reset_bg = ctx.bind_group(
+            "floe reset bindings",
+            &reset_p,
+            &[(0, &buf.params), (1, &pool_buf), (2, &buf.env), (3, &buf.agents), (7, &buf.status)],
+        );
+        let observe_bg = ctx.bind_group(
+            "floe observe bindings",
+            &observe_p,
+            &[
+                (0, &buf.params),
+                (1, &pool_buf),
+                (2, &buf.env),
+                (3, &buf.agents),
+                (4, &buf.final_agents),
+                (5, &buf.status),
+                (6, &buf.obs),
+                (7, &buf.final_obs),
+            ],
+        );
+        let staging =
+            [&buf.obs, &buf.final_obs, &buf.rewards, &buf.events, &buf.status, &buf.env, &buf.agents]
+                .iter()
+                .map(|b| ctx.staging("floe staging", b.size()))
+                .collect();
+        let sizes = BufferSizes::new(&cfg, &pool);
+        Ok(Self {
+            ctx,
+            cfg,
+            pool,
+            sizes,
+            was_reset: false,
+            params,
+            buf,
+            staging,
+            step: (step_p, step_bg),
+            reset: (reset_p, reset_bg),
+            observe: (observe_p, observe_bg),
+        })
+    }
+
+    /// The adapter in use.
+    #[must_use]
+    pub fn adapter(&self) -> &str {
+        &self.ctx.adapter
+    }
+
+    /// Invocations of the observation kernel for `n` agent slots: none with the `none` format.
+    fn observed(&self, n: usize) -> usize {
+        if self.sizes.obs_stride == 0 {
+            0
+        } else {
+            n
+        }
+    }
+
+    fn write_params(&self) {
+        self.ctx.queue.write_buffer(&self.buf.params, 0, bytemuck::bytes_of(&self.params));
+    }
+
+    fn run(&self, label: &str, passes: &[(&(wgpu::ComputePipeline, wgpu::BindGroup), usize)], repeat: u32) {
+        let mut enc =
+            self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(label),
+                timestamp_writes: None,
+            });
+            for _ in 0..repeat {
+                for ((pipeline, bind_group), n) in passes.iter().filter(|(_, n)| *n > 0) {
+                    pass.set_pipeline(pipeline);
+                    pass.set_bind_group(0, bind_group, &[]);
+                    GpuContext::dispatch(&mut pass, *n);
+                }
+            }
+        }
+        self.ctx.queue.submit([enc.finish()]);
+    }
+
+    /// `steps` steps with the engine's random actions (as [`super::CpuEngine::step_random`]) in
+    /// one submission, with no host round-trip between them and no read-back; for benchmarks and
+    /// tests. [`GpuEngine::read_outputs`] then gives the last step's outputs.
+    ///
+    /// # Errors
+    /// Not reset yet.
+    #[cfg(feature = "testing")]
+    pub fn step_random(&mut self, steps: u32) -> Result<(), EngineError> {
+        if !self.was_reset {
+            return Err(EngineError::NotReset("step_random"));
+        }
+        if self.params.random_actions != 1 {
+            self.params.random_actions = 1;
+            self.write_params();
+        }
+        let n = self.cfg.num_envs * self.pool.max_agents;
+        self.run("floe steps", &[(&self.step, self.cfg.num_envs), (&self.observe, self.observed(n))], steps);
+        Ok(())
+    }
+
+    /// Waits until the device has finished all submitted work.
+    ///
+    /// # Errors
+    /// The device was lost.
+    pub fn sync(&self) -> Result<(), EngineError> {
+        self.ctx
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| EngineError::Gpu(format!("waiting for the device: {e}")))
+    }
+
+    /// Reads the last step's outputs into caller-owned buffers (what [`Engine::step`] does after
+    /// its dispatch).
+    ///
+    /// # Errors
+    /// Buffers of the wrong size, or a device error.
+    pub fn read_outputs(&self, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        out.check(&self.sizes)?;
+        let s = &self.staging;
+        let n = out.obs.len();
+        // With the `none` format there are no observations to read.
+        let reads = [
+            (&self.buf.rewards, &s[2]),
+            (&self.buf.events, &s[3]),
+            (&self.buf.status, &s[4]),
+            (&self.buf.obs, &s[0]),
+            (&self.buf.final_obs, &s[1]),
+        ];
+        let bufs = self.ctx.read(&reads[..if n == 0 { 3 } else { 5 }])?;
+        if n > 0 {
+            out.obs.copy_from_slice(&bufs[3][..n]);
+            out.final_obs.copy_from_slice(&bufs[4][..n]);
+        }
+        let m = out.rewards.len();
+        out.rewards.copy_from_slice(&bytemuck::pod_collect_to_vec::<u8, f32>(&bufs[0])[..m]);
+        out.events.copy_from_slice(&bytemuck::pod_collect_to_vec::<u8, u32>(&bufs[1])[..m]);
+        let status: Vec<u32> = bytemuck::pod_collect_to_vec(&bufs[2]);
+        for e in 0..self.cfg.num_envs {
+            let st = &status[e * STATUS_WORDS..(e + 1) * STATUS_WORDS];
+            out.terminated[e] = u8::from(st[0] & 1 != 0);
+            out.truncated[e] = u8::from(st[0] & 2 != 0);
+            out.info[e] =
+                EnvInfo { episode_steps: st[1], outcome: st[2], failure_kind: st[3], failure_agent: st[4] };
+        }
+        Ok(())
+    }
+
+    fn read_raw_state(&self) -> Result<RawState, EngineError> {
+        let s = &self.staging;
+        let bufs = self.ctx.read(&[(&self.buf.env, &s[5]), (&self.buf.agents, &s[6])])?;
+        let env_words: Vec<u32> = bytemuck::pod_collect_to_vec(&bufs[0]);
+        let env =
+            env_words.chunks_exact(4).take(self.cfg.num_envs).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+        let mut agents: Vec<u32> = bytemuck::pod_collect_to_vec(&bufs[1]);
+        agents.truncate(self.cfg.num_envs * self.pool.max_agents);
+        Ok(RawState { env, agents })
+    }
+}
+
+impl Engine for GpuEngine {
+    fn backend(&self) -> String {
+        format!("gpu ({})", self.ctx.adapter)
+    }
+
+    fn config(&self) -> &EnvConfig {
+        &self.cfg
+    }
+
+    fn pool(&self) -> &Arc<InstancePool> {
+        &self.pool
+    }
+
+    fn sizes(&self) -> BufferSizes {
+        self.sizes
+    }
+
+    fn reset(&mut self, seed: u64, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        checks::reset(&self.sizes, &out)?;
+        self.params.seed_lo = seed as u32;
+        self.params.seed_hi = (seed >> 32) as u32;
+        self.write_params();
+        let (b, k) = (self.cfg.num_envs, self.pool.max_agents);
+        self.run("floe reset", &[(&self.reset, b), (&self.observe, self.observed(b * k))], 1);
+        let n = out.obs.len();
+        if n > 0 {
+            let bufs = self.ctx.read(&[(&self.buf.obs, &self.staging[0])])?;
+            out.obs.copy_from_slice(&bufs[0][..n]);
+        }
+        self.was_reset = true;
+        Ok(())
+    }
+
+    fn reset_to(&mut self, env: usize, instance: usize, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        checks::reset_to(&self.sizes, self.was_reset, self.pool.len(), env, instance, &out)?;
+        let k = self.pool.max_agents;
+        let dims = self.pool.dims[instance];
+        // The environment's words are [dims, t, episode, instance]: its episode counter stays on
+        // the device (nothing is read back), the other three are written.
+        let base = (env * 16) as u64;
+        self.ctx.queue.write_buffer(&self.buf.env, base, bytemuck::cast_slice(&[dims, 0u32]));
+        self.ctx.queue.write_buffer(&self.buf.env, base + 12, bytemuck::bytes_of(&(instance as u32)));
+        let agents: Vec<u32> = (0..k)
+            .map(|a| {
+                if a < (dims >> 24) as usize {
+                    self.pool.starts[instance * k + a] | crate::words::AGENT_ACTIVE
+                } else {
+                    0
+                }
+            })
+            .collect();
+        self.ctx.queue.write_buffer(&self.buf.agents, (env * k * 4) as u64, bytemuck::cast_slice(&agents));
+        let n = self.cfg.num_envs * k;
+        if self.sizes.obs_stride == 0 {
+            return Ok(());
+        }
+        self.run("floe observe", &[(&self.observe, n)], 1);
+        // Only this environment's observations come back (the stride is a multiple of 4 bytes).
+        let part = env * k * self.sizes.obs_stride..(env + 1) * k * self.sizes.obs_stride;
+        let bufs = self.ctx.read_ranges(&[(
+            &self.buf.obs,
+            part.start as u64,
+            &self.staging[0],
+            part.len() as u64,
+        )])?;
+        out.obs[part].copy_from_slice(&bufs[0]);
+        Ok(())
+    }
+
+    fn step(&mut self, actions: &[u8], out: StepBuffersMut<'_>) -> Result<(), EngineError> {
+        checks::step(&self.sizes, self.was_reset, actions, &out)?;
+        if self.params.random_actions != 0 {
+            self.params.random_actions = 0;
+            self.write_params();
+        }
+        let n = actions.len();
+        let mut padded = actions.to_vec();
+        padded.resize(n.next_multiple_of(4), 0);
+        self.ctx.queue.write_buffer(&self.buf.actions, 0, &padded);
+        self.run("floe step", &[(&self.step, self.cfg.num_envs), (&self.observe, self.observed(n))], 1);
+        self.read_outputs(out)
+    }
+
+    fn state(&self) -> Result<EnvState, EngineError> {
+        Ok(self.read_raw_state()?.typed())
+    }
+
+    fn global_state(&self, out: &mut [u8]) -> Result<(), EngineError> {
+        checks::global_state(&self.sizes, out)?;
+        global_state(&self.pool, &self.read_raw_state()?, out);
+        Ok(())
+    }
+}
