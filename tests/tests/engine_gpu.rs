@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use floe_core::engine::gpu::{GpuContext, GpuEngine, GpuVerifier, GPU_MAX_AGENTS};
-use floe_core::engine::layout::event;
+use floe_core::engine::records::event;
 use floe_core::engine::{
     obs_stride, CollisionMode, CpuEngine, Engine, EngineError, EnvConfig, HoleRule, InstancePool, ObsFormat,
     Optima, StepBuffers,

@@ -45,24 +45,25 @@
 //! # }
 //! ```
 
+pub mod config;
 pub mod cpu;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod hash;
-pub mod layout;
 pub mod open;
+pub mod records;
 pub mod shaders;
 
 use std::sync::Arc;
 
 pub use crate::error::EngineError;
 pub use crate::pool::{InstancePool, Optima};
-pub use cpu::{CpuEngine, MAX_OBS_RADIUS};
-pub use layout::{
-    event, obs_plane_words, obs_stride, outcome, unpack_bits, AgentRecord, CollisionMode, EnvConfig, EnvInfo,
-    EnvRecord, HoleRule, ObsFormat, RewardWeights, NONE,
+pub use config::{
+    obs_plane_words, obs_stride, unpack_bits, CollisionMode, EnvConfig, HoleRule, ObsFormat, RewardWeights,
 };
+pub use cpu::{CpuEngine, MAX_OBS_RADIUS};
 pub use open::{open, Backend, EngineSpec, OpenError};
+pub use records::{event, outcome, AgentRecord, EnvInfo, EnvRecord, NONE};
 
 /// A batch of environments: what every backend implements.
 ///

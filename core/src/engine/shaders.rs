@@ -3,7 +3,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use super::layout::obs_stride;
+use super::config::obs_stride;
 
 /// Invocations per workgroup of every kernel (the WGSL sources receive it as `WG`).
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -15,7 +15,7 @@ pub(crate) const MAX_OBS_WORDS: usize = obs_stride(GPU_MAX_RADIUS) / 4;
 
 /// The WGSL sources.
 pub mod wgsl {
-    use crate::engine::layout::{event, outcome, NONE};
+    use crate::engine::records::{event, outcome, NONE};
     use crate::failure::FailureKind;
     use crate::words::{AGENT_ACTIVE, POS_MASK};
 

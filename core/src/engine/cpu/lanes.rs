@@ -5,7 +5,7 @@ use std::cell::RefCell;
 
 use super::Actions;
 use crate::engine::hash::random_action;
-use crate::engine::layout::event;
+use crate::engine::records::event;
 use crate::pool::MAX_AGENTS;
 use crate::rules::Occupancy;
 

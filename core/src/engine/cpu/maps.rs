@@ -151,7 +151,7 @@ impl HoleMaps {
         let k_max = pool.max_agents;
         let mut maps = Self { pad, ..Self::default() };
         let mut tables = std::collections::BTreeMap::new();
-        let plane = 4 * crate::engine::layout::obs_plane_words(radius);
+        let plane = 4 * crate::engine::config::obs_plane_words(radius);
         let grid_cells: usize = (0..pool.len())
             .map(|p| {
                 let (w, h, _) = unpack_dims(pool.dims[p]);

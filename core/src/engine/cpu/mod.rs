@@ -55,8 +55,8 @@ mod strict;
 use rayon::iter::Either;
 use rayon::prelude::*;
 
+use crate::engine::config::{EnvConfig, ObsFormat};
 use crate::engine::hash::{env_seed, pool_pick};
-use crate::engine::layout::{EnvConfig, ObsFormat};
 use crate::engine::{checks, BufferSizes, Engine, EnvState, RawState, StepBuffersMut};
 use crate::error::EngineError;
 use crate::pool::InstancePool;

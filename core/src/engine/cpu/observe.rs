@@ -5,7 +5,7 @@
 use super::lanes::Scratch;
 use super::maps::Maps;
 use super::Ctx;
-use crate::engine::layout::{obs_plane_words, obs_stride, ObsFormat, OBS_CHANNELS};
+use crate::engine::config::{obs_plane_words, obs_stride, ObsFormat, OBS_CHANNELS};
 use crate::words::{unpack_dims, AGENT_ACTIVE, POS_MASK};
 
 /// Writes one environment's local observations (`K · stride` bytes) in the configured format.

@@ -12,7 +12,7 @@ use std::hint::select_unpredictable;
 use super::lanes::{actions_of, Scratch, SoftArrays};
 use super::maps::{FREE, HOLE, OFF};
 use super::step::{at_goal, Step, Tally};
-use crate::engine::layout::event;
+use crate::engine::records::event;
 use crate::words::{AGENT_ACTIVE, POS_MASK};
 
 /// Bits of a soft step's per-cell word: 1 + the agent on the cell, how many movers target it, and

@@ -6,8 +6,9 @@ use super::maps::Maps;
 use super::soft::step_soft;
 use super::strict::step_strict;
 use super::{Actions, Ctx};
+use crate::engine::config::{CollisionMode, HoleRule};
 use crate::engine::hash::{env_seed, step_hash};
-use crate::engine::layout::{event, outcome, CollisionMode, EnvInfo, HoleRule, NONE};
+use crate::engine::records::{event, outcome, EnvInfo, NONE};
 use crate::failure::FailureKind;
 use crate::words::{unpack_dims, AGENT_ACTIVE, POS_MASK};
 

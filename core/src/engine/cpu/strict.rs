@@ -5,7 +5,7 @@
 use super::lanes::{actions_of, Lane, Scratch};
 use super::maps::{cell_steps, Target, FREE, HOLE, OFF};
 use super::step::{Step, Tally};
-use crate::engine::layout::event;
+use crate::engine::records::event;
 use crate::failure::FailureKind;
 use crate::rules::{agent_fault, judge_conflicts, StepConflict};
 use crate::words::AGENT_ACTIVE;

@@ -6,8 +6,9 @@ use wgpu::util::DeviceExt;
 
 use super::context::{base_params, check_binding, check_pool, pack_pool, GpuContext};
 use super::{wgsl, Params, GPU_MAX_RADIUS};
+use crate::engine::config::{obs_plane_words, CollisionMode, EnvConfig, HoleRule, ObsFormat};
 use crate::engine::cpu::global_state;
-use crate::engine::layout::{obs_plane_words, CollisionMode, EnvConfig, EnvInfo, HoleRule, ObsFormat};
+use crate::engine::records::EnvInfo;
 use crate::engine::{checks, BufferSizes, Engine, EnvState, RawState, StepBuffersMut};
 use crate::error::EngineError;
 use crate::pool::InstancePool;
