@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 python3 scripts/check-links.py   # every relative link of the README, ARCHITECTURE, BENCHMARKS and docs/ resolves
+python3 scripts/check-modules.py # no two modules of a crate (nor two files of a folder) use each other
 # floe-train and the CLI's `train` feature link the libtorch that setup.sh installed.
 export LIBTORCH="$PWD/third_party/libtorch"
 # Tests run side by side: libtorch's OpenMP threads must not spin while they wait.

@@ -1,13 +1,16 @@
-//! Per-thread scratch memory (the soft step's arrays among it), the per-agent working record of
-//! a step ([`Lane`]) and the actions of a step.
+//! What the strict and the soft step share: per-thread scratch memory (the soft step's arrays
+//! among it), what one environment's step reads ([`Step`]), the per-agent working record of a
+//! strict step ([`Lane`]), the actions of a step and the goal pass ([`Tally`]).
 
 use std::cell::RefCell;
 
-use super::Actions;
+use super::maps::Maps;
+use super::{Actions, Ctx};
 use crate::engine::hash::random_action;
 use crate::engine::records::event;
 use crate::pool::MAX_AGENTS;
 use crate::rules::Occupancy;
+use crate::words::{AGENT_ACTIVE, POS_MASK};
 
 /// A soft step's agents, one array per field, each with room for the most agents an instance
 /// holds ([`MAX_AGENTS`]), so that a step needs no growing and no length test per array. `there`
@@ -135,4 +138,53 @@ impl Lane {
     pub(super) fn moving(self) -> bool {
         self.ev & event::MOVED as u8 != 0
     }
+}
+
+/// What one environment's step reads.
+#[derive(Clone, Copy)]
+pub(super) struct Step<'a> {
+    pub(super) ctx: Ctx<'a>,
+    pub(super) maps: Maps<'a>,
+    pub(super) goals: &'a [u32],
+    pub(super) actions: Actions<'a>,
+    pub(super) hash: u32,
+}
+
+/// What the goal pass of a step counted: agents still in the episode, and those of them on their
+/// goals.
+#[derive(Default)]
+pub(super) struct Tally {
+    pub(super) active: u32,
+    pub(super) home: u32,
+}
+
+impl Tally {
+    /// Counts in an agent with word `ag` (after its move) and events `ev` (after [`at_goal`]).
+    #[inline(always)]
+    pub(super) fn count(&mut self, ag: u32, ev: u32) {
+        self.active += ag >> 31;
+        self.home += ev >> event::AT_GOAL.trailing_zeros() & 1;
+    }
+
+    /// The goal pass, for an agent after its move (agent word `ag`, events so far `ev`, which
+    /// hold `INACTIVE` already for an agent out of the episode): adds `AT_GOAL` and `REACHED`,
+    /// counts the agent in, and returns its events and reward.
+    #[inline(always)]
+    pub(super) fn finish(&mut self, ag: u32, ev: u32, goal: u32, lut: &[f32; 256]) -> (u32, f32) {
+        let ev = at_goal(ag, ev, goal);
+        self.count(ag, ev);
+        (ev, lut[(ev & 0xff) as usize])
+    }
+}
+
+/// `AT_GOAL` and `REACHED` for an agent with word `ag` (after its move) on goal `goal` and events
+/// `ev` so far: the events with them added.
+#[inline(always)]
+pub(super) fn at_goal(ag: u32, ev: u32, goal: u32) -> u32 {
+    let active = ag >> 31;
+    let home = active & u32::from(ag & POS_MASK == goal);
+    // Arriving is being home after a move (starts and goals differ); `MOVED` is bit 0.
+    const { assert!(event::MOVED == 1 && AGENT_ACTIVE == 1 << 31) };
+    let reached = home & ev;
+    ev | (home << event::AT_GOAL.trailing_zeros()) | (reached << event::REACHED.trailing_zeros())
 }

@@ -9,9 +9,8 @@
 
 use std::hint::select_unpredictable;
 
-use super::lanes::{actions_of, Scratch, SoftArrays};
+use super::lanes::{actions_of, at_goal, Scratch, SoftArrays, Step, Tally};
 use super::maps::{FREE, HOLE, OFF};
-use super::step::{at_goal, Step, Tally};
 use crate::engine::records::event;
 use crate::words::{AGENT_ACTIVE, POS_MASK};
 

@@ -1,8 +1,7 @@
 //! One environment's step ([`step_env`]): the collision rule of the configured mode, then goals,
 //! rewards and the outcome.
 
-use super::lanes::Scratch;
-use super::maps::Maps;
+use super::lanes::{Scratch, Step};
 use super::soft::step_soft;
 use super::strict::step_strict;
 use super::{Actions, Ctx};
@@ -10,46 +9,7 @@ use crate::engine::config::{CollisionMode, HoleRule};
 use crate::engine::hash::{env_seed, step_hash};
 use crate::engine::records::{event, outcome, EnvInfo, NONE};
 use crate::failure::FailureKind;
-use crate::words::{unpack_dims, AGENT_ACTIVE, POS_MASK};
-
-/// What the goal pass of a step counted: agents still in the episode, and those of them on their
-/// goals.
-#[derive(Default)]
-pub(super) struct Tally {
-    pub(super) active: u32,
-    pub(super) home: u32,
-}
-
-impl Tally {
-    /// Counts in an agent with word `ag` (after its move) and events `ev` (after [`at_goal`]).
-    #[inline(always)]
-    pub(super) fn count(&mut self, ag: u32, ev: u32) {
-        self.active += ag >> 31;
-        self.home += ev >> event::AT_GOAL.trailing_zeros() & 1;
-    }
-
-    /// The goal pass, for an agent after its move (agent word `ag`, events so far `ev`, which
-    /// hold `INACTIVE` already for an agent out of the episode): adds `AT_GOAL` and `REACHED`,
-    /// counts the agent in, and returns its events and reward.
-    #[inline(always)]
-    pub(super) fn finish(&mut self, ag: u32, ev: u32, goal: u32, lut: &[f32; 256]) -> (u32, f32) {
-        let ev = at_goal(ag, ev, goal);
-        self.count(ag, ev);
-        (ev, lut[(ev & 0xff) as usize])
-    }
-}
-
-/// `AT_GOAL` and `REACHED` for an agent with word `ag` (after its move) on goal `goal` and events
-/// `ev` so far: the events with them added.
-#[inline(always)]
-pub(super) fn at_goal(ag: u32, ev: u32, goal: u32) -> u32 {
-    let active = ag >> 31;
-    let home = active & u32::from(ag & POS_MASK == goal);
-    // Arriving is being home after a move (starts and goals differ); `MOVED` is bit 0.
-    const { assert!(event::MOVED == 1 && AGENT_ACTIVE == 1 << 31) };
-    let reached = home & ev;
-    ev | (home << event::AT_GOAL.trailing_zeros()) | (reached << event::REACHED.trailing_zeros())
-}
+use crate::words::{unpack_dims, AGENT_ACTIVE};
 
 /// Steps one environment; returns (terminated, truncated) and fills its rewards, events, info.
 #[allow(clippy::too_many_arguments)]
@@ -108,14 +68,4 @@ pub(crate) fn step_env(
     };
     *info = EnvInfo { episode_steps: env[1], outcome: out, failure_kind: kind, failure_agent: agent };
     (out == outcome::SUCCESS || out == outcome::FAILURE, out == outcome::TRUNCATED)
-}
-
-/// What one environment's step reads.
-#[derive(Clone, Copy)]
-pub(super) struct Step<'a> {
-    pub(super) ctx: Ctx<'a>,
-    pub(super) maps: Maps<'a>,
-    pub(super) goals: &'a [u32],
-    pub(super) actions: Actions<'a>,
-    pub(super) hash: u32,
 }

@@ -2,9 +2,8 @@
 //! Failures are judged by the rules' own functions ([`agent_fault`], [`judge_conflicts`]), as in
 //! the verifiers.
 
-use super::lanes::{actions_of, Lane, Scratch};
+use super::lanes::{actions_of, Lane, Scratch, Step, Tally};
 use super::maps::{cell_steps, Target, FREE, HOLE, OFF};
-use super::step::{Step, Tally};
 use crate::engine::records::event;
 use crate::failure::FailureKind;
 use crate::rules::{agent_fault, judge_conflicts, StepConflict};

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::limits::DesignLimits;
+use super::limits::{DesignLimits, LIMITS_FENCE};
 use crate::error::ConfigError;
 use crate::history::{History, RoundRecord};
 
@@ -13,8 +13,6 @@ use crate::history::{History, RoundRecord};
 pub const CONTEXT_TEMPLATE: &str = include_str!("../../templates/context.md");
 /// The default design guidelines (module G).
 pub const GUIDELINES: &str = include_str!("../../templates/guidelines.md");
-/// The fence that opens the limits in a context.
-pub const LIMITS_FENCE: &str = "```json limits";
 /// The fence that opens the history in a context with [`ContextOptions::history_json`].
 pub const HISTORY_FENCE: &str = "```json history";
 

@@ -4,9 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::context::LIMITS_FENCE;
 use crate::config::{RoundConfig, SizeConfig, DATA_RATIO_TOLERANCE};
 use crate::error::ConfigError;
+
+/// The fence that opens the limits in a context.
+pub const LIMITS_FENCE: &str = "```json limits";
 use crate::traits::EngineerReply;
 
 /// What an engineer may design: every configuration it returns is clamped into these.

@@ -35,6 +35,6 @@ pub mod limits;
 
 pub use context::{
     ContextInput, ContextOptions, Module, Preset, TrainingDetails, CONTEXT_TEMPLATE, GUIDELINES,
-    HISTORY_FENCE, LIMITS_FENCE,
+    HISTORY_FENCE,
 };
-pub use limits::{Adopted, DesignLimits};
+pub use limits::{Adopted, DesignLimits, LIMITS_FENCE};
