@@ -1,6 +1,6 @@
 //! What can be wrong with a plan: the kinds of failure, in the verifier's vocabulary, with their
 //! codes (the `kind` of the batch records and of the C API's `FLOE_FAILURE_*`), and the first
-//! failure of a plan. The rules ([`crate::rules`]), the verifier ([`crate::verify`]) and the
+//! failure of a plan. The rules ([`crate::rules`]), the verifier ([`mod@crate::verify`]) and the
 //! engine all speak it; it depends on nothing else in floe.
 
 use serde::{Deserialize, Serialize};

@@ -3,9 +3,10 @@
 //! The rules of MAPF-FrozenLake, implemented once: grids of frozen cells and holes, agents with
 //! distinct starts and goals, the five moves, conflicts, costs ([`rules`]); an exactly optimal
 //! conflict-based search solver ([`solver`]); a plan verifier that names the first failure
-//! ([`verify`], in the vocabulary of [`failure`]); the paper's text forms ([`text`]); a deterministic instance generator and the
-//! benchmark suite ([`generator`], [`suite`]); the file formats ([`instance`], [`plan`],
-//! [`movingai`]); and one reader of plans in every written form ([`reader`]).
+//! ([`mod@verify`], in the vocabulary of [`failure`]); the paper's text forms ([`text`]); a
+//! deterministic instance generator and the benchmark suite ([`generator`], [`suite`]); the file
+//! formats ([`instance`], [`plan`], [`movingai`]); one reader of plans in every written form
+//! ([`reader`]); the instance pool and the batched engine ([`pool`], [`engine`]).
 //!
 //! Everything else in floe (the batched engine, the plugins, the trainer, the CLI) builds on the
 //! definitions here, so a rule changes in one place only.

@@ -13,7 +13,7 @@ pub const MAX_AGENTS: usize = 255;
 pub const MAX_SIDE: u32 = 1024;
 
 /// Instances packed as flat arrays for the engine: per instance its dims word, `K` start and goal
-/// positions ([`pack_rc`], padded), its hole bits (`words` `u32` words, cell `i` at bit `i % 32`
+/// positions (rows and columns packed in one word, padded), its hole bits (`words` `u32` words, cell `i` at bit `i % 32`
 /// of word `i / 32`) and its optimal sum of costs (or [`NONE`] if unknown).
 ///
 /// A pool is built only by [`InstancePool::new`], from validated [`Instance`]s, so every pool the

@@ -15,7 +15,7 @@
 //!   ([`step_conflict`]); [`judge_conflicts`] finds the first such pair in the verifier's order.
 //!
 //! These functions are the rules' only definitions: the single verifier and the batched verifier
-//! (one kernel, [`crate::verify`]), the engine's strict step, CBS's conflict detection and
+//! (one kernel, [`mod@crate::verify`]), the engine's strict step, CBS's conflict detection and
 //! conflict table, the joint searches and the reachability search all call them. The solver's
 //! successor function ([`crate::Grid::successors`]) keeps exactly the steps [`agent_fault`] lets
 //! through.

@@ -12,7 +12,7 @@ pub mod event {
     pub const BLOCKED: u32 = 2;
     /// The move would leave the grid (soft: it became a wait; strict: the episode failed).
     pub const OFF_GRID: u32 = 4;
-    /// The agent's move led into a hole (soft: it dropped out, or with [`super::HoleRule::Block`]
+    /// The agent's move led into a hole (soft: it dropped out, or with [`crate::engine::HoleRule::Block`]
     /// it stayed; strict: the episode failed).
     pub const HOLE: u32 = 8;
     /// Strict mode: the agent was part of a vertex or swap conflict.

@@ -18,7 +18,7 @@
 //!
 //! Improvements over plain CBS, each of which keeps the search exactly optimal:
 //! - conflicts are classified with multi-valued decision diagrams (MDDs) and **cardinal**
-//!   conflicts are split first, then semi-cardinal, then the rest ([`mdd`]);
+//!   conflicts are split first, then semi-cardinal, then the rest (`mdd.rs`);
 //! - the high level is ordered by `g + h` where `h` is the **CG heuristic**: the minimum vertex
 //!   cover of the graph of cardinal conflicts, an admissible lower bound on the extra cost;
 //! - **bypass**: when splitting a non-cardinal conflict yields a child with the same cost and

@@ -1,6 +1,6 @@
 //! Batched plan verification: N plans, each an instance index into the pool and per-agent move
 //! codes padded to a fixed length, verified in one call with exactly the single-plan verifier's
-//! results ([`crate::verify`]): both run the same verification kernel.
+//! results ([`mod@crate::verify`]): both run the same verification kernel.
 
 use std::cell::RefCell;
 

@@ -279,18 +279,3 @@ impl Library {
         }
     }
 }
-
-/// Loads every path, keeping the libraries that load and the errors of those that do not, so a
-/// host can report the failures and go on with the rest.
-#[must_use]
-pub fn load_all<P: AsRef<Path>>(paths: &[P]) -> (Vec<Library>, Vec<LoadError>) {
-    let mut ok = Vec::new();
-    let mut failed = Vec::new();
-    for p in paths {
-        match load(p) {
-            Ok(l) => ok.push(l),
-            Err(e) => failed.push(e),
-        }
-    }
-    (ok, failed)
-}

@@ -14,7 +14,7 @@
 //!    gets `CONFLICT`.
 //! 3. **Soft** (standard multi-agent RL): a target off the grid becomes a wait; an agent whose
 //!    target is a hole drops out (`HOLE`, inactive from then on, its cell freed), or with
-//!    [`HoleRule::Block`] stays where it is (`HOLE`). Among the other
+//!    [`crate::engine::HoleRule::Block`] stays where it is (`HOLE`). Among the other
 //!    movers: all movers that target the same cell stay, both movers of a swap stay, and then,
 //!    until nothing changes, a mover whose target is the cell of an agent that stays also stays
 //!    (`BLOCKED`). This fixed point does not depend on agent order, and the result has no shared
@@ -22,14 +22,14 @@
 //! 4. `AT_GOAL` for agents on their goals, `REACHED` for those that arrived in this step; the
 //!    episode terminates when every active agent is on its goal (soft: a success only if nobody
 //!    dropped out) or, in soft mode, when no agent is left; it is truncated at the episode limit.
-//! 5. Rewards are [`RewardWeights::reward`] of each agent's events (looked up in a table of all
+//! 5. Rewards are [`crate::engine::RewardWeights::reward`] of each agent's events (looked up in a table of all
 //!    256 event bytes, made once per engine).
 //! 6. An environment whose episode ended writes its final observation to `final_obs`, then
 //!    resets in the same step to the pool instance `pool_pick(seed + env, episode + 1)`; `obs`
 //!    holds the new episode's first observation.
 //!
 //! The engine's agent words hold cell indices into per-instance maps padded by a border of cells
-//! off the grid ([`HoleMaps`]), so a move's target, its class (free, hole, off the grid) and an
+//! off the grid (`HoleMaps`), so a move's target, its class (free, hole, off the grid) and an
 //! observation window's rows are each one add and one load, with no bounds arithmetic, and a goal
 //! is placed in a window by one table lookup; [`CpuEngine::state`] converts them back to the
 //! packed rows and columns of the GPU backend's state.
@@ -38,7 +38,7 @@
 //! | file | job |
 //! |---|---|
 //! | `mod.rs` | [`CpuEngine`]: reset, the parallel loop over environments, state, global state |
-//! | `maps.rs` | [`HoleMaps`], the padded maps, and a move's target on them |
+//! | `maps.rs` | `HoleMaps`, the padded maps, and a move's target on them |
 //! | `lanes.rs` | per-thread scratch memory, `Lane` (one agent in a strict step), actions |
 //! | `observe.rs` | observations |
 //! | `step.rs` | one environment's step: mode, goals, rewards, outcome |
