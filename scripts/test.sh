@@ -17,6 +17,8 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "$XDG_RUNTIME_DIR" ] || [ ! -w "$XDG_
 fi
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --release --features floe-cli/train,floe-ffi/train -- -D warnings
+# floe-core's documentation: every intra-doc link resolves and none points at a private item.
+RUSTDOCFLAGS="-D warnings" cargo doc -p floe-core --no-deps --features gpu
 # The CLI without libtorch: `floe train` and `floe eval` say how to get them. First, so that the
 # build below leaves target/release/floe with every command.
 cargo test --release -p floe-cli --test cli
