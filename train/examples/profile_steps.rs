@@ -10,7 +10,10 @@
 //! steps of 16 prompts × 8 answers at temperature 1 with the `tiered` reward. The policy is
 //! first trained for 40 warm-start steps (the experiment's "base model"), so that sampled answers
 //! have realistic lengths. Each phase is timed `REPS` times (default 5) and the median printed.
+//! With more than one thread the training steps run as `floe train` runs them, their parts on
+//! one worker per thread ([`floe_train::workers`]); sampling runs on libtorch's threads.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use floe_core::engine::{InstancePool, Optima};
@@ -23,6 +26,8 @@ use floe_train::model::SeqBatch;
 use floe_train::optim::{AdamConfig, AdamW};
 use floe_train::reward::{located_legal_steps, rewards, verify_plans};
 use floe_train::sample::{decode, Decode};
+use floe_train::sft::SftStats;
+use floe_train::workers::Workers;
 use floe_train::{sft, ModelConfig, Policy};
 use tch::{Device, Kind, Tensor};
 
@@ -64,6 +69,7 @@ fn main() {
     let cfg = ModelConfig::default();
     let policy = Policy::new(&cfg).unwrap();
     let mut opt = AdamW::new(policy.named_variables(), AdamConfig::default());
+    let workers = (threads > 1).then(|| Workers::start(threads as usize, threads as usize));
 
     // The matrix-product ceiling: the model's largest products on 4,096 rows.
     let d = cfg.d_model;
@@ -88,12 +94,18 @@ fn main() {
 
     // The warm start: 40 steps, then the timed steps.
     let data = boards(600, 1);
-    let seqs = sft::sequences(&policy, &data).unwrap();
+    let seqs = Arc::new(sft::sequences(&policy, &data).unwrap());
+    // One warm-start step on the sequences `b` (indices) at learning rate `lr`.
+    let warm = |opt: &mut AdamW, b: &[usize], lr: f64| -> SftStats {
+        match &workers {
+            Some(w) => sft::step_on(w, &policy, opt, &seqs, b, lr, 1.0),
+            None => sft::step(&policy, opt, &b.iter().map(|&i| &seqs[i]).collect::<Vec<_>>(), lr, 1.0),
+        }
+    };
     let mut order: Vec<usize> = (0..seqs.len()).collect();
     floe_core::rng::Rng::from_counters(&[7]).shuffle(&mut order);
     for step in 0..40 {
-        let b: Vec<_> = order[(step * 64) % 3000..][..64].iter().map(|&i| &seqs[i]).collect();
-        sft::step(&policy, &mut opt, &b, 4e-4, 1.0);
+        warm(&mut opt, &order[(step * 64) % 3000..][..64], 4e-4);
     }
     // Timed: a batch of 64 drawn at random (padded to its longest), and the same 64 sorted by
     // length into pools as the warm start draws them (here: one batch of one size).
@@ -101,10 +113,11 @@ fn main() {
     let mut step_s = Vec::new();
     let mut tokens = Vec::new();
     for r in 0..reps {
-        let b: Vec<_> = order[3000 + r * 64..][..64].iter().map(|&i| &seqs[i]).collect();
+        let idx = &order[3000 + r * 64..][..64];
+        let b: Vec<_> = idx.iter().map(|&i| &seqs[i]).collect();
         let (_, p) = time(|| SeqBatch::pack(&cfg.layout, &b));
         tokens.push(b.iter().map(|s| s.tokens.len()).sum::<usize>() as f64);
-        let (_, s) = time(|| sft::step(&policy, &mut opt, &b, 1e-4, 1.0));
+        let (_, s) = time(|| warm(&mut opt, idx, 1e-4));
         pack_s.push(p);
         step_s.push(s);
     }
@@ -120,9 +133,9 @@ fn main() {
     let mut sorted_s = Vec::new();
     let mut sorted_t = Vec::new();
     for r in 0..reps {
-        let b: Vec<_> = by_len[r * 3 * 64..][..64].iter().map(|&i| &seqs[i]).collect();
-        sorted_t.push(b.iter().map(|s| s.tokens.len()).sum::<usize>() as f64);
-        sorted_s.push(time(|| sft::step(&policy, &mut opt, &b, 1e-4, 1.0)).1);
+        let idx = &by_len[r * 3 * 64..][..64];
+        sorted_t.push(idx.iter().map(|&i| seqs[i].tokens.len()).sum::<usize>() as f64);
+        sorted_s.push(time(|| warm(&mut opt, idx, 1e-4)).1);
     }
     let (ss, st) = (median(sorted_s), median(sorted_t));
     println!(
@@ -164,7 +177,10 @@ fn main() {
             optimal: outs.iter().map(|o| o.optimal == 1).collect(),
             legal_steps: outs.iter().map(located_legal_steps).collect(),
         };
-        upd.push(time(|| update(&policy, Some(&reference), &mut opt, &rollouts, &gcfg).unwrap()).1);
+        upd.push(
+            time(|| update(&policy, Some(&reference), &mut opt, &rollouts, &gcfg, workers.as_ref()).unwrap())
+                .1,
+        );
     }
     // Sampling the same 128 answers in batches of 16 (prompts of about one length a batch).
     let mut small = Vec::new();

@@ -49,7 +49,9 @@ pub use crate::config::{GrpoConfig, LossAgg};
 use crate::error::TrainError;
 use crate::model::{mean_entropy, target_log_probs, Policy, SeqBatch};
 use crate::optim::AdamW;
+use crate::sft::sum_grads;
 use crate::tokens::{answer, optimal_moves, sequence, Sequence, OUT_SEP};
+use crate::workers::{run_jobs, Task, Workers};
 
 /// Group-normalised advantages of `rewards` (consecutive groups of `group`), and for each group
 /// whether it is kept (some reward differs, or `skip_zero_variance` is off).
@@ -331,6 +333,74 @@ struct Part {
     old_logp: Option<Tensor>,
 }
 
+/// What one job of an update's step computes: a part of the batch, or the supervised term.
+enum Work {
+    Part(Part),
+    Sft(SeqBatch),
+}
+
+/// A job's answer: its work back (a part with its reference and first log-probabilities
+/// kept), its loss, its token-weighted sums of the logged means at the first step (pg, kl,
+/// clip fraction, entropy, their token counts), and the gradient of its loss per variable.
+struct Done {
+    work: Work,
+    loss: f64,
+    logged: [f64; 6],
+    grads: Vec<Tensor>,
+}
+
+impl Work {
+    fn run(
+        mut self,
+        policy: &Policy,
+        reference: Option<&Policy>,
+        cfg: &GrpoConfig,
+        whole: Whole,
+        norm_len: f64,
+        first: bool,
+    ) -> Done {
+        let vars: Vec<Tensor> = policy.named_variables().into_iter().map(|(_, t)| t).collect();
+        let mut logged = [0.0; 6];
+        let loss = match &mut self {
+            Work::Part(part) => {
+                let b = &part.batch;
+                if let (Some(rp), None) = (reference.filter(|_| cfg.beta > 0.0), &part.ref_logp) {
+                    part.ref_logp = Some(tch::no_grad(|| {
+                        target_log_probs(&rp.forward(b), &b.targets, cfg.temperature).0
+                    }));
+                }
+                let logits = policy.forward(b);
+                let (new_logp, mask) = target_log_probs(&logits, &b.targets, cfg.temperature);
+                let old = part.old_logp.get_or_insert_with(|| new_logp.detach()).shallow_clone();
+                let loss_mask = match &part.blame {
+                    Some(w) => &mask * w,
+                    None => mask.shallow_clone(),
+                };
+                let l = grpo_loss_part(
+                    &new_logp,
+                    &old,
+                    part.ref_logp.as_ref(),
+                    &part.adv,
+                    &loss_mask,
+                    norm_len,
+                    whole,
+                    cfg,
+                );
+                if first {
+                    let n = loss_mask.sum(Kind::Float).double_value(&[]);
+                    let n_ent = mask.sum(Kind::Float).double_value(&[]);
+                    let ent = mean_entropy(&logits, &mask, cfg.temperature) * n_ent;
+                    logged = [l.pg * n, l.kl * n, l.clip_frac * n, ent, n, n_ent];
+                }
+                l.loss
+            }
+            Work::Sft(b) => supervised_ce(&policy.forward(b), &b.targets) * cfg.sft_coef,
+        };
+        let grads = Tensor::run_backward(&[&loss], &vars, false, false);
+        Done { work: self, loss: loss.double_value(&[]), logged, grads }
+    }
+}
+
 /// One GRPO update on scored rollouts: advantages, then `mu` optimizer steps on the kept groups.
 ///
 /// # Errors
@@ -341,6 +411,7 @@ pub fn update(
     opt: &mut AdamW,
     rollouts: &ScoredRollouts<'_>,
     cfg: &GrpoConfig,
+    workers: Option<&Workers>,
 ) -> Result<StepStats, TrainError> {
     let g = cfg.group_size;
     let n = rollouts.answers.len();
@@ -408,12 +479,6 @@ pub fn update(
             let refs: Vec<&Sequence> = members.iter().map(|&r| &seqs[r]).collect();
             let batch = SeqBatch::pack(&layout, &refs);
             let adv = Tensor::from_slice(&members.iter().map(|&r| picked[r].1).collect::<Vec<f32>>());
-            let ref_logp = match reference {
-                Some(rp) if cfg.beta > 0.0 => Some(tch::no_grad(|| {
-                    target_log_probs(&rp.forward(&batch), &batch.targets, cfg.temperature).0
-                })),
-                _ => None,
-            };
             // With blame_failure, a [n, L] weight that is 0 on the legal prefix of failed
             // answers with a negative advantage.
             let blame = cfg.blame_failure.then(|| {
@@ -432,10 +497,9 @@ pub fn update(
                 }
                 Tensor::from_slice(&w).reshape([members.len() as i64, len as i64])
             });
-            Part { batch, adv, ref_logp, blame, old_logp: None }
+            Part { batch, adv, ref_logp: None, blame, old_logp: None }
         })
         .collect();
-    let mut parts = parts;
     let whole = Whole {
         answers: rows.len() as f64,
         tokens: parts
@@ -450,57 +514,48 @@ pub fn update(
             })
             .sum(),
     };
+    let mut works: Vec<Work> = parts.into_iter().map(Work::Part).collect();
+    works.extend(sft_batch.map(Work::Sft));
     for it in 0..cfg.mu {
-        opt.zero_grad();
-        let mut loss_sum = 0.0;
-        // Token-weighted sums of the logged means over the parts.
-        let (mut pg, mut kl, mut clip, mut toks) = (0.0, 0.0, 0.0, 0.0);
-        let (mut ent, mut ent_toks) = (0.0, 0.0);
-        for part in &mut parts {
-            let b = &part.batch;
-            let logits = policy.forward(b);
-            let (new_logp, mask) = target_log_probs(&logits, &b.targets, cfg.temperature);
-            let old = part.old_logp.get_or_insert_with(|| new_logp.detach()).shallow_clone();
-            let loss_mask = match &part.blame {
-                Some(w) => &mask * w,
-                None => mask.shallow_clone(),
-            };
-            let l = grpo_loss_part(
-                &new_logp,
-                &old,
-                part.ref_logp.as_ref(),
-                &part.adv,
-                &loss_mask,
-                norm_len,
-                whole,
-                cfg,
-            );
-            if it == 0 {
-                let n = loss_mask.sum(Kind::Float).double_value(&[]);
-                let n_ent = mask.sum(Kind::Float).double_value(&[]);
-                (pg, kl, clip) = (pg + l.pg * n, kl + l.kl * n, clip + l.clip_frac * n);
-                ent += mean_entropy(&logits, &mask, cfg.temperature) * n_ent;
-                (toks, ent_toks) = (toks + n, ent_toks + n_ent);
+        let first = it == 0;
+        // Each part (and the supervised term) runs on a worker, or here in order; the
+        // gradients add up in that order.
+        let jobs: Vec<Task<Done>> = works
+            .drain(..)
+            .map(|work| {
+                let (p, r, cfg) = (policy.handle(), reference.map(Policy::handle), cfg.clone());
+                let job: Task<Done> =
+                    Box::new(move || work.run(&p, r.as_ref(), &cfg, whole, norm_len, first));
+                job
+            })
+            .collect();
+        let done = run_jobs(workers, jobs);
+        let loss_sum: f64 = done.iter().map(|d| d.loss).sum();
+        if first {
+            let mut sums = [0.0; 6];
+            for d in &done {
+                for (s, x) in sums.iter_mut().zip(d.logged) {
+                    *s += x;
+                }
             }
-            loss_sum += l.loss.double_value(&[]);
-            l.loss.backward();
-        }
-        if it == 0 && !parts.is_empty() {
-            let t = toks.max(1.0);
-            (stats.pg, stats.kl, stats.clip_frac) = (pg / t, kl / t, clip / t);
-            stats.entropy = ent / ent_toks.max(1.0);
-        }
-        if let Some(b) = &sft_batch {
-            let ce = supervised_ce(&policy.forward(b), &b.targets) * cfg.sft_coef;
-            if it == 0 {
-                stats.sft_ce = ce.double_value(&[]) / cfg.sft_coef;
+            let [pg, kl, clip, ent, toks, ent_toks] = sums;
+            if done.iter().any(|d| matches!(d.work, Work::Part(_))) {
+                let t = toks.max(1.0);
+                (stats.pg, stats.kl, stats.clip_frac) = (pg / t, kl / t, clip / t);
+                stats.entropy = ent / ent_toks.max(1.0);
             }
-            loss_sum += ce.double_value(&[]);
-            ce.backward();
+            if let Some(d) = done.iter().find(|d| matches!(d.work, Work::Sft(_))) {
+                stats.sft_ce = d.loss / cfg.sft_coef;
+            }
         }
-        let norm = opt.clip_grad_norm(cfg.max_grad_norm);
-        opt.step(cfg.lr);
-        if it == 0 {
+        let mut grads = Vec::with_capacity(done.len());
+        for d in done {
+            grads.push(d.grads);
+            works.push(d.work);
+        }
+        let mut grads = tch::no_grad(|| sum_grads(grads));
+        let norm = opt.step_with(&mut grads, cfg.lr, cfg.max_grad_norm);
+        if first {
             stats.loss = loss_sum;
             stats.grad_norm = norm;
         }
@@ -690,14 +745,84 @@ mod tests {
         let before = ce(&p);
         let mut opt = AdamW::new(p.named_variables(), AdamConfig::default());
         let pure = GrpoConfig { group_size: g, lr: 1e-2, ..GrpoConfig::default() };
-        let st = update(&p, None, &mut opt, &rollouts, &pure).unwrap();
+        let st = update(&p, None, &mut opt, &rollouts, &pure, None).unwrap();
         assert_eq!((st.groups_kept, st.sft_ce), (0, 0.0));
         close(ce(&p), before);
         let hybrid = GrpoConfig { sft_coef: 0.5, ..pure };
-        let st = update(&p, None, &mut opt, &rollouts, &hybrid).unwrap();
+        let st = update(&p, None, &mut opt, &rollouts, &hybrid, None).unwrap();
         close(st.sft_ce, before);
         close(st.loss, 0.5 * before);
         assert!(ce(&p) < before - 1e-3, "{} -> {}", before, ce(&p));
+    }
+
+    /// An update whose parts (over PART_ROWS answers, with a reference, the supervised term and
+    /// two steps) run on two workers gives what it gives on this thread, up to the rounding of
+    /// the thread counts; and the same twice.
+    #[test]
+    fn an_update_on_workers_is_the_update_here() {
+        use crate::optim::AdamConfig;
+        use floe_core::{generate, GeneratorConfig, Move};
+        let cfg = tiny_model();
+        let insts =
+            generate(&GeneratorConfig::default().size(3).agents(2).hole_ratio(0.1).count(6).seed(3)).unwrap();
+        let g = 8;
+        let refs: Vec<&Instance> = insts.iter().flat_map(|i| std::iter::repeat_n(i, g)).collect();
+        let moves = [Move::Right, Move::Down, Move::Wait, Move::Left, Move::Up];
+        let answers: Vec<Vec<i64>> = refs
+            .iter()
+            .enumerate()
+            .map(|(k, i)| {
+                if k % 3 == 0 {
+                    answer(i, &optimal_moves(i).unwrap())
+                } else {
+                    answer(i, &[vec![moves[k % 5], moves[(k / 5) % 5]], vec![moves[(k + 2) % 5]]])
+                }
+            })
+            .collect();
+        let n = refs.len();
+        assert!(n > PART_ROWS, "more than one part");
+        let rollouts = ScoredRollouts {
+            instances: refs,
+            answers,
+            rewards: (0..n).map(|k| if k % 3 == 0 { 1.0 } else { 0.1 * (k % 4) as f32 }).collect(),
+            valid: (0..n).map(|k| k % 3 == 0).collect(),
+            optimal: (0..n).map(|k| k % 3 == 0).collect(),
+            legal_steps: vec![0; n],
+        };
+        let c =
+            GrpoConfig { group_size: g, mu: 2, beta: 0.05, sft_coef: 0.3, lr: 1e-2, ..GrpoConfig::default() };
+        let workers = crate::workers::Workers::start(2, 0);
+        let run = |w: Option<&crate::workers::Workers>| {
+            let p = crate::test_rng::seeded_policy(&cfg, 7);
+            let reference = p.duplicate().unwrap();
+            let mut opt = AdamW::new(p.named_variables(), AdamConfig::default());
+            let st = update(&p, Some(&reference), &mut opt, &rollouts, &c, w).unwrap();
+            let flat = crate::test_rng::flat(&p);
+            (st, flat)
+        };
+        let p_start = crate::test_rng::flat(&crate::test_rng::seeded_policy(&cfg, 7));
+        let (here, p_here) = run(None);
+        let (there, p_there) = run(Some(&workers));
+        assert!(here.groups_kept > 0 && here.kl.abs() < 1e-6 && here.sft_ce > 0.0);
+        for (a, b) in [
+            (here.loss, there.loss),
+            (here.pg, there.pg),
+            (here.entropy, there.entropy),
+            (here.sft_ce, there.sft_ce),
+            (here.grad_norm, there.grad_norm),
+        ] {
+            assert!((a - b).abs() <= 1e-5 * a.abs().max(1.0), "{a} vs {b}");
+        }
+        // Adam moves a variable by about the learning rate whatever the size of its gradient,
+        // so a rounding difference in a near-zero gradient moves it differently: compare the
+        // directions the variables moved in.
+        assert!(
+            crate::test_rng::cosine(&p_start, &p_here, &p_there) > 0.999,
+            "{}",
+            crate::test_rng::cosine(&p_start, &p_here, &p_there)
+        );
+        let (again, p_again) = run(Some(&workers));
+        assert_eq!((again.loss, p_again), (there.loss, p_there), "the same for a worker count");
     }
 
     #[test]
@@ -740,7 +865,7 @@ mod tests {
             let p = crate::test_rng::seeded_policy(&cfg, 5);
             let mut opt = AdamW::new(p.named_variables(), AdamConfig::default());
             let c = GrpoConfig { group_size: 2, beta: 0.0, blame_failure: blame, ..GrpoConfig::default() };
-            let st = update(&p, None, &mut opt, &rollouts, &c).unwrap();
+            let st = update(&p, None, &mut opt, &rollouts, &c, None).unwrap();
             let want = (-a * n + a * counted) / (n + counted);
             assert!((st.pg - want).abs() < 1e-4, "blame {blame}: {} vs {want}", st.pg);
         }
@@ -819,7 +944,7 @@ mod tests {
                 start.duplicate().unwrap()
             };
             let mut opt = AdamW::new(p.named_variables(), AdamConfig::default());
-            let st = update(&p, None, &mut opt, rollouts, c).unwrap();
+            let st = update(&p, None, &mut opt, rollouts, c, None).unwrap();
             let w: Vec<f32> = p
                 .named_variables()
                 .iter()

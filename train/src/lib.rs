@@ -37,6 +37,7 @@ pub mod run;
 pub mod sample;
 pub mod sft;
 pub mod tokens;
+pub mod workers;
 
 pub use config::TrainConfig;
 pub use error::TrainError;
@@ -47,9 +48,18 @@ pub use run::{load_policy, run, run_with_progress, Plugins, RunOptions, RunState
 /// Sets libtorch's CPU thread count; 0: one per core this process may run on (its CPU
 /// affinity and quota, not the machine's core count).
 pub fn set_threads(n: usize) {
-    let n =
-        if n > 0 { n } else { std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get) };
-    tch::set_num_threads(i32::try_from(n).unwrap_or(i32::MAX));
+    tch::set_num_threads(i32::try_from(thread_count(n)).unwrap_or(i32::MAX));
+}
+
+/// The thread count a configuration's `threads` stands for: itself, or for 0 one per core this
+/// process may run on.
+#[must_use]
+pub fn thread_count(n: usize) -> usize {
+    if n > 0 {
+        n
+    } else {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    }
 }
 
 #[cfg(test)]
@@ -67,6 +77,24 @@ pub(crate) mod test_rng {
 
     pub(crate) fn lock() -> MutexGuard<'static, ()> {
         GLOBAL.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Every variable's values, one after the other in name order.
+    pub(crate) fn flat(p: &Policy) -> Vec<f32> {
+        p.named_variables()
+            .iter()
+            .flat_map(|(_, t)| Vec::<f32>::try_from(t.flatten(0, -1)).unwrap())
+            .collect()
+    }
+
+    /// The cosine of the angle between the moves from `start` to `a` and to `b`.
+    pub(crate) fn cosine(start: &[f32], a: &[f32], b: &[f32]) -> f64 {
+        let (mut ab, mut aa, mut bb) = (0.0, 0.0, 0.0);
+        for ((s, x), y) in start.iter().zip(a).zip(b) {
+            let (dx, dy) = (f64::from(x - s), f64::from(y - s));
+            (ab, aa, bb) = (ab + dx * dy, aa + dx * dx, bb + dy * dy);
+        }
+        ab / (aa * bb).sqrt().max(f64::MIN_POSITIVE)
     }
 
     /// A new policy with the weights `tch::manual_seed(seed)` gives.

@@ -19,7 +19,7 @@
 //! key/value cache (decoding).
 
 use serde::{Deserialize, Serialize};
-use tch::nn::{self, Module};
+use tch::nn;
 use tch::{Device, Kind, Tensor};
 
 use crate::error::TrainError;
@@ -75,14 +75,99 @@ impl ModelConfig {
     }
 }
 
+// The layers hold their variables themselves, made by tch's `nn` constructors (their
+// initialisation and variable names), so that `Policy::handle` can share them.
+
+/// `x · wᵀ + b`, as `nn::Linear`.
+#[derive(Debug)]
+struct Linear {
+    ws: Tensor,
+    bs: Option<Tensor>,
+}
+
+impl Linear {
+    fn new(path: nn::Path<'_>, input: i64, output: i64) -> Self {
+        let l = nn::linear(path, input, output, Default::default());
+        Linear { ws: l.ws, bs: l.bs }
+    }
+
+    fn forward(&self, x: &Tensor) -> Tensor {
+        x.linear(&self.ws, self.bs.as_ref())
+    }
+
+    fn share(&self) -> Self {
+        Linear { ws: self.ws.shallow_clone(), bs: self.bs.as_ref().map(Tensor::shallow_clone) }
+    }
+}
+
+/// Layer normalisation over the last dimension with a weight and a bias, as `nn::LayerNorm`.
+#[derive(Debug)]
+struct LayerNorm {
+    ws: Tensor,
+    bs: Tensor,
+}
+
+impl LayerNorm {
+    fn new(path: nn::Path<'_>, d: i64) -> Self {
+        let l = nn::layer_norm(path, vec![d], Default::default());
+        match (l.ws, l.bs) {
+            (Some(ws), Some(bs)) => LayerNorm { ws, bs },
+            _ => unreachable!("an affine layer norm has a weight and a bias"),
+        }
+    }
+
+    fn forward(&self, x: &Tensor) -> Tensor {
+        let eps = nn::LayerNormConfig::default().eps;
+        Tensor::layer_norm(x, self.ws.size(), Some(&self.ws), Some(&self.bs), eps, true)
+    }
+
+    fn share(&self) -> Self {
+        LayerNorm { ws: self.ws.shallow_clone(), bs: self.bs.shallow_clone() }
+    }
+}
+
+/// A lookup table, as `nn::Embedding` (no padding index).
+#[derive(Debug)]
+struct Embedding {
+    ws: Tensor,
+}
+
+impl Embedding {
+    fn new(path: nn::Path<'_>, rows: i64, d: i64, init: nn::Init) -> Self {
+        let config = nn::EmbeddingConfig { ws_init: init, ..Default::default() };
+        Embedding { ws: nn::embedding(path, rows, d, config).ws }
+    }
+
+    fn forward(&self, x: &Tensor) -> Tensor {
+        Tensor::embedding(&self.ws, x, -1, false, false)
+    }
+
+    fn share(&self) -> Self {
+        Embedding { ws: self.ws.shallow_clone() }
+    }
+}
+
 #[derive(Debug)]
 struct Block {
-    ln1: nn::LayerNorm,
-    qkv: nn::Linear,
-    proj: nn::Linear,
-    ln2: nn::LayerNorm,
-    fc1: nn::Linear,
-    fc2: nn::Linear,
+    ln1: LayerNorm,
+    qkv: Linear,
+    proj: Linear,
+    ln2: LayerNorm,
+    fc1: Linear,
+    fc2: Linear,
+}
+
+impl Block {
+    fn share(&self) -> Self {
+        Block {
+            ln1: self.ln1.share(),
+            qkv: self.qkv.share(),
+            proj: self.proj.share(),
+            ln2: self.ln2.share(),
+            fc1: self.fc1.share(),
+            fc2: self.fc2.share(),
+        }
+    }
 }
 
 /// Per layer, the keys and values of every position so far in buffers of `[B, heads, capacity,
@@ -260,12 +345,12 @@ pub struct Policy {
     pub vs: nn::VarStore,
     pub config: ModelConfig,
     /// kind, row, col, role, time, dist, moves.
-    emb: [nn::Embedding; 7],
+    emb: [Embedding; 7],
     /// The attention bias per relation and head, shared by every layer.
-    relation: nn::Embedding,
+    relation: Embedding,
     blocks: Vec<Block>,
-    ln_f: nn::LayerNorm,
-    head: nn::Linear,
+    ln_f: LayerNorm,
+    head: Linear,
 }
 
 impl Policy {
@@ -280,35 +365,37 @@ impl Policy {
         let root = vs.root();
         let d = config.d_model;
         let l = &config.layout;
-        let ecfg =
-            nn::EmbeddingConfig { ws_init: nn::Init::Randn { mean: 0.0, stdev: 0.02 }, ..Default::default() };
+        let small = nn::Init::Randn { mean: 0.0, stdev: 0.02 };
         let emb = [
-            nn::embedding(&root / "emb_kind", kind::COUNT, d, ecfg),
-            nn::embedding(&root / "emb_row", l.side_table(), d, ecfg),
-            nn::embedding(&root / "emb_col", l.side_table(), d, ecfg),
-            nn::embedding(&root / "emb_role", role::COUNT, d, ecfg),
-            nn::embedding(&root / "emb_time", l.time_table(), d, ecfg),
-            nn::embedding(&root / "emb_dist", l.dist_table(), d, ecfg),
-            nn::embedding(&root / "emb_moves", 5 * status::COUNT, d, ecfg),
+            Embedding::new(&root / "emb_kind", kind::COUNT, d, small),
+            Embedding::new(&root / "emb_row", l.side_table(), d, small),
+            Embedding::new(&root / "emb_col", l.side_table(), d, small),
+            Embedding::new(&root / "emb_role", role::COUNT, d, small),
+            Embedding::new(&root / "emb_time", l.time_table(), d, small),
+            Embedding::new(&root / "emb_dist", l.dist_table(), d, small),
+            Embedding::new(&root / "emb_moves", 5 * status::COUNT, d, small),
         ];
-        let zero = nn::EmbeddingConfig { ws_init: nn::Init::Const(0.0), ..Default::default() };
-        let relation =
-            nn::embedding(&root / "attn_relation", AGENT_RELATIONS * TIME_RELATIONS, config.heads, zero);
+        let relation = Embedding::new(
+            &root / "attn_relation",
+            AGENT_RELATIONS * TIME_RELATIONS,
+            config.heads,
+            nn::Init::Const(0.0),
+        );
         let blocks = (0..config.layers)
             .map(|i| {
                 let p = &root / format!("block{i}");
                 Block {
-                    ln1: nn::layer_norm(&p / "ln1", vec![d], Default::default()),
-                    qkv: nn::linear(&p / "qkv", d, 3 * d, Default::default()),
-                    proj: nn::linear(&p / "proj", d, d, Default::default()),
-                    ln2: nn::layer_norm(&p / "ln2", vec![d], Default::default()),
-                    fc1: nn::linear(&p / "fc1", d, config.d_ff, Default::default()),
-                    fc2: nn::linear(&p / "fc2", config.d_ff, d, Default::default()),
+                    ln1: LayerNorm::new(&p / "ln1", d),
+                    qkv: Linear::new(&p / "qkv", d, 3 * d),
+                    proj: Linear::new(&p / "proj", d, d),
+                    ln2: LayerNorm::new(&p / "ln2", d),
+                    fc1: Linear::new(&p / "fc1", d, config.d_ff),
+                    fc2: Linear::new(&p / "fc2", config.d_ff, d),
                 }
             })
             .collect();
-        let ln_f = nn::layer_norm(&root / "ln_f", vec![d], Default::default());
-        let head = nn::linear(&root / "head", d, NUM_OUT, Default::default());
+        let ln_f = LayerNorm::new(&root / "ln_f", d);
+        let head = Linear::new(&root / "head", d, NUM_OUT);
         Ok(Policy { vs, config: config.clone(), emb, relation, blocks, ln_f, head })
     }
 
@@ -320,6 +407,23 @@ impl Policy {
         let mut p = Policy::new(&self.config)?;
         p.vs.copy(&self.vs)?;
         Ok(p)
+    }
+
+    /// Another handle on the same variables, not a copy (a step through either moves both), to
+    /// run the policy on another thread: a `Policy` may move between threads but not be shared.
+    #[must_use]
+    pub fn handle(&self) -> Self {
+        let mut vs = nn::VarStore::new(Device::Cpu);
+        vs.variables_ = std::sync::Arc::clone(&self.vs.variables_);
+        Policy {
+            vs,
+            config: self.config.clone(),
+            emb: self.emb.each_ref().map(Embedding::share),
+            relation: self.relation.share(),
+            blocks: self.blocks.iter().map(Block::share).collect(),
+            ln_f: self.ln_f.share(),
+            head: self.head.share(),
+        }
     }
 
     /// The variables by name, sorted by name.
@@ -548,6 +652,53 @@ mod tests {
             &[vec![Move::Right, Move::Right, Move::Down, Move::Down], vec![Move::Up, Move::Up]],
         );
         (inst, ans)
+    }
+
+    /// A handle computes what the policy computes, on another thread, and a gradient taken
+    /// through it is one of the policy's variables.
+    #[test]
+    fn a_handle_is_the_same_policy_on_another_thread() {
+        let cfg = ModelConfig {
+            d_model: 16,
+            layers: 1,
+            heads: 2,
+            d_ff: 32,
+            layout: Layout { max_side: 4, max_time: 16 },
+        };
+        let p = crate::test_rng::seeded_policy(&cfg, 3);
+        let inst = floe_core::generate(
+            &floe_core::GeneratorConfig::default().size(3).agents(2).hole_ratio(0.1).count(1).seed(2),
+        )
+        .unwrap()
+        .remove(0);
+        let seq = crate::tokens::sequence(
+            &cfg.layout,
+            &inst,
+            &crate::tokens::answer(&inst, &crate::tokens::optimal_moves(&inst).unwrap()),
+        )
+        .unwrap();
+        let here =
+            Vec::<f32>::try_from(p.forward(&SeqBatch::pack(&cfg.layout, &[&seq])).detach().flatten(0, -1))
+                .unwrap();
+        let (handle, seq2) = (p.handle(), seq.clone());
+        let (there, grads) = std::thread::spawn(move || {
+            let out = handle.forward(&SeqBatch::pack(&handle.config.layout, &[&seq2]));
+            let vars: Vec<Tensor> = handle.named_variables().into_iter().map(|(_, t)| t).collect();
+            let grads = Tensor::run_backward(&[out.sum(Kind::Float)], &vars, false, false);
+            (Vec::<f32>::try_from(out.detach().flatten(0, -1)).unwrap(), grads)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(here, there);
+        let vars = p.named_variables();
+        assert_eq!(grads.len(), vars.len());
+        assert!(grads.iter().zip(&vars).all(|(g, (_, v))| g.size() == v.size()));
+        // The handle's variables are the policy's: moving one moves the other.
+        let h = p.handle();
+        let (_, mut w) = h.named_variables().remove(0);
+        let _ = tch::no_grad(|| w.fill_(0.25));
+        assert_eq!(p.named_variables()[0].1.double_value(&[0, 0]), 0.25);
+        assert_eq!(h.head.ws.data_ptr(), p.head.ws.data_ptr());
     }
 
     #[test]

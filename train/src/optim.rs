@@ -54,44 +54,48 @@ impl AdamW {
         }
     }
 
+    /// The variables' gradients, in the optimizer's order (undefined where a variable has none).
+    fn grads(&self) -> Vec<Tensor> {
+        self.params.iter().map(|(_, p)| p.grad()).collect()
+    }
+
     /// Scales the gradients so that their global L2 norm is at most `max_norm` (no scaling when
     /// `max_norm` is 0 or not finite) and returns the norm before clipping.
     pub fn clip_grad_norm(&mut self, max_norm: f64) -> f64 {
-        tch::no_grad(|| {
-            let mut sq = 0.0;
-            for (_, p) in &self.params {
-                let g = p.grad();
-                if g.defined() {
-                    sq += g.square().sum(Kind::Double).double_value(&[]);
-                }
-            }
-            let norm = sq.sqrt();
-            if max_norm > 0.0 && max_norm.is_finite() && norm > max_norm {
-                let s = max_norm / (norm + 1e-6);
-                for (_, p) in &self.params {
-                    let mut g = p.grad();
-                    if g.defined() {
-                        let _ = g.g_mul_scalar_(s);
-                    }
-                }
-            }
-            norm
-        })
+        clip(&mut self.grads(), max_norm)
     }
 
     /// One AdamW step at learning rate `lr`.
     pub fn step(&mut self, lr: f64) {
+        let grads = self.grads();
+        self.step_on(&grads, lr);
+    }
+
+    /// One step on gradients given apart from the variables' own (one per variable, in the
+    /// order of [`AdamW::new`]'s; an undefined tensor where a variable has none), clipped
+    /// first as [`AdamW::clip_grad_norm`] clips; returns the norm before clipping. The
+    /// variables' own gradients are left as they are.
+    ///
+    /// # Panics
+    /// When `grads` has another length than the variables.
+    pub fn step_with(&mut self, grads: &mut [Tensor], lr: f64, max_norm: f64) -> f64 {
+        assert_eq!(grads.len(), self.params.len(), "one gradient per variable");
+        let norm = clip(grads, max_norm);
+        self.step_on(grads, lr);
+        norm
+    }
+
+    fn step_on(&mut self, grads: &[Tensor], lr: f64) {
         self.steps += 1;
         let c = &self.config;
         let t = self.steps as i32;
         let (bc1, bc2) = (1.0 - c.beta1.powi(t), 1.0 - c.beta2.powi(t));
         tch::no_grad(|| {
-            for (((_, p), m), v) in self.params.iter_mut().zip(&mut self.m).zip(&mut self.v) {
-                let g = p.grad();
+            for ((((_, p), m), v), g) in self.params.iter_mut().zip(&mut self.m).zip(&mut self.v).zip(grads) {
                 if !g.defined() {
                     continue;
                 }
-                let _ = m.g_mul_scalar_(c.beta1).g_add_(&(&g * (1.0 - c.beta1)));
+                let _ = m.g_mul_scalar_(c.beta1).g_add_(&(g * (1.0 - c.beta1)));
                 let _ = v.g_mul_scalar_(c.beta2).g_add_(&(g.square() * (1.0 - c.beta2)));
                 if c.weight_decay > 0.0 {
                     let _ = p.g_mul_scalar_(1.0 - lr * c.weight_decay);
@@ -132,6 +136,25 @@ impl AdamW {
         self.steps = steps;
         Ok(())
     }
+}
+
+/// Scales `grads` in place so that their global L2 norm is at most `max_norm` (no scaling when
+/// `max_norm` is 0 or not finite); returns the norm before. Undefined tensors count as none.
+fn clip(grads: &mut [Tensor], max_norm: f64) -> f64 {
+    tch::no_grad(|| {
+        let mut sq = 0.0;
+        for g in grads.iter().filter(|g| g.defined()) {
+            sq += g.square().sum(Kind::Double).double_value(&[]);
+        }
+        let norm = sq.sqrt();
+        if max_norm > 0.0 && max_norm.is_finite() && norm > max_norm {
+            let s = max_norm / (norm + 1e-6);
+            for g in grads.iter_mut().filter(|g| g.defined()) {
+                let _ = g.g_mul_scalar_(s);
+            }
+        }
+        norm
+    })
 }
 
 #[cfg(test)]

@@ -57,6 +57,7 @@ use crate::eval::EvalReport;
 use crate::metrics::JsonLines;
 use crate::model::Policy;
 use crate::optim::AdamW;
+use crate::workers::Workers;
 
 pub use charts::plots;
 pub use data::validation_set;
@@ -218,6 +219,8 @@ pub(crate) struct Run<'a> {
     pub(crate) train_s0: f64,
     /// Seconds of training in this process.
     pub(crate) trained: f64,
+    /// With more than one thread, the workers that run the parts of each training step.
+    pub(crate) workers: Option<Workers>,
 }
 
 impl Run<'_> {
@@ -315,6 +318,8 @@ pub fn run_with_progress(
         validation: data::validation_set_with_progress(cfg, progress)?,
         started,
         trained: 0.0,
+        workers: (crate::thread_count(cfg.threads) > 1)
+            .then(|| Workers::start(crate::thread_count(cfg.threads), cfg.threads)),
     };
     run.say(&format!(
         "{} parameters, {} validation instances, output in {}{}",

@@ -130,7 +130,14 @@ impl Run<'_> {
                 let done = f64::from(r * cfg.rounds.epochs + epoch)
                     + (at - draw.drawn) as f64 / train.len().max(1) as f64;
                 let step_cfg = grpo::GrpoConfig { lr: cfg.grpo.lr_at(done / passes), ..cfg.grpo.clone() };
-                let st = grpo::update(&self.policy, reference, &mut self.opt, &scored, &step_cfg)?;
+                let st = grpo::update(
+                    &self.policy,
+                    reference,
+                    &mut self.opt,
+                    &scored,
+                    &step_cfg,
+                    self.workers.as_ref(),
+                )?;
                 for (inst, a) in scored.instances.iter().zip(&st.advantages) {
                     if let Some(a) = a {
                         let e = abs_adv.entry(inst.grid.width()).or_default();

@@ -1,6 +1,7 @@
 //! The supervised warm start: teacher forcing on the generator's CBS-optimal plans, standing in
 //! for the paper's pretrained language model.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use floe_core::rng::{hash, Rng};
@@ -11,7 +12,14 @@ use super::data::generate_all;
 use super::{Run, Stage, TAG_SFT};
 use crate::config::TrainConfig;
 use crate::error::TrainError;
-use crate::sft;
+use crate::model::Policy;
+use crate::optim::AdamW;
+use crate::sft::{self, SftStats};
+use crate::tokens::Sequence;
+
+/// One warm-start step: the policy, its optimizer, the batch (indices into the sequences), the
+/// learning rate.
+type StepFn<'a> = dyn FnMut(&Policy, &mut AdamW, &[usize], f64) -> SftStats + 'a;
 
 impl Run<'_> {
     pub(crate) fn warm_start(&mut self) -> Result<(), TrainError> {
@@ -23,7 +31,29 @@ impl Run<'_> {
             "warm-start data",
             self.progress,
         )?;
-        let seqs = sft::sequences(&self.policy, &data)?;
+        let seqs = Arc::new(sft::sequences(&self.policy, &data)?);
+        let clip = w.max_grad_norm;
+        // The workers run the parts of each batch; without them (one thread) libtorch runs
+        // the whole batch.
+        match self.workers.take() {
+            Some(workers) => {
+                let done = self.warm_steps(&seqs, &mut |policy, opt, batch, lr| {
+                    sft::step_on(&workers, policy, opt, &seqs, batch, lr, clip)
+                });
+                self.workers = Some(workers);
+                done
+            }
+            None => self.warm_steps(&seqs, &mut |policy, opt, batch, lr| {
+                let batch: Vec<&Sequence> = batch.iter().map(|&i| &seqs[i]).collect();
+                sft::step(policy, opt, &batch, lr, clip)
+            }),
+        }
+    }
+
+    /// The warm start's steps on `seqs`, each taken by `take` (policy, optimizer, the batch's
+    /// indices into `seqs`, learning rate).
+    fn warm_steps(&mut self, seqs: &[Sequence], take: &mut StepFn<'_>) -> Result<(), TrainError> {
+        let (w, seed) = (&self.cfg.warm_start, self.cfg.seed);
         let t_stage = Instant::now();
         self.progress.begin("warm start", w.steps as u64);
         let mut last = (f64::NAN, f64::NAN);
@@ -42,11 +72,11 @@ impl Run<'_> {
                 batches = epoch_batches(&lens, w.batch_size, seed, epoch);
                 (epoch, at) = (epoch + 1, 0);
             }
-            let batch: Vec<&crate::tokens::Sequence> = batches[at].iter().map(|&i| &seqs[i]).collect();
+            let batch = &batches[at];
             at += 1;
             let t0 = Instant::now();
             let lr = w.lr_at(step);
-            let s = sft::step(&self.policy, &mut self.opt, &batch, lr, w.max_grad_norm);
+            let s = take(&self.policy, &mut self.opt, batch, lr);
             let dt = t0.elapsed().as_secs_f64();
             self.trained += dt;
             self.steps.write(&json!({
