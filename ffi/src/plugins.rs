@@ -9,7 +9,7 @@ use floe_plugin_api::{
     Curriculum, EnvEngineer, History, PluginError, PluginSpec, ReplayRecord, ReplayRequest, RewardFn,
     StepOutcome, VerdictRecord,
 };
-use floe_plugin_host::{registry, RegistryError};
+use floe_plugin_registry::{self as registry, RegistryError};
 
 use crate::boundary::{
     check_out, floe_status, guard, non_null, opt_str_arg, slice, slice_mut, status, str_arg, write_out,

@@ -177,7 +177,7 @@ mod with_train {
     /// The plugins the configuration names, resolved by the registry as `floe train` does.
     fn plugins(cfg: &TrainConfig) -> Result<floe_train::Plugins, Error> {
         let r = &cfg.rounds;
-        floe_plugin_host::registry::plugins(&r.reward, r.curriculum.as_ref(), r.engineer.as_ref())
+        floe_plugin_registry::plugins(&r.reward, r.curriculum.as_ref(), r.engineer.as_ref())
             .map_err(|e| Error::new(status::CONFIG, e.to_string()))
     }
 

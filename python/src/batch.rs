@@ -8,7 +8,7 @@ use floe_core::text::verify_answer_with_credit;
 use floe_core::verify::VerifyOut;
 use floe_plugin_api::traits::check_rewards;
 use floe_plugin_api::{PluginSpec, RewardFn, VerdictRecord};
-use floe_plugin_host::registry;
+use floe_plugin_registry as registry;
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};

@@ -3,7 +3,7 @@
 
 use floe_core::engine::EngineError;
 use floe_plugin_api::{ConfigError as ApiConfigError, PluginError};
-use floe_plugin_host::registry::RegistryError;
+use floe_plugin_registry::RegistryError;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 

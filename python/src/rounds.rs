@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use floe_llm::{Complete, Completion, LlmEngineer, NoReply, Request};
 use floe_plugin_api::design::{ContextInput, ContextOptions, DesignLimits};
 use floe_plugin_api::{Curriculum as CurriculumFn, EnvEngineer, History, RoundConfig};
-use floe_plugin_host::registry;
+use floe_plugin_registry as registry;
 use pyo3::prelude::*;
 
 use crate::batch::spec;

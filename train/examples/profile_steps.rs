@@ -147,7 +147,7 @@ fn main() {
     // GRPO: 16 prompts × 8 answers.
     let prompts = boards(20, 99);
     let pool = InstancePool::new(&prompts, Optima::AsStored).unwrap();
-    let mut reward = floe_plugin_host::registry::plan_reward(&PluginSpec {
+    let mut reward = floe_plugin_registry::plan_reward(&PluginSpec {
         name: "tiered".into(),
         params: serde_json::json!({"prefix_credit": 0.2, "goal_credit": 0.2}),
         library: None,

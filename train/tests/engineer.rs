@@ -75,7 +75,7 @@ fn the_embedded_model_designs_two_rounds_and_every_exchange_is_kept() {
     // engineer with the same seed, gives the reply the run recorded.
     let round1 = dir.path().join("engineer/round-1");
     let ctx = std::fs::read_to_string(round1.join("context.md")).unwrap();
-    let mut again = floe_plugin_host::registry::engineer(cfg.rounds.engineer.as_ref().unwrap()).unwrap();
+    let mut again = floe_plugin_registry::engineer(cfg.rounds.engineer.as_ref().unwrap()).unwrap();
     if let Ok(a) = again.design(&ctx) {
         let recorded = std::fs::read_to_string(round1.join("reply.txt")).unwrap();
         assert_eq!(a.raw.join("\n\n---\n\n").trim(), recorded.trim());
@@ -94,7 +94,7 @@ fn the_rules_engineer_designs_rounds_from_the_context_the_trainer_writes() {
     let dir = tempfile::tempdir().unwrap();
     let state = run(&cfg, &common::opts(dir.path()), common::plugins(&cfg)).unwrap();
     assert_eq!(state.rounds_done, 3);
-    let mut fresh = floe_plugin_host::registry::engineer(&PluginSpec::builtin("rules")).unwrap();
+    let mut fresh = floe_plugin_registry::engineer(&PluginSpec::builtin("rules")).unwrap();
     for r in [1usize, 2] {
         assert_eq!(state.designs[r].source, Source::Engineer, "round {r}: {:?}", state.designs[r].notes);
         let folder = dir.path().join(format!("engineer/round-{r}"));
@@ -147,8 +147,8 @@ fn replay_is_not_offered_when_the_curriculum_cannot_replay() {
     cfg.rounds.engineer = Some(PluginSpec::builtin("replay-hungry"));
     let dir = tempfile::tempdir().unwrap();
     let plugins = floe_train::Plugins {
-        reward: floe_plugin_host::registry::plan_reward(&cfg.rounds.reward).unwrap(),
-        curriculum: Some(floe_plugin_host::registry::curriculum(&curriculum).unwrap()),
+        reward: floe_plugin_registry::plan_reward(&cfg.rounds.reward).unwrap(),
+        curriculum: Some(floe_plugin_registry::curriculum(&curriculum).unwrap()),
         // Difficulty scaling does not declare that it replays.
         curriculum_replays: false,
         engineer: Some(Box::new(ReplayHungry)),

@@ -6,7 +6,8 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use floe_plugin_host::{registry, PluginError, PluginSpec, RegistryError};
+use floe_plugin_host::{PluginError, PluginSpec};
+use floe_plugin_registry::{self as registry, RegistryError};
 
 use crate::error::CliError;
 

@@ -68,9 +68,9 @@ pub fn cli_error(e: TrainError) -> CliError {
 /// # Errors
 /// What the registry refuses (an unknown plugin, bad parameters, a library that does not load, a
 /// reward that scores only steps).
-pub fn plugins(cfg: &TrainConfig) -> Result<floe_train::Plugins, floe_plugin_host::RegistryError> {
+pub fn plugins(cfg: &TrainConfig) -> Result<floe_train::Plugins, floe_plugin_registry::RegistryError> {
     let r = &cfg.rounds;
-    floe_plugin_host::registry::plugins(&r.reward, r.curriculum.as_ref(), r.engineer.as_ref())
+    floe_plugin_registry::plugins(&r.reward, r.curriculum.as_ref(), r.engineer.as_ref())
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {

@@ -21,8 +21,8 @@
 //! library, a C plugin's error code comes back with its message, and everything a plugin returns
 //! is checked (lengths, finite rewards, valid configurations, indices in range).
 //!
-//! [`registry`] resolves a [`PluginSpec`] (a built-in name or a library path, with parameters)
-//! into a plugin; the CLI and the C API resolve every plugin a configuration names there.
+//! `floe-plugin-registry` resolves a [`PluginSpec`] (a built-in name or a library path, with
+//! parameters) into a plugin, loading libraries here; this crate only loads.
 //!
 //! `unsafe` is denied in this crate except in the dynamic loading and the C ABI (`dl.rs`,
 //! `c.rs`), where each block has a `SAFETY` note; the abi_stable side needs none.
@@ -31,14 +31,12 @@
 
 mod c;
 mod dl;
-pub mod registry;
 mod rust;
 
 use std::path::{Path, PathBuf};
 
 use floe_plugin_api::{Curriculum, EnvEngineer, PluginInfo, PluginKind, RewardFn};
 pub use floe_plugin_api::{PluginError, PluginSpec};
-pub use registry::RegistryError;
 use serde::Serialize;
 use thiserror::Error;
 

@@ -1,3 +1,5 @@
+//! # floe-plugin-registry
+//!
 //! The plugin registry: resolves a [`PluginSpec`] (a built-in name, or a library path and a
 //! name, plus parameters as JSON) into a plugin behind the api's traits. The CLI, the trainer's
 //! callers and the C API all resolve plugins here, so a configuration means the same thing
@@ -6,9 +8,12 @@
 //! Built-ins are `floe-plugins`' catalog (rewards `tiered`, `shaped`; curricula `fixed`,
 //! `difficulty-scaling`, `plr`, `sec`; engineer `rules`) and the language-model engineers of
 //! `floe-llm` (`endpoint`, and `embedded` when built with the `embedded` feature). A spec with
-//! `library` loads that library ([`crate::load`]) and asks it for the named plugin; the plugin
+//! `library` loads that library ([`floe_plugin_host::load`]) and asks it for the named plugin; the plugin
 //! keeps what it needs of the library loaded (a C instance holds its library; abi_stable
 //! libraries are never unloaded).
+//!
+//! The registry sits above the host, which only loads libraries, and above the built-ins and the
+//! language-model engineers it names: every arrow between these crates points down.
 
 use floe_plugin_api::catalog::{new_curriculum, new_engineer, new_reward};
 use floe_plugin_api::{
@@ -16,7 +21,7 @@ use floe_plugin_api::{
 };
 use thiserror::Error;
 
-use crate::LoadError;
+use floe_plugin_host::{Library, LoadError};
 
 /// Why a spec could not be resolved.
 #[derive(Debug, Error)]
@@ -52,7 +57,7 @@ fn plugin_error(kind: PluginKind, spec: &PluginSpec) -> impl Fn(PluginError) -> 
 }
 
 /// What the plugin `name` of `kind` declared, in a library or among the built-ins.
-fn declared(lib: Option<&crate::Library>, kind: PluginKind, name: &str) -> Capabilities {
+fn declared(lib: Option<&Library>, kind: PluginKind, name: &str) -> Capabilities {
     let info = match lib {
         Some(l) => l.info(kind, name).cloned(),
         None => floe_plugins::catalog().iter().find(|e| e.kind() == kind && e.name == name).map(Entry::info),
@@ -66,7 +71,7 @@ fn resolve_reward(spec: &PluginSpec) -> Result<(Box<dyn RewardFn>, Capabilities)
     let err = plugin_error(PluginKind::Reward, spec);
     let (made, lib) = match &spec.library {
         Some(path) => {
-            let lib = crate::load(path)?;
+            let lib = floe_plugin_host::load(path)?;
             (lib.new_reward(&spec.name, &spec.params_text()).map_err(err)?, Some(lib))
         }
         None => (new_reward(&floe_plugins::catalog(), &spec.name, &spec.params_text()).map_err(err)?, None),
@@ -79,7 +84,7 @@ fn resolve_curriculum(spec: &PluginSpec) -> Result<(Box<dyn Curriculum>, Capabil
     let err = plugin_error(PluginKind::Curriculum, spec);
     let (made, lib) = match &spec.library {
         Some(path) => {
-            let lib = crate::load(path)?;
+            let lib = floe_plugin_host::load(path)?;
             (lib.new_curriculum(&spec.name, &spec.params_text()).map_err(err)?, Some(lib))
         }
         None => {
@@ -127,7 +132,9 @@ pub fn curriculum(spec: &PluginSpec) -> Result<Box<dyn Curriculum>, RegistryErro
 pub fn engineer(spec: &PluginSpec) -> Result<Box<dyn EnvEngineer>, RegistryError> {
     let err = plugin_error(PluginKind::EnvEngineer, spec);
     match &spec.library {
-        Some(path) => crate::load(path)?.new_engineer(&spec.name, &spec.params_text()).map_err(err),
+        Some(path) => {
+            floe_plugin_host::load(path)?.new_engineer(&spec.name, &spec.params_text()).map_err(err)
+        }
         None => match floe_llm::new_engineer(&spec.name, &spec.params_text()) {
             Some(made) => made.map_err(err),
             None => new_engineer(&floe_plugins::catalog(), &spec.name, &spec.params_text()).map_err(err),
