@@ -413,6 +413,78 @@ pub fn update(
     cfg: &GrpoConfig,
     workers: Option<&Workers>,
 ) -> Result<StepStats, TrainError> {
+    let (mut stats, picked) = pick(rollouts, cfg);
+    let layout = policy.config.layout;
+    // The supervised term's batch: each prompt's optimal plan, once.
+    let sft_batch = if cfg.sft_coef > 0.0 {
+        let seqs = rollouts
+            .instances
+            .iter()
+            .step_by(cfg.group_size)
+            .map(|inst| sequence(&layout, inst, &answer(inst, &optimal_moves(inst)?)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let refs: Vec<_> = seqs.iter().collect();
+        Some(SeqBatch::pack(&layout, &refs))
+    } else {
+        None
+    };
+    if picked.is_empty() && sft_batch.is_none() {
+        return Ok(stats);
+    }
+    let parts = parts(&layout, rollouts, &picked, cfg)?;
+    let whole = Whole {
+        answers: picked.len() as f64,
+        tokens: parts
+            .iter()
+            .map(|p| {
+                let mask = p.batch.targets.ge(0).to_kind(Kind::Float);
+                let mask = match &p.blame {
+                    Some(w) => mask * w,
+                    None => mask,
+                };
+                mask.sum(Kind::Float).double_value(&[])
+            })
+            .sum(),
+    };
+    let norm_len =
+        picked.iter().map(|&(i, _)| layout.answer_cap(rollouts.instances[i])).max().unwrap_or(1) as f64;
+    let mut works: Vec<Work> = parts.into_iter().map(Work::Part).collect();
+    works.extend(sft_batch.map(Work::Sft));
+    for it in 0..cfg.mu {
+        let first = it == 0;
+        // Each part (and the supervised term) runs on a worker, or here in order; the
+        // gradients add up in that order.
+        let jobs: Vec<Task<Done>> = works
+            .drain(..)
+            .map(|work| {
+                let (p, r, cfg) = (policy.handle(), reference.map(Policy::handle), cfg.clone());
+                let job: Task<Done> =
+                    Box::new(move || work.run(&p, r.as_ref(), &cfg, whole, norm_len, first));
+                job
+            })
+            .collect();
+        let done = run_jobs(workers, jobs);
+        if first {
+            log_first_step(&mut stats, &done, cfg);
+        }
+        let mut grads = Vec::with_capacity(done.len());
+        for d in done {
+            grads.push(d.grads);
+            works.push(d.work);
+        }
+        let mut grads = tch::no_grad(|| sum_grads(grads));
+        let norm = opt.step_with(&mut grads, cfg.lr, cfg.max_grad_norm);
+        if first {
+            stats.grad_norm = norm;
+        }
+    }
+    Ok(stats)
+}
+
+/// The answers an update trains on, with their advantages: `keep_per_group` of a group by
+/// [`max_variance_subset`] (all without it), in the groups [`advantages`] keeps; and the step's
+/// statistics so far (rewards, rates, groups, advantages).
+fn pick(rollouts: &ScoredRollouts<'_>, cfg: &GrpoConfig) -> (StepStats, Vec<(usize, f32)>) {
     let g = cfg.group_size;
     let n = rollouts.answers.len();
     // The answers the update may train on (original positions), `m` per group.
@@ -445,122 +517,78 @@ pub fn update(
     for &(i, a) in &picked {
         stats.advantages[i] = Some(a);
     }
-    let rows: Vec<usize> = picked.iter().map(|&(i, _)| i).collect();
-    let layout = policy.config.layout;
-    // The supervised term's batch: each prompt's optimal plan, once.
-    let sft_batch = if cfg.sft_coef > 0.0 {
-        let seqs = rollouts
-            .instances
-            .iter()
-            .step_by(g)
-            .map(|inst| sequence(&layout, inst, &answer(inst, &optimal_moves(inst)?)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let refs: Vec<_> = seqs.iter().collect();
-        Some(SeqBatch::pack(&layout, &refs))
-    } else {
-        None
-    };
-    if rows.is_empty() && sft_batch.is_none() {
-        return Ok(stats);
-    }
-    let seqs = rows
+    (stats, picked)
+}
+
+/// The `picked` answers in parts of at most [`PART_ROWS`], sorted by prompt length, then group,
+/// then answer length: a part pads little, and a group's answers share their prompt's run
+/// through the network ([`SeqBatch`]); the parts' losses add up to the whole batch's.
+fn parts(
+    layout: &crate::tokens::Layout,
+    rollouts: &ScoredRollouts<'_>,
+    picked: &[(usize, f32)],
+    cfg: &GrpoConfig,
+) -> Result<Vec<Part>, TrainError> {
+    let seqs = picked
         .iter()
-        .map(|&i| sequence(&layout, rollouts.instances[i], &rollouts.answers[i]))
+        .map(|&(i, _)| sequence(layout, rollouts.instances[i], &rollouts.answers[i]))
         .collect::<Result<Vec<_>, _>>()?;
-    let norm_len = rows.iter().map(|&i| layout.answer_cap(rollouts.instances[i])).max().unwrap_or(1) as f64;
-    // The answers in parts of at most PART_ROWS, sorted by prompt length, then group, then
-    // answer length: a part pads little, and a group's answers share their prompt's run
-    // through the network ([`SeqBatch`]); the parts' losses add up to the whole batch's.
-    let mut by_len: Vec<usize> = (0..rows.len()).collect();
-    by_len.sort_by_key(|&r| (seqs[r].plan_at, rows[r] / g, seqs[r].tokens.len()));
-    let parts: Vec<Part> = by_len
+    let g = cfg.group_size;
+    let mut by_len: Vec<usize> = (0..picked.len()).collect();
+    by_len.sort_by_key(|&r| (seqs[r].plan_at, picked[r].0 / g, seqs[r].tokens.len()));
+    Ok(by_len
         .chunks(PART_ROWS)
         .map(|members| {
             let refs: Vec<&Sequence> = members.iter().map(|&r| &seqs[r]).collect();
-            let batch = SeqBatch::pack(&layout, &refs);
+            let batch = SeqBatch::pack(layout, &refs);
             let adv = Tensor::from_slice(&members.iter().map(|&r| picked[r].1).collect::<Vec<f32>>());
-            // With blame_failure, a [n, L] weight that is 0 on the legal prefix of failed
-            // answers with a negative advantage.
-            let blame = cfg.blame_failure.then(|| {
-                let len = batch.targets.size()[1] as usize;
-                let mut w = vec![1f32; members.len() * len];
-                for (k, &r) in members.iter().enumerate() {
-                    let (i, a) = picked[r];
-                    if a < 0.0 && rollouts.legal_steps[i] > 0 {
-                        let at = k * len;
-                        for (j, b) in
-                            blamed(&rollouts.answers[i], rollouts.legal_steps[i]).into_iter().enumerate()
-                        {
-                            w[at + j] = f32::from(u8::from(b));
-                        }
-                    }
-                }
-                Tensor::from_slice(&w).reshape([members.len() as i64, len as i64])
-            });
+            let blame = cfg.blame_failure.then(|| blame_weights(&batch, members, picked, rollouts));
             Part { batch, adv, ref_logp: None, blame, old_logp: None }
         })
-        .collect();
-    let whole = Whole {
-        answers: rows.len() as f64,
-        tokens: parts
-            .iter()
-            .map(|p| {
-                let mask = p.batch.targets.ge(0).to_kind(Kind::Float);
-                let mask = match &p.blame {
-                    Some(w) => mask * w,
-                    None => mask,
-                };
-                mask.sum(Kind::Float).double_value(&[])
-            })
-            .sum(),
-    };
-    let mut works: Vec<Work> = parts.into_iter().map(Work::Part).collect();
-    works.extend(sft_batch.map(Work::Sft));
-    for it in 0..cfg.mu {
-        let first = it == 0;
-        // Each part (and the supervised term) runs on a worker, or here in order; the
-        // gradients add up in that order.
-        let jobs: Vec<Task<Done>> = works
-            .drain(..)
-            .map(|work| {
-                let (p, r, cfg) = (policy.handle(), reference.map(Policy::handle), cfg.clone());
-                let job: Task<Done> =
-                    Box::new(move || work.run(&p, r.as_ref(), &cfg, whole, norm_len, first));
-                job
-            })
-            .collect();
-        let done = run_jobs(workers, jobs);
-        let loss_sum: f64 = done.iter().map(|d| d.loss).sum();
-        if first {
-            let mut sums = [0.0; 6];
-            for d in &done {
-                for (s, x) in sums.iter_mut().zip(d.logged) {
-                    *s += x;
-                }
+        .collect())
+}
+
+/// With `blame_failure`, a part's `[n, L]` weight that is 0 on the legal prefix of failed
+/// answers with a negative advantage, 1 elsewhere.
+fn blame_weights(
+    batch: &SeqBatch,
+    members: &[usize],
+    picked: &[(usize, f32)],
+    rollouts: &ScoredRollouts<'_>,
+) -> Tensor {
+    let len = batch.targets.size()[1] as usize;
+    let mut w = vec![1f32; members.len() * len];
+    for (k, &r) in members.iter().enumerate() {
+        let (i, a) = picked[r];
+        if a < 0.0 && rollouts.legal_steps[i] > 0 {
+            let at = k * len;
+            for (j, b) in blamed(&rollouts.answers[i], rollouts.legal_steps[i]).into_iter().enumerate() {
+                w[at + j] = f32::from(u8::from(b));
             }
-            let [pg, kl, clip, ent, toks, ent_toks] = sums;
-            if done.iter().any(|d| matches!(d.work, Work::Part(_))) {
-                let t = toks.max(1.0);
-                (stats.pg, stats.kl, stats.clip_frac) = (pg / t, kl / t, clip / t);
-                stats.entropy = ent / ent_toks.max(1.0);
-            }
-            if let Some(d) = done.iter().find(|d| matches!(d.work, Work::Sft(_))) {
-                stats.sft_ce = d.loss / cfg.sft_coef;
-            }
-        }
-        let mut grads = Vec::with_capacity(done.len());
-        for d in done {
-            grads.push(d.grads);
-            works.push(d.work);
-        }
-        let mut grads = tch::no_grad(|| sum_grads(grads));
-        let norm = opt.step_with(&mut grads, cfg.lr, cfg.max_grad_norm);
-        if first {
-            stats.loss = loss_sum;
-            stats.grad_norm = norm;
         }
     }
-    Ok(stats)
+    Tensor::from_slice(&w).reshape([members.len() as i64, len as i64])
+}
+
+/// The first optimizer step's logged values: the loss, and the token-weighted means of the
+/// parts' pg, KL, clip fraction and entropy, and the supervised term's cross-entropy.
+fn log_first_step(stats: &mut StepStats, done: &[Done], cfg: &GrpoConfig) {
+    stats.loss = done.iter().map(|d| d.loss).sum();
+    let mut sums = [0.0; 6];
+    for d in done {
+        for (s, x) in sums.iter_mut().zip(d.logged) {
+            *s += x;
+        }
+    }
+    let [pg, kl, clip, ent, toks, ent_toks] = sums;
+    if done.iter().any(|d| matches!(d.work, Work::Part(_))) {
+        let t = toks.max(1.0);
+        (stats.pg, stats.kl, stats.clip_frac) = (pg / t, kl / t, clip / t);
+        stats.entropy = ent / ent_toks.max(1.0);
+    }
+    if let Some(d) = done.iter().find(|d| matches!(d.work, Work::Sft(_))) {
+        stats.sft_ce = d.loss / cfg.sft_coef;
+    }
 }
 
 #[cfg(test)]
