@@ -158,16 +158,21 @@ mod tests {
     use crate::tokens::Layout;
     use floe_core::{generate, GeneratorConfig};
 
-    /// A step over two workers is the step on this thread, up to rounding, and the same twice.
-    #[test]
-    fn a_step_on_workers_is_the_step_here() {
-        let cfg = ModelConfig {
+    /// A one-layer model for 3×3 boards.
+    fn small_model() -> ModelConfig {
+        ModelConfig {
             d_model: 32,
             layers: 1,
             heads: 2,
             d_ff: 64,
             layout: Layout { max_side: 4, max_time: 16 },
-        };
+        }
+    }
+
+    /// A step over two workers is the step on this thread, up to rounding, and the same twice.
+    #[test]
+    fn a_step_on_workers_is_the_step_here() {
+        let cfg = small_model();
         let insts =
             generate(&GeneratorConfig::default().size(3).agents(2).hole_ratio(0.1).count(9).seed(5)).unwrap();
         let workers = Workers::start(2, 0);
@@ -208,13 +213,7 @@ mod tests {
 
     #[test]
     fn a_few_steps_lower_the_loss_on_a_small_set() {
-        let cfg = ModelConfig {
-            d_model: 32,
-            layers: 1,
-            heads: 2,
-            d_ff: 64,
-            layout: Layout { max_side: 4, max_time: 16 },
-        };
+        let cfg = small_model();
         let p = crate::test_rng::seeded_policy(&cfg, 1);
         let insts =
             generate(&GeneratorConfig::default().size(3).agents(2).hole_ratio(0.1).count(8).seed(5)).unwrap();

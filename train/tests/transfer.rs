@@ -10,6 +10,15 @@ use floe_train::config::ValidationConfig;
 use floe_train::sample::{decode, Decode};
 use floe_train::{load_policy, run, ModelConfig, Policy};
 
+/// libtorch's global generator is one per process, and the tests of this file run side by side:
+/// each holds this lock while it seeds and draws (a new policy's weights, sampling, a training
+/// run), so that no other test's draw lands between its seed and its draws.
+static GLOBAL_RNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn hold_rng() -> std::sync::MutexGuard<'static, ()> {
+    GLOBAL_RNG.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The parameter shapes of two models that differ only in what a table could be sized by.
 fn shapes(p: &Policy) -> Vec<(String, Vec<i64>)> {
     p.named_variables().into_iter().map(|(n, t)| (n, t.size())).collect()
@@ -17,6 +26,7 @@ fn shapes(p: &Policy) -> Vec<(String, Vec<i64>)> {
 
 #[test]
 fn no_parameter_is_indexed_by_an_agent_number() {
+    let _rng = hold_rng();
     tch::manual_seed(0);
     let p = Policy::new(&ModelConfig::default()).unwrap();
     for (name, shape) in shapes(&p) {
@@ -52,6 +62,7 @@ fn relabelled(i: &Instance, perm: &[usize]) -> Instance {
 
 #[test]
 fn relabelling_the_agents_gives_the_same_plan() {
+    let _rng = hold_rng();
     tch::manual_seed(3);
     let cfg = common::tiny(3).model;
     let p = Policy::new(&cfg).unwrap();
@@ -78,6 +89,7 @@ fn relabelling_the_agents_gives_the_same_plan() {
 
 #[test]
 fn a_two_agent_checkpoint_answers_five_agent_boards() {
+    let _rng = hold_rng();
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = common::tiny(2);
     cfg.model.layout.max_side = 7;
