@@ -69,7 +69,7 @@ fn main() {
     let cfg = ModelConfig::default();
     let policy = Policy::new(&cfg).unwrap();
     let mut opt = AdamW::new(policy.named_variables(), AdamConfig::default());
-    let workers = (threads > 1).then(|| Workers::start(threads as usize, threads as usize));
+    let workers = (threads > 1).then(|| Workers::start(threads as usize));
 
     // The matrix-product ceiling: the model's largest products on 4,096 rows.
     let d = cfg.d_model;

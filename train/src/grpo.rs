@@ -48,8 +48,7 @@ use tch::{Kind, Tensor};
 pub use crate::config::{GrpoConfig, LossAgg};
 use crate::error::TrainError;
 use crate::model::{mean_entropy, target_log_probs, Policy, SeqBatch};
-use crate::optim::AdamW;
-use crate::sft::sum_grads;
+use crate::optim::{sum_grads, AdamW};
 use crate::tokens::{answer, optimal_moves, sequence, Sequence, OUT_SEP};
 use crate::workers::{run_jobs, Task, Workers};
 
@@ -359,7 +358,7 @@ impl Work {
         norm_len: f64,
         first: bool,
     ) -> Done {
-        let vars: Vec<Tensor> = policy.named_variables().into_iter().map(|(_, t)| t).collect();
+        let vars = policy.variables();
         let mut logged = [0.0; 6];
         let loss = match &mut self {
             Work::Part(part) => {
@@ -819,7 +818,7 @@ mod tests {
         };
         let c =
             GrpoConfig { group_size: g, mu: 2, beta: 0.05, sft_coef: 0.3, lr: 1e-2, ..GrpoConfig::default() };
-        let workers = crate::workers::Workers::start(2, 0);
+        let workers = crate::workers::Workers::start(2);
         let run = |w: Option<&crate::workers::Workers>| {
             let p = crate::test_rng::seeded_policy(&cfg, 7);
             let reference = p.duplicate().unwrap();

@@ -434,6 +434,13 @@ impl Policy {
         v
     }
 
+    /// The variables alone, in [`Policy::named_variables`]'s order (an optimizer's, and the
+    /// order gradients taken with `Tensor::run_backward` come back in).
+    #[must_use]
+    pub fn variables(&self) -> Vec<Tensor> {
+        self.named_variables().into_iter().map(|(_, t)| t).collect()
+    }
+
     /// Number of parameters.
     #[must_use]
     pub fn num_parameters(&self) -> i64 {
@@ -683,7 +690,7 @@ mod tests {
         let (handle, seq2) = (p.handle(), seq.clone());
         let (there, grads) = std::thread::spawn(move || {
             let out = handle.forward(&SeqBatch::pack(&handle.config.layout, &[&seq2]));
-            let vars: Vec<Tensor> = handle.named_variables().into_iter().map(|(_, t)| t).collect();
+            let vars = handle.variables();
             let grads = Tensor::run_backward(&[out.sum(Kind::Float)], &vars, false, false);
             (Vec::<f32>::try_from(out.detach().flatten(0, -1)).unwrap(), grads)
         })

@@ -157,6 +157,29 @@ fn clip(grads: &mut [Tensor], max_norm: f64) -> f64 {
     })
 }
 
+/// The sum per variable of the parts' gradients, in part order (undefined where no part has
+/// one).
+pub(crate) fn sum_grads(parts: impl IntoIterator<Item = Vec<Tensor>>) -> Vec<Tensor> {
+    let mut sum: Vec<Tensor> = Vec::new();
+    for grads in parts {
+        if sum.is_empty() {
+            sum = grads;
+            continue;
+        }
+        for (s, g) in sum.iter_mut().zip(grads) {
+            if !g.defined() {
+                continue;
+            }
+            if s.defined() {
+                let _ = s.g_add_(&g);
+            } else {
+                *s = g;
+            }
+        }
+    }
+    sum
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

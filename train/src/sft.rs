@@ -8,7 +8,7 @@ use tch::{Kind, Reduction, Tensor};
 
 use crate::error::TrainError;
 use crate::model::{Policy, SeqBatch};
-use crate::optim::AdamW;
+use crate::optim::{sum_grads, AdamW};
 use crate::tokens::{answer, optimal_moves, sequence, Sequence};
 use crate::workers::{Task, Workers};
 
@@ -43,16 +43,23 @@ pub fn step(policy: &Policy, opt: &mut AdamW, batch: &[&Sequence], lr: f64, max_
     loss.backward();
     let grad_norm = opt.clip_grad_norm(max_grad_norm);
     opt.step(lr);
-    let mask = targets.ge(0);
-    let tokens = mask.sum(Kind::Int64).int64_value(&[]) as usize;
-    let correct =
-        flat.argmax(-1, false).eq_tensor(&targets).logical_and(&mask).sum(Kind::Int64).int64_value(&[]);
+    let (tokens, correct) = counts(&flat, &targets);
     SftStats {
         loss: loss.double_value(&[]),
         accuracy: correct as f64 / tokens.max(1) as f64,
         grad_norm,
-        tokens,
+        tokens: tokens as usize,
     }
+}
+
+/// The answer tokens of flattened logits `[N, V]` against `targets` `[N]` (`-1` where there is
+/// none), and how many of them the most likely output gets right.
+fn counts(flat: &Tensor, targets: &Tensor) -> (i64, i64) {
+    let mask = targets.ge(0);
+    let tokens = mask.sum(Kind::Int64).int64_value(&[]);
+    let correct =
+        flat.argmax(-1, false).eq_tensor(targets).logical_and(&mask).sum(Kind::Int64).int64_value(&[]);
+    (tokens, correct)
 }
 
 /// What one part of a batch gives: the summed cross-entropy of its answer tokens, how many
@@ -73,10 +80,7 @@ fn part(policy: &Policy, vars: &[Tensor], batch: &[&Sequence]) -> Part {
     // The gradients are returned, not added into the variables' own, which the other workers
     // share.
     let grads = Tensor::run_backward(&[&loss], vars, false, false);
-    let mask = targets.ge(0);
-    let tokens = mask.sum(Kind::Int64).int64_value(&[]);
-    let correct =
-        flat.argmax(-1, false).eq_tensor(&targets).logical_and(&mask).sum(Kind::Int64).int64_value(&[]);
+    let (tokens, correct) = counts(&flat, &targets);
     Part { loss: loss.double_value(&[]), tokens, correct, grads }
 }
 
@@ -99,7 +103,7 @@ pub fn step_on(
         .map(|members| {
             let (handle, seqs, members) = (policy.handle(), Arc::clone(seqs), members.to_vec());
             let job: Task<Part> = Box::new(move || {
-                let vars: Vec<Tensor> = handle.named_variables().into_iter().map(|(_, t)| t).collect();
+                let vars = handle.variables();
                 let refs: Vec<&Sequence> = members.iter().map(|&i| &seqs[i]).collect();
                 part(&handle, &vars, &refs)
             });
@@ -127,29 +131,6 @@ pub fn step_on(
     }
 }
 
-/// The sum per variable of the parts' gradients, in part order (undefined where no part has
-/// one).
-pub(crate) fn sum_grads(parts: impl IntoIterator<Item = Vec<Tensor>>) -> Vec<Tensor> {
-    let mut sum: Vec<Tensor> = Vec::new();
-    for grads in parts {
-        if sum.is_empty() {
-            sum = grads;
-            continue;
-        }
-        for (s, g) in sum.iter_mut().zip(grads) {
-            if !g.defined() {
-                continue;
-            }
-            if s.defined() {
-                let _ = s.g_add_(&g);
-            } else {
-                *s = g;
-            }
-        }
-    }
-    sum
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,7 +156,7 @@ mod tests {
         let cfg = small_model();
         let insts =
             generate(&GeneratorConfig::default().size(3).agents(2).hole_ratio(0.1).count(9).seed(5)).unwrap();
-        let workers = Workers::start(2, 0);
+        let workers = Workers::start(2);
         let run = |w: Option<&Workers>| {
             let p = crate::test_rng::seeded_policy(&cfg, 1);
             let seqs = Arc::new(sequences(&p, &insts).unwrap());

@@ -23,13 +23,13 @@ pub struct Workers {
 
 impl Workers {
     /// Starts `n` workers (at least one). Returns once each has set its libtorch thread count
-    /// to one; libtorch's global count, which new threads copy, is then set back for
-    /// `threads` ([`crate::set_threads`]).
+    /// to one; libtorch's global count, which new threads copy, and this thread's are then set
+    /// to `n`, the run's thread count.
     ///
     /// # Panics
     /// When a worker cannot be started.
     #[must_use]
-    pub fn start(n: usize, threads: usize) -> Self {
+    pub fn start(n: usize) -> Self {
         let (ready_tx, ready) = mpsc::channel();
         let (mut jobs, mut handles) = (Vec::new(), Vec::new());
         for i in 0..n.max(1) {
@@ -57,20 +57,13 @@ impl Workers {
         for _ in 0..jobs.len() {
             ready.recv().expect("a training worker stopped before it was ready");
         }
-        crate::set_threads(threads);
+        tch::set_num_threads(i32::try_from(jobs.len()).unwrap_or(i32::MAX));
         Workers { jobs, threads: handles }
     }
 
-    /// How many workers there are.
-    #[must_use]
-    pub fn len(&self) -> usize {
+    /// How many workers there are (at least one).
+    pub(crate) fn len(&self) -> usize {
         self.jobs.len()
-    }
-
-    /// Always false: there is at least one worker.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.jobs.is_empty()
     }
 
     /// Runs job `i` on worker `i mod n` (in order on each worker) and returns the results in
@@ -122,7 +115,7 @@ mod tests {
 
     #[test]
     fn jobs_run_on_their_workers_with_one_libtorch_thread_and_answer_in_order() {
-        let w = Workers::start(2, 2);
+        let w = Workers::start(2);
         let jobs: Vec<Task<(usize, String, i32)>> = (0..5)
             .map(|i| {
                 let job: Task<(usize, String, i32)> = Box::new(move || {

@@ -318,8 +318,7 @@ pub fn run_with_progress(
         validation: data::validation_set_with_progress(cfg, progress)?,
         started,
         trained: 0.0,
-        workers: (crate::thread_count(cfg.threads) > 1)
-            .then(|| Workers::start(crate::thread_count(cfg.threads), cfg.threads)),
+        workers: Some(crate::thread_count(cfg.threads)).filter(|&n| n > 1).map(Workers::start),
     };
     run.say(&format!(
         "{} parameters, {} validation instances, output in {}{}",
