@@ -19,8 +19,8 @@
 //!   kept (Eureka's several samples, with a rule that needs no training run).
 //! - `embedded::Embedded` (`embedded`, feature `embedded`): a GGUF chat model run in process
 //!   by llama.cpp on one thread, its tokens constrained by the grammar, deterministic for a seed
-//!   and a context. The default model is SmolLM2-135M-Instruct (Q4_1), which
-//!   `scripts/setup.sh` fetches.
+//!   and a context. The default model is SmolLM2-135M-Instruct (Q8_0), which
+//!   `scripts/setup.sh` fetches and rewrites.
 //!
 //! [`new_engineer`] makes either from its name and parameters, for the plugin registry.
 
