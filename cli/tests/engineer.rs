@@ -158,11 +158,28 @@ fn a_round_folder_shows_every_raw_reply_in_order() {
 }
 
 #[test]
+fn ask_needs_the_limits_the_round_was_given() {
+    let d = dir("ask-no-limits");
+    let round = d.join("engineer/round-1");
+    std::fs::create_dir_all(&round).unwrap();
+    std::fs::write(round.join("context.md"), "Design the next round.").unwrap();
+    let o = floe(&["engineer", "--run", s(&d), "--ask", "--engineer", "rules"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("limits.json") && stderr(&o).contains("--ask needs them"), "{}", stderr(&o));
+    std::fs::write(round.join("limits.json"), r#"{"agents": []}"#).unwrap();
+    let o = floe(&["engineer", "--run", s(&d), "--ask", "--engineer", "rules"]);
+    assert!(stderr(&o).contains("agents must be a non-empty list"), "{}", stderr(&o));
+}
+
+#[test]
 fn ask_keeps_the_params_the_flags_do_not_set_and_shows_the_replies_it_gave_up_on() {
     let d = dir("ask");
     let round = d.join("engineer/round-1");
     std::fs::create_dir_all(&round).unwrap();
     std::fs::write(round.join("context.md"), "Design the next round.").unwrap();
+    // What the run's engineer was given: --ask gives the same limits again.
+    let limits = r#"{"min_size": 4, "max_size": 7, "agents": [2], "max_hole_ratio": 0.3, "max_sizes": 2, "max_replay_fraction": 0.0}"#;
+    std::fs::write(round.join("limits.json"), limits).unwrap();
     let (url, seen) = garbage_server();
     let params = r#"{"base_url": "http://replaced.invalid/v1", "model": "kept-model", "retries": 1,
         "http_retries": 0, "api_key_env": "FLOE_TEST_ASK_KEY", "timeout_s": 999}"#;
@@ -183,6 +200,8 @@ fn ask_keeps_the_params_the_flags_do_not_set_and_shows_the_replies_it_gave_up_on
     assert_eq!(requests.len(), 2);
     for r in requests.iter() {
         assert!(r.contains("\"model\":\"kept-model\""), "{r}");
+        // The reply's schema is the recorded limits'.
+        assert!(r.contains("\"size\":{\"type\":\"integer\",\"minimum\":4,\"maximum\":7}"), "{r}");
         assert!(r.to_ascii_lowercase().contains("authorization: bearer sk-test-456"), "{r}");
     }
 }

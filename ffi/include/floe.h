@@ -29,9 +29,9 @@
 /*
  The version of this C API; `floe_abi_version()` returns the library's. A program built
  against this header should check that they are equal. It grows when a function or struct
- changes incompatibly.
+ changes incompatibly (2: `floe_plugin_design` takes the engineer's design limits).
  */
-#define FLOE_ABI_VERSION 1
+#define FLOE_ABI_VERSION 2
 
 /*
  Marks the end of an agent's moves in `floe_verify_moves`' move array.
@@ -548,16 +548,20 @@ floe_status floe_plugin_sample_replay(struct floe_plugin *plugin,
 
 /*
  An environment engineer's reply to a context (the text the trainer assembles: failures,
- guidelines, history, summary, training details). `*out_reply_json` gets
+ guidelines, history, summary, training details), designed within `limits` (the design limits
+ the engineer is given as a value; the caller clamps the reply into them; NULL: floe's
+ defaults, those of a run without `rounds.design_limits`). `*out_reply_json` gets
  `{"config": <validated configuration>, "rationale": "..."}` (`floe_string_free`).
 
  Errors: FLOE_STATUS_UNSUPPORTED when the plugin is not an engineer, FLOE_STATUS_BAD_OUTPUT
- for a configuration that does not validate, FLOE_STATUS_NULL_POINTER for a NULL argument,
- FLOE_STATUS_WRONG_HANDLE for a `plugin` that is not a live plugin, FLOE_STATUS_BAD_UTF8 for a
- `context` that is not UTF-8, FLOE_STATUS_BAD_INPUT for a misaligned `out_reply_json`, or the
- plugin's own status (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED,
- FLOE_STATUS_BAD_INPUT for a context it cannot read, FLOE_STATUS_BAD_OUTPUT,
- FLOE_STATUS_CONFIG or FLOE_STATUS_UNKNOWN_PLUGIN).
+ for a configuration that does not validate, FLOE_STATUS_NULL_POINTER for a NULL argument
+ (`limits->agents` when `agents_len` is not 0), FLOE_STATUS_CONFIG for `limits` that are not
+ valid design limits, FLOE_STATUS_WRONG_HANDLE for a `plugin` that is not a live plugin,
+ FLOE_STATUS_BAD_UTF8 for a `context` that is not UTF-8, FLOE_STATUS_BAD_INPUT for a
+ misaligned `out_reply_json`, `limits` or `limits->agents`, FLOE_STATUS_BUFFER_SIZE for an
+ `agents_len` too large to address, or the plugin's own status (FLOE_STATUS_FAILED,
+ FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_BAD_INPUT for a context it cannot
+ read, FLOE_STATUS_BAD_OUTPUT, FLOE_STATUS_CONFIG or FLOE_STATUS_UNKNOWN_PLUGIN).
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -565,6 +569,7 @@ floe_status floe_plugin_sample_replay(struct floe_plugin *plugin,
  */
 floe_status floe_plugin_design(struct floe_plugin *plugin,
                                const char *context,
+                               const floe_design_limits *limits,
                                char **out_reply_json);
 
 /*

@@ -289,9 +289,10 @@ public:
         out.resize(n);
         return out;
     }
-    std::string design(const std::string &context) {
+    // `limits`: the design limits the engineer is given (nullptr: floe's defaults).
+    std::string design(const std::string &context, const floe_design_limits *limits = nullptr) {
         char *s = nullptr;
-        check(floe_plugin_design(h_.get(), context.c_str(), &s));
+        check(floe_plugin_design(h_.get(), context.c_str(), limits, &s));
         return detail::take(s);
     }
 

@@ -53,8 +53,8 @@ pub use verify::*;
 
 /// The version of this C API; `floe_abi_version()` returns the library's. A program built
 /// against this header should check that they are equal. It grows when a function or struct
-/// changes incompatibly.
-pub const FLOE_ABI_VERSION: u32 = 1;
+/// changes incompatibly (2: `floe_plugin_design` takes the engineer's design limits).
+pub const FLOE_ABI_VERSION: u32 = 2;
 
 /// Marks the end of an agent's moves in `floe_verify_moves`' move array.
 pub const FLOE_MOVES_END: u8 = 255;

@@ -4,6 +4,7 @@
 use std::ffi::c_char;
 use std::sync::Mutex;
 
+use floe_plugin_api::design::{DesignLimits, DesignLimitsRecord};
 use floe_plugin_api::traits::{check_replay, check_rewards};
 use floe_plugin_api::{
     Curriculum, EnvEngineer, History, PluginError, PluginSpec, ReplayRecord, ReplayRequest, RewardFn,
@@ -342,16 +343,20 @@ pub unsafe extern "C" fn floe_plugin_sample_replay(
 }
 
 /// An environment engineer's reply to a context (the text the trainer assembles: failures,
-/// guidelines, history, summary, training details). `*out_reply_json` gets
+/// guidelines, history, summary, training details), designed within `limits` (the design limits
+/// the engineer is given as a value; the caller clamps the reply into them; NULL: floe's
+/// defaults, those of a run without `rounds.design_limits`). `*out_reply_json` gets
 /// `{"config": <validated configuration>, "rationale": "..."}` (`floe_string_free`).
 ///
 /// Errors: FLOE_STATUS_UNSUPPORTED when the plugin is not an engineer, FLOE_STATUS_BAD_OUTPUT
-/// for a configuration that does not validate, FLOE_STATUS_NULL_POINTER for a NULL argument,
-/// FLOE_STATUS_WRONG_HANDLE for a `plugin` that is not a live plugin, FLOE_STATUS_BAD_UTF8 for a
-/// `context` that is not UTF-8, FLOE_STATUS_BAD_INPUT for a misaligned `out_reply_json`, or the
-/// plugin's own status (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED,
-/// FLOE_STATUS_BAD_INPUT for a context it cannot read, FLOE_STATUS_BAD_OUTPUT,
-/// FLOE_STATUS_CONFIG or FLOE_STATUS_UNKNOWN_PLUGIN).
+/// for a configuration that does not validate, FLOE_STATUS_NULL_POINTER for a NULL argument
+/// (`limits->agents` when `agents_len` is not 0), FLOE_STATUS_CONFIG for `limits` that are not
+/// valid design limits, FLOE_STATUS_WRONG_HANDLE for a `plugin` that is not a live plugin,
+/// FLOE_STATUS_BAD_UTF8 for a `context` that is not UTF-8, FLOE_STATUS_BAD_INPUT for a
+/// misaligned `out_reply_json`, `limits` or `limits->agents`, FLOE_STATUS_BUFFER_SIZE for an
+/// `agents_len` too large to address, or the plugin's own status (FLOE_STATUS_FAILED,
+/// FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_BAD_INPUT for a context it cannot
+/// read, FLOE_STATUS_BAD_OUTPUT, FLOE_STATUS_CONFIG or FLOE_STATUS_UNKNOWN_PLUGIN).
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -360,14 +365,17 @@ pub unsafe extern "C" fn floe_plugin_sample_replay(
 pub unsafe extern "C" fn floe_plugin_design(
     plugin: *mut floe_plugin,
     context: *const c_char,
+    limits: *const DesignLimitsRecord<'_>,
     out_reply_json: *mut *mut c_char,
 ) -> floe_status {
     guard(|| {
         check_out(out_reply_json, "out_reply_json")?;
         // SAFETY: a NUL-terminated string or NULL (checked).
         let context = unsafe { str_arg(context, "context") }?;
+        // SAFETY: NULL or one record, its agents NULL or `agents_len` counts (checked).
+        let limits = unsafe { design_limits(limits) }?;
         let reply = with_plugin(plugin, |o| match o {
-            Object::Engineer(e) => Ok(e.design(context)?),
+            Object::Engineer(e) => Ok(e.design(context, &limits)?),
             _ => Err(wrong_kind("engineer")),
         })?;
         reply
@@ -377,6 +385,22 @@ pub unsafe extern "C" fn floe_plugin_design(
         // SAFETY: checked not NULL.
         unsafe { write_string(out_reply_json, &reply.to_json(), "out_reply_json") }
     })
+}
+
+/// The design limits a C caller gave, validated; floe's defaults for NULL.
+///
+/// # Safety
+/// `ptr` is NULL or valid for one read; its `agents` NULL or valid for `agents_len` reads.
+unsafe fn design_limits(ptr: *const DesignLimitsRecord<'_>) -> Result<DesignLimits> {
+    if ptr.is_null() {
+        return Ok(DesignLimits::default());
+    }
+    // SAFETY: not NULL; the caller guarantees one record (alignment is checked).
+    let record = unsafe { slice(ptr, 1, "limits") }?[0];
+    // SAFETY: the caller guarantees `agents_len` counts at `agents` when it is not NULL.
+    let agents = unsafe { slice(record.agents.as_ptr(), record.agents.len(), "limits->agents") }?;
+    DesignLimits::from_record(&record.with_agents(agents))
+        .map_err(|e| Error::new(status::CONFIG, format!("limits: {e}")))
 }
 
 /// Frees a plugin (and unloads its library when no other plugin uses it). NULL is accepted.

@@ -14,6 +14,7 @@ use std::ptr;
 use floe::*;
 use floe_core::engine::{AgentRecord, BufferSizes, EnvRecord};
 use floe_core::verify::VerifyOut;
+use floe_plugin_api::design::{DesignLimits, DesignLimitsRecord};
 use floe_plugin_api::{ReplayRecord, ReplayRequest, StepOutcome, VerdictRecord};
 
 /// What the headers say: every `FLOE_STATUS_*` code, and per function of floe.h that returns a
@@ -791,32 +792,65 @@ fn cases() -> Vec<Case> {
         "freed",
         floe_plugin_sample_replay(freed_plugin, replays, 3, request, picked, 4, out_usize)
     );
+    let none = ptr::null();
     case!(
         floe_plugin_design,
         "BAD_INPUT",
         "no history",
-        floe_plugin_design(engineer, c("no history here"), out_str)
+        floe_plugin_design(engineer, c("no history here"), none, out_str)
     );
-    case!(floe_plugin_design, "UNSUPPORTED", "a curriculum", floe_plugin_design(curriculum, c("x"), out_str));
+    case!(
+        floe_plugin_design,
+        "UNSUPPORTED",
+        "a curriculum",
+        floe_plugin_design(curriculum, c("x"), none, out_str)
+    );
     case!(
         floe_plugin_design,
         "BAD_UTF8",
         "context not UTF-8",
-        floe_plugin_design(engineer, BAD_UTF8, out_str)
+        floe_plugin_design(engineer, BAD_UTF8, none, out_str)
     );
     case!(
         floe_plugin_design,
         "NULL_POINTER",
         "NULL context",
-        floe_plugin_design(engineer, ptr::null(), out_str)
+        floe_plugin_design(engineer, ptr::null(), none, out_str)
     );
     case!(
         floe_plugin_design,
         "NULL_POINTER",
         "NULL out",
-        floe_plugin_design(engineer, c("x"), ptr::null_mut())
+        floe_plugin_design(engineer, c("x"), none, ptr::null_mut())
     );
-    case!(floe_plugin_design, "WRONG_HANDLE", "a pool", floe_plugin_design(as_plugin, c("x"), out_str));
+    case!(floe_plugin_design, "WRONG_HANDLE", "a pool", floe_plugin_design(as_plugin, c("x"), none, out_str));
+    // Design limits: no agent counts, agent counts at NULL, a misaligned record.
+    let default_limits = Box::leak(Box::new(DesignLimits::default()));
+    let no_agents = leak(vec![default_limits.record().with_agents(&[])]);
+    case!(
+        floe_plugin_design,
+        "CONFIG",
+        "limits without agent counts",
+        floe_plugin_design(engineer, c("x"), no_agents, out_str)
+    );
+    let mut agents_at_null = default_limits.record();
+    // SAFETY: a raw slice of NULL and 2 is never read as a slice here; it is the C caller's
+    // `agents = NULL, agents_len = 2`, which the library refuses before reading.
+    agents_at_null.agents = unsafe { abi_stable::std_types::RSlice::from_raw_parts(ptr::null(), 2) };
+    let agents_at_null = leak(vec![agents_at_null]);
+    case!(
+        floe_plugin_design,
+        "NULL_POINTER",
+        "limits->agents NULL",
+        floe_plugin_design(engineer, c("x"), agents_at_null, out_str)
+    );
+    let misaligned_limits = no_agents.cast::<u8>().wrapping_add(1).cast::<DesignLimitsRecord<'_>>();
+    case!(
+        floe_plugin_design,
+        "BAD_INPUT",
+        "misaligned limits",
+        floe_plugin_design(engineer, c("x"), misaligned_limits, out_str)
+    );
     case!(floe_plugin_free, "WRONG_HANDLE", "a pool", floe_plugin_free(as_plugin));
     case!(floe_plugin_free, "WRONG_HANDLE", "freed", floe_plugin_free(freed_plugin));
     case!(floe_plugin_free, "WRONG_HANDLE", "not a handle", floe_plugin_free(foreign.cast()));

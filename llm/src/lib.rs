@@ -2,8 +2,8 @@
 //!
 //! Environment engineers that are language models: [`LlmEngineer`] turns any [`Complete`]
 //! (something that answers a chat request with text) into a [`floe_plugin_api::EnvEngineer`].
-//! It reads the design limits written in the context ([`DesignLimits::from_context`]), asks the
-//! model with the reply's JSON schema and GBNF grammar derived from them, reads each reply
+//! It asks the model with the context and the reply's JSON schema and GBNF grammar derived from
+//! the design limits it is given (the same limits the context states), reads each reply
 //! strictly ([`DesignLimits::parse_reply`]: JSON, exact fields, values clamped with reasons),
 //! asks again on a reply that is not usable, and returns the chosen reply with every raw reply
 //! and note. After `retries` more attempts without a usable reply (or at once, when the model
@@ -138,8 +138,7 @@ impl<C: Complete> LlmEngineer<C> {
 }
 
 impl<C: Complete> EnvEngineer for LlmEngineer<C> {
-    fn design(&mut self, context: &str) -> Result<EngineerReply, PluginError> {
-        let limits = DesignLimits::from_context(context).unwrap_or_default();
+    fn design(&mut self, context: &str, limits: &DesignLimits) -> Result<EngineerReply, PluginError> {
         let mut raw = Vec::new();
         let mut notes = Vec::new();
         let mut attempts = 0;
@@ -251,7 +250,7 @@ mod tests {
             2,
             0,
         );
-        let r = e.design("context").unwrap();
+        let r = e.design("context", &DesignLimits::default()).unwrap();
         assert_eq!(r.config.sizes[0].hole_ratio, 0.2);
         assert_eq!(r.raw.len(), 3);
         assert!(
@@ -260,12 +259,33 @@ mod tests {
             r.notes
         );
         let mut e = LlmEngineer::new(Scripted(vec![Ok(vec!["{}".into()]), Ok(vec!["x".into()])]), 1, 0);
-        let err = e.design("context").unwrap_err();
+        let err = e.design("context", &DesignLimits::default()).unwrap_err();
         assert!(err.to_string().contains("no usable configuration in 2 attempt(s)"), "{err}");
         assert!(err.to_string().contains("attempt 2: reply 2 refused"), "{err}");
         // The raw replies travel with the error, in order, unescaped.
         let PluginError::NoUsableReply { raw, .. } = err else { panic!("{err:?}") };
         assert_eq!(raw, ["{}", "x"]);
+    }
+
+    /// Answers well, and keeps the requests it was given.
+    struct Recording(Vec<Request>);
+
+    impl Complete for Recording {
+        fn complete(&mut self, request: &Request) -> Result<Completion, NoReply> {
+            self.0.push(request.clone());
+            Ok(Completion { replies: vec![GOOD.into()], notes: Vec::new() })
+        }
+    }
+
+    #[test]
+    fn the_model_is_asked_within_the_limits_it_was_given() {
+        let limits =
+            DesignLimits { max_size: 9, agents: vec![2], max_hole_ratio: 0.3, ..DesignLimits::default() };
+        let mut e = LlmEngineer::new(Recording(Vec::new()), 0, 0);
+        e.design("context", &limits).unwrap();
+        let asked = &e.model.0[0];
+        assert_eq!((&asked.schema, &asked.grammar), (&limits.json_schema(), &limits.gbnf()));
+        assert_ne!(asked.grammar, DesignLimits::default().gbnf());
     }
 
     /// Fails once in a way asking again cannot mend, then would answer well.
@@ -284,7 +304,7 @@ mod tests {
     #[test]
     fn a_failure_that_asking_again_cannot_mend_ends_the_attempts() {
         let mut e = LlmEngineer::new(Hopeless(0), 2, 0);
-        let err = e.design("context").unwrap_err().to_string();
+        let err = e.design("context", &DesignLimits::default()).unwrap_err().to_string();
         assert!(err.contains("no usable configuration in 1 attempt(s)"), "{err}");
         assert!(err.contains("none is asked for again: far too large"), "{err}");
         assert_eq!(e.model.0, 1);

@@ -108,8 +108,13 @@ fn params(url: &str) -> EndpointParams {
     }
 }
 
+/// The design limits of these tests' context.
+fn limits() -> DesignLimits {
+    DesignLimits { agents: vec![2], max_replay_fraction: 0.0, ..DesignLimits::default() }
+}
+
 fn context() -> String {
-    let limits = DesignLimits { agents: vec![2], max_replay_fraction: 0.0, ..DesignLimits::default() };
+    let limits = limits();
     let h = History::default();
     ContextOptions::default()
         .assemble(&ContextInput {
@@ -144,7 +149,7 @@ fn every_bad_reply_is_survived_and_the_key_stays_secret() {
     let (url, seen) = serve(script);
     let p = EndpointParams { retries: 2, http_retries: 4, ..params(&url) };
     let mut e = LlmEngineer::new(Endpoint::new(p).unwrap(), 2, 0);
-    let reply = e.design(&context()).unwrap();
+    let reply = e.design(&context(), &limits()).unwrap();
     // The third attempt's reply was out of range and is clamped.
     let c = &reply.config;
     assert_eq!(c.sizes[0].size, 6);
@@ -190,7 +195,7 @@ fn gives_up_with_reasons_after_its_retries() {
         serve(vec![Answer::Status(500, "down"), Answer::Status(503, "down"), Answer::Status(401, "no key")]);
     let p = EndpointParams { http_retries: 1, ..params(&url) };
     let mut e = LlmEngineer::new(Endpoint::new(p).unwrap(), 1, 0);
-    let err = e.design(&context()).unwrap_err().to_string();
+    let err = e.design(&context(), &limits()).unwrap_err().to_string();
     assert!(err.contains("no usable configuration in 2 attempt(s)"), "{err}");
     assert!(err.contains("HTTP 500") && err.contains("HTTP 503") && err.contains("HTTP 401"), "{err}");
 }
@@ -203,7 +208,7 @@ fn an_oversized_body_is_reported_as_too_large_and_not_asked_for_again() {
         // Room for every retry, and time to read 10 MiB on a busy machine.
         let p = EndpointParams { http_retries: 3, retries: 2, timeout_s: 30.0, ..params(&url) };
         let mut e = LlmEngineer::new(Endpoint::new(p).unwrap(), 2, 0);
-        let err = e.design(&context()).unwrap_err();
+        let err = e.design(&context(), &limits()).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("no usable configuration in 1 attempt(s)"), "{text}");
         assert!(text.contains(&format!("the response body is {size}, larger than the 10 MiB")), "{text}");
@@ -221,7 +226,7 @@ fn proposals_pick_the_one_needing_fewest_corrections() {
     let (url, seen) = serve(vec![Answer::Status(200, two)]);
     let p = EndpointParams { proposals: 2, response_format: false, ..params(&url) };
     let mut e = LlmEngineer::new(Endpoint::new(p).unwrap(), 0, 0);
-    let reply = e.design(&context()).unwrap();
+    let reply = e.design(&context(), &limits()).unwrap();
     assert_eq!(reply.rationale, "b");
     assert_eq!(reply.raw.len(), 2);
     let req = &seen.lock().unwrap()[0];

@@ -8,6 +8,7 @@
 //! (guidelines, prose) is ignored: this engineer does not read text, it is there to run the
 //! engineer loop without a model and to compare with one.
 
+use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{EngineerReply, EnvEngineer, History, PluginError};
 
 use crate::curriculum::difficulty::{DifficultyParams, DifficultyScaling};
@@ -45,7 +46,8 @@ fn history_text(context: &str) -> &str {
 }
 
 impl EnvEngineer for RulesEngineer {
-    fn design(&mut self, context: &str) -> Result<EngineerReply, PluginError> {
+    /// The limits are not read: the rules keep to their own bounds, and the caller clamps.
+    fn design(&mut self, context: &str, _limits: &DesignLimits) -> Result<EngineerReply, PluginError> {
         let history = History::from_json(history_text(context))
             .map_err(|e| PluginError::BadInput(format!("the context carries no valid history JSON: {e}")))?;
         let (config, notes) = self.rules.decide(&history);
@@ -61,7 +63,7 @@ mod tests {
     #[test]
     fn reads_the_fenced_history_and_explains() {
         let mut e = RulesEngineer::new(DifficultyParams::default()).unwrap();
-        let first = e.design("Round 0. ```json\n{\"rounds\": []}\n```").unwrap();
+        let first = e.design("Round 0. ```json\n{\"rounds\": []}\n```", &DesignLimits::default()).unwrap();
         assert!(first.rationale.contains("initial"));
         let h = History {
             rounds: vec![RoundRecord {
@@ -78,10 +80,10 @@ mod tests {
             }],
         };
         let ctx = format!("Failures: ...\n```json\n{}\n```\nDesign the next round.", h.to_json());
-        let reply = e.design(&ctx).unwrap();
+        let reply = e.design(&ctx, &DesignLimits::default()).unwrap();
         assert_eq!(reply.config.sizes.len(), 2);
         assert!(reply.rationale.contains("size 3: valid rate 0.90, harder"), "{}", reply.rationale);
         assert!(reply.rationale.contains("adding size 4"), "{}", reply.rationale);
-        assert!(matches!(e.design("no json here"), Err(PluginError::BadInput(_))));
+        assert!(matches!(e.design("no json here", &DesignLimits::default()), Err(PluginError::BadInput(_))));
     }
 }

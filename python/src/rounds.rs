@@ -177,12 +177,28 @@ impl Engineer {
         &self.name
     }
 
-    /// The engineer's reply to `context`: `{"config", "rationale", "notes", "replies"}` (the
-    /// configuration validated; `replies`: a language-model engineer's raw replies in order).
-    fn design<'py>(&self, py: Python<'py>, context: String) -> PyResult<Bound<'py, PyAny>> {
+    /// The engineer's reply to `context`, designed within `limits` (a dict of
+    /// `rounds.design_limits`, the engineer's to read as a value; floe's defaults when not
+    /// given): `{"config", "rationale", "notes", "replies"}` (the configuration validated;
+    /// `replies`: a language-model engineer's raw replies in order). Nothing is clamped here:
+    /// `next_config` does that, as `floe train` does.
+    ///
+    /// Raises `floe.ConfigError` for bad limits.
+    #[pyo3(signature = (context, *, limits=None))]
+    fn design<'py>(
+        &self,
+        py: Python<'py>,
+        context: String,
+        limits: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let limits: DesignLimits = match limits {
+            Some(l) => from_py("limits", l)?,
+            None => DesignLimits::default(),
+        };
+        limits.validate().map_err(config)?;
         let reply = py.detach(|| {
             let mut e = self.inner.lock().map_err(|_| failed("the engineer failed in an earlier call"))?;
-            Ok::<_, PyErr>(e.design(&context))
+            Ok::<_, PyErr>(e.design(&context, &limits))
         })?;
         self.reraise()?;
         let reply = reply.map_err(plugin)?;
@@ -201,11 +217,13 @@ impl Engineer {
     /// arguments), the engineer asked, its configuration clamped into the design limits; an
     /// unusable reply leaves the last round's configuration standing.
     ///
-    /// Returns `{"config", "source", "rationale", "notes", "context", "reply", "replies"}`:
-    /// `source` is `"engineer"` or `"previous"`, `notes` say what was clamped or why the
-    /// previous configuration stood, `context` is the text the engineer read, `reply` its raw
-    /// reply as `floe train` files it in `reply.txt` and `replies` a language-model engineer's
-    /// raw replies, one an item, as it files them in `reply-1.txt`, ….
+    /// Returns `{"config", "source", "rationale", "notes", "context", "limits", "reply",
+    /// "replies"}`: `source` is `"engineer"` or `"previous"`, `notes` say what was clamped or
+    /// why the previous configuration stood, `context` is the text the engineer read and
+    /// `limits` the design limits it was given (as `floe train` files them in `context.md` and
+    /// `limits.json`), `reply` its raw reply as `floe train` files it in `reply.txt` and
+    /// `replies` a language-model engineer's raw replies, one an item, as it files them in
+    /// `reply-1.txt`, ….
     ///
     /// Raises `floe.BadInput` for an empty history (round 0 is not the engineer's), and
     /// `floe.ConfigError` for a bad history, limits or context options.
@@ -242,7 +260,7 @@ impl Engineer {
         let text = a.context_text()?;
         let asked = py.detach(|| {
             let mut e = self.inner.lock().map_err(|_| failed("the engineer failed in an earlier call"))?;
-            Ok::<_, PyErr>(e.design(&text))
+            Ok::<_, PyErr>(e.design(&text, &a.limits))
         })?;
         self.reraise()?;
         let adopted = a.limits.adopt(asked);
@@ -257,7 +275,8 @@ impl Engineer {
             py,
             &serde_json::json!({
                 "config": config_value(&c), "source": source, "rationale": rationale,
-                "notes": notes, "context": text, "reply": reply_text, "replies": replies,
+                "notes": notes, "context": text, "limits": a.limits, "reply": reply_text,
+                "replies": replies,
             }),
         )
     }

@@ -62,6 +62,33 @@ def test_rules_designs_the_next_round_from_the_history():
         eng.next_config(_history(), context={"preset": "V6"})
 
 
+def test_the_engineer_is_given_the_limits_as_a_value():
+    asked = []
+    reply = ('{"rationale": "r", "config": {"sizes": [{"size": 4, "data_ratio": 1, "hole_ratio": 0.2,'
+             ' "wait_ratio": 0.5}], "agents": [2]}}')
+
+    def model(request):
+        asked.append(request)
+        return reply
+
+    eng = floe.Engineer.from_model(model, retries=0)
+    eng.design("Design the next round.", limits={"min_size": 4, "max_size": 9, "agents": [2]})
+
+    def size(request):
+        return request["schema"]["properties"]["config"]["properties"]["sizes"]["items"]["properties"]["size"]
+
+    assert size(asked[0]) == {"type": "integer", "minimum": 4, "maximum": 9}
+    # Without limits, floe's defaults; bad limits are refused before the model is asked.
+    eng.design("Design the next round.")
+    assert size(asked[1])["maximum"] == 6
+    with pytest.raises(floe.ConfigError, match="agents"):
+        eng.design("x", limits={"agents": []})
+    assert len(asked) == 2
+    # next_config says which limits it gave: the run's, with no replay unless asked for.
+    got = eng.next_config(_history(), limits={"max_size": 5})
+    assert got["limits"]["max_size"] == 5 and got["limits"]["max_replay_fraction"] == 0.0
+
+
 def test_the_reply_is_clamped_into_the_limits_with_notes():
     got = floe.Engineer("rules").next_config(_history(), limits={"min_size": 3, "max_size": 3, "agents": [2]})
     assert got["source"] == "engineer"

@@ -198,6 +198,9 @@ def test_floe_engineer_reads_the_run_folder(killed_and_resumed):
     assert "# Round 1" in text
     for f in ("context.md", "reply.txt", "reply-1.txt", "config.json", "rationale.txt", "log.txt"):
         assert f"## {f}" in text, f
+    # What --ask gives an engineer again: the limits the run's engineer was given.
+    limits = json.load(open(os.path.join(killed_and_resumed["out"], "engineer", "round-1", "limits.json")))
+    assert limits["max_replay_fraction"] == 0.0 and limits["agents"]
     assert "failures on the validation set after round 0" in text
 
 

@@ -48,7 +48,10 @@ fn the_embedded_model_designs_two_rounds_and_every_exchange_is_kept() {
         let context = read("context.md");
         assert!(context.contains("## F: failures on the validation set after round"), "{context}");
         assert!(context.contains(&format!("Round {r} of 3")));
-        assert!(DesignLimits::from_context(&context).is_some());
+        let limits: DesignLimits = serde_json::from_str(&read("limits.json")).unwrap();
+        let expected = DesignLimits { max_replay_fraction: 0.0, ..cfg.rounds.design_limits.clone() };
+        assert_eq!(limits, expected);
+        assert!(context.contains(&serde_json::to_string(&limits).unwrap()), "{context}");
         let applied: RoundConfig = serde_json::from_str(&read("config.json")).unwrap();
         assert_eq!(applied, state.history.rounds[r as usize].config);
         applied.validate().unwrap();
@@ -75,8 +78,10 @@ fn the_embedded_model_designs_two_rounds_and_every_exchange_is_kept() {
     // engineer with the same seed, gives the reply the run recorded.
     let round1 = dir.path().join("engineer/round-1");
     let ctx = std::fs::read_to_string(round1.join("context.md")).unwrap();
+    let limits: DesignLimits =
+        serde_json::from_str(&std::fs::read_to_string(round1.join("limits.json")).unwrap()).unwrap();
     let mut again = floe_plugin_registry::engineer(cfg.rounds.engineer.as_ref().unwrap()).unwrap();
-    if let Ok(a) = again.design(&ctx) {
+    if let Ok(a) = again.design(&ctx, &limits) {
         let recorded = std::fs::read_to_string(round1.join("reply.txt")).unwrap();
         assert_eq!(a.raw.join("\n\n---\n\n").trim(), recorded.trim());
     }
@@ -99,7 +104,7 @@ fn the_rules_engineer_designs_rounds_from_the_context_the_trainer_writes() {
         assert_eq!(state.designs[r].source, Source::Engineer, "round {r}: {:?}", state.designs[r].notes);
         let folder = dir.path().join(format!("engineer/round-{r}"));
         let context = std::fs::read_to_string(folder.join("context.md")).unwrap();
-        let answer = fresh.design(&context).unwrap();
+        let answer = fresh.design(&context, &cfg.rounds.design_limits).unwrap();
         let applied = &state.history.rounds[r].config;
         assert_eq!(&answer.config, applied, "round {r}");
         let rationale = std::fs::read_to_string(folder.join("rationale.txt")).unwrap();
@@ -111,20 +116,21 @@ fn the_rules_engineer_designs_rounds_from_the_context_the_trainer_writes() {
     }
 }
 
-/// An engineer that always asks for half the round replayed.
+/// An engineer that always asks for half the round replayed, and says what its limits allow.
 struct ReplayHungry;
 
 impl floe_plugin_api::EnvEngineer for ReplayHungry {
     fn design(
         &mut self,
         _context: &str,
+        limits: &DesignLimits,
     ) -> Result<floe_plugin_api::EngineerReply, floe_plugin_api::PluginError> {
         let mut config = RoundConfig::round0_default();
         config.agents = vec![2];
         config.replay_fraction = 0.5;
         Ok(floe_plugin_api::EngineerReply {
             config,
-            rationale: "replay what failed".into(),
+            rationale: format!("replay what failed (at most {})", limits.max_replay_fraction),
             raw: Vec::new(),
             notes: Vec::new(),
         })
@@ -159,6 +165,7 @@ fn replay_is_not_offered_when_the_curriculum_cannot_replay() {
     assert_eq!(state.history.rounds[1].config.replay_fraction, 0.0);
     let log = std::fs::read_to_string(dir.path().join("engineer/round-1/log.txt")).unwrap();
     assert!(log.contains("replay_fraction 0.5"), "{log}");
-    let context = std::fs::read_to_string(dir.path().join("engineer/round-1/context.md")).unwrap();
-    assert_eq!(DesignLimits::from_context(&context).unwrap().max_replay_fraction, 0.0);
+    // The engineer was given the limits as a value, with no replay in them.
+    let rationale = std::fs::read_to_string(dir.path().join("engineer/round-1/rationale.txt")).unwrap();
+    assert_eq!(rationale.trim(), "replay what failed (at most 0)");
 }

@@ -6,6 +6,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use floe_plugin_api::design::DesignLimits;
 use floe_plugin_host::{PluginError, PluginSpec};
 use floe_plugin_registry::{self as registry, RegistryError};
 
@@ -231,6 +232,21 @@ fn rounds(dir: &std::path::Path) -> Result<Vec<u32>, CliError> {
     Ok(r)
 }
 
+/// The design limits a round's engineer was given (`limits.json`), validated.
+fn round_limits(path: &Path) -> Result<DesignLimits, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        CliError::Input(format!(
+            "{}: {e} (the design limits the engineer was given; runs written before they were \
+             recorded have none, and --ask needs them)",
+            path.display()
+        ))
+    })?;
+    let limits: DesignLimits = serde_json::from_str(&text)
+        .map_err(|e| CliError::Input(format!("{}: not design limits: {e}", path.display())))?;
+    limits.validate().map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+    Ok(limits)
+}
+
 /// The engineer spec that `--ask` uses: --engineer (or the kind the flags name) with
 /// --engineer-params, the flags overriding single parameters.
 fn spec(a: &Args) -> Result<PluginSpec, CliError> {
@@ -293,9 +309,10 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         let r = chosen[0];
         let path = dir.join(format!("round-{r}")).join("context.md");
         let context = std::fs::read_to_string(&path).map_err(|e| CliError::input(&path, e))?;
+        let limits = round_limits(&dir.join(format!("round-{r}")).join("limits.json"))?;
         let mut engineer = registry::engineer(&spec).map_err(|e| CliError::Input(e.to_string()))?;
         let t0 = std::time::Instant::now();
-        let asked = engineer.design(&context);
+        let asked = engineer.design(&context, &limits);
         out.push_str(&format!("Asked `{}` again ({:.1} s).\n\n", spec.name, t0.elapsed().as_secs_f64()));
         let raw_replies = |raw: &[String], out: &mut String| {
             for (i, raw) in raw.iter().enumerate() {

@@ -461,7 +461,7 @@ static void test_verification(void) {
     OK(floe_pool_free(pool));
 }
 
-static void test_plugins(const char *failing_c, const char *faulty_rust) {
+static void test_plugins(const char *failing_c, const char *faulty_rust, const char *engineer_c) {
     floe_plugin *reward = NULL, *curriculum = NULL, *engineer = NULL;
     OK(floe_plugin_new(NULL, FLOE_PLUGIN_KIND_REWARD, "tiered", NULL, &reward));
     uint32_t kind = 0;
@@ -512,11 +512,25 @@ static void test_plugins(const char *failing_c, const char *faulty_rust) {
 
     OK(floe_plugin_new(NULL, FLOE_PLUGIN_KIND_ENV_ENGINEER, "rules", NULL, &engineer));
     char *reply = NULL;
-    OK(floe_plugin_design(engineer, "Round 0. History:\n```json\n{\"rounds\": []}\n```\n", &reply));
+    OK(floe_plugin_design(engineer, "Round 0. History:\n```json\n{\"rounds\": []}\n```\n", NULL, &reply));
     CHECK(strstr(reply, "\"config\"") != NULL && strstr(reply, "\"rationale\"") != NULL);
     floe_string_free(reply);
-    FAILS(floe_plugin_design(engineer, "no history here", &reply), FLOE_STATUS_BAD_INPUT, "history");
-    FAILS(floe_plugin_design(curriculum, "x", &reply), FLOE_STATUS_UNSUPPORTED, "not a engineer");
+    FAILS(floe_plugin_design(engineer, "no history here", NULL, &reply), FLOE_STATUS_BAD_INPUT, "history");
+    FAILS(floe_plugin_design(curriculum, "x", NULL, &reply), FLOE_STATUS_UNSUPPORTED, "not a engineer");
+    /* The design limits reach a C engineer as a value (its design_with_limits). */
+    floe_plugin *c_engineer = NULL;
+    OK(floe_plugin_new(engineer_c, FLOE_PLUGIN_KIND_ENV_ENGINEER, "c-constant-engineer", NULL, &c_engineer));
+    const uint32_t counts[] = {3, 2};
+    floe_design_limits limits = {4, 8, 2, 0, 0.25, 0.0, counts, 2};
+    OK(floe_plugin_design(c_engineer, "twelve bytes", &limits, &reply));
+    CHECK(strstr(reply, "read 12 bytes of context; sizes 4 to 8, agents 3") != NULL);
+    floe_string_free(reply);
+    limits.agents_len = 0;
+    FAILS(floe_plugin_design(c_engineer, "x", &limits, &reply), FLOE_STATUS_CONFIG, "agents");
+    limits.agents = NULL;
+    limits.agents_len = 2;
+    FAILS(floe_plugin_design(c_engineer, "x", &limits, &reply), FLOE_STATUS_NULL_POINTER, "limits->agents");
+    OK(floe_plugin_free(c_engineer));
 
     /* Unknown plugins, bad parameters, bad kinds, libraries that fail. */
     floe_plugin *p = NULL;
@@ -617,8 +631,9 @@ static void test_training(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s <failing C plugin> <faulty Rust plugin> <scratch folder>\n", argv[0]);
+    if (argc != 5) {
+        fprintf(stderr, "usage: %s <failing C plugin> <faulty Rust plugin> <scratch folder> <C engineer plugin>\n",
+                argv[0]);
         return 2;
     }
     test_version();
@@ -626,7 +641,7 @@ int main(int argc, char **argv) {
     test_engines();
     test_obs_formats();
     test_verification();
-    test_plugins(argv[1], argv[2]);
+    test_plugins(argv[1], argv[2], argv[4]);
     test_gpu();
     test_training();
     printf("test_api: %d checks passed\n", checks);

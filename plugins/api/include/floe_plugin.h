@@ -104,8 +104,9 @@ typedef struct floe_plugin_v1 {
                                  const floe_replay_request *request, uint32_t *out_indices,
                                  size_t *out_len);
 
-    /* Environment engineer: context text (context_len bytes, NUL-terminated) in; the reply
-     * {"config": <configuration>, "rationale": "..."} as NUL-terminated JSON out. */
+    /* Environment engineer (this or design_with_limits below, at least one): context text
+     * (context_len bytes, NUL-terminated) in; the reply {"config": <configuration>,
+     * "rationale": "..."} as NUL-terminated JSON out. */
     floe_status (*design)(void *user_data, const char *context, size_t context_len,
                           const char **out_reply_json);
 
@@ -114,6 +115,12 @@ typedef struct floe_plugin_v1 {
     /* FLOE_PLUGIN_CAP_* flags (see "Capabilities" above). Default, for a plugin whose struct
      * ends before this field: what its non-NULL functions offer. */
     uint32_t capabilities;
+
+    /* Environment engineer: as design, and given the design limits the host will clamp the
+     * reply into (valid only during the call), as a value rather than in the context's text.
+     * The host calls it instead of design when it is set. Default: NULL. */
+    floe_status (*design_with_limits)(void *user_data, const char *context, size_t context_len,
+                                      const floe_design_limits *limits, const char **out_reply_json);
 } floe_plugin_v1;
 
 /* The entry point's type, and its declaration for plugins to define. */

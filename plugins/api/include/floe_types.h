@@ -102,6 +102,20 @@ typedef struct floe_replay_request {
     uint64_t seed;   /* seed for any randomness */
 } floe_replay_request;
 
+/* The design limits of an engineer's request (floe-plugin-api's DesignLimits, laid out as its
+ * DesignLimitsRecord): every configuration an engineer returns is clamped into them. 48 bytes
+ * on a 64-bit machine. */
+typedef struct floe_design_limits {
+    uint32_t min_size;          /* smallest map size */
+    uint32_t max_size;          /* largest map size */
+    uint32_t max_sizes;         /* most map sizes in one configuration */
+    uint32_t reserved;          /* 0 */
+    double max_hole_ratio;      /* largest hole ratio */
+    double max_replay_fraction; /* largest replay fraction (0: nothing can replay) */
+    const uint32_t *agents;     /* the agent counts it may choose from (agents_len of them) */
+    size_t agents_len;
+} floe_design_limits;
+
 /* ---- Records of the batched engine and verifier (floe.h); the layouts of floe-core's
  * `engine::layout` structs (EnvInfo, EnvRecord, AgentRecord, VerifyOut) and of its
  * `engine::BufferSizes`. ---- */

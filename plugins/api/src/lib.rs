@@ -76,12 +76,13 @@ pub use catalog::{
     PluginLibrary, RewardCtor,
 };
 pub use config::{RoundConfig, SizeConfig};
+pub use design::EngineerReply;
 pub use error::{ConfigError, PluginError};
 pub use floe_core::{FailureKind, Verdict};
 pub use history::{FailureCounts, History, RoundRecord, SizeResult};
 pub use records::{step_flags, ReplayRecord, ReplayRequest, StepOutcome, VerdictRecord, UNKNOWN};
 pub use spec::PluginSpec;
-pub use traits::{Curriculum, EngineerReply, EnvEngineer, Plugins, RewardFn};
+pub use traits::{Curriculum, EnvEngineer, Plugins, RewardFn};
 
 /// The version of the C ABI this crate describes (`FLOE_PLUGIN_ABI_VERSION` in
 /// `floe_plugin.h`).

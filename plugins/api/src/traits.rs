@@ -5,10 +5,9 @@
 //! Every call takes a whole batch. Methods take `&mut self`: a plugin may keep state between
 //! calls, and the host never calls one instance from two threads at once.
 
-use serde::{Deserialize, Serialize};
-
 use crate::config::RoundConfig;
-use crate::error::{ConfigError, PluginError};
+use crate::design::{DesignLimits, EngineerReply};
+use crate::error::PluginError;
 use crate::history::History;
 use crate::records::{ReplayRecord, ReplayRequest, StepOutcome, VerdictRecord};
 
@@ -64,45 +63,13 @@ pub trait Curriculum: Send {
 /// the context the host assembled (failure counts, guidelines, history, …) and answers with a
 /// configuration and its rationale.
 pub trait EnvEngineer: Send {
-    /// The next configuration and why.
+    /// The next configuration and why. `limits` are the design limits the caller clamps the
+    /// reply's configuration into ([`DesignLimits::adopt`]); the context's text states them
+    /// too, for a language model to read.
     ///
     /// # Errors
     /// Whatever the engineer cannot do; the reply's configuration is validated by the caller.
-    fn design(&mut self, context: &str) -> Result<EngineerReply, PluginError>;
-}
-
-/// An engineer's answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EngineerReply {
-    /// The next round's configuration.
-    pub config: RoundConfig,
-    /// Why, in the engineer's words.
-    pub rationale: String,
-    /// A language-model engineer's raw replies, every attempt in order (absent for others).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub raw: Vec<String>,
-    /// What the engineer corrected or retried, and why (values clamped, replies refused).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-}
-
-impl EngineerReply {
-    /// Parses a reply and validates its configuration.
-    ///
-    /// # Errors
-    /// [`ConfigError::Json`] for malformed JSON, else what [`RoundConfig::validate`] finds.
-    pub fn from_json(text: &str) -> Result<Self, ConfigError> {
-        let r: EngineerReply = serde_json::from_str(text)?;
-        r.config.validate()?;
-        Ok(r)
-    }
-
-    /// The reply as one line of JSON.
-    #[must_use]
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
-    }
+    fn design(&mut self, context: &str, limits: &DesignLimits) -> Result<EngineerReply, PluginError>;
 }
 
 /// Checks that a reward batch's output has the batch's length.

@@ -9,6 +9,7 @@
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::Arc;
 
+use floe_plugin_api::design::{DesignLimits, DesignLimitsRecord};
 use floe_plugin_api::traits::{check_lengths, check_replay, check_rewards};
 use floe_plugin_api::{
     Capabilities, Curriculum, EngineerReply, EnvEngineer, History, PluginError, PluginInfo, PluginKind,
@@ -50,10 +51,22 @@ struct RawPluginV1 {
     design: Option<unsafe extern "C" fn(*mut c_void, *const c_char, usize, *mut *const c_char) -> i32>,
     // Appended after the first release: read only when `struct_size` covers them.
     capabilities: u32,
+    design_with_limits: Option<
+        for<'a> unsafe extern "C" fn(
+            *mut c_void,
+            *const c_char,
+            usize,
+            *const DesignLimitsRecord<'a>,
+            *mut *const c_char,
+        ) -> i32,
+    >,
 }
 
 /// The first release's struct ended with `design`: the least `struct_size` a plugin may give.
 const FIRST_RELEASE_SIZE: usize = std::mem::offset_of!(RawPluginV1, capabilities);
+
+/// The size of a function pointer field.
+const PTR: usize = std::mem::size_of::<usize>();
 
 /// Whether a plugin's struct of `struct_size` bytes holds the field at `offset` of `size` bytes.
 fn holds(struct_size: usize, offset: usize, size: usize) -> bool {
@@ -190,7 +203,11 @@ impl CInstance {
         unsafe { std::ptr::copy_nonoverlapping(out.cast::<u8>(), raw.as_mut_ptr().cast::<u8>(), known) };
         // SAFETY: all zeros is a valid `RawPluginV1` (integers, NULL pointers, `None`s), and the
         // bytes copied over them are the plugin's fields of the same types.
-        let raw = unsafe { raw.assume_init() };
+        let mut raw = unsafe { raw.assume_init() };
+        // A function pointer only partly inside `struct_size` is not the plugin's: its default.
+        if !holds(struct_size as usize, std::mem::offset_of!(RawPluginV1, design_with_limits), PTR) {
+            raw.design_with_limits = None;
+        }
         let instance = CInstance {
             raw,
             struct_size: struct_size as usize,
@@ -225,7 +242,7 @@ impl CInstance {
         let complete = match kind {
             PluginKind::Reward => raw.verdict_rewards.is_some() || raw.step_rewards.is_some(),
             PluginKind::Curriculum => raw.next_config.is_some(),
-            PluginKind::EnvEngineer => raw.design.is_some(),
+            PluginKind::EnvEngineer => raw.design.is_some() || raw.design_with_limits.is_some(),
         };
         if !complete {
             return bad(format!("a {kind} plugin without its required function"));
@@ -358,13 +375,23 @@ impl Curriculum for CInstance {
 }
 
 impl EnvEngineer for CInstance {
-    fn design(&mut self, context: &str) -> Result<EngineerReply, PluginError> {
-        let f = self.raw.design.ok_or_else(|| self.unsupported("design"))?;
+    fn design(&mut self, context: &str, limits: &DesignLimits) -> Result<EngineerReply, PluginError> {
         let text = CString::new(context)
             .map_err(|_| PluginError::BadInput("the context contains a NUL byte".into()))?;
         let mut out: *const c_char = std::ptr::null();
-        // SAFETY: as in `next_config`.
-        let status = unsafe { f(self.raw.user_data, text.as_ptr(), text.as_bytes().len(), &mut out) };
+        let (user_data, len) = (self.raw.user_data, text.as_bytes().len());
+        let status = match (self.raw.design_with_limits, self.raw.design) {
+            (Some(f), _) => {
+                let record = limits.record();
+                // SAFETY: as in `next_config`; `record` and the agent counts it points to live
+                // until the call returns.
+                unsafe { f(user_data, text.as_ptr(), len, &record, &mut out) }
+            }
+            // A plugin without `design_with_limits` reads the limits from the context's text.
+            // SAFETY: as in `next_config`.
+            (None, Some(f)) => unsafe { f(user_data, text.as_ptr(), len, &mut out) },
+            (None, None) => return Err(self.unsupported("design")),
+        };
         self.status(status)?;
         let reply = self.returned_text(out, "reply")?;
         EngineerReply::from_json(&reply).map_err(|e| PluginError::BadOutput(format!("reply: {e}")))

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use common::{c_plugin, rust_plugin};
 use floe_core::{verify, Grid, Instance, Plan, Pos};
 use floe_plugin_api::catalog::{new_curriculum, new_reward};
+use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{
     step_flags, Capabilities, FailureKind, History, PluginError, PluginKind, ReplayRecord, ReplayRequest,
     RoundRecord, SizeResult, StepOutcome, VerdictRecord, UNKNOWN,
@@ -132,7 +133,7 @@ fn the_builtin_library_loads_and_matches_the_in_process_plugins() {
 
     // The engineer reads a history from its context and explains itself.
     let mut rules = lib.new_engineer("rules", "").unwrap();
-    let reply = rules.design(&format!("```json\n{}\n```", h.to_json())).unwrap();
+    let reply = rules.design(&format!("```json\n{}\n```", h.to_json()), &DesignLimits::default()).unwrap();
     reply.config.validate().unwrap();
     assert!(reply.rationale.contains("size 3: valid rate 0.80, harder"), "{}", reply.rationale);
 
@@ -200,10 +201,25 @@ fn c_plugins_of_every_kind() {
 
     let eng = load(c_plugin("engineer")).unwrap();
     let mut e = eng.new_engineer("c-constant-engineer", "").unwrap();
-    let reply = e.design("twelve bytes").unwrap();
+    // The limits cross as a value (`design_with_limits`): the plugin designs inside them.
+    let limits = DesignLimits {
+        min_size: 4,
+        max_size: 8,
+        agents: vec![3, 2],
+        max_hole_ratio: 0.25,
+        ..DesignLimits::default()
+    };
+    let reply = e.design("twelve bytes", &limits).unwrap();
+    assert_eq!(reply.rationale, "read 12 bytes of context; sizes 4 to 8, agents 3");
+    assert_eq!((reply.config.sizes[0].size, reply.config.sizes[0].hole_ratio), (8, 0.25));
+    assert_eq!(reply.config.agents, vec![3]);
+    assert!(matches!(e.design("a\0b", &limits), Err(PluginError::BadInput(_))));
+    // Built before `design_with_limits`: its struct ends before it (the function is set beyond
+    // struct_size, and must not be called), so `design` is, with the context alone.
+    let mut old = eng.new_engineer("c-constant-engineer", r#"{"first_release": true}"#).unwrap();
+    let reply = old.design("twelve bytes", &limits).unwrap();
     assert_eq!(reply.rationale, "read 12 bytes of context");
     assert_eq!(reply.config.agents, vec![2, 3]);
-    assert!(matches!(e.design("a\0b"), Err(PluginError::BadInput(_))));
 
     let rew = load(c_plugin("valid_reward")).unwrap();
     let mut r = rew.new_reward("c-valid-reward", "").unwrap();

@@ -8,7 +8,7 @@ that resuming reads.
 | ``round-<r>/`` | the model and tokenizer after round r (``save_pretrained``) |
 | ``steps.jsonl`` | one line per GRPO step (TRL's log, with ``round``) |
 | ``rounds.jsonl`` | one line per round's validation: rates, failures per size, configuration, times |
-| ``engineer/round-<r>/`` | ``context.md``, ``reply.txt``, ``reply-1.txt`` …, ``config.json``, ``rationale.txt``, ``log.txt``: as ``floe train`` writes them, so ``floe engineer --run`` reads them |
+| ``engineer/round-<r>/`` | ``context.md``, ``limits.json``, ``reply.txt``, ``reply-1.txt`` …, ``config.json``, ``rationale.txt``, ``log.txt``: as ``floe train`` writes them, so ``floe engineer --run`` reads them |
 | ``validation/round-<r>.md`` | round r's validation table |
 | ``eval.md``, ``eval.json`` | the last validation as tables |
 
@@ -162,6 +162,7 @@ class RunFolder:
                 f.write(text)
 
         write("context.md", asked["context"])
+        write("limits.json", json.dumps(asked["limits"], indent=2) + "\n")
         write("reply.txt", asked["reply"] + "\n" if asked["reply"] else "")
         for i, text in enumerate(asked.get("replies") or [], start=1):
             write(f"reply-{i}.txt", text)

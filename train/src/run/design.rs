@@ -15,8 +15,9 @@
 //!   reply's is clamped to 0.
 //! - **Later rounds, with a curriculum alone**: its `next_config` on the history.
 //!
-//! With an engineer, `engineer/round-<r>/` in the run folder receives `context.md` (what it
-//! was given), `reply.txt` (its raw replies, every attempt, or its reply as JSON),
+//! With an engineer, `engineer/round-<r>/` in the run folder receives `context.md` and
+//! `limits.json` (what it was given: the context's text, and the design limits as a value,
+//! which the text states too), `reply.txt` (its raw replies, every attempt, or its reply as JSON),
 //! `reply-1.txt`, `reply-2.txt`, … (a language-model engineer's raw replies, one a file, as
 //! received and in order, also when it gave up; the log's "reply N" is `reply-N.txt`),
 //! `config.json` (the configuration applied), `rationale.txt` and `log.txt` (what was clamped
@@ -205,9 +206,10 @@ impl Designer {
             std::fs::write(&p, text).map_err(|e| TrainError::io(&p, e))
         };
         write("context.md", &context)?;
+        write("limits.json", &(serde_json::to_string_pretty(limits).unwrap_or_default() + "\n"))?;
         let engineer = self.engineer.as_mut().ok_or_else(|| TrainError::Input("no engineer".into()))?;
         let t0 = std::time::Instant::now();
-        let asked = engineer.design(&context);
+        let asked = engineer.design(&context, limits);
         let took = t0.elapsed().as_secs_f64();
         let adopted = limits.adopt(asked);
         write("reply.txt", &adopted.raw.map(|r| r + "\n").unwrap_or_default())?;

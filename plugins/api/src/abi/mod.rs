@@ -28,6 +28,7 @@
 // FFI-safety lint does not know that the phantom types inside `DynTrait` are zero-sized.
 #![allow(improper_ctypes_definitions)]
 
+mod engineer_table;
 mod export;
 mod objects;
 mod root;
@@ -40,10 +41,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use abi_stable::std_types::{RResult, RString};
 use abi_stable::StableAbi;
 
+pub use engineer_table::{EngineerVTable, EngineerVTableRef};
 pub use export::root_module;
 pub use objects::{
-    CurriculumVTable, CurriculumVTableRef, EngineerVTable, EngineerVTableRef, FfiCurriculum, FfiEnvEngineer,
-    FfiRewardFn, RewardVTable, RewardVTableRef,
+    CurriculumVTable, CurriculumVTableRef, FfiCurriculum, FfiEnvEngineer, FfiRewardFn, RewardVTable,
+    RewardVTableRef,
 };
 pub use root::{FloePluginLib, FloePluginLibRef};
 pub use state::{FfiState, StateInterface};

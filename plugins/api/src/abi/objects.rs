@@ -11,14 +11,14 @@ use abi_stable::prefix_type::WithMetadata;
 use abi_stable::std_types::{RResult, RSlice, RSliceMut, RStr, RString, RVec};
 use abi_stable::{staticref, DynTrait, StableAbi};
 
+use super::engineer_table::{EngineerVTable, EngineerVTableRef};
 use super::{guard, FfiError, FfiState, Holder};
 use crate::config::RoundConfig;
+use crate::design::{DesignLimits, DesignLimitsRecord, EngineerReply};
 use crate::error::PluginError;
 use crate::history::History;
 use crate::records::{ReplayRecord, ReplayRequest, StepOutcome, VerdictRecord};
-use crate::traits::{
-    check_lengths, check_replay, check_rewards, Curriculum, EngineerReply, EnvEngineer, RewardFn,
-};
+use crate::traits::{check_lengths, check_replay, check_rewards, Curriculum, EnvEngineer, RewardFn};
 
 fn holder<T: ?Sized + 'static>(state: &mut FfiState) -> Result<&mut Holder<T>, PluginError> {
     state
@@ -221,16 +221,6 @@ impl std::fmt::Debug for CurriculumVTable {
 // ---------------------------------------------------------------------------------------------
 // Environment engineers
 
-/// The function table of an environment engineer.
-#[repr(C)]
-#[derive(StableAbi)]
-#[sabi(kind(Prefix(prefix_ref = EngineerVTableRef)))]
-pub struct EngineerVTable {
-    /// Context (text) in, reply `{"config": …, "rationale": …}` (JSON) out.
-    #[sabi(last_prefix_field)]
-    pub design: extern "C" fn(&mut FfiState, RStr<'_>) -> RResult<RString, FfiError>,
-}
-
 /// An environment engineer instance made by a library.
 #[repr(C)]
 #[derive(StableAbi)]
@@ -239,18 +229,35 @@ pub struct FfiEnvEngineer {
     vtable: EngineerVTableRef,
 }
 
+/// The engineer's reply within `limits`, validated, as JSON.
+fn design_reply(state: &mut FfiState, context: &str, limits: &DesignLimits) -> Result<RString, PluginError> {
+    let reply = holder::<dyn EnvEngineer>(state)?.call(|e| e.design(context, limits))?;
+    reply.config.validate().map_err(|e| PluginError::BadOutput(format!("configuration: {e}")))?;
+    Ok(reply.to_json().into())
+}
+
 extern "C" fn engineer_design(state: &mut FfiState, context: RStr<'_>) -> RResult<RString, FfiError> {
+    guard(|| design_reply(state, context.as_str(), &DesignLimits::default()))
+}
+
+extern "C" fn engineer_design_with_limits(
+    state: &mut FfiState,
+    context: RStr<'_>,
+    limits: &DesignLimitsRecord<'_>,
+) -> RResult<RString, FfiError> {
     guard(|| {
-        let reply = holder::<dyn EnvEngineer>(state)?.call(|e| e.design(context.as_str()))?;
-        reply.config.validate().map_err(|e| PluginError::BadOutput(format!("configuration: {e}")))?;
-        Ok(reply.to_json().into())
+        let limits = DesignLimits::from_record(limits)
+            .map_err(|e| PluginError::BadInput(format!("the design limits: {e}")))?;
+        design_reply(state, context.as_str(), &limits)
     })
 }
 
 impl FfiEnvEngineer {
     staticref! {
-        const TABLE: WithMetadata<EngineerVTable> =
-            WithMetadata::new(EngineerVTable { design: engineer_design });
+        const TABLE: WithMetadata<EngineerVTable> = WithMetadata::new(EngineerVTable {
+            design: engineer_design,
+            design_with_limits: engineer_design_with_limits,
+        });
     }
 
     /// Wraps an engineer for the boundary.
@@ -264,8 +271,13 @@ impl FfiEnvEngineer {
 }
 
 impl EnvEngineer for FfiEnvEngineer {
-    fn design(&mut self, context: &str) -> Result<EngineerReply, PluginError> {
-        let out = (self.vtable.design())(&mut self.state, context.into()).into_result()?;
+    fn design(&mut self, context: &str, limits: &DesignLimits) -> Result<EngineerReply, PluginError> {
+        // A library built before `design_with_limits` has only `design` (and its defaults).
+        let out = match self.vtable.design_with_limits() {
+            Some(f) => f(&mut self.state, context.into(), &limits.record()),
+            None => (self.vtable.design())(&mut self.state, context.into()),
+        }
+        .into_result()?;
         EngineerReply::from_json(out.as_str()).map_err(|e| PluginError::BadOutput(format!("reply: {e}")))
     }
 }
@@ -273,11 +285,5 @@ impl EnvEngineer for FfiEnvEngineer {
 impl std::fmt::Debug for FfiEnvEngineer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FfiEnvEngineer").finish_non_exhaustive()
-    }
-}
-
-impl std::fmt::Debug for EngineerVTable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EngineerVTable").finish_non_exhaustive()
     }
 }

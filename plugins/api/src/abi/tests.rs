@@ -3,9 +3,10 @@
 use super::*;
 use crate::catalog::{Capabilities, Constructor, Entry, PluginLibrary};
 use crate::config::RoundConfig;
+use crate::design::{DesignLimits, EngineerReply};
 use crate::history::History;
 use crate::records::{ReplayRecord, ReplayRequest, VerdictRecord};
-use crate::traits::{Curriculum, EngineerReply, EnvEngineer, RewardFn};
+use crate::traits::{Curriculum, EnvEngineer, RewardFn};
 
 struct Constant(f32);
 
@@ -41,10 +42,16 @@ impl Curriculum for BadConfig {
 struct Echo;
 
 impl EnvEngineer for Echo {
-    fn design(&mut self, context: &str) -> Result<EngineerReply, PluginError> {
+    fn design(&mut self, context: &str, limits: &DesignLimits) -> Result<EngineerReply, PluginError> {
         Ok(EngineerReply {
             config: RoundConfig::round0_default(),
-            rationale: context.to_uppercase(),
+            rationale: format!(
+                "{} within {}x{}, agents {:?}",
+                context.to_uppercase(),
+                limits.max_size,
+                limits.max_size,
+                limits.agents
+            ),
             raw: Vec::new(),
             notes: Vec::new(),
         })
@@ -139,7 +146,12 @@ fn the_root_module_lists_and_makes_plugins() {
     assert_eq!(PluginError::from(ctor), PluginError::Panicked("constructor panic".into()));
 
     let mut echo = lib.new_engineer()("echo".into(), "".into()).into_result().unwrap();
-    assert_eq!(echo.design("why").unwrap().rationale, "WHY");
+    // The limits cross as a value: the engineer reads what the host gave.
+    let limits = DesignLimits { max_size: 9, agents: vec![2, 4], ..DesignLimits::default() };
+    assert_eq!(echo.design("why", &limits).unwrap().rationale, "WHY within 9x9, agents [2, 4]");
+    // Limits that do not validate are refused at the boundary, before the engineer sees them.
+    let bad = DesignLimits { agents: vec![], ..DesignLimits::default() };
+    assert!(matches!(echo.design("why", &bad), Err(PluginError::BadInput(m)) if m.contains("agents")));
 }
 
 #[test]

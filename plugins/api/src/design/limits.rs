@@ -2,14 +2,12 @@
 //! clamped into the limits with a note for every change, validated; and what the trainer adopts
 //! of an answer ([`DesignLimits::adopt`]).
 
+use abi_stable::std_types::RSlice;
+use abi_stable::StableAbi;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{RoundConfig, SizeConfig, DATA_RATIO_TOLERANCE};
 use crate::error::ConfigError;
-
-/// The fence that opens the limits in a context.
-pub const LIMITS_FENCE: &str = "```json limits";
-use crate::traits::EngineerReply;
 
 /// What an engineer may design: every configuration it returns is clamped into these.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,6 +37,70 @@ impl Default for DesignLimits {
             max_sizes: 4,
             max_replay_fraction: 0.5,
         }
+    }
+}
+
+/// An engineer's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineerReply {
+    /// The next round's configuration.
+    pub config: RoundConfig,
+    /// Why, in the engineer's words.
+    pub rationale: String,
+    /// A language-model engineer's raw replies, every attempt in order (absent for others).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub raw: Vec<String>,
+    /// What the engineer corrected or retried, and why (values clamped, replies refused).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl EngineerReply {
+    /// Parses a reply and validates its configuration.
+    ///
+    /// # Errors
+    /// [`ConfigError::Json`] for malformed JSON, else what [`RoundConfig::validate`] finds.
+    pub fn from_json(text: &str) -> Result<Self, ConfigError> {
+        let r: EngineerReply = serde_json::from_str(text)?;
+        r.config.validate()?;
+        Ok(r)
+    }
+
+    /// The reply as one line of JSON.
+    #[must_use]
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// [`DesignLimits`] as an engineer receives them across a plugin ABI: `floe_design_limits` of
+/// `floe_types.h` for a C plugin (`design_with_limits`), the same layout for an abi_stable one.
+/// Made by [`DesignLimits::record`], read back by [`DesignLimits::from_record`].
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, StableAbi)]
+pub struct DesignLimitsRecord<'a> {
+    /// Smallest map size.
+    pub min_size: u32,
+    /// Largest map size.
+    pub max_size: u32,
+    /// Most map sizes in one configuration.
+    pub max_sizes: u32,
+    /// Always 0.
+    pub reserved: u32,
+    /// Largest hole ratio.
+    pub max_hole_ratio: f64,
+    /// Largest replay fraction (0: nothing can replay).
+    pub max_replay_fraction: f64,
+    /// The agent counts it may choose from (`agents` and `agents_len` in C).
+    pub agents: RSlice<'a, u32>,
+}
+
+impl DesignLimitsRecord<'_> {
+    /// The same limits over other agent counts (a host that checked a C caller's array).
+    #[must_use]
+    pub fn with_agents(self, agents: &[u32]) -> DesignLimitsRecord<'_> {
+        DesignLimitsRecord { agents: RSlice::from_slice(agents), ..self }
     }
 }
 
@@ -113,14 +175,35 @@ impl DesignLimits {
         Ok(())
     }
 
-    /// The limits written in a context (the JSON after [`LIMITS_FENCE`]), if any.
+    /// The limits as they cross the plugin ABIs, borrowing the agent counts.
     #[must_use]
-    pub fn from_context(context: &str) -> Option<DesignLimits> {
-        let start = context.rfind(LIMITS_FENCE)? + LIMITS_FENCE.len();
-        let body = &context[start..];
-        let end = body.find("```")?;
-        let l: DesignLimits = serde_json::from_str(body[..end].trim()).ok()?;
-        l.validate().ok().map(|()| l)
+    pub fn record(&self) -> DesignLimitsRecord<'_> {
+        DesignLimitsRecord {
+            min_size: self.min_size,
+            max_size: self.max_size,
+            max_sizes: u32::try_from(self.max_sizes).unwrap_or(u32::MAX),
+            reserved: 0,
+            max_hole_ratio: self.max_hole_ratio,
+            max_replay_fraction: self.max_replay_fraction,
+            agents: RSlice::from_slice(&self.agents),
+        }
+    }
+
+    /// The limits of a record that crossed a plugin ABI, validated.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] for limits that [`DesignLimits::validate`] refuses.
+    pub fn from_record(record: &DesignLimitsRecord<'_>) -> Result<Self, ConfigError> {
+        let limits = DesignLimits {
+            min_size: record.min_size,
+            max_size: record.max_size,
+            agents: record.agents.to_vec(),
+            max_hole_ratio: record.max_hole_ratio,
+            max_sizes: record.max_sizes as usize,
+            max_replay_fraction: record.max_replay_fraction,
+        };
+        limits.validate()?;
+        Ok(limits)
     }
 
     /// What the trainer makes of an engineer's answer: the reply clamped into the limits, or, when
@@ -341,6 +424,25 @@ impl DesignLimits {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limits_cross_as_a_record_and_come_back_validated() {
+        let l = DesignLimits {
+            min_size: 4,
+            max_size: 9,
+            agents: vec![2, 5],
+            max_sizes: 3,
+            ..DesignLimits::default()
+        };
+        let r = l.record();
+        assert_eq!((r.min_size, r.max_size, r.max_sizes, r.agents.as_slice()), (4, 9, 3, &[2, 5][..]));
+        assert_eq!(DesignLimits::from_record(&r).as_ref(), Ok(&l));
+        let none = [];
+        let bad = DesignLimitsRecord { agents: RSlice::from_slice(&none), ..r };
+        assert!(DesignLimits::from_record(&bad).unwrap_err().to_string().contains("agents"));
+        // The C header's layout: four u32, two f64, a pointer and a length.
+        assert_eq!(std::mem::size_of::<DesignLimitsRecord<'_>>(), 32 + 2 * std::mem::size_of::<usize>());
+    }
 
     #[test]
     fn replies_are_read_strictly_and_clamped_with_reasons() {

@@ -26,8 +26,9 @@
 //! The prompt is a template file (default `templates/context.md`) with the placeholders
 //! `{{F}}`, `{{G}}`, `{{H}}`, `{{S}}`, `{{T}}` (each module's text, or nothing when the preset
 //! leaves it out), `{{round}}` and `{{limits}}` (the [`DesignLimits`] as JSON, which the
-//! template must contain inside a fence opened with `` ```json limits ``, so that an engineer
-//! can read them back with [`DesignLimits::from_context`]).
+//! template must contain: a language model reads them there). An engineer receives the same
+//! limits as a value beside the context ([`crate::EnvEngineer::design`]); nothing reads them
+//! back out of the text.
 
 pub mod context;
 pub mod grammar;
@@ -37,4 +38,4 @@ pub use context::{
     ContextInput, ContextOptions, Module, Preset, TrainingDetails, CONTEXT_TEMPLATE, GUIDELINES,
     HISTORY_FENCE,
 };
-pub use limits::{Adopted, DesignLimits, LIMITS_FENCE};
+pub use limits::{Adopted, DesignLimits, DesignLimitsRecord, EngineerReply};
