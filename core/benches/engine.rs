@@ -9,7 +9,7 @@ use floe_core::engine::{
     CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool, Optima, StepBuffers,
 };
 use floe_core::generator::{random_instances, GeneratorConfig};
-use floe_core::verify::{verification_workload, verify_batch_cpu, VerifyOut};
+use floe_core::verify::{verification_workload, verify_batch, VerifyOut};
 
 fn small() -> bool {
     std::env::var("FLOE_BENCH_SMALL").as_deref() == Ok("1")
@@ -50,7 +50,7 @@ fn verification(c: &mut Criterion) {
     let mut group = c.benchmark_group("verify");
     group.throughput(Throughput::Elements(plans as u64));
     group.bench_function("3_agents_8x8", |b| {
-        b.iter(|| verify_batch_cpu(&pool, &batch, &mut out).expect("valid batch"));
+        b.iter(|| verify_batch(&pool, &batch, &mut out, None).expect("valid batch"));
     });
     group.finish();
 }

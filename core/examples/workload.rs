@@ -13,7 +13,7 @@ use floe_core::engine::{
     CollisionMode, CpuEngine, Engine, EnvConfig, HoleRule, InstancePool, ObsFormat, Optima, StepBuffers,
 };
 use floe_core::generator::{random_instances, GeneratorConfig};
-use floe_core::verify::{verification_workload, verify_batch_cpu, PlanBatch, VerifyOut};
+use floe_core::verify::{verification_workload, verify_batch, PlanBatch, VerifyOut};
 
 fn verify(reps: usize) {
     let plans = 100_000;
@@ -21,7 +21,7 @@ fn verify(reps: usize) {
     let mut out = vec![VerifyOut::default(); plans];
     let mut valid = 0;
     for _ in 0..reps {
-        verify_batch_cpu(&pool, &batch, &mut out).expect("valid batch");
+        verify_batch(&pool, &batch, &mut out, None).expect("valid batch");
         valid += out.iter().filter(|o| o.valid == 1).count();
     }
     println!("{valid} valid");
@@ -41,7 +41,7 @@ fn verify_wide(reps: usize) {
     let mut out = vec![VerifyOut::default(); batch.len()];
     let mut failed = 0;
     for _ in 0..reps {
-        verify_batch_cpu(&pool, &batch, &mut out).expect("valid batch");
+        verify_batch(&pool, &batch, &mut out, None).expect("valid batch");
         failed += out.iter().filter(|o| o.valid == 0).count();
     }
     println!("{failed} failed");

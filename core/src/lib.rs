@@ -38,6 +38,6 @@ pub use grid::{Cell, Grid, Pos};
 pub use instance::{Agent, Instance, OptimalPlan};
 pub use moves::Move;
 pub use plan::Plan;
-pub use reader::{read_plan, verify_written, PlanForm, ReadError};
+pub use reader::{read_plan, PlanForm, ReadError};
 pub use solver::{solve, Solution, SolveError, SolverConfig};
-pub use verify::{verify, verify_with_credit, PartialCredit, Verdict};
+pub use verify::{verify, Answer, Check, Optimum, PartialCredit, Verdict};

@@ -18,7 +18,6 @@ use crate::failure::FailureKind;
 use crate::instance::Instance;
 use crate::plan::Plan;
 use crate::text::{parse_answer, AnswerError};
-use crate::verify::{verify_with_optimum, Verdict};
 
 /// How a plan's text is to be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -91,19 +90,14 @@ pub fn read_plan(text: &str, form: PlanForm, instance: &Instance) -> Result<Plan
     }
 }
 
-/// Reads `text` as [`read_plan`] does and verifies the plan against `optimal_soc`. A text that
-/// is not a plan is a verdict of kind [`ReadError::kind`] whose detail is the error.
-#[must_use]
-pub fn verify_written(instance: &Instance, text: &str, form: PlanForm, optimal_soc: Option<u32>) -> Verdict {
-    match read_plan(text, form, instance) {
-        Ok(plan) => verify_with_optimum(instance, &plan, optimal_soc),
-        Err(e) => Verdict::failed(e.kind(), e.to_string(), optimal_soc),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verify::{verify, Answer, Check, Verdict};
+
+    fn verify_written(instance: &Instance, text: &str, form: PlanForm, optimal_soc: Option<u32>) -> Verdict {
+        verify(instance, Answer::Written(text, form), Check::against(optimal_soc))
+    }
 
     fn instance() -> Instance {
         Instance::from_json(

@@ -432,7 +432,7 @@ mod tests {
         use crate::engine::{outcome, CollisionMode, CpuEngine, Engine, EnvConfig, StepBuffers};
         use crate::instance::{Agent, Instance};
         use crate::pool::{InstancePool, Optima};
-        use crate::verify::{verify_batch_cpu, PlanBatch, VerifyOut};
+        use crate::verify::{verify_batch, PlanBatch, VerifyOut};
         use crate::{Grid, Move, Plan, Pos};
 
         // Agents 0 and 1 swap (0, 0) and (0, 1); the others wait on their goals.
@@ -448,13 +448,17 @@ mod tests {
             let inst = Instance::new(grid, agents).expect("valid");
             let moves: Vec<Vec<Move>> =
                 (0..k).map(|a| vec![[Move::Right, Move::Left, Move::Wait][a.min(2)]]).collect();
-            let single = crate::verify::verify_with_optimum(&inst, &Plan::Moves(moves.clone()), None);
+            let single = crate::verify::verify(
+                &inst,
+                &Plan::Moves(moves.clone()),
+                crate::verify::Check::against(None),
+            );
             let pool =
                 Arc::new(InstancePool::new(std::slice::from_ref(&inst), Optima::AsStored).expect("pool"));
             let mut batch = PlanBatch::new(k, 1);
             batch.push(0, &moves).expect("fits");
             let mut batched = [VerifyOut::default()];
-            verify_batch_cpu(&pool, &batch, &mut batched).expect("verifies");
+            verify_batch(&pool, &batch, &mut batched, None).expect("verifies");
             let cfg = EnvConfig { num_envs: 1, mode: CollisionMode::Strict, ..EnvConfig::default() };
             let mut engine = CpuEngine::new(cfg, Arc::clone(&pool)).expect("engine");
             let mut out = StepBuffers::new(&engine.sizes());

@@ -30,11 +30,9 @@
 //!   the answer, so a model may restate its plan at the end;
 //! - in that block, agents are numbered 0…k−1 (or 1…k, if no agent 0 appears), each once.
 
-use crate::failure::FailureKind;
 use crate::instance::Instance;
 use crate::moves::Move;
 use crate::plan::Plan;
-use crate::verify::{verify_with_credit, PartialCredit, Verdict};
 
 pub use crate::error::count;
 
@@ -229,32 +227,6 @@ pub fn parse_answer(text: &str, instance: &Instance) -> Result<Plan, AnswerError
         })
         .collect();
     Ok(Plan::Paths(paths))
-}
-
-/// Reads and verifies a free-text answer: unreadable answers get `parse_error`, plans for the
-/// wrong number of agents `wrong_agent_count`.
-#[must_use]
-pub fn verify_answer(instance: &Instance, text: &str, optimal_soc: Option<u32>) -> Verdict {
-    verify_answer_with_credit(instance, text, optimal_soc).0
-}
-
-/// As [`verify_answer`], with the answer's [`PartialCredit`] from the same verification.
-#[must_use]
-pub fn verify_answer_with_credit(
-    instance: &Instance,
-    text: &str,
-    optimal_soc: Option<u32>,
-) -> (Verdict, PartialCredit) {
-    match parse_answer(text, instance) {
-        Ok(plan) => verify_with_credit(instance, &plan, optimal_soc),
-        Err(e @ AnswerError::Parse(_)) => {
-            (Verdict::failed(FailureKind::ParseError, e.to_string(), optimal_soc), PartialCredit::default())
-        }
-        Err(e @ AnswerError::WrongAgentCount { .. }) => (
-            Verdict::failed(FailureKind::WrongAgentCount, e.to_string(), optimal_soc),
-            PartialCredit::default(),
-        ),
-    }
 }
 
 /// The content of the last `<answer>…</answer>` pair, if any.
@@ -460,8 +432,7 @@ mod tests {
             parse_answer("Agent 0 needs to go from (0, 0) to (0, 2).", &i),
             Err(AnswerError::Parse(_))
         ));
-        let v = verify_answer(&i, "Agent 0: RIGHT JUMP", Some(4));
-        assert_eq!(v.failure.map(|f| f.kind), Some(FailureKind::ParseError));
+        assert!(matches!(parse_answer("Agent 0: RIGHT JUMP", &i), Err(AnswerError::Parse(_))));
     }
 
     #[test]

@@ -6,10 +6,10 @@ use std::ffi::c_char;
 use std::time::Duration;
 
 use floe_core::engine::NONE;
-use floe_core::text::{parse_answer, render_prompt, verify_answer_with_credit};
-use floe_core::verify::{verify_batch_cpu_with_credit, PlanBatch, VerifyOut};
+use floe_core::text::{parse_answer, render_prompt};
+use floe_core::verify::{verify, verify_batch, Answer, Check, PlanBatch, VerifyOut};
 use floe_core::PartialCredit;
-use floe_core::{solve, verify_written, Instance, PlanForm, SolverConfig};
+use floe_core::{solve, Instance, PlanForm, SolverConfig};
 use floe_plugin_api::VerdictRecord;
 use rayon::prelude::*;
 
@@ -95,7 +95,7 @@ pub unsafe extern "C" fn floe_verify_moves(
             PlanBatch::from_arrays(max_agents, max_len, instances.to_vec(), agents.to_vec(), moves.to_vec())?;
         let mut results = vec![VerifyOut::default(); num_plans];
         let mut credit = vec![PartialCredit::default(); num_plans];
-        verify_batch_cpu_with_credit(&pool.packed, &batch, &mut results, &mut credit)?;
+        verify_batch(&pool.packed, &batch, &mut results, Some(&mut credit))?;
         out.par_iter_mut().enumerate().for_each(|(n, slot)| {
             let k = pool.instances[instances[n] as usize].num_agents() as u32;
             *slot = VerdictRecord::from_results(&results[n], &credit[n], k);
@@ -151,12 +151,9 @@ pub unsafe extern "C" fn floe_verify_answers(
         out.par_iter_mut().enumerate().for_each(|(n, slot)| {
             let (inst, text) = (insts[n], texts[n]);
             let opt = optimum(&pool, instances[n] as usize);
-            let (verdict, credit) = verify_answer_with_credit(inst, text, opt);
-            *slot = VerdictRecord::from_results(
-                &VerifyOut::from_verdict(&verdict),
-                &credit,
-                inst.num_agents() as u32,
-            );
+            let verdict =
+                verify(inst, Answer::Written(text, PlanForm::Text), Check::against(opt).with_credit());
+            *slot = VerdictRecord::from_verdict(&verdict, inst.num_agents() as u32);
         });
         Ok(())
     })
@@ -205,7 +202,7 @@ pub unsafe extern "C" fn floe_verify_plan(
             }
         };
         let inst = pool.instance(instance)?;
-        let verdict = verify_written(inst, text, form, optimum(&pool, instance));
+        let verdict = verify(inst, Answer::Written(text, form), Check::against(optimum(&pool, instance)));
         // SAFETY: checked not NULL; writable by the caller's contract.
         unsafe { write_out(out, VerifyOut::from_verdict(&verdict), "out") }?;
         let detail = verdict.failure.map(|f| f.detail).unwrap_or_default();

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use floe_core::text::verify_answer_with_credit;
-use floe_core::verify::VerifyOut;
+use floe_core::verify::{verify, Answer, Check};
+use floe_core::PlanForm;
 use floe_plugin_api::traits::check_rewards;
 use floe_plugin_api::{PluginSpec, RewardFn, VerdictRecord};
 use floe_plugin_registry as registry;
@@ -100,8 +100,9 @@ fn records(sources: &[Source<'_>], answers: &[String]) -> Result<Vec<VerdictReco
         .map(|n| {
             let (inst, text) = (insts.get(n), &answers[n]);
             // One run of the verification kernel gives the verdict and the partial credit.
-            let (verdict, credit) = verify_answer_with_credit(inst, text, floe_core::solver::optimum(inst));
-            VerdictRecord::from_results(&VerifyOut::from_verdict(&verdict), &credit, inst.num_agents() as u32)
+            let check = Check::against(floe_core::solver::optimum(inst)).with_credit();
+            let verdict = verify(inst, Answer::Written(text, PlanForm::Text), check);
+            VerdictRecord::from_verdict(&verdict, inst.num_agents() as u32)
         })
         .collect())
 }

@@ -9,7 +9,7 @@ use floe_core::generator::{GenerateError, GeneratorConfig};
 use floe_core::instance::parse_instances;
 use floe_core::suite::{build_suite, write_suite, SuiteConfig};
 use floe_core::text::{parse_answer as parse_text, render_prompt};
-use floe_core::{solve as solve_core, verify_written, PlanForm, SolverConfig};
+use floe_core::{solve as solve_core, Answer, Check, PlanForm, SolverConfig};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
@@ -272,7 +272,8 @@ pub fn verify<'py>(
         let json = py_to_json(plan).map_err(|e| bad_input(format!("plan: not a JSON value: {e}")))?;
         (json, PlanForm::Json)
     };
-    let verdict = py.detach(|| verify_written(inst, &text, form, floe_core::solver::optimum(inst)));
+    let check = Check::against(floe_core::solver::optimum(inst));
+    let verdict = py.detach(|| floe_core::verify(inst, Answer::Written(&text, form), check));
     json_to_py(py, &verdict.to_json_value())
 }
 

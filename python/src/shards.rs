@@ -5,7 +5,8 @@
 
 use floe_core::generator::{generate_slots as generate_core, GeneratorConfig};
 use floe_core::suite::{SuiteCell, SuiteConfig};
-use floe_core::text::verify_answer;
+use floe_core::verify::{verify, Answer, Check};
+use floe_core::PlanForm;
 use floe_plugin_api::RoundConfig;
 use pyo3::prelude::*;
 use rayon::prelude::*;
@@ -116,7 +117,13 @@ pub fn verdict_lines(
             .into_par_iter()
             .map(|n| {
                 let inst = insts.get(n);
-                verify_answer(inst, &answers[n], floe_core::solver::optimum(inst)).to_json_value().to_string()
+                verify(
+                    inst,
+                    Answer::Written(&answers[n], PlanForm::Text),
+                    Check::against(floe_core::solver::optimum(inst)),
+                )
+                .to_json_value()
+                .to_string()
             })
             .collect())
     })

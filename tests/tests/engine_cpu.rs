@@ -11,8 +11,7 @@ use floe_core::engine::{
 use floe_core::generator::GeneratorConfig;
 use floe_core::rng::Rng;
 use floe_core::verify::batch::END;
-use floe_core::verify::verify_with_optimum;
-use floe_core::verify::{verify_batch_cpu, PlanBatch, VerifyOut};
+use floe_core::verify::{verify, verify_batch, Check, PlanBatch, VerifyOut};
 use floe_core::{Instance, Move, Plan};
 use proptest::prelude::*;
 
@@ -61,7 +60,7 @@ fn batched_verification_equals_the_single_verifier() {
                 mutated_plan(inst, &mut rng)
             };
             batch.push(i as u32, &plan).expect("fits");
-            let v = verify_with_optimum(inst, &Plan::Moves(plan), Some(pool.optimal_soc(i)));
+            let v = verify(inst, &Plan::Moves(plan), Check::against(Some(pool.optimal_soc(i))));
             expected.push(VerifyOut::from_verdict(&v));
         }
     }
@@ -81,7 +80,7 @@ fn batched_verification_equals_the_single_verifier() {
     expected.push(VerifyOut { kind: 1, optimal_soc: pool.optimal_soc(0), ..VerifyOut::default() });
 
     let mut out = vec![VerifyOut::default(); batch.len()];
-    verify_batch_cpu(&pool, &batch, &mut out).expect("verifies");
+    verify_batch(&pool, &batch, &mut out, None).expect("verifies");
     let mut kinds = std::collections::BTreeSet::new();
     for (i, (got, want)) in out.iter().zip(&expected).enumerate() {
         assert_eq!(got, want, "plan {i}");
@@ -141,7 +140,7 @@ fn strict_episodes_fail_exactly_where_the_verifier_does() {
                 continue;
             }
             let inst = &insts[*p];
-            let v = verify_with_optimum(inst, &Plan::Moves(moves.clone()), None);
+            let v = verify(inst, &Plan::Moves(moves.clone()), Check::against(None));
             match info.outcome {
                 outcome::SUCCESS => assert!(v.valid, "env {e}: {v:?}"),
                 outcome::FAILURE => {

@@ -13,7 +13,7 @@ use floe_core::engine::{
 };
 use floe_core::generator::{random_instances, GeneratorConfig};
 use floe_core::rng::Rng;
-use floe_core::verify::{verify_batch_cpu, PlanBatch, VerifyOut};
+use floe_core::verify::{verify_batch, PlanBatch, Verifier, VerifyOut};
 use floe_core::{FailureKind, Instance, Move, Plan};
 
 fn context() -> Option<Arc<GpuContext>> {
@@ -236,7 +236,7 @@ fn batched_verification_is_identical_on_both_backends() {
     )
     .expect("the same shape");
     let (mut a, mut b) = (vec![VerifyOut::default(); batch.len()], vec![VerifyOut::default(); batch.len()]);
-    verify_batch_cpu(&pool, &batch, &mut a).expect("cpu");
+    verify_batch(&pool, &batch, &mut a, None).expect("cpu");
     let verifier = GpuVerifier::new(ctx, Arc::clone(&pool)).expect("gpu");
     verifier.verify(&batch, &mut b).expect("gpu");
     assert_eq!(a, b);
@@ -254,7 +254,7 @@ fn batched_verification_is_identical_on_both_backends() {
         )
         .expect("a prefix of the batch");
         let (mut a, mut b) = (vec![VerifyOut::default(); len], vec![VerifyOut::default(); len]);
-        verify_batch_cpu(&pool, &part, &mut a).expect("cpu");
+        verify_batch(&pool, &part, &mut a, None).expect("cpu");
         verifier.verify(&part, &mut b).expect("gpu");
         assert_eq!(a, b, "{len} plans");
     }
@@ -274,7 +274,7 @@ fn batched_verification_is_identical_on_both_backends() {
     )
     .expect("the same shape");
     let (mut a, mut b) = (vec![VerifyOut::default(); twice.len()], vec![VerifyOut::default(); twice.len()]);
-    verify_batch_cpu(&pool, &twice, &mut a).expect("cpu");
+    verify_batch(&pool, &twice, &mut a, None).expect("cpu");
     verifier.verify(&twice, &mut b).expect("gpu");
     assert_eq!(a, b);
 }
@@ -548,7 +548,7 @@ fn crowded_verification_is_identical(ctx: Arc<GpuContext>, pool: &Arc<InstancePo
         batch.push(i as u32, &plan).expect("fits");
     }
     let (mut a, mut b) = (vec![VerifyOut::default(); batch.len()], vec![VerifyOut::default(); batch.len()]);
-    verify_batch_cpu(pool, &batch, &mut a).expect("cpu");
+    verify_batch(pool, &batch, &mut a, None).expect("cpu");
     GpuVerifier::new(ctx, Arc::clone(pool)).expect("gpu").verify(&batch, &mut b).expect("gpu");
     for (n, (x, y)) in a.iter().zip(&b).enumerate() {
         assert_eq!(x, y, "plan {n} (instance {})", batch.instances()[n]);

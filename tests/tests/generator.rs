@@ -3,7 +3,7 @@
 
 use floe_core::generator::{generate, GeneratorConfig};
 use floe_core::suite::{build_suite, SuiteConfig};
-use floe_core::verify::verify_with_optimum;
+use floe_core::verify::{verify, Check};
 use floe_core::Plan;
 use floe_tests::joint::{joint_optimal_soc, JointResult};
 use proptest::prelude::*;
@@ -51,7 +51,7 @@ proptest! {
             prop_assert_eq!(inst.grid.hole_count(), (hole_ratio * f64::from(size * size)).round() as u32);
             let opt = inst.optimal.as_ref().expect("stored optimum");
             let plan = Plan::from_move_strings(&opt.moves).expect("letters");
-            let v = verify_with_optimum(inst, &plan, Some(opt.soc));
+            let v = verify(inst, &plan, Check::against(Some(opt.soc)));
             prop_assert!(v.optimal, "{:?}", v);
             // The stored optimum and flag agree with the independent search.
             prop_assert_eq!(joint_optimal_soc(inst, true, 5_000_000), JointResult::Optimal(opt.soc));

@@ -2,7 +2,7 @@
 //! the same proof that there is none, with waits allowed or forbidden, with and without a bound.
 
 use floe_core::solver::{joint, Solution, SolveError, SolverConfig};
-use floe_core::verify::verify_with_optimum;
+use floe_core::verify::{verify, Check};
 use floe_core::{Instance, Plan};
 use floe_tests::joint::{joint_optimal_soc, JointResult};
 use proptest::prelude::*;
@@ -22,7 +22,7 @@ fn config(allow_waits: bool, soc_bound: Option<u32>) -> SolverConfig {
 fn check_plan(inst: &Instance, sol: &Solution, soc: u32, allow_waits: bool) -> Result<(), TestCaseError> {
     prop_assert_eq!(sol.soc, soc);
     let plan = Plan::from_move_strings(&sol.move_strings(&inst.grid)).expect("solver moves parse");
-    let verdict = verify_with_optimum(inst, &plan, Some(soc));
+    let verdict = verify(inst, &plan, Check::against(Some(soc)));
     prop_assert!(verdict.valid && verdict.optimal, "{verdict:?}");
     prop_assert_eq!((verdict.soc, verdict.makespan), (Some(soc), Some(sol.makespan)));
     if !allow_waits {

@@ -4,7 +4,7 @@
 
 use floe_core::generator::{generate, GeneratorConfig};
 use floe_core::solver::{solve, SolveError, SolverConfig};
-use floe_core::verify::verify_with_optimum;
+use floe_core::verify::{verify, Check};
 use floe_core::{Instance, Plan};
 use floe_tests::joint::{joint_optimal_soc, JointResult};
 use proptest::prelude::*;
@@ -28,7 +28,7 @@ fn check_against_joint(inst: &Instance) -> Result<(), TestCaseError> {
                 .map_err(|e| TestCaseError::fail(format!("CBS failed on a solvable instance: {e}")))?;
             prop_assert_eq!(sol.soc, opt);
             let plan = Plan::from_move_strings(&sol.move_strings(&inst.grid)).expect("solver moves parse");
-            let verdict = verify_with_optimum(inst, &plan, Some(opt));
+            let verdict = verify(inst, &plan, Check::against(Some(opt)));
             prop_assert!(verdict.valid && verdict.optimal, "{verdict:?}");
             prop_assert_eq!(verdict.soc, Some(opt));
             prop_assert_eq!(verdict.makespan, Some(sol.makespan));
@@ -116,7 +116,7 @@ fn solve_and_check_optimal(inst: &Instance) -> u32 {
     let sol = solve(inst, &SolverConfig::default()).expect("solvable");
     assert_eq!(sol.soc, opt, "{}", inst.to_json());
     let plan = Plan::from_move_strings(&sol.move_strings(&inst.grid)).expect("solver moves parse");
-    let verdict = verify_with_optimum(inst, &plan, Some(opt));
+    let verdict = verify(inst, &plan, Check::against(Some(opt)));
     assert!(verdict.valid && verdict.optimal, "{verdict:?}");
     opt
 }

@@ -1,11 +1,11 @@
 //! From sampled plans to rewards: the plans are verified in one batch by the engine
-//! ([`verify_batch_cpu_with_credit`], the single verifier's kernel and results exactly), each
+//! ([`verify_batch`] with its credit, the single verifier's kernel and results exactly), each
 //! result becomes a [`VerdictRecord`] with the partial-credit fields (legal prefix, horizon,
 //! agents on goal) the same run of the kernel gave, and the reward plugin turns the batch of
 //! records into rewards.
 
 use floe_core::engine::{InstancePool, NONE};
-use floe_core::verify::{verify_batch_cpu_with_credit, PlanBatch, VerifyOut};
+use floe_core::verify::{verify_batch, PlanBatch, VerifyOut};
 use floe_core::{FailureKind, Instance, Move, PartialCredit};
 use floe_plugin_api::{RewardFn, VerdictRecord};
 
@@ -58,7 +58,7 @@ pub fn verify_plans(
     if !batch.is_empty() {
         let mut res = vec![VerifyOut::default(); batch.len()];
         let mut res_credit = vec![PartialCredit::default(); batch.len()];
-        verify_batch_cpu_with_credit(pool, &batch, &mut res, &mut res_credit)?;
+        verify_batch(pool, &batch, &mut res, Some(&mut res_credit))?;
         for ((r, c), i) in res.into_iter().zip(res_credit).zip(batch_rows) {
             (out[i], credit[i]) = (r, c);
         }
@@ -107,7 +107,7 @@ pub fn rewards(plugin: &mut dyn RewardFn, records: &[VerdictRecord]) -> Result<V
 mod tests {
     use super::*;
     use floe_core::rng::Rng;
-    use floe_core::{generate, verify, GeneratorConfig, Plan};
+    use floe_core::{generate, verify, Check, GeneratorConfig, Plan};
 
     #[test]
     fn located_failures_by_hand() {
@@ -164,7 +164,7 @@ mod tests {
                 continue;
             }
             let plan = Plan::Moves(p.moves.clone());
-            let v = verify(inst, &plan);
+            let v = verify(inst, &plan, Check::default());
             assert_eq!(*o, VerifyOut::from_verdict(&v));
             assert_eq!(*r, VerdictRecord::from_plan(inst, &plan, &v), "{:?}", p.moves);
             kinds.insert(o.kind);

@@ -11,7 +11,7 @@ use floe_core::engine::{
     StepBuffers,
 };
 use floe_core::generator::{generate, random_instances, GeneratorConfig};
-use floe_core::verify::{verify_batch_cpu, PlanBatch, VerifyOut};
+use floe_core::verify::{CpuVerifier, PlanBatch, Verifier, VerifyOut};
 use floe_core::Plan;
 
 use rayon::prelude::*;
@@ -351,20 +351,17 @@ fn verify_bench(a: &Args, threads: usize) -> Result<(), CliError> {
     let pool = Arc::new(pool);
     for &backend in &a.backends {
         let mut out = vec![VerifyOut::default(); batch.len()];
-        let (calls, _, secs, _) = match backend {
-            Backend::Cpu => timed(a.seconds, || {
-                verify_batch_cpu(&pool, &batch, &mut out).expect("the batch was built for this pool");
-                0
-            }),
+        let verifier: Box<dyn Verifier> = match backend {
+            Backend::Cpu => Box::new(CpuVerifier::new(Arc::clone(&pool))),
             Backend::Gpu => {
                 let ctx = shared_gpu_context().map_err(failed)?;
-                let verifier = GpuVerifier::new(ctx, Arc::clone(&pool)).map_err(failed)?;
-                timed(a.seconds, || {
-                    verifier.verify(&batch, &mut out).expect("the batch was built for this pool");
-                    0
-                })
+                Box::new(GpuVerifier::new(ctx, Arc::clone(&pool)).map_err(failed)?)
             }
         };
+        let (calls, _, secs, _) = timed(a.seconds, || {
+            verifier.verify(&batch, &mut out).expect("the batch was built for this pool");
+            0
+        });
         let valid = out.iter().filter(|o| o.valid == 1).count();
         let line = serde_json::json!({
             "bench": "verify",

@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use floe_core::generator::needs_wait;
-use floe_core::verify::verify_with_optimum;
+use floe_core::verify::{verify, Check};
 use floe_core::{solve, Instance, Plan, SolverConfig};
 
 use floe_core::progress::Progress;
@@ -71,7 +71,7 @@ fn check_one(inst: &Instance, config: &SolverConfig) -> (bool, f64, Vec<String>)
         }
         match Plan::from_move_strings(&stored.moves) {
             Ok(plan) => {
-                let v = verify_with_optimum(inst, &plan, Some(solution.soc));
+                let v = verify(inst, &plan, Check::against(Some(solution.soc)));
                 if !v.optimal {
                     problems.push(format!("stored plan is not optimal: {:?}", v.failure.map(|f| f.detail)));
                 }
@@ -80,7 +80,7 @@ fn check_one(inst: &Instance, config: &SolverConfig) -> (bool, f64, Vec<String>)
         }
     }
     let plan = Plan::from_move_strings(&solution.move_strings(&inst.grid)).expect("solver moves are letters");
-    if !verify_with_optimum(inst, &plan, Some(solution.soc)).optimal {
+    if !verify(inst, &plan, Check::against(Some(solution.soc))).optimal {
         problems.push("the solver's own plan does not verify".into());
     }
     if let Some(flag) = inst.needs_wait {

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use floe_core::text::parse_answer;
-use floe_core::verify::{verify_with_optimum, Verdict};
+use floe_core::verify::{verify, Check, Verdict};
 use floe_core::{Instance, Plan};
 
 use crate::error::CliError;
@@ -58,7 +58,7 @@ fn parsed(plan: PlanInput, inst: &Instance) -> Result<Plan, String> {
 /// Writes the pictures `a` asks for of one instance and its plan, with one line on stderr.
 fn draw(a: &Args, inst: &Instance, plan: Option<Result<Plan, String>>) -> Result<(), CliError> {
     let verdict: Option<Verdict> = match &plan {
-        Some(Ok(p)) => Some(verify_with_optimum(inst, p, floe_core::solver::optimum(inst))),
+        Some(Ok(p)) => Some(verify(inst, p, Check::against(floe_core::solver::optimum(inst)))),
         _ => None,
     };
     let shown = match (&plan, &verdict) {
@@ -174,7 +174,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
                 out.push_str(&format!("the answer cannot be read: {e}\n"));
             }
             Some(Ok(plan)) => {
-                let v: Verdict = verify_with_optimum(inst, &plan, floe_core::solver::optimum(inst));
+                let v: Verdict = verify(inst, &plan, Check::against(floe_core::solver::optimum(inst)));
                 let last = v.failure.as_ref().and_then(|f| f.time).map_or(horizon(&plan), |t| t as usize);
                 if plan.num_agents() == inst.num_agents() {
                     for t in 0..=last {

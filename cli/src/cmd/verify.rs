@@ -1,8 +1,8 @@
 use std::path::PathBuf;
 
 use floe_core::text::count;
-use floe_core::verify::verify_with_optimum;
-use floe_core::{verify_written, PlanForm};
+use floe_core::verify::{verify, Answer, Check};
+use floe_core::PlanForm;
 
 use crate::error::CliError;
 use crate::input::{read_instances, read_plans, PlanFormat, PlanInput};
@@ -38,8 +38,8 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     for (n, (inst, plan)) in instances.iter().zip(&plans).enumerate() {
         let opt = floe_core::solver::optimum(inst);
         let v = match plan {
-            PlanInput::Parsed(p) => verify_with_optimum(inst, p, opt),
-            PlanInput::Text(t) => verify_written(inst, t, PlanForm::Text, opt),
+            PlanInput::Parsed(p) => verify(inst, p, Check::against(opt)),
+            PlanInput::Text(t) => verify(inst, Answer::Written(t, PlanForm::Text), Check::against(opt)),
         };
         if let Some(f) = &v.failure {
             invalid.push((n + 1, f.kind));

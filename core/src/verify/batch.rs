@@ -3,6 +3,7 @@
 //! results ([`mod@crate::verify`]): both run the same verification kernel.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -340,50 +341,73 @@ fn verify_with<const N: usize>(
     (out, credit)
 }
 
-/// Verifies every plan of the batch on the CPU (rayon), writing one [`VerifyOut`] per plan.
+/// Verifies every plan of the batch on the CPU (rayon), writing one [`VerifyOut`] per plan,
+/// and, when `credit` is given, each plan's [`PartialCredit`] (agents on goal, legal steps,
+/// horizon) from the same run of the verification kernel.
 ///
 /// # Errors
 /// A malformed batch (sizes, instance indices) or an output of the wrong length.
-pub fn verify_batch_cpu(
+pub fn verify_batch(
     pool: &InstancePool,
     batch: &PlanBatch,
     out: &mut [VerifyOut],
+    credit: Option<&mut [PartialCredit]>,
 ) -> Result<(), EngineError> {
     batch.check(pool)?;
-    if out.len() != batch.len() {
-        return Err(EngineError::BufferSize { what: "verify output", expected: batch.len(), got: out.len() });
-    }
-    out.par_chunks_mut(1024).enumerate().for_each(|(chunk, o)| {
-        for (i, slot) in o.iter_mut().enumerate() {
-            *slot = verify_one(pool, batch, chunk * 1024 + i).0;
-        }
-    });
-    Ok(())
-}
-
-/// As [`verify_batch_cpu`], and also writes each plan's [`PartialCredit`] (agents on goal, legal
-/// steps, horizon) from the same run of the verification kernel.
-///
-/// # Errors
-/// A malformed batch (sizes, instance indices) or an output of the wrong length.
-pub fn verify_batch_cpu_with_credit(
-    pool: &InstancePool,
-    batch: &PlanBatch,
-    out: &mut [VerifyOut],
-    credit: &mut [PartialCredit],
-) -> Result<(), EngineError> {
-    batch.check(pool)?;
-    for (what, got) in [("verify output", out.len()), ("partial credit output", credit.len())] {
+    let credit_len = credit.as_ref().map_or(batch.len(), |c| c.len());
+    for (what, got) in [("verify output", out.len()), ("partial credit output", credit_len)] {
         if got != batch.len() {
             return Err(EngineError::BufferSize { what, expected: batch.len(), got });
         }
     }
-    out.par_chunks_mut(1024).zip(credit.par_chunks_mut(1024)).enumerate().for_each(|(chunk, (o, c))| {
-        for (i, (slot, credit)) in o.iter_mut().zip(c).enumerate() {
-            (*slot, *credit) = verify_one(pool, batch, chunk * 1024 + i);
+    match credit {
+        None => out.par_chunks_mut(1024).enumerate().for_each(|(chunk, o)| {
+            for (i, slot) in o.iter_mut().enumerate() {
+                *slot = verify_one(pool, batch, chunk * 1024 + i).0;
+            }
+        }),
+        Some(credit) => {
+            out.par_chunks_mut(1024).zip(credit.par_chunks_mut(1024)).enumerate().for_each(
+                |(chunk, (o, c))| {
+                    for (i, (slot, credit)) in o.iter_mut().zip(c).enumerate() {
+                        (*slot, *credit) = verify_one(pool, batch, chunk * 1024 + i);
+                    }
+                },
+            );
         }
-    });
+    }
     Ok(())
+}
+
+/// A batched plan verifier over one instance pool: [`CpuVerifier`], or the GPU's
+/// `engine::gpu::GpuVerifier`. Both write the same records for the same batch.
+pub trait Verifier {
+    /// Verifies every plan of the batch, writing one [`VerifyOut`] per plan.
+    ///
+    /// # Errors
+    /// A malformed batch (sizes, instance indices), an output of the wrong length, or the
+    /// backend's own error (a GPU device error).
+    fn verify(&self, batch: &PlanBatch, out: &mut [VerifyOut]) -> Result<(), EngineError>;
+}
+
+/// The CPU's batched verifier ([`verify_batch`] over its pool).
+#[derive(Debug, Clone)]
+pub struct CpuVerifier {
+    pool: Arc<InstancePool>,
+}
+
+impl CpuVerifier {
+    /// A verifier of plans over `pool`'s instances.
+    #[must_use]
+    pub fn new(pool: Arc<InstancePool>) -> Self {
+        CpuVerifier { pool }
+    }
+}
+
+impl Verifier for CpuVerifier {
+    fn verify(&self, batch: &PlanBatch, out: &mut [VerifyOut]) -> Result<(), EngineError> {
+        verify_batch(&self.pool, batch, out, None)
+    }
 }
 
 /// The benches' verification workload (`benches/engine.rs`, `examples/workload.rs`): `plans`
@@ -426,7 +450,8 @@ mod tests {
     use crate::generator::{generate, GeneratorConfig};
     use crate::pool::Optima;
     use crate::rng::Rng;
-    use crate::{verify_with_credit, Plan};
+    use crate::verify::{verify, Check};
+    use crate::Plan;
 
     /// The batch gives the single verifier's results and partial credit for valid, broken,
     /// short and long plans, with few agents (every pair compared) and many (occupancy).
@@ -470,16 +495,19 @@ mod tests {
             }
             let mut out = vec![VerifyOut::default(); batch.len()];
             let mut credit = vec![PartialCredit::default(); batch.len()];
-            verify_batch_cpu_with_credit(&pool, &batch, &mut out, &mut credit).expect("verifies");
+            verify_batch(&pool, &batch, &mut out, Some(&mut credit)).expect("verifies");
+            let mut without = vec![VerifyOut::default(); batch.len()];
+            verify_batch(&pool, &batch, &mut without, None).expect("verifies");
+            assert_eq!(without, out);
             let mut kinds = std::collections::BTreeSet::new();
             for ((i, moves), (o, c)) in plans.iter().zip(out.iter().zip(&credit)) {
                 let inst = &insts[*i];
-                let (v, single) = verify_with_credit(
+                let v = verify(
                     inst,
                     &Plan::Moves(moves.clone()),
-                    inst.optimal.as_ref().map(|o| o.soc),
+                    Check::against(inst.optimal.as_ref().map(|o| o.soc)).with_credit(),
                 );
-                assert_eq!((*o, *c), (VerifyOut::from_verdict(&v), single), "{moves:?}");
+                assert_eq!((*o, Some(*c)), (VerifyOut::from_verdict(&v), v.credit), "{moves:?}");
                 kinds.insert(o.kind);
             }
             assert!(kinds.len() >= 3, "too few outcomes: {kinds:?}");

@@ -1,6 +1,6 @@
 //! The verification kernel: one plan simulated step by step under the rules of [`crate::rules`],
-//! stopping at the first failure. The single verifier ([`super::verify_with_credit`]) and the
-//! batched verifier ([`crate::verify::verify_batch_cpu`]) both run it; they differ only in how
+//! stopping at the first failure. The single verifier ([`super::verify`]) and the
+//! batched verifier ([`crate::verify::verify_batch`]) both run it; they differ only in how
 //! they read a plan ([`Steps`]) and the grid.
 
 use crate::failure::FailureKind;

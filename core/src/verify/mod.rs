@@ -14,10 +14,18 @@
 //! T). Before any step: `parse_error` (the answer could not be read) and `wrong_agent_count` (the
 //! plan covers a different number of agents than the instance has).
 //!
+//! One entry point per shape:
+//! - a single plan, or a written answer read first: [`verify`], with a [`Check`] that says which
+//!   optimum to compare with and whether to report [`PartialCredit`]; the answer is a
+//!   [`Verdict`];
+//! - a batch on the CPU: [`verify_batch`], one [`VerifyOut`] record per plan (and partial credit
+//!   when a slice is given for it);
+//! - a batch on either backend: the [`Verifier`] trait, implemented by [`CpuVerifier`] and the
+//!   GPU's `engine::gpu::GpuVerifier`, which give the same records.
+//!
 //! The simulation is the verification kernel's (`verify/kernel.rs`), which the batched verifier
-//! ([`verify_batch_cpu`]) runs too; the checks are the rules' own
-//! ([`crate::rules::agent_fault`], [`crate::rules::judge_conflicts`]). The same run also yields
-//! the plan's [`PartialCredit`] ([`verify_with_credit`]).
+//! runs too; the checks are the rules' own ([`crate::rules::agent_fault`],
+//! [`crate::rules::judge_conflicts`]). The same run also yields the plan's [`PartialCredit`].
 
 use serde::{Deserialize, Serialize};
 
@@ -26,15 +34,68 @@ pub(crate) mod kernel;
 
 #[cfg(feature = "testing")]
 pub use batch::verification_workload;
-pub use batch::{verify_batch_cpu, verify_batch_cpu_with_credit, PlanBatch, VerifyOut};
+pub use batch::{verify_batch, CpuVerifier, PlanBatch, Verifier, VerifyOut};
 
 use crate::failure::{Failure, FailureKind, NONE};
 use crate::instance::Instance;
 use crate::plan::Plan;
+use crate::reader::{read_plan, PlanForm};
 use crate::rules::Occupancy;
 use crate::solver::{solve, SolverConfig};
 
-/// The verifier's answer.
+/// What [`verify`] reads: a plan, or a written answer that it reads first ([`read_plan`]: the
+/// same forms and reasons everywhere). A text that is not a plan for the instance is a verdict
+/// of kind `parse_error` (or `wrong_agent_count`) whose detail says why.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Answer<'a> {
+    /// A plan.
+    Plan(&'a Plan),
+    /// A written plan and the form to read it in (free text, JSON, or [`PlanForm::Auto`]).
+    Written(&'a str, PlanForm),
+}
+
+impl<'a> From<&'a Plan> for Answer<'a> {
+    fn from(plan: &'a Plan) -> Self {
+        Answer::Plan(plan)
+    }
+}
+
+/// Which optimum a verdict compares the plan's sum of costs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Optimum {
+    /// The instance's stored `optimal` record or, if it has none, the solver's (default limits;
+    /// if that fails, the optimum is unknown and no plan is optimal).
+    #[default]
+    Find,
+    /// This one (`None`: unknown, and no plan is optimal).
+    Given(Option<u32>),
+}
+
+/// What [`verify`] works out besides validity: the optimum to compare with, and whether to say
+/// how far the plan got ([`Verdict::credit`]). `Check::default()` finds the optimum and leaves
+/// the credit out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Check {
+    pub optimum: Optimum,
+    /// Report [`PartialCredit`] in the verdict.
+    pub credit: bool,
+}
+
+impl Check {
+    /// Against a known optimum (or none), without credit.
+    #[must_use]
+    pub fn against(optimal_soc: Option<u32>) -> Self {
+        Check { optimum: Optimum::Given(optimal_soc), credit: false }
+    }
+
+    /// The same check, with the plan's partial credit in the verdict.
+    #[must_use]
+    pub fn with_credit(self) -> Self {
+        Check { credit: true, ..self }
+    }
+}
+
+/// The verifier's answer for one plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verdict {
     pub valid: bool,
@@ -47,6 +108,9 @@ pub struct Verdict {
     pub makespan: Option<u32>,
     /// The optimal sum of costs, when known.
     pub optimal_soc: Option<u32>,
+    /// How far the plan got, when the [`Check`] asked for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credit: Option<PartialCredit>,
 }
 
 impl Verdict {
@@ -69,9 +133,10 @@ impl Verdict {
         })
     }
 
-    /// A verdict for a plan that failed before simulation (e.g. an unreadable answer).
+    /// A verdict for a plan that failed before simulation (an unreadable answer, or one for
+    /// another number of agents): its credit, when asked for, is that of a plan not simulated.
     #[must_use]
-    pub fn failed(kind: FailureKind, detail: String, optimal_soc: Option<u32>) -> Self {
+    pub fn failed(kind: FailureKind, detail: String, optimal_soc: Option<u32>, credit: bool) -> Self {
         Self {
             valid: false,
             optimal: false,
@@ -79,48 +144,56 @@ impl Verdict {
             soc: None,
             makespan: None,
             optimal_soc,
+            credit: credit.then(PartialCredit::default),
         }
     }
 }
 
-/// Verifies `plan`, taking the optimum from the instance's stored `optimal` record or, if it has
-/// none, from the solver (with its default limits; if that fails, `optimal_soc` is `None` and
-/// `optimal` is false).
+/// Verifies one plan, or one written answer, with the [`Check`] asked for.
+///
+/// ```
+/// use floe_core::verify::{verify, Answer, Check};
+/// use floe_core::{Instance, Plan, PlanForm};
+/// let inst = Instance::from_json(
+///     r#"{"grid": ["FF", "FF"], "agents": [{"start": [0, 0], "goal": [0, 1]}]}"#,
+/// ).unwrap();
+/// let plan = Plan::from_move_strings(&["R"]).unwrap();
+/// assert!(verify(&inst, &plan, Check::default()).optimal);
+/// let v = verify(&inst, Answer::Written("Agent 0: RIGHT", PlanForm::Auto), Check::against(Some(1)).with_credit());
+/// assert!(v.optimal && v.credit.unwrap().agents_on_goal == 1);
+/// ```
 #[must_use]
-pub fn verify(instance: &Instance, plan: &Plan) -> Verdict {
-    let optimum = instance
-        .optimal
-        .as_ref()
-        .map(|o| o.soc)
-        .or_else(|| solve(instance, &SolverConfig::default()).ok().map(|s| s.soc));
-    verify_with_optimum(instance, plan, optimum)
+pub fn verify<'a>(instance: &Instance, answer: impl Into<Answer<'a>>, check: Check) -> Verdict {
+    let optimum = match check.optimum {
+        Optimum::Given(o) => o,
+        Optimum::Find => instance
+            .optimal
+            .as_ref()
+            .map(|o| o.soc)
+            .or_else(|| solve(instance, &SolverConfig::default()).ok().map(|s| s.soc)),
+    };
+    match answer.into() {
+        Answer::Plan(plan) => verify_plan(instance, plan, optimum, check.credit),
+        Answer::Written(text, form) => match read_plan(text, form, instance) {
+            Ok(plan) => verify_plan(instance, &plan, optimum, check.credit),
+            Err(e) => Verdict::failed(e.kind(), e.to_string(), optimum, check.credit),
+        },
+    }
 }
 
-/// Verifies `plan` against a known optimum (or none).
-#[must_use]
-pub fn verify_with_optimum(instance: &Instance, plan: &Plan, optimal_soc: Option<u32>) -> Verdict {
-    verify_with_credit(instance, plan, optimal_soc).0
-}
-
-/// Verifies `plan` against a known optimum (or none), and says how far it got
-/// ([`PartialCredit`]), from the same run of the verification kernel.
-#[must_use]
-pub fn verify_with_credit(
-    instance: &Instance,
-    plan: &Plan,
-    optimal_soc: Option<u32>,
-) -> (Verdict, PartialCredit) {
+/// Simulates a plan and judges it against `optimal_soc`.
+fn verify_plan(instance: &Instance, plan: &Plan, optimal_soc: Option<u32>, with_credit: bool) -> Verdict {
     let k = instance.num_agents();
     if plan.num_agents() != k {
-        let verdict = Verdict::failed(
+        return Verdict::failed(
             FailureKind::WrongAgentCount,
             format!(
                 "the plan has {}, the instance {k}",
                 crate::error::count(plan.num_agents() as u64, "agent", "agents")
             ),
             optimal_soc,
+            with_credit,
         );
-        return (verdict, PartialCredit::default());
     }
     let horizon = match plan {
         Plan::Moves(m) => m.iter().map(Vec::len).max().unwrap_or(0),
@@ -130,13 +203,15 @@ pub fn verify_with_credit(
         Err(failure) => (Some(failure), None),
         Ok(outcome) => (outcome.fault.map(|f| describe(instance, &f)), Some(outcome)),
     };
-    let credit = PartialCredit::new(
-        failure.as_ref().map(|f| (f.kind, f.time.unwrap_or(0))),
-        horizon,
-        outcome.map_or(0, |o| o.on_goal),
-        k as u32,
-    );
-    let verdict = match (failure, outcome) {
+    let credit = with_credit.then(|| {
+        PartialCredit::new(
+            failure.as_ref().map(|f| (f.kind, f.time.unwrap_or(0))),
+            horizon,
+            outcome.map_or(0, |o| o.on_goal),
+            k as u32,
+        )
+    });
+    match (failure, outcome) {
         (None, Some(o)) => Verdict {
             valid: true,
             optimal: optimal_soc == Some(o.soc),
@@ -144,20 +219,20 @@ pub fn verify_with_credit(
             soc: Some(o.soc),
             makespan: Some(o.makespan),
             optimal_soc,
+            credit,
         },
         (failure, _) => {
-            Verdict { valid: false, optimal: false, failure, soc: None, makespan: None, optimal_soc }
+            Verdict { valid: false, optimal: false, failure, soc: None, makespan: None, optimal_soc, credit }
         }
-    };
-    (verdict, credit)
+    }
 }
 
 /// How far a plan got, for partial credit: agents on their goals at its end, legal steps, its
-/// length. Filled by the verification kernel for both verifiers ([`verify_with_credit`],
-/// [`verify_batch_cpu_with_credit`]); [`NONE`] marks what is not
+/// length. Filled by the verification kernel for both shapes ([`verify`] with
+/// [`Check::with_credit`], [`verify_batch`] with a credit slice); [`NONE`] marks what is not
 /// known.
 #[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable, Serialize, Deserialize)]
 pub struct PartialCredit {
     /// Agents on their goals at the end of the plan: all of them for a valid plan, the count for
     /// `goal_not_reached`; unknown when a failure stopped the plan earlier.
@@ -270,7 +345,35 @@ fn describe(instance: &Instance, f: &kernel::Fault) -> Failure {
 
 #[cfg(test)]
 mod tests {
-    use super::FailureKind;
+    use super::{verify, Answer, Check, FailureKind, Instance, PartialCredit, Plan, PlanForm, Verdict};
+
+    #[test]
+    fn one_entry_point_for_plans_and_written_answers() {
+        let inst = Instance::from_json(
+            r#"{"grid": ["FFF", "FHF", "FFF"], "agents": [{"start": [0, 0], "goal": [0, 2]}, {"start": [2, 0], "goal": [2, 2]}]}"#,
+        )
+        .unwrap();
+        let plan = Plan::from_move_strings(&["RR", "RR"]).unwrap();
+        // The default check finds the optimum (the solver's, here) and leaves the credit out.
+        let found = verify(&inst, &plan, Check::default());
+        assert!(found.optimal && found.optimal_soc == Some(4) && found.credit.is_none(), "{found:?}");
+        let given = verify(&inst, &plan, Check::against(Some(3)));
+        assert!(given.valid && !given.optimal);
+        // A written answer is read, then judged as the plan it reads to; credit when asked.
+        let text = "Agent 0: RIGHT RIGHT\nAgent 1: RIGHT RIGHT";
+        let written =
+            verify(&inst, Answer::Written(text, PlanForm::Text), Check::against(Some(4)).with_credit());
+        assert_eq!(Verdict { credit: None, ..written.clone() }, found);
+        assert_eq!(written.credit, Some(PartialCredit { agents_on_goal: 2, legal_steps: 2, horizon: 2 }));
+        let unread = verify(
+            &inst,
+            Answer::Written("go around", PlanForm::Auto),
+            Check::against(Some(4)).with_credit(),
+        );
+        assert_eq!(unread.failure.as_ref().map(|f| f.kind), Some(FailureKind::ParseError));
+        assert!(unread.failure.unwrap().detail.starts_with("read as a text answer: "));
+        assert_eq!(unread.credit, Some(PartialCredit::default()));
+    }
 
     #[test]
     fn failure_codes_decode_to_their_kinds_and_nothing_else() {

@@ -1,8 +1,9 @@
 //! The paper's free-text answers, read against an instance.
 
 use floe_core::moves::moves_to_string;
-use floe_core::text::{parse_answer, render_prompt, verify_answer, AnswerError};
-use floe_core::verify::verify_with_optimum;
+use floe_core::text::{parse_answer, render_prompt, AnswerError};
+use floe_core::verify::{verify, Answer, Check};
+use floe_core::PlanForm;
 use floe_core::{FailureKind, Instance, Move, Plan, Verdict};
 
 use crate::instance::check_instance;
@@ -12,10 +13,10 @@ const DEFAULT_INSTANCE: &str = r#"{"grid": ["FFFF", "FHFF", "FFHF", "FFFF"],
     "agents": [{"start": [0, 0], "goal": [3, 3]}, {"start": [3, 0], "goal": [0, 3]}],
     "optimal": {"soc": 12, "makespan": 6, "moves": ["RRRDDD", "UUURRR"]}}"#;
 
-/// `parse_answer` and `verify_answer`. The input is an instance's JSON on its first line and the
+/// `parse_answer` and `verify` of a written answer. The input is an instance's JSON on its first line and the
 /// answer after it; if the first line is not a valid instance, the whole input is the answer to a
 /// built-in two-agent instance. A parsed plan covers every agent, its paths start on the agents'
-/// starts, and written back in the answer format it reads back equal; `verify_answer` agrees
+/// starts, and written back in the answer format it reads back equal; `verify` of the text agrees
 /// with verifying the parsed plan.
 pub fn text_answer(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -29,7 +30,7 @@ pub fn text_answer(data: &[u8]) {
     let k = inst.num_agents();
     let optimum = inst.optimal.as_ref().map(|o| o.soc);
     let parsed = parse_answer(answer, &inst);
-    let verdict = verify_answer(&inst, answer, optimum);
+    let verdict = verify(&inst, Answer::Written(answer, PlanForm::Text), Check::against(optimum));
     check_verdict(&verdict, &inst, optimum);
     match &parsed {
         Ok(plan) => {
@@ -41,7 +42,7 @@ pub fn text_answer(data: &[u8]) {
             }
             let again = write_answer(plan);
             assert_eq!(parse_answer(&again, &inst).as_ref(), Ok(plan), "answer round trip of {again:?}");
-            assert_eq!(verdict, verify_with_optimum(&inst, plan, optimum));
+            assert_eq!(verdict, verify(&inst, plan, Check::against(optimum)));
         }
         Err(e) => {
             let kind = match e {

@@ -1,6 +1,6 @@
 //! Plan JSON: `{"moves": [...]}` or `{"paths": [...]}`.
 
-use floe_core::verify::verify_with_optimum;
+use floe_core::verify::{verify, Check};
 use floe_core::{FailureKind, Instance, Plan};
 
 use crate::answer::check_verdict;
@@ -32,7 +32,7 @@ pub fn plan_json(data: &[u8]) {
             let which = if (1..=INSTANCES.len()).contains(&k) { k - 1 } else { 1 };
             let inst = Instance::from_json(INSTANCES[which]).expect("the built-in instances are valid");
             let optimum = inst.optimal.as_ref().map(|o| o.soc);
-            let verdict = verify_with_optimum(&inst, &plan, optimum);
+            let verdict = verify(&inst, &plan, Check::against(optimum));
             check_verdict(&verdict, &inst, optimum);
             if k != inst.num_agents() {
                 assert_eq!(verdict.failure.map(|f| f.kind), Some(FailureKind::WrongAgentCount));

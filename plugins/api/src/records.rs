@@ -5,7 +5,7 @@
 use abi_stable::StableAbi;
 use floe_core::engine::NONE;
 use floe_core::verify::VerifyOut;
-use floe_core::{FailureKind, Instance, PartialCredit, Plan, Verdict};
+use floe_core::{Check, FailureKind, Instance, PartialCredit, Plan, Verdict};
 
 use crate::error::PluginError;
 
@@ -44,10 +44,15 @@ pub struct VerdictRecord {
 }
 
 impl VerdictRecord {
-    /// The record of a [`Verdict`] alone. The horizon is known only when the failure is
-    /// `goal_not_reached` (it is reported at the last step); agents on goal only for a valid plan.
+    /// The record of a [`Verdict`]. With its partial credit (verified with
+    /// [`floe_core::Check::with_credit`]) the record is exact; without it, the horizon is known
+    /// only when the failure is `goal_not_reached` (it is reported at the last step), and agents
+    /// on goal only for a valid plan.
     #[must_use]
     pub fn from_verdict(verdict: &Verdict, num_agents: u32) -> Self {
+        if let Some(credit) = &verdict.credit {
+            return Self::from_results(&VerifyOut::from_verdict(verdict), credit, num_agents);
+        }
         let (failure, legal_steps, horizon) = match &verdict.failure {
             None => (0, verdict.makespan.unwrap_or(UNKNOWN), UNKNOWN),
             Some(f) => {
@@ -77,20 +82,22 @@ impl VerdictRecord {
         }
     }
 
-    /// The record of a verified plan: as [`VerdictRecord::from_verdict`], plus the plan's
-    /// horizon, and, for a plan that ran to its end (valid, or failing only `goal_not_reached`),
-    /// the agents that end on their goals. The plan is run again through the verification kernel
-    /// ([`floe_core::verify_with_credit`]); a caller that verifies can take the credit from its
-    /// own run with [`VerdictRecord::from_results`].
+    /// The record of a verified plan whose verdict came without its credit: the plan is run
+    /// again through the verification kernel for it ([`floe_core::verify`] with
+    /// [`floe_core::Check::with_credit`]). A caller that verifies can ask for the credit in the
+    /// first place and use [`VerdictRecord::from_verdict`].
     #[must_use]
     pub fn from_plan(instance: &Instance, plan: &Plan, verdict: &Verdict) -> Self {
-        let (_, credit) = floe_core::verify_with_credit(instance, plan, verdict.optimal_soc);
-        Self::from_results(&VerifyOut::from_verdict(verdict), &credit, instance.num_agents() as u32)
+        let again = floe_core::verify(instance, plan, Check::against(verdict.optimal_soc).with_credit());
+        Self::from_results(
+            &VerifyOut::from_verdict(verdict),
+            &again.credit.unwrap_or_default(),
+            instance.num_agents() as u32,
+        )
     }
 
-    /// The record of a plan from a verifier's result and the partial credit the same run of the
-    /// verification kernel gave ([`floe_core::verify_with_credit`],
-    /// [`floe_core::verify::verify_batch_cpu_with_credit`]).
+    /// The record of a plan from a batched verifier's result and the partial credit the same run
+    /// of the verification kernel gave ([`floe_core::verify::verify_batch`] with a credit slice).
     #[must_use]
     pub fn from_results(o: &VerifyOut, credit: &PartialCredit, num_agents: u32) -> Self {
         let known = |v: u32| if v == NONE { UNKNOWN } else { v };
@@ -255,7 +262,7 @@ pub struct ReplayRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use floe_core::{verify, Grid, Pos};
+    use floe_core::{verify, Check, Grid, Pos};
 
     fn instance() -> Instance {
         // 1x4 corridor: agent 0 from (0,0) to (0,1), agent 1 from (0,3) to (0,2).
@@ -273,13 +280,13 @@ mod tests {
     fn records_of_each_outcome() {
         let inst = instance();
         let valid = Plan::from_move_strings(&["R", "L"]).unwrap();
-        let r = VerdictRecord::from_plan(&inst, &valid, &verify(&inst, &valid));
+        let r = VerdictRecord::from_plan(&inst, &valid, &verify(&inst, &valid, Check::default()));
         assert_eq!((r.failure, r.optimal, r.agents_on_goal, r.legal_steps, r.horizon), (0, 1, 2, 1, 1));
         assert_eq!((r.soc, r.optimal_soc), (2, 2));
 
         // Agent 1 waits twice and never moves: goal_not_reached at t = 2, one agent on goal.
         let short = Plan::from_move_strings(&["RW", "WW"]).unwrap();
-        let v = verify(&inst, &short);
+        let v = verify(&inst, &short, Check::default());
         let r = VerdictRecord::from_plan(&inst, &short, &v);
         assert_eq!(r.failure, FailureKind::GoalNotReached as u8);
         assert_eq!((r.agents_on_goal, r.legal_steps, r.horizon, r.soc), (1, 2, 2, UNKNOWN));
@@ -288,12 +295,12 @@ mod tests {
 
         // Both move into (0,1)/(0,2) then agent 0 steps onto agent 1's cell at t = 2.
         let clash = Plan::from_move_strings(&["RRL", "LWR"]).unwrap();
-        let r = VerdictRecord::from_plan(&inst, &clash, &verify(&inst, &clash));
+        let r = VerdictRecord::from_plan(&inst, &clash, &verify(&inst, &clash, Check::default()));
         assert_eq!(r.failure, FailureKind::VertexConflict as u8);
         assert_eq!((r.legal_steps, r.horizon, r.agents_on_goal), (1, 3, UNKNOWN));
 
         let wrong = Plan::from_move_strings(&["R"]).unwrap();
-        let r = VerdictRecord::from_plan(&inst, &wrong, &verify(&inst, &wrong));
+        let r = VerdictRecord::from_plan(&inst, &wrong, &verify(&inst, &wrong, Check::default()));
         assert_eq!(r.failure, FailureKind::WrongAgentCount as u8);
         assert_eq!((r.legal_steps, r.horizon), (0, UNKNOWN));
         for r in [r, only_verdict] {

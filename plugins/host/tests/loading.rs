@@ -8,7 +8,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::{c_plugin, rust_plugin};
-use floe_core::{verify, Grid, Instance, Plan, Pos};
+use floe_core::{verify, Check, Grid, Instance, Plan, Pos};
 use floe_plugin_api::catalog::{new_curriculum, new_reward};
 use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{
@@ -31,9 +31,11 @@ fn verdict_batch() -> Vec<VerdictRecord> {
         Plan::from_move_strings(&["RW", "WW"]).unwrap(),   // goal_not_reached, 1 of 2 on goal
         Plan::from_move_strings(&["RRL", "LWR"]).unwrap(), // vertex conflict at t = 2
     ];
-    let mut batch: Vec<VerdictRecord> =
-        plans.iter().map(|p| VerdictRecord::from_plan(&inst, p, &verify(&inst, p))).collect();
-    let unreadable = floe_core::Verdict::failed(FailureKind::ParseError, "no plan".into(), Some(2));
+    let mut batch: Vec<VerdictRecord> = plans
+        .iter()
+        .map(|p| VerdictRecord::from_plan(&inst, p, &verify(&inst, p, Check::default())))
+        .collect();
+    let unreadable = floe_core::Verdict::failed(FailureKind::ParseError, "no plan".into(), Some(2), false);
     batch.push(VerdictRecord::from_verdict(&unreadable, 2));
     batch
 }

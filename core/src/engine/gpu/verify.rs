@@ -7,7 +7,7 @@ use super::{wgsl, Params, GPU_MAX_AGENTS};
 use crate::error::EngineError;
 use crate::pool::InstancePool;
 use crate::verify::batch::PlanBatch;
-use crate::verify::VerifyOut;
+use crate::verify::{Verifier, VerifyOut};
 
 /// Batched plan verification on the GPU; the pool is uploaded once.
 pub struct GpuVerifier {
@@ -90,12 +90,14 @@ impl GpuVerifier {
             scratch: std::sync::Mutex::new(None),
         })
     }
+}
 
-    /// Verifies every plan of the batch (as [`crate::verify::verify_batch_cpu`]).
+impl Verifier for GpuVerifier {
+    /// Verifies every plan of the batch (as [`crate::verify::verify_batch`]).
     ///
     /// # Errors
     /// A malformed batch, an output of the wrong length, or a device error.
-    pub fn verify(&self, batch: &PlanBatch, out: &mut [VerifyOut]) -> Result<(), EngineError> {
+    fn verify(&self, batch: &PlanBatch, out: &mut [VerifyOut]) -> Result<(), EngineError> {
         batch.check(&self.pool)?;
         if out.len() != batch.len() {
             return Err(EngineError::BufferSize {
