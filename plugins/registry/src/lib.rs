@@ -66,32 +66,39 @@ fn declared(lib: Option<&Library>, kind: PluginKind, name: &str) -> Capabilities
     info.map_or(Capabilities::NONE, |i| i.capabilities)
 }
 
-/// Makes the reward function a spec names, with what it declared.
-fn resolve_reward(spec: &PluginSpec) -> Result<(Box<dyn RewardFn>, Capabilities), RegistryError> {
-    let err = plugin_error(PluginKind::Reward, spec);
+/// Makes the plugin of `kind` a spec names, with what it declared: from the spec's library
+/// (`from_library`), or from the built-ins (`built_in`).
+fn resolve<T: ?Sized>(
+    spec: &PluginSpec,
+    kind: PluginKind,
+    from_library: impl FnOnce(&Library, &str, &str) -> Result<Box<T>, PluginError>,
+    built_in: impl FnOnce(&[Entry], &str, &str) -> Result<Box<T>, PluginError>,
+) -> Result<(Box<T>, Capabilities), RegistryError> {
+    let err = plugin_error(kind, spec);
+    let params = spec.params_text();
     let (made, lib) = match &spec.library {
         Some(path) => {
             let lib = floe_plugin_host::load(path)?;
-            (lib.new_reward(&spec.name, &spec.params_text()).map_err(err)?, Some(lib))
+            (from_library(&lib, &spec.name, &params).map_err(err)?, Some(lib))
         }
-        None => (new_reward(&floe_plugins::catalog(), &spec.name, &spec.params_text()).map_err(err)?, None),
+        None => (built_in(&floe_plugins::catalog(), &spec.name, &params).map_err(err)?, None),
     };
-    Ok((made, declared(lib.as_ref(), PluginKind::Reward, &spec.name)))
+    Ok((made, declared(lib.as_ref(), kind, &spec.name)))
+}
+
+/// Makes the reward function a spec names, with what it declared.
+fn resolve_reward(spec: &PluginSpec) -> Result<(Box<dyn RewardFn>, Capabilities), RegistryError> {
+    resolve(spec, PluginKind::Reward, |lib, name, params| lib.new_reward(name, params), new_reward)
 }
 
 /// Makes the curriculum a spec names, with what it declared.
 fn resolve_curriculum(spec: &PluginSpec) -> Result<(Box<dyn Curriculum>, Capabilities), RegistryError> {
-    let err = plugin_error(PluginKind::Curriculum, spec);
-    let (made, lib) = match &spec.library {
-        Some(path) => {
-            let lib = floe_plugin_host::load(path)?;
-            (lib.new_curriculum(&spec.name, &spec.params_text()).map_err(err)?, Some(lib))
-        }
-        None => {
-            (new_curriculum(&floe_plugins::catalog(), &spec.name, &spec.params_text()).map_err(err)?, None)
-        }
-    };
-    Ok((made, declared(lib.as_ref(), PluginKind::Curriculum, &spec.name)))
+    resolve(
+        spec,
+        PluginKind::Curriculum,
+        |lib, name, params| lib.new_curriculum(name, params),
+        new_curriculum,
+    )
 }
 
 /// Makes the reward function a spec names.
