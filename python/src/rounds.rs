@@ -191,11 +191,7 @@ impl Engineer {
         context: String,
         limits: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let limits: DesignLimits = match limits {
-            Some(l) => from_py("limits", l)?,
-            None => DesignLimits::default(),
-        };
-        limits.validate().map_err(config)?;
+        let limits = read_limits(limits, true)?;
         let reply = py.detach(|| {
             let mut e = self.inner.lock().map_err(|_| failed("the engineer failed in an earlier call"))?;
             Ok::<_, PyErr>(e.design(&context, &limits))
@@ -286,6 +282,21 @@ impl Engineer {
     }
 }
 
+/// The design limits of a dict of `rounds.design_limits` (floe's defaults for `None`),
+/// validated. Without `replay` (as in the trainer, when nothing can choose instances to replay)
+/// `max_replay_fraction` is taken as 0.
+fn read_limits(limits: Option<&Bound<'_, PyAny>>, replay: bool) -> PyResult<DesignLimits> {
+    let mut l: DesignLimits = match limits {
+        Some(l) => from_py("limits", l)?,
+        None => DesignLimits::default(),
+    };
+    if !replay {
+        l.max_replay_fraction = 0.0;
+    }
+    l.validate().map_err(config)?;
+    Ok(l)
+}
+
 /// What `floe train` knows when it assembles an engineer's context, read from Python.
 struct DesignArgs {
     history: History,
@@ -321,15 +332,7 @@ impl DesignArgs {
             Some(h) => from_py("hyperparameters", h)?,
             None => serde_json::Value::Null,
         };
-        let mut limits: DesignLimits = match limits {
-            Some(l) => from_py("limits", l)?,
-            None => DesignLimits::default(),
-        };
-        // As the trainer: with nothing that can choose instances to replay, no replay.
-        if !replay {
-            limits.max_replay_fraction = 0.0;
-        }
-        limits.validate().map_err(config)?;
+        let limits = read_limits(limits, replay)?;
         // The built-in `rules` reads the history as JSON: asked for it when no options are given,
         // refused (as by `floe train`) when options leave it out.
         let rules = engineer.is_some_and(|e| e.name == "rules" && !e.from_library);
@@ -413,14 +416,7 @@ pub fn round0_config<'py>(
     limits: Option<&Bound<'py, PyAny>>,
     replay: bool,
 ) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
-    let mut l: DesignLimits = match limits {
-        Some(l) => from_py("limits", l)?,
-        None => DesignLimits::default(),
-    };
-    if !replay {
-        l.max_replay_fraction = 0.0;
-    }
-    l.validate().map_err(config)?;
+    let l = read_limits(limits, replay)?;
     let (c, notes) = l
         .clamp(&RoundConfig::round0_default())
         .map_err(|e| config_text(format!("round 0's default configuration: {e}")))?;

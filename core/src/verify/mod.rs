@@ -134,9 +134,9 @@ impl Verdict {
     }
 
     /// A verdict for a plan that failed before simulation (an unreadable answer, or one for
-    /// another number of agents): its credit, when asked for, is that of a plan not simulated.
+    /// another number of agents), without credit.
     #[must_use]
-    pub fn failed(kind: FailureKind, detail: String, optimal_soc: Option<u32>, credit: bool) -> Self {
+    pub fn failed(kind: FailureKind, detail: String, optimal_soc: Option<u32>) -> Self {
         Self {
             valid: false,
             optimal: false,
@@ -144,7 +144,7 @@ impl Verdict {
             soc: None,
             makespan: None,
             optimal_soc,
-            credit: credit.then(PartialCredit::default),
+            credit: None,
         }
     }
 }
@@ -172,28 +172,31 @@ pub fn verify<'a>(instance: &Instance, answer: impl Into<Answer<'a>>, check: Che
             .map(|o| o.soc)
             .or_else(|| solve(instance, &SolverConfig::default()).ok().map(|s| s.soc)),
     };
-    match answer.into() {
-        Answer::Plan(plan) => verify_plan(instance, plan, optimum, check.credit),
+    let (mut verdict, credit) = match answer.into() {
+        Answer::Plan(plan) => verify_plan(instance, plan, optimum),
         Answer::Written(text, form) => match read_plan(text, form, instance) {
-            Ok(plan) => verify_plan(instance, &plan, optimum, check.credit),
-            Err(e) => Verdict::failed(e.kind(), e.to_string(), optimum, check.credit),
+            Ok(plan) => verify_plan(instance, &plan, optimum),
+            Err(e) => (Verdict::failed(e.kind(), e.to_string(), optimum), PartialCredit::default()),
         },
-    }
+    };
+    verdict.credit = check.credit.then_some(credit);
+    verdict
 }
 
-/// Simulates a plan and judges it against `optimal_soc`.
-fn verify_plan(instance: &Instance, plan: &Plan, optimal_soc: Option<u32>, with_credit: bool) -> Verdict {
+/// Simulates a plan and judges it against `optimal_soc`; the verdict comes without its credit,
+/// which is returned beside it.
+fn verify_plan(instance: &Instance, plan: &Plan, optimal_soc: Option<u32>) -> (Verdict, PartialCredit) {
     let k = instance.num_agents();
     if plan.num_agents() != k {
-        return Verdict::failed(
+        let verdict = Verdict::failed(
             FailureKind::WrongAgentCount,
             format!(
                 "the plan has {}, the instance {k}",
                 crate::error::count(plan.num_agents() as u64, "agent", "agents")
             ),
             optimal_soc,
-            with_credit,
         );
+        return (verdict, PartialCredit::default());
     }
     let horizon = match plan {
         Plan::Moves(m) => m.iter().map(Vec::len).max().unwrap_or(0),
@@ -203,15 +206,13 @@ fn verify_plan(instance: &Instance, plan: &Plan, optimal_soc: Option<u32>, with_
         Err(failure) => (Some(failure), None),
         Ok(outcome) => (outcome.fault.map(|f| describe(instance, &f)), Some(outcome)),
     };
-    let credit = with_credit.then(|| {
-        PartialCredit::new(
-            failure.as_ref().map(|f| (f.kind, f.time.unwrap_or(0))),
-            horizon,
-            outcome.map_or(0, |o| o.on_goal),
-            k as u32,
-        )
-    });
-    match (failure, outcome) {
+    let credit = PartialCredit::new(
+        failure.as_ref().map(|f| (f.kind, f.time.unwrap_or(0))),
+        horizon,
+        outcome.map_or(0, |o| o.on_goal),
+        k as u32,
+    );
+    let verdict = match (failure, outcome) {
         (None, Some(o)) => Verdict {
             valid: true,
             optimal: optimal_soc == Some(o.soc),
@@ -219,12 +220,19 @@ fn verify_plan(instance: &Instance, plan: &Plan, optimal_soc: Option<u32>, with_
             soc: Some(o.soc),
             makespan: Some(o.makespan),
             optimal_soc,
-            credit,
+            credit: None,
         },
-        (failure, _) => {
-            Verdict { valid: false, optimal: false, failure, soc: None, makespan: None, optimal_soc, credit }
-        }
-    }
+        (failure, _) => Verdict {
+            valid: false,
+            optimal: false,
+            failure,
+            soc: None,
+            makespan: None,
+            optimal_soc,
+            credit: None,
+        },
+    };
+    (verdict, credit)
 }
 
 /// How far a plan got, for partial credit: agents on their goals at its end, legal steps, its

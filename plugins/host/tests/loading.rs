@@ -35,7 +35,7 @@ fn verdict_batch() -> Vec<VerdictRecord> {
         .iter()
         .map(|p| VerdictRecord::from_plan(&inst, p, &verify(&inst, p, Check::default())))
         .collect();
-    let unreadable = floe_core::Verdict::failed(FailureKind::ParseError, "no plan".into(), Some(2), false);
+    let unreadable = floe_core::Verdict::failed(FailureKind::ParseError, "no plan".into(), Some(2));
     batch.push(VerdictRecord::from_verdict(&unreadable, 2));
     batch
 }
