@@ -84,4 +84,8 @@ pub enum EngineError {
     Gpu(String),
     #[error("the engine has not been reset: call reset before {0}")]
     NotReset(&'static str),
+    /// The step-reward plugin failed on a step's outcomes (the step itself happened: the state,
+    /// observations, events and flags are the step's, the rewards are not).
+    #[error("step reward: {0}")]
+    StepReward(String),
 }

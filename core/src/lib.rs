@@ -6,7 +6,8 @@
 //! ([`mod@verify`], in the vocabulary of [`failure`]); the paper's text forms ([`text`]); a
 //! deterministic instance generator and the benchmark suite ([`generator`], [`suite`]); the file
 //! formats ([`instance`], [`plan`], [`movingai`]); one reader of plans in every written form
-//! ([`reader`]); the instance pool and the batched engine ([`pool`], [`engine`]).
+//! ([`reader`]); the instance pool and the batched engine ([`pool`], [`engine`]); and
+//! [`PluginSpec`], the name of a plugin as configurations write it ([`plugin`]).
 //!
 //! Everything else in floe (the batched engine, the plugins, the trainer, the CLI) builds on the
 //! definitions here, so a rule changes in one place only.
@@ -20,6 +21,7 @@ pub mod instance;
 pub mod moves;
 pub mod movingai;
 pub mod plan;
+pub mod plugin;
 pub mod pool;
 pub mod progress;
 pub mod reader;
@@ -38,6 +40,7 @@ pub use grid::{Cell, Grid, Pos};
 pub use instance::{Agent, Instance, OptimalPlan};
 pub use moves::Move;
 pub use plan::Plan;
+pub use plugin::PluginSpec;
 pub use reader::{read_plan, PlanForm, ReadError};
 pub use solver::{solve, Solution, SolveError, SolverConfig};
 pub use verify::{verify, Answer, Check, Optimum, PartialCredit, Verdict};

@@ -3,6 +3,7 @@
 
 use crate::error::EngineError;
 use crate::failure::NONE;
+use crate::grid::Grid;
 use crate::instance::Instance;
 use crate::solver::{solve, SolverConfig};
 use crate::words::{pack_dims, pack_rc, unpack_dims, unpack_rc};
@@ -167,9 +168,41 @@ impl InstancePool {
         (self.holes[i * self.words + (c / 32) as usize] >> (c % 32)) & 1 == 1
     }
 
+    /// Instance `i`'s grid, holes included: the map itself, for what reads it whole, such as
+    /// distances to a goal ([`Grid::distances_from`]).
+    ///
+    /// # Panics
+    /// `i` out of range.
+    #[must_use]
+    pub fn grid(&self, i: usize) -> Grid {
+        let (w, h, _) = self.dims(i);
+        let mut grid = Grid::new(w, h);
+        for c in (0..w * h).filter(|&c| self.is_hole(i, c)) {
+            grid.set_hole(c, true);
+        }
+        grid
+    }
+
     /// The largest side of any instance.
     #[must_use]
     pub fn max_side(&self) -> u32 {
         self.dims.iter().map(|&d| (d & 0xfff).max((d >> 12) & 0xfff)).max().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generator::{generate, GeneratorConfig};
+
+    #[test]
+    fn a_pools_grids_are_its_instances_grids() {
+        let levels =
+            generate(&GeneratorConfig::default().size(6).agents(2).hole_ratio(0.3).count(4).seed(5)).unwrap();
+        let pool = InstancePool::new(&levels, Optima::AsStored).unwrap();
+        for (i, inst) in levels.iter().enumerate() {
+            assert_eq!(pool.grid(i), inst.grid, "instance {i}");
+        }
+        assert!(levels.iter().any(|l| l.grid.hole_count() > 0));
     }
 }

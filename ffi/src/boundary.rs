@@ -58,6 +58,7 @@ impl From<EngineError> for Error {
             EngineError::BufferSize { .. } => status::BUFFER_SIZE,
             EngineError::NotReset(_) => status::NOT_RESET,
             EngineError::Gpu(_) => status::GPU,
+            EngineError::StepReward(_) => status::FAILED,
             _ => status::BAD_INPUT,
         };
         Self::new(status, e.to_string())

@@ -5,8 +5,9 @@ use std::ffi::c_char;
 use std::sync::{Arc, Mutex};
 
 use floe_core::engine::{
-    open, AgentRecord, BufferSizes, Engine, EngineSpec, EnvInfo, EnvRecord, OpenError, StepBuffersMut,
+    AgentRecord, BufferSizes, Engine, EngineSpec, EnvInfo, EnvRecord, OpenError, StepBuffersMut,
 };
+use floe_plugin_registry::{self as registry, RegistryError};
 
 use crate::boundary::{
     check_out, floe_status, guard, non_null, slice, slice_mut, status, str_arg, write_out, write_string,
@@ -127,7 +128,12 @@ fn open_status(e: OpenError) -> Error {
 /// (default, the paper's rules: a failure ends the episode) or `"soft"`; `"holes"` (soft mode):
 /// `"drop"` (default) or `"block"`; `"episode_limit"` (64); `"obs_radius"` (2; at most 127 on
 /// the CPU, 7 on the GPU); `"obs_format"`: `"bytes"` (default), `"bits"` or `"none"`; `"rewards"`: `{"reach_goal": 1.0, "step": -0.0625, "blocked": -0.125,
-/// "off_grid": -0.25, "hole": -1.0, "conflict": -1.0}` (any subset). Unknown fields are errors.
+/// "off_grid": -0.25, "hole": -1.0, "conflict": -1.0}` (any subset); `"step_reward"`: a reward
+/// plugin that scores every step in place of `"rewards"`, `{"name": "shaped", "params": {...},
+/// "library": "path/to/lib.so"}` (`params` and `library` optional; the plugin must declare
+/// FLOE_PLUGIN_CAP_SCORES_STEPS), called once per step with one `floe_step_outcome` per agent in
+/// play (distances to the goal before and after, FLOE_STEP_* flags from the events), its rewards
+/// written to those agents' slots and 0 elsewhere. Unknown fields are errors.
 /// Both backends give bit-identical outputs. The GPU backend takes at most 64 agents per
 /// environment.
 ///
@@ -138,7 +144,10 @@ fn open_status(e: OpenError) -> Error {
 /// FLOE_STATUS_CONFIG for a configuration that does not parse or is out of range (an
 /// `obs_radius` over 7, or more than 64 agents, on the GPU included), FLOE_STATUS_GPU when no
 /// GPU adapter can be opened or the device cannot hold the buffers, FLOE_STATUS_NOT_BUILT for
-/// `"gpu"` in a build without it, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
+/// `"gpu"` in a build without it, FLOE_STATUS_BAD_INPUT for a misaligned `out`; for the
+/// `step_reward`: FLOE_STATUS_UNKNOWN_PLUGIN for a name the library or the built-ins do not
+/// have, FLOE_STATUS_CONFIG for parameters the plugin refuses or a reward that does not score
+/// steps, FLOE_STATUS_FAILED for a library that does not load.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -159,7 +168,10 @@ pub unsafe extern "C" fn floe_engine_new(
             let text = unsafe { str_arg(config_json, "config_json") }?;
             EngineSpec::from_json_text(text).map_err(open_status)?
         };
-        let engine = open(&spec, Arc::clone(&pool.packed)).map_err(open_status)?;
+        let engine = registry::open_engine(&spec, Arc::clone(&pool.packed)).map_err(|e| match e {
+            RegistryError::Engine(e) => open_status(e),
+            other => crate::plugins::registry_error(other),
+        })?;
         let handle = handles::new(floe_engine { inner: Mutex::new(engine) });
         // SAFETY: checked not NULL; writable by the caller's contract.
         unsafe { write_out(out, handle, "out") }
@@ -275,7 +287,9 @@ pub unsafe extern "C" fn floe_engine_reset_to(
 /// gives, FLOE_STATUS_BAD_INPUT for a code above 4 or buffers that overlap or are misaligned,
 /// FLOE_STATUS_NULL_POINTER for a NULL `engine`, `actions`, `buffers` or buffer of non-zero
 /// length, FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine, FLOE_STATUS_GPU
-/// for a device error.
+/// for a device error. With a `step_reward`: FLOE_STATUS_FAILED when the plugin fails on the
+/// step's outcomes, after the step (every output but `rewards` is the step's, `rewards` the
+/// configuration's weights).
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the

@@ -30,8 +30,9 @@ enum Object {
 }
 
 /// A registry error as a status: the plugin's own code when it refused, FLOE_STATUS_FAILED for a
-/// library that does not load, FLOE_STATUS_CONFIG for a step-only reward asked to score plans.
-fn registry_error(e: RegistryError) -> Error {
+/// library that does not load, FLOE_STATUS_CONFIG for a step-only reward asked to score plans
+/// (or a plan-only one asked to score steps).
+pub(crate) fn registry_error(e: RegistryError) -> Error {
     let code = match &e {
         RegistryError::Plugin { source, .. } => source.code(),
         RegistryError::Load(_) => status::FAILED,

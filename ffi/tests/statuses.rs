@@ -450,6 +450,28 @@ fn cases() -> Vec<Case> {
     case!(floe_engine_new, "CONFIG", "0 envs", floe_engine_new(pool, new(r#"{"num_envs": 0}"#), out_engine));
     case!(
         floe_engine_new,
+        "UNKNOWN_PLUGIN",
+        "step reward golden",
+        floe_engine_new(pool, new(r#"{"step_reward": {"name": "golden"}}"#), out_engine)
+    );
+    case!(
+        floe_engine_new,
+        "CONFIG",
+        "plan-only step reward",
+        floe_engine_new(pool, new(r#"{"step_reward": {"name": "tiered"}}"#), out_engine)
+    );
+    case!(
+        floe_engine_new,
+        "FAILED",
+        "step reward library",
+        floe_engine_new(
+            pool,
+            new(r#"{"step_reward": {"name": "x", "library": "/nonexistent/libx.so"}}"#),
+            out_engine
+        )
+    );
+    case!(
+        floe_engine_new,
         if gpu { "CONFIG" } else { "NOT_BUILT" },
         "GPU radius 8",
         floe_engine_new(pool, new(r#"{"backend": "gpu", "obs_radius": 8}"#), out_engine)

@@ -32,7 +32,7 @@ OUTCOMES = ("running", "success", "failure", "truncated")
 
 
 def _config(num_envs: int, mode: str, holes: Optional[str], episode_limit: int, obs_radius: int,
-            rewards: Optional[dict], backend: str) -> dict:
+            rewards: Optional[dict], backend: str, step_reward: Optional[dict] = None) -> dict:
     cfg: dict[str, Any] = {
         "backend": backend,
         "num_envs": num_envs,
@@ -44,6 +44,8 @@ def _config(num_envs: int, mode: str, holes: Optional[str], episode_limit: int, 
         cfg["holes"] = holes
     if rewards is not None:
         cfg["rewards"] = rewards
+    if step_reward is not None:
+        cfg["step_reward"] = step_reward
     return cfg
 
 
@@ -69,15 +71,18 @@ class VectorEnv(gym.vector.VectorEnv):
     rules: a failure ends the episode) or "soft"; ``holes`` (soft mode) "drop" or "block";
     ``episode_limit`` steps before truncation; ``obs_radius`` r of the local window; ``rewards``
     the engine's reward weights (``reach_goal``, ``step``, ``blocked``, ``off_grid``, ``hole``,
-    ``conflict``). Environment ``e`` reset with ``seed`` plays as a single :class:`Env` reset with
-    ``seed + e`` does."""
+    ``conflict``); ``step_reward`` a reward plugin that scores every step in their place
+    (``{"name": "shaped", "params": {...}, "library": "path/to/lib.so"}``, ``params`` and
+    ``library`` optional; see the plugins guide). Environment ``e`` reset with ``seed`` plays as a
+    single :class:`Env` reset with ``seed + e`` does."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
     def __init__(self, instances: Sequence[Instance], num_envs: int = 16, *, mode: str = "strict",
                  holes: Optional[str] = None, episode_limit: int = 64, obs_radius: int = 2,
-                 rewards: Optional[dict] = None, backend: str = "cpu"):
-        self.engine = Engine(list(instances), _config(num_envs, mode, holes, episode_limit, obs_radius, rewards, backend))
+                 rewards: Optional[dict] = None, backend: str = "cpu", step_reward: Optional[dict] = None):
+        self.engine = Engine(list(instances), _config(num_envs, mode, holes, episode_limit, obs_radius, rewards, backend,
+                                                      step_reward))
         self.num_envs = num_envs
         self.single_observation_space, self.single_action_space = _spaces(self.engine)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
@@ -151,8 +156,9 @@ class Env(gym.Env):
 
     def __init__(self, instances: Sequence[Instance], *, mode: str = "strict", holes: Optional[str] = None,
                  episode_limit: int = 64, obs_radius: int = 2, rewards: Optional[dict] = None,
-                 backend: str = "cpu"):
-        self.engine = Engine(list(instances), _config(1, mode, holes, episode_limit, obs_radius, rewards, backend))
+                 backend: str = "cpu", step_reward: Optional[dict] = None):
+        self.engine = Engine(list(instances), _config(1, mode, holes, episode_limit, obs_radius, rewards, backend,
+                                                      step_reward))
         self.observation_space, self.action_space = _spaces(self.engine)
         self._obs = _obs_view(self.engine.obs, self.engine.obs_radius)
         self._final_obs = _obs_view(self.engine.final_obs, self.engine.obs_radius)

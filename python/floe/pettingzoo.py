@@ -22,9 +22,10 @@ class ParallelEnv(_ParallelEnv):
 
     def __init__(self, instances: Sequence[Instance], *, mode: str = "strict", holes: Optional[str] = None,
                  episode_limit: int = 64, obs_radius: int = 2, rewards: Optional[dict] = None,
-                 backend: str = "cpu"):
+                 backend: str = "cpu", step_reward: Optional[dict] = None):
         instances = list(instances)
-        self.engine = Engine(instances, _config(1, mode, holes, episode_limit, obs_radius, rewards, backend))
+        self.engine = Engine(instances, _config(1, mode, holes, episode_limit, obs_radius, rewards, backend,
+                                                step_reward))
         self._agent_counts = [i.num_agents for i in instances]
         k, w = self.engine.max_agents, 2 * self.engine.obs_radius + 1
         self.possible_agents = [f"agent_{a}" for a in range(k)]

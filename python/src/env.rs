@@ -7,18 +7,20 @@
 use std::sync::{Arc, Mutex};
 
 use floe_core::engine::{
-    open, unpack_bits as unpack, BufferSizes, Engine as CoreEngine, EngineSpec, EnvInfo, InstancePool,
-    ObsFormat, OpenError, Optima, StepBuffersMut,
+    unpack_bits as unpack, BufferSizes, Engine as CoreEngine, EngineSpec, EnvInfo, InstancePool, ObsFormat,
+    OpenError, Optima, StepBuffersMut,
 };
+use floe_plugin_registry::{open_engine, RegistryError};
 use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
 use crate::errors::{bad_input, config_text, engine};
 use crate::instances::{py_to_json, Instance};
 
-/// The engine's spec from a dict or JSON text: `backend` ("cpu" or "gpu") and the fields of
+/// The engine's spec from a dict or JSON text: `backend` ("cpu" or "gpu"), the fields of
 /// floe's `EnvConfig` (`num_envs`, `mode`, `holes`, `episode_limit`, `obs_radius`,
-/// `obs_format`, `rewards`), all optional; unknown fields are errors.
+/// `obs_format`, `rewards`) and `step_reward` (a reward plugin that scores every step, `{"name":
+/// ..., "params": ..., "library": ...}`), all optional; unknown fields are errors.
 fn parse_spec(config: Option<&Bound<'_, PyAny>>) -> PyResult<EngineSpec> {
     match config {
         None => Ok(EngineSpec::default()),
@@ -110,7 +112,9 @@ impl Engine {
     /// optimum, so that the engine knows every optimum.
     ///
     /// Raises `floe.ConfigError` for a configuration out of range, `floe.BadInput` for an
-    /// empty or oversized pool, `floe.EngineFailed` when no GPU adapter opens.
+    /// empty or oversized pool, `floe.EngineFailed` when no GPU adapter opens; for the
+    /// `step_reward`, `floe.UnknownPlugin`, `floe.ConfigError` (parameters refused, or a reward
+    /// that does not score steps) or `floe.PluginFailed` (a library that does not load).
     #[new]
     #[pyo3(signature = (instances, config=None, solve_missing=false))]
     fn new(
@@ -124,7 +128,10 @@ impl Engine {
         let pool = Arc::new(
             py.detach(|| InstancePool::new(&insts, Optima::solve_missing(solve_missing))).map_err(engine)?,
         );
-        let inner = open(&spec, Arc::clone(&pool)).map_err(open_error)?;
+        let inner = open_engine(&spec, Arc::clone(&pool)).map_err(|e| match e {
+            RegistryError::Engine(e) => open_error(e),
+            other => crate::errors::registry(other),
+        })?;
         let sizes = inner.sizes();
         let (b, k, s) = (sizes.num_envs, sizes.max_agents, sizes.obs_stride);
         Ok(Self {
@@ -158,7 +165,8 @@ impl Engine {
     /// many elements, C-contiguous). Overwrites every output array.
     ///
     /// Raises `floe.BadInput` for the wrong number of actions, a code above 4, or a step before
-    /// `reset`.
+    /// `reset`; `floe.PluginFailed` when the `step_reward` plugin fails on the step's outcomes
+    /// (the step has happened: every output but `rewards` is its, `rewards` the engine's own).
     fn step(&self, py: Python<'_>, actions: PyReadonlyArrayDyn<'_, u8>) -> PyResult<()> {
         let a = actions.as_slice().map_err(|e| bad_input(format!("actions: {e}")))?;
         self.with_buffers(py, |e, out| e.step(a, out))

@@ -69,6 +69,7 @@ pub fn config(e: ApiConfigError) -> PyErr {
 pub fn engine(e: EngineError) -> PyErr {
     match e {
         EngineError::Gpu(_) => EngineFailed::new_err(e.to_string()),
+        EngineError::StepReward(_) => PluginFailed::new_err(e.to_string()),
         other => BadInput::new_err(other.to_string()),
     }
 }
@@ -88,7 +89,9 @@ pub fn registry(e: RegistryError) -> PyErr {
         RegistryError::Plugin { source: PluginError::UnknownPlugin(_), .. } => {
             UnknownPlugin::new_err(e.to_string())
         }
-        RegistryError::StepOnlyReward { .. } => ConfigError::new_err(e.to_string()),
+        RegistryError::StepOnlyReward { .. } | RegistryError::PlanOnlyReward { .. } => {
+            ConfigError::new_err(e.to_string())
+        }
         _ => PluginFailed::new_err(e.to_string()),
     }
 }

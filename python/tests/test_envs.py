@@ -139,3 +139,42 @@ def test_bits_unpack_to_the_bytes_and_none_has_no_observation(small):
         floe.unpack_bits(engines["bytes"].obs, 5)
     with pytest.raises(floe.ConfigError):
         floe.Engine(small, {"obs_format": "nibbles"})
+
+
+THREE_BY_THREE = floe.Instance.from_json(
+    '{"grid": ["FFF", "FHF", "FFF"], "agents": [{"start": [0, 0], "goal": [2, 2]}, {"start": [2, 0], "goal": [0, 2]}]}'
+)
+
+
+def test_a_step_reward_plugin_scores_each_step():
+    """The built-in ``shaped`` reward named as the engine's step reward replaces its weights:
+    0.1 a cell of progress, 0.01 a step, +1 on arrival, -1 into a hole (by hand, 3x3 instance)."""
+    plain = floe.VectorEnv([THREE_BY_THREE], 1)
+    shaped = floe.VectorEnv([THREE_BY_THREE], 1, step_reward={"name": "shaped"})
+    assert '"step_reward"' in shaped.engine.config_json
+    plain.reset(seed=1)
+    shaped.reset(seed=1)
+    for t, actions in enumerate([[4, 1], [4, 1], [2, 4], [2, 4]]):  # RRDD, UURR: optimal
+        _, _, _, _, own = plain.step(np.array([actions], np.uint8))
+        own = own["agent_rewards"].copy()
+        _, rew, term, _, info = shaped.step(np.array([actions], np.uint8))
+        want = 1.09 if t == 3 else 0.09
+        assert np.allclose(info["agent_rewards"], [[want, want]], atol=1e-6)
+        assert not np.allclose(own, info["agent_rewards"])
+    assert term[0]
+    env = floe.Env([THREE_BY_THREE], step_reward={"name": "shaped", "params": {"hole": 2.0}})
+    env.reset(seed=2)
+    env.step(np.array([4, 0], np.uint8))
+    _, reward, terminated, _, _ = env.step(np.array([2, 0], np.uint8))  # into the hole; the other waits
+    assert terminated and reward == pytest.approx(-2.01 - 0.01)
+
+
+def test_step_reward_refusals():
+    with pytest.raises(floe.ConfigError, match="not steps"):
+        floe.Engine([THREE_BY_THREE], {"step_reward": {"name": "tiered"}})
+    with pytest.raises(floe.UnknownPlugin, match="golden"):
+        floe.Engine([THREE_BY_THREE], {"step_reward": {"name": "golden"}})
+    with pytest.raises(floe.ConfigError, match="gamma"):
+        floe.Engine([THREE_BY_THREE], {"step_reward": {"name": "shaped", "params": {"gamma": 2}}})
+    with pytest.raises(floe.PluginFailed, match="libnothing"):
+        floe.Engine([THREE_BY_THREE], {"step_reward": {"name": "x", "library": "/nonexistent/libnothing.so"}})

@@ -564,6 +564,80 @@ static void test_plugins(const char *failing_c, const char *faulty_rust, const c
     OK(floe_plugin_free(NULL));
 }
 
+/* A step-reward plugin named in the engine's configuration scores every step in place of the
+ * engine's weights: the built-in `shaped` (0.1 a cell of progress, 0.01 a step, -1 for a hole,
+ * +1 on arrival) on the 3x3 instance, by hand; refusals; a plugin that fails mid-step. */
+static void near(float got, float want) {
+    CHECK(got > want - 1e-5f && got < want + 1e-5f);
+}
+
+static void test_step_rewards(const char *failing_c) {
+    floe_pool *pool = small_pool();
+    floe_engine *plain = NULL, *shaped = NULL;
+    OK(floe_engine_new(pool, "{\"num_envs\": 1}", &plain));
+    OK(floe_engine_new(pool, "{\"num_envs\": 1, \"step_reward\": {\"name\": \"shaped\"}}", &shaped));
+    floe_buffer_sizes s;
+    OK(floe_engine_sizes(shaped, &s));
+    CHECK(s.agents == 2);
+    floe_step_buffers b = buffers_for(&s), c = buffers_for(&s);
+    /* The optimal plan RRDD, UURR: each step one cell closer (0.1 - 0.01), the last arrives. */
+    const uint8_t plan[4][2] = {{4, 1}, {4, 1}, {2, 4}, {2, 4}};
+    OK(floe_engine_reset(plain, 1, &c));
+    OK(floe_engine_reset(shaped, 1, &b));
+    for (int t = 0; t < 4; t++) {
+        uint8_t actions[2] = {plan[t][0], plan[t][1]};
+        OK(floe_engine_step(plain, actions, 2, &c));
+        OK(floe_engine_step(shaped, actions, 2, &b));
+        float want = t < 3 ? 0.09f : 1.09f;
+        near(b.rewards[0], want);
+        near(b.rewards[1], want);
+        CHECK(c.rewards[0] != b.rewards[0]); /* the engine's own weights differ */
+        CHECK(memcmp(b.events, c.events, 2 * sizeof(uint32_t)) == 0);
+        CHECK(b.terminated[0] == c.terminated[0]);
+    }
+    CHECK(b.terminated[0] && b.info[0].outcome == FLOE_OUTCOME_SUCCESS);
+    /* Right then down into the hole, the other agent waiting: -0.01 - 1 and -0.01. */
+    OK(floe_engine_reset(shaped, 2, &b));
+    uint8_t right[2] = {4, 0}, down[2] = {2, 0};
+    OK(floe_engine_step(shaped, right, 2, &b));
+    near(b.rewards[0], 0.09f);
+    near(b.rewards[1], -0.01f);
+    OK(floe_engine_step(shaped, down, 2, &b));
+    CHECK(b.events[0] & FLOE_EVENT_HOLE);
+    near(b.rewards[0], -1.01f);
+    near(b.rewards[1], -0.01f);
+    OK(floe_engine_free(plain));
+    OK(floe_engine_free(shaped));
+
+    /* Refused: a plan-only reward, an unknown name, bad parameters, a library that does not load. */
+    floe_engine *e = NULL;
+    FAILS(floe_engine_new(pool, "{\"step_reward\": {\"name\": \"tiered\"}}", &e), FLOE_STATUS_CONFIG, "not steps");
+    FAILS(floe_engine_new(pool, "{\"step_reward\": {\"name\": \"golden\"}}", &e), FLOE_STATUS_UNKNOWN_PLUGIN, "golden");
+    FAILS(floe_engine_new(pool, "{\"step_reward\": {\"name\": \"shaped\", \"params\": {\"gamma\": 2}}}", &e),
+          FLOE_STATUS_CONFIG, "gamma");
+    FAILS(floe_engine_new(pool, "{\"step_reward\": {\"name\": \"x\", \"library\": \"/nonexistent/libnothing.so\"}}", &e),
+          FLOE_STATUS_FAILED, "libnothing");
+    FAILS(floe_engine_new(pool, "{\"step_reward\": \"shaped\"}", &e), FLOE_STATUS_CONFIG, "step_reward");
+    CHECK(e == NULL);
+
+    /* A plugin that fails: the step happened (events, state), the rewards are the engine's. */
+    char config[512];
+    snprintf(config, sizeof config, "{\"num_envs\": 1, \"step_reward\": {\"name\": \"c-failing\", \"library\": \"%s\"}}",
+             failing_c);
+    OK(floe_engine_new(pool, config, &e));
+    OK(floe_engine_reset(e, 3, &b));
+    FAILS(floe_engine_step(e, right, 2, &b), FLOE_STATUS_FAILED, "out of luck after 2 step outcomes");
+    CHECK(b.events[0] & FLOE_EVENT_MOVED);
+    floe_env_record env;
+    floe_agent_record agents[2];
+    OK(floe_engine_state(e, &env, 1, agents, 2));
+    CHECK(env.step == 1);
+    OK(floe_engine_free(e));
+    free_buffers(&b);
+    free_buffers(&c);
+    OK(floe_pool_free(pool));
+}
+
 /* The wgpu engine gives the CPU engine's bytes. Run when FLOE_TEST_GPU is set (scripts/c-api.sh
  * sets it outside valgrind and the sanitizers, which the GPU driver's own code would swamp);
  * FLOE_TEST_GPU=require makes a missing adapter a failure. */
@@ -642,6 +716,7 @@ int main(int argc, char **argv) {
     test_obs_formats();
     test_verification();
     test_plugins(argv[1], argv[2], argv[4]);
+    test_step_rewards(argv[1]);
     test_gpu();
     test_training();
     printf("test_api: %d checks passed\n", checks);

@@ -12,8 +12,10 @@
 //! - **Engineer context and replies** ([`design`]): the context modules F, G, H, S, T and
 //!   presets V1–V6, [`design::DesignLimits`], strict reply parsing with clamping, the reply's
 //!   JSON schema and GBNF grammar.
-//! - **Specs** ([`spec`]): [`PluginSpec`], a plugin named in a configuration (resolved by
-//!   `floe-plugin-host`'s registry).
+//! - **Specs**: [`PluginSpec`], a plugin named in a configuration (floe-core's, re-exported;
+//!   resolved by `floe-plugin-registry`).
+//! - **Stepping** ([`stepping`]): [`stepping::RewardedEngine`], an engine whose rewards come
+//!   from a reward plugin's `step_rewards`, fed the [`StepOutcome`]s of each step.
 //! - **Libraries** ([`catalog`]): a library lists [`Entry`]s, each a named constructor taking
 //!   parameters as JSON, with the [`Capabilities`] the plugin declares (scores plans, scores
 //!   steps, replays): callers read them, never probe.
@@ -68,7 +70,7 @@ pub mod design;
 pub mod error;
 pub mod history;
 pub mod records;
-pub mod spec;
+pub mod stepping;
 pub mod traits;
 
 pub use catalog::{
@@ -78,10 +80,10 @@ pub use catalog::{
 pub use config::{RoundConfig, SizeConfig};
 pub use design::EngineerReply;
 pub use error::{ConfigError, PluginError};
+pub use floe_core::PluginSpec;
 pub use floe_core::{FailureKind, Verdict};
 pub use history::{FailureCounts, History, RoundRecord, SizeResult};
 pub use records::{step_flags, ReplayRecord, ReplayRequest, StepOutcome, VerdictRecord, UNKNOWN};
-pub use spec::PluginSpec;
 pub use traits::{Curriculum, EnvEngineer, Plugins, RewardFn};
 
 /// The version of the C ABI this crate describes (`FLOE_PLUGIN_ABI_VERSION` in

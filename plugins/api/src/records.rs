@@ -150,9 +150,10 @@ impl VerdictRecord {
 
 /// Event flags of a [`StepOutcome`].
 pub mod step_flags {
-    /// The agent was in a vertex or swap conflict in this step.
+    /// The agent was in a vertex or swap conflict in this step (soft mode: its move was blocked
+    /// by one).
     pub const COLLIDED: u32 = 1;
-    /// The agent entered a hole.
+    /// The agent's move led into a hole (with holes as walls it stayed where it was).
     pub const FELL_IN_HOLE: u32 = 2;
     /// The agent arrived on its goal in this step.
     pub const REACHED_GOAL: u32 = 4;

@@ -1,5 +1,5 @@
-/* A C reward plugin that fails: every verdict_rewards call returns an error with a message, and
- * the entry point itself fails when its parameters contain "fail-entry". */
+/* A C reward plugin that fails: every verdict_rewards and step_rewards call returns an error
+ * with a message, and the entry point itself fails when its parameters contain "fail-entry". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +21,14 @@ static floe_status verdict_rewards(void *user_data, const floe_verdict_record *r
     (void)records;
     (void)out;
     snprintf(self->error, sizeof self->error, "failing.c: out of luck after %zu records", len);
+    return FLOE_STATUS_FAILED;
+}
+
+static floe_status step_rewards(void *user_data, const floe_step_outcome *steps, size_t len, float *out) {
+    instance *self = user_data;
+    (void)steps;
+    (void)out;
+    snprintf(self->error, sizeof self->error, "failing.c: out of luck after %zu step outcomes", len);
     return FLOE_STATUS_FAILED;
 }
 
@@ -48,7 +56,8 @@ floe_status floe_plugin_entry_v1(const char *params_json, const floe_plugin_v1 *
     self->plugin.last_error = last_error;
     self->plugin.destroy = destroy;
     self->plugin.verdict_rewards = verdict_rewards;
-    self->plugin.capabilities = FLOE_PLUGIN_CAP_SCORES_PLANS;
+    self->plugin.step_rewards = step_rewards;
+    self->plugin.capabilities = FLOE_PLUGIN_CAP_SCORES_PLANS | FLOE_PLUGIN_CAP_SCORES_STEPS;
     *out_plugin = &self->plugin;
     return FLOE_STATUS_OK;
 }

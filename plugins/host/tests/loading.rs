@@ -359,6 +359,10 @@ fn a_failing_c_plugin_reports_its_message() {
         Err(PluginError::Failed("failing.c: out of luck after 5 records".into()))
     );
     assert_eq!(
+        r.step_rewards(&[StepOutcome { prev_distance: 2, new_distance: 1, flags: 0 }; 3], &mut [0.0; 3]),
+        Err(PluginError::Failed("failing.c: out of luck after 3 step outcomes".into()))
+    );
+    assert_eq!(
         lib.new_reward("c-failing", r#"{"mode": "fail-entry"}"#).err(),
         Some(PluginError::Config("failing.c: asked to fail in the entry point".into()))
     );

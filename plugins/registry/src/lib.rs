@@ -12,6 +12,9 @@
 //! keeps what it needs of the library loaded (a C instance holds its library; abi_stable
 //! libraries are never unloaded).
 //!
+//! Engines open here too ([`open_engine`]): an engine spec may name a step-reward plugin, which
+//! floe-core carries but cannot load.
+//!
 //! The registry sits above the host, which only loads libraries, and above the built-ins and the
 //! language-model engineers it names: every arrow between these crates points down.
 
@@ -19,6 +22,10 @@ use floe_plugin_api::catalog::{new_curriculum, new_engineer, new_reward};
 use floe_plugin_api::{
     Capabilities, Curriculum, Entry, EnvEngineer, PluginError, PluginKind, PluginSpec, Plugins, RewardFn,
 };
+use std::sync::Arc;
+
+use floe_core::engine::{Engine, EngineSpec, InstancePool, OpenError};
+use floe_plugin_api::stepping::RewardedEngine;
 use thiserror::Error;
 
 use floe_plugin_host::{Library, LoadError};
@@ -40,6 +47,18 @@ pub enum RegistryError {
         /// Why.
         #[source]
         source: PluginError,
+    },
+    /// The engine did not open.
+    #[error(transparent)]
+    Engine(#[from] OpenError),
+    /// A reward that scores only whole plans was named as an engine's step reward.
+    #[error(
+        "reward `{name}` scores whole verified plans, not steps: an engine's step_reward needs a reward \
+         that scores step outcomes, such as `shaped`"
+    )]
+    PlanOnlyReward {
+        /// The reward's name.
+        name: String,
     },
     /// A reward that scores only steps was asked to score whole plans.
     #[error(
@@ -122,6 +141,36 @@ pub fn plan_reward(spec: &PluginSpec) -> Result<Box<dyn RewardFn>, RegistryError
         return Err(RegistryError::StepOnlyReward { name: spec.name.clone() });
     }
     Ok(r)
+}
+
+/// Makes the reward function a spec names, for scoring an engine's steps: as [`reward`], and
+/// the plugin must declare [`Capabilities::SCORES_STEPS`].
+///
+/// # Errors
+/// As [`reward`]; [`RegistryError::PlanOnlyReward`] for a reward that does not score steps.
+pub fn step_reward(spec: &PluginSpec) -> Result<Box<dyn RewardFn>, RegistryError> {
+    let (r, capabilities) = resolve_reward(spec)?;
+    if !capabilities.contains(Capabilities::SCORES_STEPS) {
+        return Err(RegistryError::PlanOnlyReward { name: spec.name.clone() });
+    }
+    Ok(r)
+}
+
+/// Opens the engine `spec` describes, playing `pool`'s instances: floe-core's
+/// [`open`](floe_core::engine::open()), and with a `step_reward` the plugin it names (through
+/// [`step_reward`]) scoring every step ([`RewardedEngine`]). The C API, Python and the CLI open
+/// engines here.
+///
+/// # Errors
+/// [`RegistryError::Engine`] for what floe-core refuses; as [`step_reward`] for the plugin.
+pub fn open_engine(spec: &EngineSpec, pool: Arc<InstancePool>) -> Result<Box<dyn Engine>, RegistryError> {
+    let Some(reward_spec) = &spec.step_reward else {
+        return Ok(floe_core::engine::open(spec, pool)?);
+    };
+    let reward = step_reward(reward_spec)?;
+    let plain = EngineSpec { step_reward: None, ..spec.clone() };
+    let inner = floe_core::engine::open(&plain, pool)?;
+    Ok(Box::new(RewardedEngine::new(inner, reward)))
 }
 
 /// Makes the curriculum a spec names.
@@ -213,5 +262,54 @@ mod tests {
         assert!(matches!(curriculum(&bad), Err(RegistryError::Plugin { .. })));
         let missing = PluginSpec { library: Some("/no/such/lib.so".into()), ..PluginSpec::builtin("x") };
         assert!(matches!(reward(&missing), Err(RegistryError::Load(_))));
+    }
+
+    #[test]
+    fn an_engine_spec_names_its_step_reward() {
+        use floe_core::engine::{InstancePool, Optima, StepBuffers};
+        use floe_core::generator::{generate, GeneratorConfig};
+
+        let levels =
+            generate(&GeneratorConfig::default().size(5).agents(3).hole_ratio(0.2).count(4).seed(2)).unwrap();
+        let pool = Arc::new(InstancePool::new(&levels, Optima::AsStored).unwrap());
+        let spec = |extra: &str| {
+            EngineSpec::from_json_text(&format!(r#"{{"num_envs": 4, "mode": "soft"{extra}}}"#)).unwrap()
+        };
+        let run = |spec: &EngineSpec| {
+            let mut env = open_engine(spec, Arc::clone(&pool)).unwrap();
+            let mut out = StepBuffers::new(&env.sizes());
+            env.reset(1, out.view()).unwrap();
+            let mut rewards = Vec::new();
+            for t in 0..6u8 {
+                let actions: Vec<u8> = (0..out.rewards.len() as u8).map(|i| (i + t) % 5).collect();
+                env.step(&actions, out.view()).unwrap();
+                rewards.extend_from_slice(&out.rewards);
+            }
+            (rewards, out.events)
+        };
+        let (own, own_events) = run(&spec(""));
+        let (shaped, shaped_events) = run(&spec(r#", "step_reward": {"name": "shaped"}"#));
+        let (goal, _) = run(&spec(r#", "step_reward": {"name": "shaped", "params": {"step_cost": 0.5}}"#));
+        assert_eq!(own_events, shaped_events, "the step itself is the engine's");
+        assert_ne!(own, shaped);
+        assert_ne!(shaped, goal, "the plugin's parameters reach it");
+        // Every shaped reward is a sum of the plugin's terms: 0.1 per cell of progress, -0.01 a
+        // step, the event weights; none is the engine's own -0.0625 step.
+        assert!(shaped.iter().all(|&r| (r + 0.0625).abs() > 1e-6), "{shaped:?}");
+
+        let refused = |extra: &str| open_engine(&spec(extra), Arc::clone(&pool)).err().unwrap();
+        let e = refused(r#", "step_reward": {"name": "tiered"}"#);
+        assert!(matches!(e, RegistryError::PlanOnlyReward { .. }) && e.to_string().contains("shaped"), "{e}");
+        let e = refused(r#", "step_reward": {"name": "nope"}"#);
+        assert!(matches!(e, RegistryError::Plugin { source: PluginError::UnknownPlugin(_), .. }), "{e}");
+        let e = refused(r#", "step_reward": {"name": "shaped", "params": {"gamma": 2}}"#);
+        assert!(matches!(e, RegistryError::Plugin { source: PluginError::Config(_), .. }), "{e}");
+        let e = open_engine(
+            &EngineSpec::from_json_text(r#"{"num_envs": 0, "step_reward": {"name": "shaped"}}"#).unwrap(),
+            Arc::clone(&pool),
+        )
+        .err()
+        .unwrap();
+        assert!(matches!(e, RegistryError::Engine(OpenError::Config(_))), "{e}");
     }
 }

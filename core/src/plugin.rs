@@ -1,7 +1,8 @@
 //! [`PluginSpec`]: which plugin a configuration asks for, as data. Resolving a spec into a
-//! plugin (a built-in by name, or a library loaded by path) is `floe-plugin-host`'s registry;
-//! the spec lives here so that configurations (the trainer's, the C API's) can name plugins
-//! without depending on the loader.
+//! plugin (a built-in by name, or a library loaded by path) is `floe-plugin-registry`'s job; the
+//! spec lives here, at the bottom, so that every configuration can name a plugin without
+//! depending on the loader: the trainer's, and the engine's step reward
+//! ([`crate::engine::EngineSpec::step_reward`]).
 
 use std::path::PathBuf;
 
