@@ -33,6 +33,7 @@ FLOE_REQUIRE_GPU=1 FLOE_CLI="${CARGO_TARGET_DIR:-$PWD/target}/release/floe" bash
 # The criterion benches, once each on small batches (figures come from `cargo bench` and
 # `floe bench`, never from tests).
 FLOE_BENCH_SMALL=1 cargo bench -p floe-core --features testing --bench engine -- --test
+FLOE_BENCH_SMALL=1 cargo bench -p floe-plugin-registry --bench step_reward -- --test
 # A C++ policy trained with libtorch through the C API must beat random actions on held-out
 # boards (about 2 minutes on 2 cores; prints its JSON line). A fixed number of updates and no
 # time cap keep the check deterministic on a slow machine.
