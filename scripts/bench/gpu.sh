@@ -7,8 +7,10 @@
 #     an adapter that cannot bind a batch's buffers refuses it with an error); the GPU records
 #     STEPS_PER_SUBMIT (default 64) steps per submission, the CPU uses every core;
 #   - verification: 1,000,000 3-agent 8x8 plans on both backends.
-# Builds the CLI without the embedded engineer (no llama.cpp to build), then runs for about
-# 3 minutes (SECONDS_PER, default 2, seconds per measurement, after a warm-up of a tenth of that).
+# Builds the CLI without the embedded engineer (no llama.cpp to build), or takes the `floe`
+# binary FLOE_BIN names (one built elsewhere, for a machine without a Rust toolchain), then runs
+# for about 3 minutes (SECONDS_PER, default 2, seconds per measurement, after a warm-up of a
+# tenth of that).
 # It needs a Vulkan (or Metal / DX12) adapter; with none, wgpu falls back to nothing and the
 # GPU rows fail, so run `vulkaninfo --summary` first if in doubt. Output: the JSON lines in
 # ${OUT:-out/bench-gpu}/bench.jsonl and the table on stdout.
@@ -16,8 +18,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-out/bench-gpu}
 mkdir -p "$OUT"
-cargo build --release --locked -p floe-cli --no-default-features >&2
-FLOE="${CARGO_TARGET_DIR:-$PWD/target}/release/floe"
+if [ -n "${FLOE_BIN:-}" ]; then
+    FLOE=$FLOE_BIN
+else
+    cargo build --release --locked -p floe-cli --no-default-features >&2
+    FLOE="${CARGO_TARGET_DIR:-$PWD/target}/release/floe"
+fi
 secs=${SECONDS_PER:-2}
 : >"$OUT/bench.jsonl"
 for radius in 2 5; do

@@ -36,8 +36,13 @@ cat >"$OUT/run.json" <<'JSON'
 JSON
 for arm in self fixed; do
     rm -rf "${OUT:?}/$arm"
+    # An arm cut off at ARM_SECONDS (status 124) keeps the rounds it finished; the next arm runs.
+    status=0
     timeout "${ARM_SECONDS:-220}" "$PY" -m floe.rounds --model "$MODEL" --out "$OUT/$arm" \
-        --config "$OUT/run.json" --engineer "$arm" 2>&1 | tee "$OUT/$arm.log" >&2
+        --config "$OUT/run.json" --engineer "$arm" 2>&1 | tee "$OUT/$arm.log" >&2 || status=$?
+    if [ "$status" -ne 0 ] && [ "$status" -ne 124 ]; then
+        exit "$status"
+    fi
 done
 # The figures per round, from the run folders.
 "$PY" - "$OUT" <<'PYEOF'
