@@ -351,3 +351,15 @@ def test_settings_are_checked():
         RoundsConfig(engineer_constraint="regex")
     config, notes = floe.round0_config(limits=LIMITS)
     assert [s["size"] for s in config["sizes"]] == [3, 4] and notes
+
+
+def test_the_shipped_settings_load():
+    """``configs/rounds/*.json``, which the docs and scripts/gpu/llm-rounds.sh name, are settings
+    ``--config`` takes: every key known, every value in range."""
+    folder = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "rounds")
+    names = sorted(os.listdir(folder))
+    assert names == ["cpu.json", "paper.json", "smollm2-h200.json"]
+    for name in names:
+        config = RoundsConfig.from_file(os.path.join(folder, name))
+        assert config.rounds >= 2 and config.trl, name
+    assert RoundsConfig.from_file(os.path.join(folder, "cpu.json")).trl["use_cpu"] is True

@@ -3,10 +3,12 @@
 # 8 minutes): SmolLM2-135M-Instruct, 3 rounds of GRPO with TRL, the trainee as its own engineer
 # (`self`) against the same rounds on round 0's configuration (`fixed`). For each round it prints
 # GRPO steps/s, generated tokens/s and the validation table (2 and 3 agents, 3x3-6x6, 25
-# instances a cell); the run folders are ${OUT:-out/gpu-llm-rounds}/self and .../fixed.
+# instances a cell); the settings are configs/rounds/smollm2-h200.json, the run folders
+# ${OUT:-out/gpu-llm-rounds}/self and .../fixed.
 # Needs the Python test environment of scripts/python.sh (PYTHON, default
 # .venv/python-test/bin/python) with a CUDA torch, and the model folder (made here from the GGUF
-# file if missing). Each arm is cut off after ARM_SECONDS (default 220) seconds.
+# file if missing). Each arm is cut off after ARM_SECONDS (default 220) seconds: on one H200 a
+# round took 80 to 110 s, so an arm finishes about two of its three rounds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PYTHON:-.venv/python-test/bin/python}
@@ -15,25 +17,7 @@ MODEL=third_party/models/SmolLM2-135M-Instruct
 [ -d "$MODEL" ] || "$PY" scripts/hf-model.py
 "$PY" -c 'import torch; assert torch.cuda.is_available(), "no CUDA device"; print(torch.cuda.get_device_name(0))' >&2
 mkdir -p "$OUT"
-cat >"$OUT/run.json" <<'JSON'
-{
-  "rounds": 3,
-  "epochs": 1,
-  "samples": 384,
-  "validation": {"sizes": [3, 4, 5, 6], "agents": [2, 3], "per_cell": 25},
-  "validation_max_tokens": 160,
-  "eval_batch": 200,
-  "engineer_max_tokens": 384,
-  "trl": {
-    "max_steps": 12,
-    "per_device_train_batch_size": 32,
-    "num_generations": 8,
-    "max_completion_length": 160,
-    "learning_rate": 2e-6,
-    "bf16": true
-  }
-}
-JSON
+cp configs/rounds/smollm2-h200.json "$OUT/run.json"
 for arm in self fixed; do
     rm -rf "${OUT:?}/$arm"
     # An arm cut off at ARM_SECONDS (status 124) keeps the rounds it finished; the next arm runs.
