@@ -12,6 +12,7 @@ loaded from a plugin library by path.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable, Optional
 
 from ._floe import Reward
@@ -67,14 +68,37 @@ def make_compute_score(
     return compute_score
 
 
-_default_score: Optional[Callable[..., float]] = None
+_scores: dict = {}
 
 
-def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs: Any) -> float:
-    """verl's reward entry point with the ``tiered`` reward: point verl's
-    ``custom_reward_function.path`` at this module (``floe/rewards.py``) and ``name`` at
-    ``compute_score``."""
-    global _default_score
-    if _default_score is None:
-        _default_score = make_compute_score()
-    return _default_score(data_source, solution_str, ground_truth, extra_info)
+def _plain(value: Any) -> Any:
+    """``value`` with every mapping a dict and every sequence but text a list (verl hands its
+    ``reward_kwargs`` over as OmegaConf containers)."""
+    if hasattr(value, "items"):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) or (hasattr(value, "__iter__") and not isinstance(value, (str, bytes))):
+        return [_plain(v) for v in value]
+    return value
+
+
+def compute_score(
+    data_source,
+    solution_str,
+    ground_truth,
+    extra_info=None,
+    reward: str = "tiered",
+    reward_params: Optional[dict] = None,
+    reward_library: Optional[str] = None,
+    **kwargs: Any,
+) -> float:
+    """verl's reward entry point: point verl's ``reward.custom_reward_function.path`` at the
+    module, ``pkg://floe.rewards`` (verl cannot load ``floe/rewards.py`` as a file: it imports
+    floe's extension), and ``name`` at ``compute_score``. The reward plugin is ``tiered`` unless
+    verl's ``reward_kwargs`` name another: ``reward`` (a name), ``reward_params`` (its
+    parameters), ``reward_library`` (a plugin library's path); each is made once."""
+    params = _plain(reward_params)
+    key = (reward, json.dumps(params, sort_keys=True), reward_library)
+    score = _scores.get(key)
+    if score is None:
+        score = _scores[key] = make_compute_score(reward, params, reward_library)
+    return score(data_source, solution_str, ground_truth, extra_info)

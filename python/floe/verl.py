@@ -55,6 +55,7 @@ DRIVER_KEYS = (
     "actor_rollout_ref.model.path",
     "reward.custom_reward_function.path",
     "reward.custom_reward_function.name",
+    "reward.custom_reward_function.reward_kwargs",
     "trainer.default_local_dir",
     "trainer.total_epochs",
     "trainer.experiment_name",
@@ -119,7 +120,11 @@ def read_verl_config(path: str) -> tuple:
 
 def check_overrides(values: dict, where: str = "verl") -> None:
     """Refuses keys the driver sets and a checkpoint frequency that would leave no checkpoint."""
-    own = sorted(k.lstrip("+~") for k in values if k.lstrip("+~") in DRIVER_KEYS)
+    def driver_sets(key: str) -> bool:
+        key = key.lstrip("+~")
+        return any(key == own or key.startswith(own + ".") for own in DRIVER_KEYS)
+
+    own = sorted(k.lstrip("+~") for k in values if driver_sets(k))
     if own:
         raise ConfigError(f"{where}: {', '.join(own)} are set by floe.verl for each round")
     if int(values.get("trainer.save_freq", -1)) <= 0:
@@ -188,10 +193,23 @@ class VerlRounds:
             # As a module, not a file: floe/rewards.py imports floe's extension relatively.
             "reward.custom_reward_function.path": REWARD_MODULE,
             "reward.custom_reward_function.name": "compute_score",
+            # The run's reward plugin, handed to compute_score by verl's reward_kwargs.
+            **self.reward_kwargs(),
             "trainer.default_local_dir": os.path.join(d, "checkpoints"),
             "trainer.total_epochs": self.cfg.epochs,
             "trainer.experiment_name": f"round-{r}",
         }
+
+    def reward_kwargs(self) -> dict:
+        """The run's reward plugin (``reward``, ``reward_params``, ``reward_library``) as verl's
+        ``reward_kwargs``, which verl passes to :func:`floe.compute_score` on every call."""
+        key = "+reward.custom_reward_function.reward_kwargs"
+        kwargs = {f"{key}.reward": self.cfg.reward}
+        if self.cfg.reward_params is not None:
+            kwargs[f"{key}.reward_params"] = self.cfg.reward_params
+        if self.cfg.reward_library is not None:
+            kwargs[f"{key}.reward_library"] = self.cfg.reward_library
+        return kwargs
 
     def trainer_command(self, r: int) -> list:
         """verl's trainer for round ``r``, as an argument list."""

@@ -169,6 +169,28 @@ def test_verls_reward_path_scores_with_floes_compute_score(tmp_path):
     assert got == pytest.approx(expected, abs=0) and got[0] == 1.0
 
 
+@needs_verl
+def test_the_runs_reward_plugin_reaches_verls_reward_function(tmp_path):
+    """The run's ``reward_params`` travel as verl's ``reward_kwargs`` to floe's compute_score."""
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+
+    data, overrides_ = read_verl_config(SMALL)
+    params = {"unparseable": 0.05, "invalid": 0.3}
+    cfg = RoundsConfig.from_dict({**data, "samples": 32, "reward_params": params})
+    run = VerlRounds(MODEL, str(tmp_path / "run"), cfg, overrides_, say=lambda _: None)
+    fn = get_custom_reward_fn(compose(run.trainer_overrides(0)))
+    inst = floe.generate(2, 4, count=1, seed=3)[0]
+    moves = floe.solve(inst)["moves"]
+    wrong = answer([moves[0][:-1], *moves[1:]])  # agent 0 stops one move short of its goal
+    texts = [wrong, "I cannot solve this."]
+    want = floe.Reward("tiered", params).score([inst] * 2, texts).tolist()
+    assert want != floe.Reward("tiered").score([inst] * 2, texts).tolist()
+    got = [fn(data_source=floe.datasets.DATA_SOURCE, solution_str=t, ground_truth=inst.to_json()) for t in texts]
+    assert got == pytest.approx(want, abs=0)
+    with pytest.raises(floe.ConfigError, match="set by floe.verl"):
+        VerlRounds(MODEL, str(tmp_path / "other"), cfg, {**overrides_, "+reward.custom_reward_function.reward_kwargs.reward": "x"})
+
+
 def test_dry_run_writes_round_0_and_verls_command(tmp_path):
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
