@@ -42,10 +42,11 @@ import sys
 import time
 from typing import Any, Callable, Optional
 
-from ._floe import ConfigError, Engineer, FloeError, engineer_context, round0_config, round_instances, validation_set
+from ._floe import ConfigError, Engineer, FloeError, round_instances, validation_set
 from .datasets import write_verl_parquet
-from .rounds.config import RoundsConfig
+from .rounds.config import RoundsConfig, add_run_flags, apply_run_flags, saved_run
 from .rounds.folder import RunFolder, RunState
+from .rounds.loop import design_round, load_model, record_round
 
 #: verl's keys the driver sets for each round; a configuration's ``verl`` section cannot set them.
 DRIVER_KEYS = (
@@ -234,32 +235,7 @@ class VerlRounds:
     # (1) The round's configuration.
     def design(self, r: int) -> tuple:
         """Round ``r``'s configuration and the record of how it came about."""
-        cfg, history = self.cfg, self.state.history
-        if r == 0:
-            if cfg.round0 is not None:
-                return cfg.round0, {"round": 0, "source": "round0", "notes": []}
-            config, notes = round0_config(limits=cfg.design_limits)
-            return config, {"round": 0, "source": "default", "notes": notes}
-        previous = history["rounds"][-1]["config"]
-        engineer = self.make_engineer()
-        if engineer is None:
-            return previous, {"round": r, "source": "fixed", "notes": []}
-        last = self.state.design(r - 1)
-        rationale = last.get("rationale") if last and last["source"] == "engineer" else None
-        args = dict(
-            rounds=cfg.rounds,
-            epochs=cfg.epochs,
-            samples=cfg.samples,
-            previous_rationale=rationale,
-            hyperparameters={"verl": self.verl},
-            limits=cfg.design_limits,
-            context=cfg.context,
-        )
-        self.folder.write_context_only(r, engineer_context(history, **args))
-        t0 = time.perf_counter()
-        asked = engineer.next_config(history, **args)
-        design = self.folder.write_design(r, asked, time.perf_counter() - t0)
-        return asked["config"], design
+        return design_round(r, self.cfg, self.state, self.folder, self.make_engineer, {"verl": self.verl})
 
     def make_engineer(self) -> Optional[Engineer]:
         if self._engineer_given or self.engineer is not None:
@@ -286,8 +262,6 @@ class VerlRounds:
         path = os.path.abspath(path)
         if path not in self._loaded:
             import torch
-
-            from .rounds.loop import load_model
 
             self._loaded.clear()
             self._loaded[path] = load_model(path, "cuda" if torch.cuda.is_available() else None)
@@ -340,42 +314,14 @@ class VerlRounds:
 
     # (5)–(6) The validation and the records.
     def finish(self, r: int, config: dict, trained: dict) -> dict:
-        from .rounds.validation import table, validate
+        from .rounds.validation import validate
 
-        cfg, folder, state = self.cfg, self.folder, self.state
-        model, tokenizer = self.load(folder.model_dir(r))
+        cfg = self.cfg
+        model, tokenizer = self.load(self.folder.model_dir(r))
         max_tokens = cfg.validation_max_tokens or int(self.verl.get("data.max_response_length", 512))
         counts = validate(model, tokenizer, self.validation, max_tokens=max_tokens, batch=cfg.eval_batch, system=cfg.system)
-        state.history["rounds"].append({"round": r, "config": config, "results": counts["per_size"]})
-        state.grpo_steps += trained["grpo_steps"]
-        seconds = counts["seconds"]
-        line = {
-            "stage": f"round {r}",
-            "round": r,
-            "config": config,
-            "valid_rate": counts["valid_rate"],
-            "optimal_rate": counts["optimal_rate"],
-            "grpo_step": state.grpo_steps,
-            "per_size": counts["per_size"],
-            "report": {"cells": counts["cells"]},
-            "design": state.design(r),
-            **trained,
-            "validation_s": seconds,
-            "validation_tokens": counts["generated_tokens"],
-            "validation_tokens_per_s": counts["generated_tokens"] / seconds if seconds > 0 else 0.0,
-        }
-        folder.append("rounds.jsonl", [line])
-        text = table(counts)
-        os.makedirs(folder.path("validation"), exist_ok=True)
-        with open(folder.path("validation", f"round-{r}.md"), "w", encoding="utf-8") as f:
-            f.write(f"# Validation after round {r}\n\n{text}")
-        with open(folder.path("eval.md"), "w", encoding="utf-8") as f:
-            f.write(text)
-        with open(folder.path("eval.json"), "w", encoding="utf-8") as f:
-            json.dump({"round": r, "cells": counts["cells"], "per_size": counts["per_size"]}, f, indent=1)
-        state.rounds_done = r + 1
-        folder.write_state(state)
-        return {**line, "table": text}
+        # verl logs its steps in verl/round-<r>/train.log, not in steps.jsonl.
+        return record_round(r, config, trained, counts, self.state, self.folder)
 
     def begin(self, r: int) -> dict:
         """Round ``r``'s configuration, recorded, and its data written; returns the configuration."""
@@ -443,14 +389,8 @@ def parse(argv: list) -> argparse.Namespace:
     p.add_argument("--model", help="a Hugging Face causal LM folder (round 0's actor)")
     p.add_argument("--out", required=True, help="the run folder (on a filesystem every Ray node sees)")
     p.add_argument("--verl-config", help="a YAML file: `floe` (floe.rounds settings) and `verl` (Hydra overrides)")
-    p.add_argument("--engineer", help="self (default), base, fixed, an http(s):// URL, or a floe engineer plugin")
-    p.add_argument("--engineer-model", help="with a URL: the model name the server expects")
-    p.add_argument("--rounds", type=int)
-    p.add_argument("--epochs", type=int)
-    p.add_argument("--samples", type=int)
-    p.add_argument("--seed", type=int)
+    add_run_flags(p)
     p.add_argument("--python", help="the Python that runs verl [this one]")
-    p.add_argument("--resume", action="store_true", help="continue the run in --out after its last finished round")
     p.add_argument("--dry-run", action="store_true", help="write the next round's data and print verl's command")
     p.add_argument("overrides", nargs="*", help="more verl overrides, key=value (over the file's)")
     return p.parse_args(argv)
@@ -458,13 +398,9 @@ def parse(argv: list) -> argparse.Namespace:
 
 def settings(a: argparse.Namespace) -> tuple:
     """``(model folder, RoundsConfig, verl overrides)`` that the flags ask for."""
-    saved_path = os.path.join(a.out, "config.json")
-    flags = (a.verl_config, a.engineer, a.engineer_model, a.rounds, a.epochs, a.samples, a.seed)
-    if a.resume and a.model is None and all(f is None for f in flags) and not a.overrides:
-        if os.path.exists(saved_path):
-            with open(saved_path, encoding="utf-8") as f:
-                saved = json.load(f)
-            return saved["model"], RoundsConfig.from_dict(saved["settings"]), saved["verl"]
+    saved = saved_run(a, a.verl_config is not None or bool(a.overrides))
+    if saved is not None:
+        return saved["model"], RoundsConfig.from_dict(saved["settings"]), saved["verl"]
     if a.model is None:
         raise ConfigError("--model: required (except with --resume alone, which reads the run's own)")
     data, verl = read_verl_config(a.verl_config) if a.verl_config else ({}, {})
@@ -475,12 +411,7 @@ def settings(a: argparse.Namespace) -> tuple:
         import yaml
 
         verl[key] = yaml.safe_load(value)
-    for key in ("engineer", "rounds", "epochs", "samples", "seed"):
-        if getattr(a, key) is not None:
-            data[key] = getattr(a, key)
-    if a.engineer_model is not None:
-        data["engineer_params"] = {**(data.get("engineer_params") or {}), "model": a.engineer_model}
-    return a.model, RoundsConfig.from_dict(data), verl
+    return a.model, RoundsConfig.from_dict(apply_run_flags(data, a)), verl
 
 
 def main(argv: Optional[list] = None) -> int:

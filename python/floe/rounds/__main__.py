@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from .._floe import ConfigError, FloeError
-from .config import RoundsConfig
+from .config import RoundsConfig, add_run_flags, apply_run_flags, saved_run
 from .loop import run_rounds
 
 
@@ -32,23 +31,14 @@ def parse(argv: list) -> argparse.Namespace:
     p.add_argument("--out", required=True, help="the run folder")
     p.add_argument("--config", help="a JSON file of floe.rounds settings (RoundsConfig), its `trl` TRL's arguments")
     p.add_argument("--trl-config", help="a JSON file of TRL GRPOConfig arguments, over the config's `trl`")
-    p.add_argument("--engineer", help="self (default), base, fixed, an http(s):// URL, or a floe engineer plugin")
-    p.add_argument("--engineer-model", help="with a URL: the model name the server expects")
-    p.add_argument("--rounds", type=int)
-    p.add_argument("--epochs", type=int)
-    p.add_argument("--samples", type=int)
-    p.add_argument("--seed", type=int)
-    p.add_argument("--resume", action="store_true", help="continue the run in --out after its last finished round")
+    add_run_flags(p)
     return p.parse_args(argv)
 
 
 def settings(a: argparse.Namespace) -> tuple:
     """The model folder and the settings the flags ask for."""
-    saved_path = os.path.join(a.out, "config.json")
-    flags = (a.config, a.trl_config, a.engineer, a.engineer_model, a.rounds, a.epochs, a.samples, a.seed)
-    if a.resume and a.model is None and all(f is None for f in flags) and os.path.exists(saved_path):
-        with open(saved_path, encoding="utf-8") as f:
-            saved = json.load(f)
+    saved = saved_run(a, a.config is not None or a.trl_config is not None)
+    if saved is not None:
         return saved["model"], RoundsConfig.from_dict(saved["settings"])
     if a.model is None:
         raise ConfigError("--model: required (except with --resume alone, which reads the run's own)")
@@ -64,12 +54,7 @@ def settings(a: argparse.Namespace) -> tuple:
         if not isinstance(trl, dict):
             raise ConfigError(f"{a.trl_config}: a JSON object of GRPOConfig arguments")
         data["trl"] = {**data.get("trl", {}), **trl}
-    for key in ("engineer", "rounds", "epochs", "samples", "seed"):
-        if getattr(a, key) is not None:
-            data[key] = getattr(a, key)
-    if a.engineer_model is not None:
-        data["engineer_params"] = {**(data.get("engineer_params") or {}), "model": a.engineer_model}
-    return a.model, RoundsConfig.from_dict(data)
+    return a.model, RoundsConfig.from_dict(apply_run_flags(data, a))
 
 
 def main(argv: list | None = None) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -146,3 +147,43 @@ class RoundsConfig:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: a JSON object of settings, not {type(data).__name__}")
         return cls.from_dict(data)
+
+
+#: The settings a command-line flag of the same name sets (``python -m floe.rounds``,
+#: ``python -m floe.verl``).
+FLAG_SETTINGS = ("engineer", "rounds", "epochs", "samples", "seed")
+
+
+def add_run_flags(parser: Any) -> None:
+    """The flags both drivers take besides their own: the engineer, the settings of
+    :data:`FLAG_SETTINGS`, and ``--resume``."""
+    parser.add_argument("--engineer", help="self (default), base, fixed, an http(s):// URL, or a floe engineer plugin")
+    parser.add_argument("--engineer-model", help="with a URL: the model name the server expects")
+    for key in FLAG_SETTINGS[1:]:
+        parser.add_argument(f"--{key}", type=int)
+    parser.add_argument("--resume", action="store_true", help="continue the run in --out after its last finished round")
+
+
+def run_flags_given(a: Any) -> bool:
+    """Whether any flag of :func:`add_run_flags` but ``--resume`` was given."""
+    return a.engineer_model is not None or any(getattr(a, key) is not None for key in FLAG_SETTINGS)
+
+
+def apply_run_flags(data: dict, a: Any) -> dict:
+    """``data`` (settings as a dict) with the flags of :func:`add_run_flags` over it."""
+    for key in FLAG_SETTINGS:
+        if getattr(a, key) is not None:
+            data[key] = getattr(a, key)
+    if a.engineer_model is not None:
+        data["engineer_params"] = {**(data.get("engineer_params") or {}), "model": a.engineer_model}
+    return data
+
+
+def saved_run(a: Any, other_flags: bool) -> Optional[dict]:
+    """The run folder's own ``config.json`` when ``--resume`` is given alone (no ``--model``, no
+    other flag): a resumed run takes its model and settings from there; else None."""
+    path = os.path.join(a.out, "config.json")
+    if not (a.resume and a.model is None and not other_flags and not run_flags_given(a) and os.path.exists(path)):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)

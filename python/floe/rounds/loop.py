@@ -41,6 +41,96 @@ def load_model(path: str, device: Optional[Any] = None) -> tuple:
     return model, tokenizer
 
 
+def design_round(
+    r: int,
+    cfg: RoundsConfig,
+    state: RunState,
+    folder: RunFolder,
+    engineer: Callable[[], Optional[Engineer]],
+    hyperparameters: dict,
+) -> tuple:
+    """Round ``r``'s configuration and the record of how it came about: round 0's (``round0``
+    or floe's default clamped into the limits), the previous one when ``engineer()`` is None
+    (``fixed``), else the engineer's, asked with the run's history and adopted as ``floe train``
+    adopts it; ``hyperparameters`` go into the engineer's context. Shared by the TRL and the
+    verl drivers."""
+    history = state.history
+    if r == 0:
+        if cfg.round0 is not None:
+            return cfg.round0, {"round": 0, "source": "round0", "notes": []}
+        config, notes = round0_config(limits=cfg.design_limits)
+        return config, {"round": 0, "source": "default", "notes": notes}
+    previous = history["rounds"][-1]["config"]
+    asker = engineer()
+    if asker is None:
+        return previous, {"round": r, "source": "fixed", "notes": []}
+    last = state.design(r - 1)
+    rationale = last.get("rationale") if last and last["source"] == "engineer" else None
+    args = dict(
+        rounds=cfg.rounds,
+        epochs=cfg.epochs,
+        samples=cfg.samples,
+        previous_rationale=rationale,
+        hyperparameters=hyperparameters,
+        limits=cfg.design_limits,
+        context=cfg.context,
+    )
+    # What the engineer is given is on disk before it is asked (the run may die waiting).
+    folder.write_context_only(r, engineer_context(history, **args))
+    t0 = time.perf_counter()
+    asked = asker.next_config(history, **args)
+    design = folder.write_design(r, asked, time.perf_counter() - t0)
+    return asked["config"], design
+
+
+def record_round(
+    r: int,
+    config: dict,
+    trained: dict,
+    counts: dict,
+    state: RunState,
+    folder: RunFolder,
+    steps: Optional[list] = None,
+) -> dict:
+    """Writes round ``r``'s records: the history the engineer reads, ``rounds.jsonl`` (the
+    validation ``counts``, the configuration, how it came about, ``trained``'s figures),
+    ``steps.jsonl`` (``steps``, when the trainer logged them), the validation tables, and the
+    state, after which the round counts as done. Returns the ``rounds.jsonl`` line with the
+    table as ``table``. Shared by the TRL and the verl drivers."""
+    state.history["rounds"].append({"round": r, "config": config, "results": counts["per_size"]})
+    state.grpo_steps += trained["grpo_steps"]
+    seconds = counts["seconds"]
+    line = {
+        "stage": f"round {r}",
+        "round": r,
+        "config": config,
+        "valid_rate": counts["valid_rate"],
+        "optimal_rate": counts["optimal_rate"],
+        "grpo_step": state.grpo_steps,
+        "per_size": counts["per_size"],
+        "report": {"cells": counts["cells"]},
+        "design": state.design(r),
+        **trained,
+        "validation_s": seconds,
+        "validation_tokens": counts["generated_tokens"],
+        "validation_tokens_per_s": counts["generated_tokens"] / seconds if seconds > 0 else 0.0,
+    }
+    if steps is not None:
+        folder.append("steps.jsonl", steps)
+    folder.append("rounds.jsonl", [line])
+    text = table(counts)
+    os.makedirs(folder.path("validation"), exist_ok=True)
+    with open(folder.path("validation", f"round-{r}.md"), "w", encoding="utf-8") as f:
+        f.write(f"# Validation after round {r}\n\n{text}")
+    with open(folder.path("eval.md"), "w", encoding="utf-8") as f:
+        f.write(text)
+    with open(folder.path("eval.json"), "w", encoding="utf-8") as f:
+        json.dump({"round": r, "cells": counts["cells"], "per_size": counts["per_size"]}, f, indent=1)
+    state.rounds_done = r + 1
+    folder.write_state(state)
+    return {**line, "table": text}
+
+
 class Rounds:
     """One run: its settings, folder, state, trainee and engineer. :func:`run_rounds` makes
     one and runs it."""
@@ -96,32 +186,9 @@ class Rounds:
     # (1) The round's configuration.
     def design(self, r: int) -> tuple:
         """Round ``r``'s configuration and the record of how it came about."""
-        cfg, history = self.cfg, self.state.history
-        if r == 0:
-            if cfg.round0 is not None:
-                return cfg.round0, {"round": 0, "source": "round0", "notes": []}
-            config, notes = round0_config(limits=cfg.design_limits)
-            return config, {"round": 0, "source": "default", "notes": notes}
-        previous = history["rounds"][-1]["config"]
-        if self.engineer is None:
-            return previous, {"round": r, "source": "fixed", "notes": []}
-        last = self.state.design(r - 1)
-        rationale = last.get("rationale") if last and last["source"] == "engineer" else None
-        args = dict(
-            rounds=cfg.rounds,
-            epochs=cfg.epochs,
-            samples=cfg.samples,
-            previous_rationale=rationale,
-            hyperparameters={"trl": cfg.trl_args()},
-            limits=cfg.design_limits,
-            context=cfg.context,
+        return design_round(
+            r, self.cfg, self.state, self.folder, lambda: self.engineer, {"trl": self.cfg.trl_args()}
         )
-        # What the engineer is given is on disk before it is asked (the run may die waiting).
-        self.folder.write_context_only(r, engineer_context(history, **args))
-        t0 = time.perf_counter()
-        asked = self.engineer.next_config(history, **args)
-        design = self.folder.write_design(r, asked, time.perf_counter() - t0)
-        return asked["config"], design
 
     # (2)–(3) The round's prompts and GRPO.
     def train(self, r: int, config: dict) -> dict:
@@ -182,41 +249,11 @@ class Rounds:
         counts = validate(
             self.model, self.tokenizer, self.validation, max_tokens=max_tokens, batch=cfg.eval_batch, system=cfg.system
         )
-        state.history["rounds"].append({"round": r, "config": config, "results": counts["per_size"]})
         steps = []
         for e in trained.pop("log"):
             e.update(phase="grpo", round=r, step=state.grpo_steps + int(e["step"]) - 1)
             steps.append(e)
-        state.grpo_steps += trained["grpo_steps"]
-        seconds = counts["seconds"]
-        line = {
-            "stage": f"round {r}",
-            "round": r,
-            "config": config,
-            "valid_rate": counts["valid_rate"],
-            "optimal_rate": counts["optimal_rate"],
-            "grpo_step": state.grpo_steps,
-            "per_size": counts["per_size"],
-            "report": {"cells": counts["cells"]},
-            "design": state.design(r),
-            **trained,
-            "validation_s": seconds,
-            "validation_tokens": counts["generated_tokens"],
-            "validation_tokens_per_s": counts["generated_tokens"] / seconds if seconds > 0 else 0.0,
-        }
-        folder.append("steps.jsonl", steps)
-        folder.append("rounds.jsonl", [line])
-        text = table(counts)
-        os.makedirs(folder.path("validation"), exist_ok=True)
-        with open(folder.path("validation", f"round-{r}.md"), "w", encoding="utf-8") as f:
-            f.write(f"# Validation after round {r}\n\n{text}")
-        with open(folder.path("eval.md"), "w", encoding="utf-8") as f:
-            f.write(text)
-        with open(folder.path("eval.json"), "w", encoding="utf-8") as f:
-            json.dump({"round": r, "cells": counts["cells"], "per_size": counts["per_size"]}, f, indent=1)
-        state.rounds_done = r + 1
-        folder.write_state(state)
-        return {**line, "table": text}
+        return record_round(r, config, trained, counts, state, folder, steps)
 
     def run(self) -> RunState:
         """Runs the rounds not done yet."""
