@@ -238,6 +238,20 @@ pub struct StepBuffersMut<'a> {
 }
 
 impl StepBuffersMut<'_> {
+    /// The same buffers lent again for one call, so that they can be read after it (an engine
+    /// that wraps another passes them on this way).
+    pub fn reborrow(&mut self) -> StepBuffersMut<'_> {
+        StepBuffersMut {
+            obs: self.obs,
+            final_obs: self.final_obs,
+            rewards: self.rewards,
+            events: self.events,
+            terminated: self.terminated,
+            truncated: self.truncated,
+            info: self.info,
+        }
+    }
+
     /// Checks every length against `sizes`.
     ///
     /// # Errors

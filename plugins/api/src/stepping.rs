@@ -3,7 +3,7 @@
 //! play, then writes the plugin's rewards in place of the engine's own ([`RewardWeights`]).
 //! Everything else a step writes (observations, events, flags, info) is the engine's, unchanged.
 //! `floe_plugin_registry::open_engine` builds one from an engine spec's `step_reward`, which is
-//! how the C API, Python and the CLI reach it.
+//! how the C API and Python reach it.
 //!
 //! # A step's outcomes
 //! - **Which agents:** every agent slot that held an agent in play when the step began (not
@@ -33,6 +33,7 @@ use floe_core::engine::{
     event, BufferSizes, Engine, EngineError, EnvConfig, EnvState, InstancePool, StepBuffersMut,
 };
 use floe_core::grid::{Pos, UNREACHABLE};
+use floe_core::Move;
 
 use crate::records::{step_flags, StepOutcome, UNKNOWN};
 use crate::traits::RewardFn;
@@ -77,16 +78,12 @@ pub struct RewardedEngine {
     inner: Box<dyn Engine>,
     reward: Box<dyn RewardFn>,
     /// Per pool instance, once played: each agent's distance to its goal from every cell,
-    /// agent-major, [`FAR`] where the goal cannot be reached (two bytes a cell, so that more
-    /// maps stay in cache: these reads are most of what the outcomes cost).
-    distances: Vec<Option<Box<[u16]>>>,
+    /// agent-major ([`UNKNOWN`] where the goal cannot be reached).
+    distances: Vec<Option<Box<[u32]>>>,
     /// Per environment, since the last reset (empty before the first).
     envs: Vec<Playing>,
     /// Per agent slot: its cell (row · width + column), or [`GONE`].
     cells: Vec<u32>,
-    /// Per agent slot: its distance to its goal now ([`UNKNOWN`] where unreachable), so that a
-    /// step reads a map only for an agent that moved.
-    now: Vec<u32>,
     outcomes: Vec<StepOutcome>,
     slots: Vec<usize>,
     scores: Vec<f32>,
@@ -98,26 +95,8 @@ impl fmt::Debug for RewardedEngine {
     }
 }
 
-/// Borrows a step's buffers again for one call, so that they can be read after it.
-fn again<'a>(out: &'a mut StepBuffersMut<'_>) -> StepBuffersMut<'a> {
-    StepBuffersMut {
-        obs: out.obs,
-        final_obs: out.final_obs,
-        rewards: out.rewards,
-        events: out.events,
-        terminated: out.terminated,
-        truncated: out.truncated,
-        info: out.info,
-    }
-}
-
-/// An unreachable cell in a distance map. A shortest path visits each of a grid's at most
-/// 65,536 cells once, and a grid that has a hole to make a long path has fewer frozen cells, so
-/// no distance reaches it.
-const FAR: u16 = u16::MAX;
-
 /// Every agent's distance to its goal from every cell of pool instance `i`, agent-major.
-fn distance_maps(pool: &InstancePool, i: usize) -> Box<[u16]> {
+fn distance_maps(pool: &InstancePool, i: usize) -> Box<[u32]> {
     let grid = pool.grid(i);
     let (_, _, agents) = pool.dims(i);
     (0..agents as usize)
@@ -125,29 +104,15 @@ fn distance_maps(pool: &InstancePool, i: usize) -> Box<[u16]> {
             let (row, col) = pool.goal(i, a);
             grid.distances_from(grid.cell(Pos::new(row, col)))
         })
-        .map(|d| u16::try_from(d).ok().filter(|&d| d != FAR).unwrap_or(FAR))
         .collect()
 }
 
-/// A map's entry as an outcome's distance.
-fn distance(d: u16) -> u32 {
-    if d == FAR {
-        UNKNOWN
-    } else {
-        u32::from(d)
-    }
-}
-
-/// The cell an agent on `cell` reaches with action `action` (1 up, 2 down, 3 left, 4 right) on
-/// a grid `width` wide, when the engine says it moved.
+/// The cell an agent on `cell` reaches with action `action` on a grid `width` wide, when the
+/// engine says it moved (so the move stays on the grid).
 fn moved(cell: u32, action: u8, width: u32) -> u32 {
-    match action {
-        1 => cell - width,
-        2 => cell + width,
-        3 => cell - 1,
-        4 => cell + 1,
-        _ => cell,
-    }
+    let (dr, dc) = Move::from_code(action).map_or((0, 0), Move::delta);
+    let to = i64::from(cell) + dr * i64::from(width) + dc;
+    u32::try_from(to).unwrap_or(cell)
 }
 
 impl RewardedEngine {
@@ -162,7 +127,6 @@ impl RewardedEngine {
             distances: vec![None; instances],
             envs: Vec::new(),
             cells: Vec::new(),
-            now: Vec::new(),
             outcomes: Vec::new(),
             slots: Vec::new(),
             scores: Vec::new(),
@@ -188,26 +152,17 @@ impl RewardedEngine {
         &self.slots
     }
 
-    /// Reads the environments `which` selects, and their agents' cells and distances, from
-    /// `state`.
+    /// Reads the environments `which` selects, and their agents' cells, from `state`.
     fn read(&mut self, state: &EnvState, which: impl Fn(usize) -> bool) {
         let k = self.inner.pool().max_agents();
-        let pool = Arc::clone(self.inner.pool());
         self.envs.resize(state.envs.len(), Playing { instance: 0, width: 1, agents: 0 });
         self.cells.resize(state.agents.len(), GONE);
-        self.now.resize(state.agents.len(), UNKNOWN);
         for (e, rec) in state.envs.iter().enumerate().filter(|&(e, _)| which(e)) {
-            let env =
+            self.envs[e] =
                 Playing { instance: rec.instance as usize, width: rec.width, agents: rec.agents as usize };
-            self.envs[e] = env;
-            let maps = self.distances[env.instance].get_or_insert_with(|| distance_maps(&pool, env.instance));
-            let area = maps.len() / env.agents.max(1);
             for (a, ag) in state.agents[e * k..(e + 1) * k].iter().enumerate() {
-                let in_play = a < env.agents && ag.active != 0;
-                let cell = ag.row * rec.width + ag.col;
-                self.cells[e * k + a] = if in_play { cell } else { GONE };
-                self.now[e * k + a] =
-                    if in_play { distance(maps[a * area + cell as usize]) } else { UNKNOWN };
+                let in_play = a < rec.agents as usize && ag.active != 0;
+                self.cells[e * k + a] = if in_play { ag.row * rec.width + ag.col } else { GONE };
             }
         }
     }
@@ -217,7 +172,7 @@ impl RewardedEngine {
     fn follow(&mut self, actions: &[u8], events: &[u32]) {
         let k = self.inner.pool().max_agents();
         let pool = Arc::clone(self.inner.pool());
-        let Self { distances, envs, cells, now, outcomes, slots, .. } = self;
+        let Self { distances, envs, cells, outcomes, slots, .. } = self;
         outcomes.clear();
         slots.clear();
         for (e, env) in envs.iter().enumerate() {
@@ -230,24 +185,16 @@ impl RewardedEngine {
                     continue;
                 }
                 let (ev, act) = (events[slot], actions[slot]);
+                let dist = &maps[a * area..(a + 1) * area];
                 let dropped = ev & event::INACTIVE != 0;
-                let prev = now[slot];
-                let (there, new) = if dropped {
-                    (GONE, UNKNOWN)
-                } else if ev & event::MOVED != 0 {
-                    let there = moved(here, act, env.width);
-                    (there, distance(maps[a * area + there as usize]))
-                } else {
-                    (here, prev)
-                };
+                let there = if ev & event::MOVED != 0 { moved(here, act, env.width) } else { here };
                 outcomes.push(StepOutcome {
-                    prev_distance: prev,
-                    new_distance: new,
+                    prev_distance: dist[here as usize],
+                    new_distance: if dropped { UNKNOWN } else { dist[there as usize] },
                     flags: step_flags_of(ev, act),
                 });
                 slots.push(slot);
-                cells[slot] = there;
-                now[slot] = new;
+                cells[slot] = if dropped { GONE } else { there };
             }
         }
     }
@@ -290,7 +237,7 @@ impl Engine for RewardedEngine {
     /// The engine's; [`EngineError::StepReward`] when the plugin fails, after the step has
     /// happened (every output but the rewards is the step's; the rewards are the engine's own).
     fn step(&mut self, actions: &[u8], mut out: StepBuffersMut<'_>) -> Result<(), EngineError> {
-        self.inner.step(actions, again(&mut out))?;
+        self.inner.step(actions, out.reborrow())?;
         self.follow(actions, out.events);
         let ended = |e: usize| out.terminated[e] != 0 || out.truncated[e] != 0;
         if (0..self.envs.len()).any(ended) {
