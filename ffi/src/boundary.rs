@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use floe_core::engine::EngineError;
+use floe_core::engine::{EngineError, OpenError};
 use floe_plugin_api::{ConfigError, PluginError};
 
 /// The status every function returns: `FLOE_STATUS_*` of `floe_types.h`.
@@ -62,6 +62,18 @@ impl From<EngineError> for Error {
             _ => status::BAD_INPUT,
         };
         Self::new(status, e.to_string())
+    }
+}
+
+/// A refusal to open an engine.
+impl From<OpenError> for Error {
+    fn from(e: OpenError) -> Self {
+        let code = match e {
+            OpenError::Config(_) => status::CONFIG,
+            OpenError::Gpu(_) => status::GPU,
+            OpenError::NotBuilt => status::NOT_BUILT,
+        };
+        Self::new(code, e.to_string())
     }
 }
 

@@ -4,10 +4,8 @@
 use std::ffi::c_char;
 use std::sync::{Arc, Mutex};
 
-use floe_core::engine::{
-    AgentRecord, BufferSizes, Engine, EngineSpec, EnvInfo, EnvRecord, OpenError, StepBuffersMut,
-};
-use floe_plugin_registry::{self as registry, RegistryError};
+use floe_core::engine::{AgentRecord, BufferSizes, Engine, EngineSpec, EnvInfo, EnvRecord, StepBuffersMut};
+use floe_plugin_registry as registry;
 
 use crate::boundary::{
     check_out, floe_status, guard, non_null, slice, slice_mut, status, str_arg, write_out, write_string,
@@ -111,16 +109,6 @@ unsafe fn step_buffers<'a>(b: *const floe_step_buffers) -> Result<StepBuffersMut
     Ok(StepBuffersMut { obs, final_obs, rewards, events, terminated, truncated, info })
 }
 
-/// The C status of a refusal to open an engine.
-fn open_status(e: OpenError) -> Error {
-    let code = match e {
-        OpenError::Config(_) => status::CONFIG,
-        OpenError::Gpu(_) => status::GPU,
-        OpenError::NotBuilt => status::NOT_BUILT,
-    };
-    Error::new(code, e.to_string())
-}
-
 /// Makes an engine of `num_envs` environments playing `pool`'s instances.
 ///
 /// `config_json` (NULL for the defaults) is an object whose fields are all optional:
@@ -166,12 +154,10 @@ pub unsafe extern "C" fn floe_engine_new(
         } else {
             // SAFETY: a NUL-terminated string (not NULL here).
             let text = unsafe { str_arg(config_json, "config_json") }?;
-            EngineSpec::from_json_text(text).map_err(open_status)?
+            EngineSpec::from_json_text(text).map_err(Error::from)?
         };
-        let engine = registry::open_engine(&spec, Arc::clone(&pool.packed)).map_err(|e| match e {
-            RegistryError::Engine(e) => open_status(e),
-            other => crate::plugins::registry_error(other),
-        })?;
+        let engine =
+            registry::open_engine(&spec, Arc::clone(&pool.packed)).map_err(crate::plugins::registry_error)?;
         let handle = handles::new(floe_engine { inner: Mutex::new(engine) });
         // SAFETY: checked not NULL; writable by the caller's contract.
         unsafe { write_out(out, handle, "out") }

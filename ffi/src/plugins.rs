@@ -31,8 +31,12 @@ enum Object {
 
 /// A registry error as a status: the plugin's own code when it refused, FLOE_STATUS_FAILED for a
 /// library that does not load, FLOE_STATUS_CONFIG for a step-only reward asked to score plans
-/// (or a plan-only one asked to score steps).
+/// (or a plan-only one asked to score steps), and an engine that did not open as
+/// `floe_engine_new` reports it.
 pub(crate) fn registry_error(e: RegistryError) -> Error {
+    if let RegistryError::Engine(e) = e {
+        return Error::from(e);
+    }
     let code = match &e {
         RegistryError::Plugin { source, .. } => source.code(),
         RegistryError::Load(_) => status::FAILED,

@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex};
 
 use floe_core::engine::{
     unpack_bits as unpack, BufferSizes, Engine as CoreEngine, EngineSpec, EnvInfo, InstancePool, ObsFormat,
-    OpenError, Optima, StepBuffersMut,
+    Optima, StepBuffersMut,
 };
-use floe_plugin_registry::{open_engine, RegistryError};
+use floe_plugin_registry::open_engine;
 use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
-use crate::errors::{bad_input, config_text, engine};
+use crate::errors::{bad_input, engine};
 use crate::instances::{py_to_json, Instance};
 
 /// The engine's spec from a dict or JSON text: `backend` ("cpu" or "gpu"), the fields of
@@ -24,16 +24,7 @@ use crate::instances::{py_to_json, Instance};
 fn parse_spec(config: Option<&Bound<'_, PyAny>>) -> PyResult<EngineSpec> {
     match config {
         None => Ok(EngineSpec::default()),
-        Some(c) => EngineSpec::from_json_text(&py_to_json(c)?).map_err(open_error),
-    }
-}
-
-/// A refusal to open an engine: `ConfigError` for a configuration that does not parse or is out
-/// of range (the GPU's limits included), `EngineFailed` when no GPU opens or it is not built.
-fn open_error(e: OpenError) -> PyErr {
-    match e {
-        OpenError::Config(m) => config_text(m),
-        other => crate::errors::EngineFailed::new_err(other.to_string()),
+        Some(c) => EngineSpec::from_json_text(&py_to_json(c)?).map_err(crate::errors::open),
     }
 }
 
@@ -128,10 +119,7 @@ impl Engine {
         let pool = Arc::new(
             py.detach(|| InstancePool::new(&insts, Optima::solve_missing(solve_missing))).map_err(engine)?,
         );
-        let inner = open_engine(&spec, Arc::clone(&pool)).map_err(|e| match e {
-            RegistryError::Engine(e) => open_error(e),
-            other => crate::errors::registry(other),
-        })?;
+        let inner = open_engine(&spec, Arc::clone(&pool)).map_err(crate::errors::registry)?;
         let sizes = inner.sizes();
         let (b, k, s) = (sizes.num_envs, sizes.max_agents, sizes.obs_stride);
         Ok(Self {

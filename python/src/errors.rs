@@ -1,7 +1,7 @@
 //! floe's errors as Python exceptions: one class per kind of failure, all under `floe.FloeError`,
 //! each carrying the Rust message unchanged.
 
-use floe_core::engine::EngineError;
+use floe_core::engine::{EngineError, OpenError};
 use floe_plugin_api::{ConfigError as ApiConfigError, PluginError};
 use floe_plugin_registry::RegistryError;
 use pyo3::exceptions::PyException;
@@ -83,7 +83,20 @@ pub fn plugin(e: PluginError) -> PyErr {
     }
 }
 
+/// A refusal to open an engine: `ConfigError` for a configuration that does not parse or is out
+/// of range (the GPU's limits included), `EngineFailed` when no GPU opens or it is not built.
+pub fn open(e: OpenError) -> PyErr {
+    match e {
+        OpenError::Config(m) => config_text(m),
+        other => EngineFailed::new_err(other.to_string()),
+    }
+}
+
+/// A registry error as the exception of its kind; an engine that did not open as [`open`] says.
 pub fn registry(e: RegistryError) -> PyErr {
+    if let RegistryError::Engine(e) = e {
+        return open(e);
+    }
     match &e {
         RegistryError::Plugin { source: PluginError::Config(_), .. } => ConfigError::new_err(e.to_string()),
         RegistryError::Plugin { source: PluginError::UnknownPlugin(_), .. } => {

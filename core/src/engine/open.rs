@@ -74,7 +74,7 @@ pub struct EngineSpec {
     /// A reward plugin that scores every step in place of the configuration's reward weights:
     /// called once per step batch with one step outcome per agent in play. floe-core only
     /// carries the name: `floe_plugin_registry::open_engine` loads the plugin and opens the
-    /// engine with it (the C API, Python and the CLI open engines there); [`open`] refuses a
+    /// engine with it (the C API and Python open engines there); [`open`] refuses a
     /// spec that names one.
     pub step_reward: Option<PluginSpec>,
 }

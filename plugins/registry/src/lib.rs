@@ -158,8 +158,8 @@ pub fn step_reward(spec: &PluginSpec) -> Result<Box<dyn RewardFn>, RegistryError
 
 /// Opens the engine `spec` describes, playing `pool`'s instances: floe-core's
 /// [`open`](floe_core::engine::open()), and with a `step_reward` the plugin it names (through
-/// [`step_reward`]) scoring every step ([`RewardedEngine`]). The C API, Python and the CLI open
-/// engines here.
+/// [`step_reward`]) scoring every step ([`RewardedEngine`]). The C API and Python open engines
+/// here.
 ///
 /// # Errors
 /// [`RegistryError::Engine`] for what floe-core refuses; as [`step_reward`] for the plugin.
