@@ -76,7 +76,7 @@ def _plain(value: Any) -> Any:
     ``reward_kwargs`` over as OmegaConf containers)."""
     if hasattr(value, "items"):
         return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)) or (hasattr(value, "__iter__") and not isinstance(value, (str, bytes))):
+    if hasattr(value, "__iter__") and not isinstance(value, (str, bytes)):
         return [_plain(v) for v in value]
     return value
 

@@ -34,7 +34,6 @@ configuration, dotted keys). ``--dry-run`` writes round 0's data and prints verl
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import subprocess
@@ -221,8 +220,9 @@ class VerlRounds:
         return [self.python, "-m", "verl.model_merger", "merge", "--backend", "fsdp",
                 "--local_dir", actor_dir, "--target_dir", target]  # fmt: skip
 
-    def last_checkpoint(self, r: int) -> str:
-        """The actor folder of round ``r``'s last checkpoint (verl's tracker file names it)."""
+    def last_checkpoint(self, r: int) -> tuple:
+        """``(step, actor folder)`` of round ``r``'s last checkpoint (verl's tracker file names
+        its step)."""
         ckpt = os.path.join(self.round_dir(r), "checkpoints")
         tracker = os.path.join(ckpt, "latest_checkpointed_iteration.txt")
         try:
@@ -230,12 +230,12 @@ class VerlRounds:
                 step = int(f.read().strip())
         except (OSError, ValueError) as e:
             raise FloeError(f"round {r}: verl left no checkpoint ({e})") from e
-        return os.path.join(ckpt, f"global_step_{step}", "actor")
+        return step, os.path.join(ckpt, f"global_step_{step}", "actor")
 
     # (1) The round's configuration.
-    def design(self, r: int) -> tuple:
-        """Round ``r``'s configuration and the record of how it came about."""
-        return design_round(r, self.cfg, self.state, self.folder, self.make_engineer, {"verl": self.verl})
+    def design(self, r: int) -> dict:
+        """Round ``r``'s configuration, its design recorded."""
+        return design_round(r, self.cfg, self.state, self.folder, self.make_engineer, {"verl": self.verl}, self.say)
 
     def make_engineer(self) -> Optional[Engineer]:
         if self._engineer_given or self.engineer is not None:
@@ -302,14 +302,13 @@ class VerlRounds:
 
         log = os.path.join(self.round_dir(r), "train.log")
         seconds = self.run_logged(self.trainer_command(r), log)
-        actor = self.last_checkpoint(r)
+        step, actor = self.last_checkpoint(r)
         target = self.folder.model_dir(r)
         tmp = target + ".tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         self.run_logged(self.merge_command(r, actor, tmp), log)
         shutil.rmtree(target, ignore_errors=True)
         os.replace(tmp, target)
-        step = int(os.path.basename(os.path.dirname(actor)).split("_")[-1])
         return {"grpo_steps": step, "train_s": seconds, "steps_per_s": step / seconds if seconds > 0 else 0.0}
 
     # (5)–(6) The validation and the records.
@@ -325,11 +324,7 @@ class VerlRounds:
 
     def begin(self, r: int) -> dict:
         """Round ``r``'s configuration, recorded, and its data written; returns the configuration."""
-        config, design = self.design(r)
-        self.state.designs = [d for d in self.state.designs if d["round"] < r] + [design]
-        notes = "; ".join(design["notes"])
-        self.say(f"round {r}: configuration from {design['source']}{': ' + notes if notes else ''}")
-        self.say(f"round {r}: {json.dumps(config)}")
+        config = self.design(r)
         n = self.write_data(r, config)
         with open(os.path.join(self.round_dir(r), "command.sh"), "w", encoding="utf-8") as f:
             f.write(shlex.join(self.trainer_command(r)) + "\n")

@@ -104,7 +104,7 @@ def test_the_rounds_parquet_loads_through_verls_dataset(tmp_path):
     ds = create_rl_dataset([values["data.train_files"]], data_config, tokenizer, None, is_train=True)
     assert isinstance(ds, RLHFDataset)
     # The round's instances, as the driver made them (round 0's configuration, seed + 0).
-    design_config, _ = run.design(0)
+    design_config = run.design(0)
     instances = floe.round_instances(design_config, 40, seed=run.cfg.seed)
     assert len(ds) == len(instances) == 40
     for i, inst in enumerate(instances):

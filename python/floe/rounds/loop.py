@@ -48,12 +48,30 @@ def design_round(
     folder: RunFolder,
     engineer: Callable[[], Optional[Engineer]],
     hyperparameters: dict,
+    say: Callable[[str], None],
+) -> dict:
+    """Round ``r``'s configuration: round 0's (``round0`` or floe's default clamped into the
+    limits), the previous one when ``engineer()`` is None (``fixed``), else the engineer's, asked
+    with the run's history and adopted as ``floe train`` adopts it; ``hyperparameters`` go into
+    the engineer's context. How it came about is recorded in ``state.designs`` and said. Shared
+    by the TRL and the verl drivers."""
+    config, design = _design(r, cfg, state, folder, engineer, hyperparameters)
+    state.designs = [d for d in state.designs if d["round"] < r] + [design]
+    notes = "; ".join(design["notes"])
+    say(f"round {r}: configuration from {design['source']}{': ' + notes if notes else ''}")
+    say(f"round {r}: {json.dumps(config)}")
+    return config
+
+
+def _design(
+    r: int,
+    cfg: RoundsConfig,
+    state: RunState,
+    folder: RunFolder,
+    engineer: Callable[[], Optional[Engineer]],
+    hyperparameters: dict,
 ) -> tuple:
-    """Round ``r``'s configuration and the record of how it came about: round 0's (``round0``
-    or floe's default clamped into the limits), the previous one when ``engineer()`` is None
-    (``fixed``), else the engineer's, asked with the run's history and adopted as ``floe train``
-    adopts it; ``hyperparameters`` go into the engineer's context. Shared by the TRL and the
-    verl drivers."""
+    """Round ``r``'s configuration and the record of how it came about (see :func:`design_round`)."""
     history = state.history
     if r == 0:
         if cfg.round0 is not None:
@@ -184,10 +202,10 @@ class Rounds:
         return self._base
 
     # (1) The round's configuration.
-    def design(self, r: int) -> tuple:
-        """Round ``r``'s configuration and the record of how it came about."""
+    def design(self, r: int) -> dict:
+        """Round ``r``'s configuration, its design recorded."""
         return design_round(
-            r, self.cfg, self.state, self.folder, lambda: self.engineer, {"trl": self.cfg.trl_args()}
+            r, self.cfg, self.state, self.folder, lambda: self.engineer, {"trl": self.cfg.trl_args()}, self.say
         )
 
     # (2)–(3) The round's prompts and GRPO.
@@ -259,11 +277,7 @@ class Rounds:
         """Runs the rounds not done yet."""
         cfg, state = self.cfg, self.state
         for r in range(state.rounds_done, cfg.rounds):
-            config, design = self.design(r)
-            state.designs = [d for d in state.designs if d["round"] < r] + [design]
-            notes = "; ".join(design["notes"])
-            self.say(f"round {r}: configuration from {design['source']}{': ' + notes if notes else ''}")
-            self.say(f"round {r}: {json.dumps(config)}")
+            config = self.design(r)
             trained = self.train(r, config)
             self.say(
                 f"round {r}: {trained['grpo_steps']} GRPO steps in {trained['train_s']:.1f} s "
