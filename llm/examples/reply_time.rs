@@ -3,12 +3,13 @@
 //!
 //! ```sh
 //! cargo run --release -p floe-llm --features embedded --example reply_time -- \
-//!     [--model FILE.gguf] [--threads N] [--failures large|small] [--replies K] \
+//!     [--model FILE.gguf] [--threads N] [--failures large|small[,...]] [--replies K] \
 //!     [--temperature T] [--max-tokens N] [--template FILE]
 //! ```
 //!
 //! `--failures large` puts the validation failures after round 0 on the maps from 8×8 up,
-//! `small` on 3×3 and 4×4. `--template` assembles the context from another prompt template
+//! `small` on 3×3 and 4×4; a list (`large,small`) asks about each context in turn, with one
+//! model, so that a later context starts from the state of the prompt they share. `--template` assembles the context from another prompt template
 //! (as `rounds.context.template` does). Each reply prints its cost (prompt tokens, prompt
 //! evaluation, generated tokens, tokens/s, sampling, total, and the CPU time of every thread)
 //! and the data ratio it gives each map size; its text goes to stderr.
@@ -99,20 +100,23 @@ fn main() -> Result<(), String> {
     let a = args()?;
     let limits =
         DesignLimits { min_size: 3, max_size: 10, agents: vec![2], max_sizes: 8, ..DesignLimits::default() };
-    let h = history(&a.failures)?;
-    let input = ContextInput {
-        history: &h,
-        round: 1,
-        rounds: 3,
-        epochs: 1,
-        samples: 192,
-        previous_rationale: None,
-        hyperparameters: serde_json::Value::Null,
-        limits: &limits,
-    };
     let options = ContextOptions { template: a.template.clone(), ..ContextOptions::default() };
     options.validate().map_err(|e| e.to_string())?;
-    let context = options.assemble(&input).map_err(|e| e.to_string())?;
+    let mut contexts = Vec::new();
+    for failures in a.failures.split(',') {
+        let h = history(failures)?;
+        let input = ContextInput {
+            history: &h,
+            round: 1,
+            rounds: 3,
+            epochs: 1,
+            samples: 192,
+            previous_rationale: None,
+            hyperparameters: serde_json::Value::Null,
+            limits: &limits,
+        };
+        contexts.push((failures.to_string(), options.assemble(&input).map_err(|e| e.to_string())?));
+    }
     let params = EmbeddedParams {
         model: a.model,
         threads: a.threads,
@@ -123,46 +127,49 @@ fn main() -> Result<(), String> {
     let t = std::time::Instant::now();
     let mut model = Embedded::new(params).map_err(|e| e.to_string())?;
     println!(
-        "model loaded in {:.2} s; context {} bytes; failures on {} maps; {} thread(s)",
+        "model loaded in {:.2} s; contexts of {} bytes; failures on {} maps; {} thread(s)",
         t.elapsed().as_secs_f64(),
-        context.len(),
+        contexts.iter().map(|(_, c)| c.len().to_string()).collect::<Vec<_>>().join(", "),
         a.failures,
         a.threads
     );
-    println!("| reply | prompt tokens | prompt eval s | generated tokens | tokens/s | sampling s | total s | CPU s | data ratio by size |");
-    println!("|---|---|---|---|---|---|---|---|---|");
-    for i in 0..a.replies {
-        let request = Request {
-            system: SYSTEM.into(),
-            user: context.clone(),
-            schema: limits.json_schema(),
-            grammar: limits.gbnf(),
-            seed: i,
-        };
-        let cpu0 = cpu_s();
-        let (text, c) = model.reply(&request)?;
-        let cpu = cpu_s() - cpu0;
-        let design = match limits.parse_reply(&text) {
-            Ok((r, _)) => r
-                .config
-                .sizes
-                .iter()
-                .map(|s| format!("{}: {:.2}", s.size, s.data_ratio))
-                .collect::<Vec<_>>()
-                .join(", "),
-            Err(e) => format!("refused: {e}"),
-        };
-        println!(
-            "| {} | {} | {:.2} | {} | {:.1} | {:.2} | {:.2} | {cpu:.2} | {design} |",
-            i + 1,
-            c.prompt_tokens,
-            c.prompt_s,
-            c.generated_tokens,
-            c.tokens_per_s(),
-            c.sample_s,
-            c.total_s()
-        );
-        eprintln!("reply {}: {text}", i + 1);
+    println!("| failures | reply | prompt tokens | reused | prompt eval s | generated tokens | tokens/s | sampling s | total s | CPU s | data ratio by size |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for (failures, context) in &contexts {
+        for i in 0..a.replies {
+            let request = Request {
+                system: SYSTEM.into(),
+                user: context.clone(),
+                schema: limits.json_schema(),
+                grammar: limits.gbnf(),
+                seed: i,
+            };
+            let cpu0 = cpu_s();
+            let (text, c) = model.reply(&request)?;
+            let cpu = cpu_s() - cpu0;
+            let design = match limits.parse_reply(&text) {
+                Ok((r, _)) => r
+                    .config
+                    .sizes
+                    .iter()
+                    .map(|s| format!("{}: {:.2}", s.size, s.data_ratio))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                Err(e) => format!("refused: {e}"),
+            };
+            println!(
+                "| {failures} | {} | {} | {} | {:.2} | {} | {:.1} | {:.2} | {:.2} | {cpu:.2} | {design} |",
+                i + 1,
+                c.prompt_tokens,
+                c.reused_tokens,
+                c.prompt_s,
+                c.generated_tokens,
+                c.tokens_per_s(),
+                c.sample_s,
+                c.total_s()
+            );
+            eprintln!("reply {}: {text}", i + 1);
+        }
     }
     Ok(())
 }

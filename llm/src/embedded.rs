@@ -8,12 +8,18 @@
 //!
 //! # What a reply costs
 //! Most of a reply is the prompt: a 3 KB context is about 1,100 tokens, which llama.cpp
-//! evaluates in one batch and one micro-batch. On one core of an idle 2-core machine that took
-//! 4.6-5.6 s with the default model, then about 43 reply tokens a second; Qwen2.5-Coder-1.5B
-//! took 30 s, then 6.5 tokens a second, on a busy one (`cargo run --release -p floe-llm
-//! --features embedded --example reply_time`). So:
-//! - the prompt's state is kept, and a retry of the same request (a reply that could not be
-//!   used) starts from it instead of evaluating the prompt again;
+//! evaluates in one batch, in micro-batches of 64. On one core of an idle 2-core machine that took
+//! about 5 s with the default model, then 40-50 reply tokens a second (`cargo run --release -p
+//! floe-llm --features embedded --example reply_time`; docs/engineer.md has the figures). So:
+//! - the prompt's state is kept. A retry of the same request (a reply that could not be used)
+//!   starts from it, and so does the next round's prompt, from the blocks of 64 tokens it shares
+//!   with the previous one: the default template puts what stays the same in a run (the task,
+//!   the guidelines, the reply's format and limits) before what changes (the round, the
+//!   failures, the history), so a later round evaluates about the last 450 tokens. Micro-batches
+//!   start at multiples of 64 from the prompt's start either way, so a reply does not depend on
+//!   what was asked before;
+//! - flash attention is off: on this model it wrote the reply about a quarter slower, and read the
+//!   prompt no faster;
 //! - the grammar judges the token drawn from the model's distribution, and scans the whole
 //!   vocabulary only when it refuses that token (`next_token`);
 //! - `max_tokens` leaves room for the longest reply the grammar allows, since a reply cut
@@ -188,31 +194,47 @@ impl Embedded {
         let vocab = self.model.vocab();
         let tokens = vocab.tokenize(prompt.as_bytes(), vocab.should_add_bos(), true);
         let Some((&last, head)) = tokens.split_last() else { return Err("an empty prompt".into()) };
-        let n_ctx = tokens.len() as u32 + self.p.max_tokens + 8;
-        // The prompt is evaluated in one batch and one micro-batch (llama.cpp splits a batch
-        // into micro-batches of 512 tokens by default).
-        let n_batch = (head.len() as u32).max(1);
+        // What the previous prompt's state spares: all of it for the same prompt (a retry), else
+        // its first `reuse` tokens, the shared prefix cut to a micro-batch boundary.
+        let cached = self.cache.take();
+        let reuse = match &cached {
+            Some(c) if c.tokens == tokens => head.len(),
+            Some(c) => shared_blocks(&c.tokens[..c.tokens.len() - 1], head),
+            None => 0,
+        };
+        let cached = cached.filter(|_| reuse > 0);
+        // Room for the cached state too, which may be longer than this prompt.
+        let longest = tokens.len().max(cached.as_ref().map_or(0, |c| c.tokens.len()));
+        let n_ctx = longest as u32 + self.p.max_tokens + 8;
+        let n_batch = (head.len() - reuse).max(1) as u32;
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(n_ctx))
             .with_n_batch(n_batch)
-            .with_n_ubatch(n_batch)
+            .with_n_ubatch(n_batch.min(BLOCK as u32))
+            .with_flash_attention_policy(FLASH_ATTENTION_OFF)
             .with_n_threads(self.p.threads)
             .with_n_threads_batch(self.p.threads);
         let mut ctx = self.model.new_context(backend, params).map_err(|e| format!("context: {e}"))?;
-        // All of the prompt but its last token: taken from the cache when the previous request
-        // had the same prompt (a retry), else evaluated and cached. The last token is evaluated
-        // alone either way, so that both paths compute the same logits.
+        if let Some(c) = &cached {
+            ctx.state_seq_set(&c.state, 0).map_err(|e| format!("cached prompt: {e}"))?;
+            // Keep the shared blocks only.
+            ctx.kv_cache_seq_rm(0, Some(reuse as u32), None).map_err(|e| format!("cached prompt: {e}"))?;
+        }
+        // The rest of the prompt but its last token, in micro-batches that start at multiples of
+        // BLOCK from the prompt's start, as a fresh evaluation splits it; then its state is kept.
+        // The last token is evaluated alone either way, so that every path computes the same
+        // logits.
         let mut batch = LlamaBatch::new(n_batch as usize, 1);
-        match &self.cache {
-            Some(c) if c.tokens == tokens => {
-                ctx.state_seq_set(&c.state, 0).map_err(|e| format!("cached prompt: {e}"))?;
+        if reuse < head.len() {
+            for (i, &t) in head.iter().enumerate().skip(reuse) {
+                batch.add(t, i as i32, &[0], false).map_err(|e| e.to_string())?;
             }
+            ctx.decode(&mut batch).map_err(|e| format!("decode: {e}"))?;
+        }
+        match cached {
+            Some(c) if c.tokens == tokens => self.cache = Some(c),
             _ if head.is_empty() => {}
             _ => {
-                for (i, &t) in head.iter().enumerate() {
-                    batch.add(t, i as i32, &[0], false).map_err(|e| e.to_string())?;
-                }
-                ctx.decode(&mut batch).map_err(|e| format!("decode: {e}"))?;
                 let state =
                     ctx.state_seq_get(0, LlamaStateSeqFlags::empty()).map_err(|e| format!("cache: {e}"))?;
                 self.cache = Some(Cached { tokens: tokens.clone(), state });
@@ -223,6 +245,7 @@ impl Embedded {
         ctx.decode(&mut batch).map_err(|e| format!("decode: {e}"))?;
         let mut timing = ReplyTiming {
             prompt_tokens: tokens.len(),
+            reused_tokens: reuse,
             prompt_s: t0.elapsed().as_secs_f64(),
             ..ReplyTiming::default()
         };
@@ -255,6 +278,19 @@ impl Embedded {
         let text = String::from_utf8(out).map_err(|e| format!("the reply is not UTF-8: {e}"))?;
         Ok((text, timing))
     }
+}
+
+/// Prompt tokens per micro-batch, and the unit in which a prompt's state is reused.
+const BLOCK: usize = 64;
+
+/// llama.cpp's `LLAMA_FLASH_ATTN_TYPE_DISABLED` (see the module docs).
+const FLASH_ATTENTION_OFF: i32 = 0;
+
+/// How many of `new`'s first tokens can be taken from the state after `old`: their shared
+/// prefix, cut to a multiple of [`BLOCK`].
+fn shared_blocks(old: &[LlamaToken], new: &[LlamaToken]) -> usize {
+    let shared = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    shared / BLOCK * BLOCK
 }
 
 /// A prompt evaluated but for its last token, and llama.cpp's state after it.
@@ -304,6 +340,8 @@ fn next_token(
 pub struct ReplyTiming {
     /// Tokens of the prompt (the chat template around the system message and the context).
     pub prompt_tokens: usize,
+    /// Of `prompt_tokens`, those taken from the previous prompt's state instead of evaluated.
+    pub reused_tokens: usize,
     /// Tokenizing the prompt, making the context and evaluating the prompt.
     pub prompt_s: f64,
     /// Tokens sampled, the end-of-generation token included.

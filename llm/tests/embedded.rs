@@ -1,6 +1,7 @@
 //! The embedded engineer with the real default model (SmolLM2-135M, from `scripts/setup.sh`):
-//! a retry that starts from the cached prompt replies exactly as a fresh model does, a greedy
-//! reply is usable, and the longest reply the grammar allows fits in the default `max_tokens`.
+//! a retry that starts from the cached prompt replies exactly as a fresh model does, and so does
+//! a new prompt that starts from the blocks it shares with the previous one; a greedy reply is
+//! usable, and the longest reply the grammar allows fits in the default `max_tokens`.
 #![cfg(feature = "embedded")]
 
 use std::path::PathBuf;
@@ -24,11 +25,16 @@ fn model(temperature: f32) -> Embedded {
 
 /// A short context (module F only, maps 3×3 to 5×5) and its limits.
 fn context() -> (String, DesignLimits) {
+    context_with(0.9, 0.2)
+}
+
+/// The short context with these valid rates on 3×3 and 5×5.
+fn context_with(valid3: f64, valid5: f64) -> (String, DesignLimits) {
     let limits =
         DesignLimits { min_size: 3, max_size: 5, agents: vec![2], max_sizes: 3, ..DesignLimits::default() };
     let h = serde_json::json!({"rounds": [{"round": 0, "config": RoundConfig::round0_default(), "results": [
-        {"size": 3, "valid_rate": 0.9, "optimal_rate": 0.8, "instances": 20, "failures": {"hole": 2}},
-        {"size": 5, "valid_rate": 0.2, "optimal_rate": 0.1, "instances": 20, "failures": {"vertex_conflict": 16}}
+        {"size": 3, "valid_rate": valid3, "optimal_rate": 0.8 * valid3, "instances": 20, "failures": {"hole": 2}},
+        {"size": 5, "valid_rate": valid5, "optimal_rate": 0.5 * valid5, "instances": 20, "failures": {"vertex_conflict": 16}}
     ]}]});
     let h = History::from_json(&h.to_string()).unwrap();
     let input = ContextInput {
@@ -64,7 +70,28 @@ fn a_retry_from_the_cached_prompt_replies_as_a_fresh_model_does() {
     let (fresh, _) = model(0.7).reply(&request(&context, &limits, 2)).unwrap();
     assert_eq!(again, fresh);
     assert_eq!(cached.prompt_tokens, first.prompt_tokens);
+    assert_eq!(cached.reused_tokens, cached.prompt_tokens - 1);
     assert!(cached.generated_tokens > 0 && first.prompt_tokens > 100, "{first:?} {cached:?}");
+}
+
+#[test]
+fn a_prompt_that_starts_from_the_shared_blocks_replies_as_a_fresh_model_does() {
+    // The longer context first, so that the cached state is longer than the next prompt.
+    let (longer, limits) = context_with(0.125, 0.0625);
+    let (shorter, _) = context_with(0.5, 0.2);
+    assert_ne!(longer.len(), shorter.len());
+    let mut warm = model(0.7);
+    let (_, first) = warm.reply(&request(&longer, &limits, 1)).unwrap();
+    assert_eq!(first.reused_tokens, 0);
+    let (text, timing) = warm.reply(&request(&shorter, &limits, 1)).unwrap();
+    assert!(timing.reused_tokens > 0 && timing.reused_tokens < timing.prompt_tokens, "{first:?} {timing:?}");
+    let (fresh, cold) = model(0.7).reply(&request(&shorter, &limits, 1)).unwrap();
+    assert_eq!(cold.reused_tokens, 0);
+    assert_eq!(text, fresh);
+    // And back: the longer context from the shorter one's state.
+    let (back, _) = warm.reply(&request(&longer, &limits, 3)).unwrap();
+    let (fresh, _) = model(0.7).reply(&request(&longer, &limits, 3)).unwrap();
+    assert_eq!(back, fresh);
 }
 
 #[test]
