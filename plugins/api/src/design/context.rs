@@ -136,6 +136,16 @@ fn read_file(path: &Path) -> Result<String, ConfigError> {
     std::fs::read_to_string(path).map_err(|e| ConfigError::Invalid(format!("{}: {e}", path.display())))
 }
 
+/// F's last line: the map sizes from the lowest valid rate to the highest (ties by size). With it
+/// an engineer model put its data where the failures were more often (docs/engineer.md).
+fn ranking(r: &RoundRecord) -> String {
+    let mut sizes: Vec<_> = r.results.iter().collect();
+    sizes.sort_by(|a, b| a.valid_rate.total_cmp(&b.valid_rate).then(a.size.cmp(&b.size)));
+    let listed: Vec<String> =
+        sizes.iter().map(|res| format!("{0}x{0} {1:.1}%", res.size, 100.0 * res.valid_rate)).collect();
+    format!("Map sizes from the lowest valid rate: {}.\n", listed.join(", "))
+}
+
 fn results_table(r: &RoundRecord) -> String {
     let mut s = String::from(
         "| map size | instances | valid % | optimal % | failures by kind |\n|---|---|---|---|---|\n",
@@ -187,9 +197,10 @@ impl ContextOptions {
         if has(Module::F) {
             if let Some(last) = input.history.last() {
                 f = format!(
-                    "## F: failures on the validation set after round {}\n\n{}\n",
+                    "## F: failures on the validation set after round {}\n\n{}\n{}\n",
                     last.round,
-                    results_table(last)
+                    results_table(last),
+                    ranking(last)
                 );
             }
         }
@@ -275,6 +286,24 @@ mod tests {
     }
 
     #[test]
+    fn the_ranking_lists_sizes_from_the_lowest_valid_rate_ties_by_size() {
+        let mut h = history();
+        let size = |size: u32, valid_rate: f64| SizeResult {
+            size,
+            valid_rate,
+            optimal_rate: valid_rate / 2.0,
+            instances: 8,
+            failures: Default::default(),
+            mean_abs_advantage: None,
+        };
+        h.rounds[0].results = vec![size(3, 0.875), size(4, 0.25), size(5, 0.875), size(6, 0.0)];
+        assert_eq!(
+            ranking(&h.rounds[0]),
+            "Map sizes from the lowest valid rate: 6x6 0.0%, 4x4 25.0%, 3x3 87.5%, 5x5 87.5%.\n"
+        );
+    }
+
+    #[test]
     fn presets_choose_modules_and_the_limits_are_written() {
         let limits = DesignLimits { agents: vec![2], ..DesignLimits::default() };
         let h = history();
@@ -290,6 +319,7 @@ mod tests {
         };
         let v1 = ContextOptions { preset: Preset::V1, ..ContextOptions::default() }.assemble(&input).unwrap();
         assert!(v1.contains("## F:") && v1.contains("hole 10, vertex_conflict 40"), "{v1}");
+        assert!(v1.contains("Map sizes from the lowest valid rate: 3x3 50.0%.\n"), "{v1}");
         assert!(!v1.contains("## G:") && !v1.contains("## H:") && !v1.contains("## T:"));
         let v3 = ContextOptions { preset: Preset::V3, ..ContextOptions::default() }.assemble(&input).unwrap();
         assert!(v3.contains("Round 0: {\"sizes\""), "{v3}");
