@@ -9,10 +9,11 @@
 //!
 //! `--failures large` puts the validation failures after round 0 on the maps from 8×8 up,
 //! `small` on 3×3 and 4×4; a list (`large,small`) asks about each context in turn, with one
-//! model, so that a later context starts from the state of the prompt they share. `--template` assembles the context from another prompt template
-//! (as `rounds.context.template` does). Each reply prints its cost (prompt tokens, prompt
-//! evaluation, generated tokens, tokens/s, sampling, total, and the CPU time of every thread)
-//! and the data ratio it gives each map size; its text goes to stderr.
+//! model, so that a later context starts from the state of the prompt they share. `--template`
+//! assembles the context from another prompt template (as `rounds.context.template` does).
+//! Each reply prints its cost (prompt tokens, those taken from the previous prompt's state,
+//! prompt evaluation, generated tokens, tokens/s, sampling, total, and the CPU time of every
+//! thread) and the data ratio it gives each map size; its text goes to stderr.
 
 use std::path::PathBuf;
 
@@ -135,13 +136,14 @@ fn main() -> Result<(), String> {
     );
     println!("| failures | reply | prompt tokens | reused | prompt eval s | generated tokens | tokens/s | sampling s | total s | CPU s | data ratio by size |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    let (schema, grammar) = (limits.json_schema(), limits.gbnf());
     for (failures, context) in &contexts {
         for i in 0..a.replies {
             let request = Request {
                 system: SYSTEM.into(),
                 user: context.clone(),
-                schema: limits.json_schema(),
-                grammar: limits.gbnf(),
+                schema: schema.clone(),
+                grammar: grammar.clone(),
                 seed: i,
             };
             let cpu0 = cpu_s();

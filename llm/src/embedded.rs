@@ -15,7 +15,7 @@
 //!   starts from it, and so does the next round's prompt, from the blocks of 64 tokens it shares
 //!   with the previous one: the default template puts what stays the same in a run (the task,
 //!   the guidelines, the reply's format and limits) before what changes (the round, the
-//!   failures, the history), so a later round evaluates about the last 450 tokens. Micro-batches
+//!   failures, the history), so a later round evaluates about the last 570 tokens. Micro-batches
 //!   start at multiples of 64 from the prompt's start either way, so a reply does not depend on
 //!   what was asked before;
 //! - flash attention is off: on this model it wrote the reply about a quarter slower, and read the
@@ -197,8 +197,9 @@ impl Embedded {
         // What the previous prompt's state spares: all of it for the same prompt (a retry), else
         // its first `reuse` tokens, the shared prefix cut to a micro-batch boundary.
         let cached = self.cache.take();
+        let same = cached.as_ref().is_some_and(|c| c.tokens == tokens);
         let reuse = match &cached {
-            Some(c) if c.tokens == tokens => head.len(),
+            _ if same => head.len(),
             Some(c) => shared_blocks(&c.tokens[..c.tokens.len() - 1], head),
             None => 0,
         };
@@ -232,7 +233,7 @@ impl Embedded {
             ctx.decode(&mut batch).map_err(|e| format!("decode: {e}"))?;
         }
         match cached {
-            Some(c) if c.tokens == tokens => self.cache = Some(c),
+            Some(c) if same => self.cache = Some(c),
             _ if head.is_empty() => {}
             _ => {
                 let state =
