@@ -178,8 +178,11 @@ fn main() {
             legal_steps: outs.iter().map(located_legal_steps).collect(),
         };
         upd.push(
-            time(|| update(&policy, Some(&reference), &mut opt, &rollouts, &gcfg, workers.as_ref()).unwrap())
-                .1,
+            time(|| {
+                update(&policy, Some(&reference), &mut opt, &rollouts, &gcfg, gcfg.lr, workers.as_ref())
+                    .unwrap()
+            })
+            .1,
         );
     }
     // Sampling the same 128 answers in batches of 16 (prompts of about one length a batch).

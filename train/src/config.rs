@@ -9,8 +9,8 @@
 //! paper: 4,000 samples a round on a 4 B-parameter model), each followed by a validation on a
 //! fixed set and the curriculum's next configuration.
 
-use floe_plugin_api::design::{ContextOptions, DesignLimits};
-use floe_plugin_api::{PluginSpec, RoundConfig, SizeConfig};
+use floe_plugin_api::{RoundConfig, SizeConfig};
+pub use floe_rounds::{RoundsConfig, ValidationConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::error::TrainError;
@@ -126,102 +126,6 @@ impl WarmStartConfig {
     }
 }
 
-/// The rounds: per round, a training set from the round's configuration (by the curriculum or
-/// the engineer), `epochs` passes of GRPO over it, a validation, and the next configuration.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct RoundsConfig {
-    /// Rounds \[3\]; 0 = warm start only.
-    pub rounds: u32,
-    /// Passes over the round's training set \[2\].
-    pub epochs: u32,
-    /// Training prompts per round, shared among map sizes by `data_ratio` (a share
-    /// `replay_fraction` of them replayed) \[1536\].
-    pub samples: usize,
-    /// The curriculum \[`difficulty-scaling`, starting on sizes 3–5 with 2 and 3 agents at hole
-    /// ratio 0.2 and wait ratio 0.5 (the validation set's), growing up to size 6\]; `null` for
-    /// none (then `engineer` designs every round after round 0). With an engineer too, the
-    /// curriculum gives round 0 (unless `round0` does) and chooses replayed instances, and the
-    /// engineer designs every later round.
-    pub curriculum: Option<PluginSpec>,
-    /// The environment engineer \[absent\]: after each round it reads a context assembled from
-    /// the run's records (`context`) and writes the next configuration, clamped into
-    /// `design_limits` (see `floe_train::run::design`).
-    pub engineer: Option<PluginSpec>,
-    /// How the engineer's context is assembled: preset V1–V6, guidelines and template files,
-    /// training details \[V6, the built-in files, bookkeeping\]. Used only with `engineer`.
-    pub context: ContextOptions,
-    /// What the engineer may design \[sizes 3–6, agents 2 and 3, hole ratio at most 0.4, at most
-    /// 4 sizes, replay at most 0.5 (0 without a curriculum)\]. Used only with `engineer`.
-    pub design_limits: DesignLimits,
-    /// Round 0's configuration; absent: the curriculum's answer to an empty history, or with an
-    /// engineer alone floe's round-0 default clamped into `design_limits` \[absent\].
-    pub round0: Option<RoundConfig>,
-    /// The reward \[`tiered` with `prefix_credit` and `goal_credit` 0.2: an invalid plan earns
-    /// 0.1 plus up to 0.4 for its legal prefix and agents on goal; valid 0.6, optimal 1\]. It
-    /// must score verified plans: a reward that scores only steps is refused when the
-    /// configuration's plugins are resolved.
-    pub reward: PluginSpec,
-}
-
-impl Default for RoundsConfig {
-    fn default() -> Self {
-        RoundsConfig {
-            rounds: 3,
-            epochs: 2,
-            samples: 1536,
-            curriculum: Some(PluginSpec {
-                name: "difficulty-scaling".into(),
-                params: serde_json::json!({
-                    "start_sizes": [3, 4, 5], "agents": [2, 3], "max_size": 6,
-                    "entry_hole_ratio": 0.2, "entry_wait_ratio": 0.5
-                }),
-                library: None,
-            }),
-            engineer: None,
-            context: ContextOptions::default(),
-            design_limits: DesignLimits::default(),
-            round0: None,
-            reward: PluginSpec {
-                name: "tiered".into(),
-                params: serde_json::json!({"prefix_credit": 0.2, "goal_credit": 0.2}),
-                library: None,
-            },
-        }
-    }
-}
-
-/// The fixed validation set: every agent count × size, `per_cell` instances each.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ValidationConfig {
-    /// Map sizes \[3, 4, 5, 6\].
-    pub sizes: Vec<u32>,
-    /// Agent counts \[2, 3\].
-    pub agents: Vec<u32>,
-    /// Instances per cell \[100\].
-    pub per_cell: usize,
-    /// Hole ratio \[0.2\].
-    pub hole_ratio: f64,
-    /// Wait ratio \[0.5\].
-    pub wait_ratio: f64,
-    /// Seed, independent of the run's \[1\].
-    pub seed: u64,
-}
-
-impl Default for ValidationConfig {
-    fn default() -> Self {
-        ValidationConfig {
-            sizes: vec![3, 4, 5, 6],
-            agents: vec![2, 3],
-            per_cell: 100,
-            hole_ratio: 0.2,
-            wait_ratio: 0.5,
-            seed: 1,
-        }
-    }
-}
-
 impl TrainConfig {
     /// Checks every part.
     ///
@@ -241,17 +145,10 @@ impl TrainConfig {
                 return bad("warm_start: lr must be positive".into());
             }
         }
-        if let Some(r0) = &self.rounds.round0 {
-            r0.validate().map_err(|e| TrainError::Input(format!("rounds.round0: {e}")))?;
-        }
-        if self.rounds.rounds > 0 && (self.rounds.epochs == 0 || self.rounds.samples == 0) {
-            return bad("rounds: epochs and samples must be at least 1".into());
-        }
+        self.rounds.validate()?;
         self.validate_design()?;
+        self.validation.validate()?;
         let v = &self.validation;
-        if v.sizes.is_empty() || v.agents.is_empty() || v.per_cell == 0 {
-            return bad("validation: sizes, agents and per_cell must not be empty or 0".into());
-        }
         let l = &self.model.layout;
         let sizes = v.sizes.iter().chain(w.data.sizes.iter().map(|s| &s.size));
         if let Some(s) = sizes.into_iter().find(|&&s| s > l.max_side) {
@@ -268,26 +165,11 @@ impl TrainConfig {
 
     fn validate_design(&self) -> Result<(), TrainError> {
         let r = &self.rounds;
-        let bad = |m: String| Err(TrainError::Input(m));
-        if r.rounds > 0 && r.curriculum.is_none() && r.engineer.is_none() {
-            return bad("rounds: name a curriculum, an engineer, or both (both are null)".into());
-        }
-        let Some(e) = &r.engineer else { return Ok(()) };
-        let l = &r.design_limits;
-        l.validate().map_err(|e| TrainError::Input(format!("rounds.design_limits: {e}")))?;
-        r.context.validate().map_err(|e| TrainError::Input(format!("rounds.context: {e}")))?;
-        let layout = &self.model.layout;
-        if l.max_size > layout.max_side {
-            return bad(format!(
+        if r.engineer.is_some() && r.design_limits.max_size > self.model.layout.max_side {
+            return Err(TrainError::Input(format!(
                 "rounds.design_limits.max_size {} is larger than model.layout.max_side {}",
-                l.max_size, layout.max_side
-            ));
-        }
-        if e.library.is_none() && e.name == "rules" && !r.context.history_json {
-            return bad(
-                "rounds.engineer `rules` reads the history as JSON: set rounds.context.history_json to true"
-                    .into(),
-            );
+                r.design_limits.max_size, self.model.layout.max_side
+            )));
         }
         Ok(())
     }

@@ -47,3 +47,38 @@ impl TrainError {
         TrainError::Io { path: path.into(), source }
     }
 }
+
+impl From<floe_rounds::RoundsError> for TrainError {
+    /// The protocol's error as the trainer's: a trainee's own error comes back as it was.
+    fn from(e: floe_rounds::RoundsError) -> Self {
+        use floe_rounds::RoundsError as R;
+        match e {
+            R::Input(m) => TrainError::Input(m),
+            R::Io { path, source } => TrainError::Io { path, source },
+            R::Plugin(e) => TrainError::Plugin(e),
+            R::Config(e) => TrainError::Config(e),
+            R::Generate(e) => TrainError::Generate(e),
+            R::Engine(e) => TrainError::Engine(e),
+            R::Interrupted(m) => TrainError::Interrupted(m),
+            R::Cancelled(m) => TrainError::Cancelled(m),
+            R::Trainee(e) => match e.downcast::<TrainError>() {
+                Ok(e) => *e,
+                Err(e) => TrainError::Input(e.to_string()),
+            },
+            other => TrainError::Input(other.to_string()),
+        }
+    }
+}
+
+impl From<TrainError> for floe_rounds::RoundsError {
+    /// The trainer's error inside the protocol: kept whole (a cancel or an interruption as the
+    /// protocol's own).
+    fn from(e: TrainError) -> Self {
+        use floe_rounds::RoundsError as R;
+        match e {
+            TrainError::Cancelled(m) => R::Cancelled(m),
+            TrainError::Interrupted(m) => R::Interrupted(m),
+            other => R::Trainee(Box::new(other)),
+        }
+    }
+}

@@ -1,5 +1,6 @@
-//! The GRPO update, in one place: rollouts, rewards, group-normalised advantages, the clipped
-//! surrogate with a KL penalty to a frozen reference, loss aggregation, and the optimizer step.
+//! The GRPO update, in one place: on scored rollouts (sampled and scored by the round,
+//! `run/rollouts.rs`), group-normalised advantages, the clipped surrogate with a KL penalty to a
+//! frozen reference, loss aggregation, and the optimizer step.
 //!
 //! For a batch of prompts, each is answered `group_size` times by sampling at `temperature`.
 //! The answers are verified in one batch and scored by the reward plugin
@@ -305,7 +306,7 @@ pub struct StepStats {
 
 /// Rollouts of one step, scored: the prompts' instances, answers (output tokens), rewards and
 /// whether each answer was valid / optimal. Built by the caller, which owns sampling and
-/// verification ([`crate::rounds`]).
+/// verification (the round's rollouts, `run/rollouts.rs`).
 #[derive(Debug)]
 pub struct ScoredRollouts<'a> {
     /// One per answer: groups of `group_size` consecutive answers share an instance.
@@ -400,7 +401,8 @@ impl Work {
     }
 }
 
-/// One GRPO update on scored rollouts: advantages, then `mu` optimizer steps on the kept groups.
+/// One GRPO update on scored rollouts: advantages, then `mu` optimizer steps on the kept groups
+/// at learning rate `lr` (the schedule's, [`GrpoConfig::lr_at`]).
 ///
 /// # Errors
 /// An instance the model cannot read.
@@ -410,6 +412,7 @@ pub fn update(
     opt: &mut AdamW,
     rollouts: &ScoredRollouts<'_>,
     cfg: &GrpoConfig,
+    lr: f64,
     workers: Option<&Workers>,
 ) -> Result<StepStats, TrainError> {
     let (mut stats, picked) = pick(rollouts, cfg);
@@ -449,6 +452,8 @@ pub fn update(
         picked.iter().map(|&(i, _)| layout.answer_cap(rollouts.instances[i])).max().unwrap_or(1) as f64;
     let mut works: Vec<Work> = parts.into_iter().map(Work::Part).collect();
     works.extend(sft_batch.map(Work::Sft));
+    // The jobs run on worker threads and own what they read: one copy of the knobs, shared.
+    let shared = std::sync::Arc::new(cfg.clone());
     for it in 0..cfg.mu {
         let first = it == 0;
         // Each part (and the supervised term) runs on a worker, or here in order; the
@@ -456,7 +461,8 @@ pub fn update(
         let jobs: Vec<Task<Done>> = works
             .drain(..)
             .map(|work| {
-                let (p, r, cfg) = (policy.handle(), reference.map(Policy::handle), cfg.clone());
+                let (p, r, cfg) =
+                    (policy.handle(), reference.map(Policy::handle), std::sync::Arc::clone(&shared));
                 let job: Task<Done> =
                     Box::new(move || work.run(&p, r.as_ref(), &cfg, whole, norm_len, first));
                 job
@@ -472,7 +478,7 @@ pub fn update(
             works.push(d.work);
         }
         let mut grads = tch::no_grad(|| sum_grads(grads));
-        let norm = opt.step_with(&mut grads, cfg.lr, cfg.max_grad_norm);
+        let norm = opt.step_with(&mut grads, lr, cfg.max_grad_norm);
         if first {
             stats.grad_norm = norm;
         }
@@ -772,11 +778,11 @@ mod tests {
         let before = ce(&p);
         let mut opt = AdamW::new(p.named_variables(), AdamConfig::default());
         let pure = GrpoConfig { group_size: g, lr: 1e-2, ..GrpoConfig::default() };
-        let st = update(&p, None, &mut opt, &rollouts, &pure, None).unwrap();
+        let st = update(&p, None, &mut opt, &rollouts, &pure, pure.lr, None).unwrap();
         assert_eq!((st.groups_kept, st.sft_ce), (0, 0.0));
         close(ce(&p), before);
         let hybrid = GrpoConfig { sft_coef: 0.5, ..pure };
-        let st = update(&p, None, &mut opt, &rollouts, &hybrid, None).unwrap();
+        let st = update(&p, None, &mut opt, &rollouts, &hybrid, hybrid.lr, None).unwrap();
         close(st.sft_ce, before);
         close(st.loss, 0.5 * before);
         assert!(ce(&p) < before - 1e-3, "{} -> {}", before, ce(&p));
@@ -823,7 +829,7 @@ mod tests {
             let p = crate::test_rng::seeded_policy(&cfg, 7);
             let reference = p.duplicate().unwrap();
             let mut opt = AdamW::new(p.named_variables(), AdamConfig::default());
-            let st = update(&p, Some(&reference), &mut opt, &rollouts, &c, w).unwrap();
+            let st = update(&p, Some(&reference), &mut opt, &rollouts, &c, c.lr, w).unwrap();
             let flat = crate::test_rng::flat(&p);
             (st, flat)
         };
@@ -892,7 +898,7 @@ mod tests {
             let p = crate::test_rng::seeded_policy(&cfg, 5);
             let mut opt = AdamW::new(p.named_variables(), AdamConfig::default());
             let c = GrpoConfig { group_size: 2, beta: 0.0, blame_failure: blame, ..GrpoConfig::default() };
-            let st = update(&p, None, &mut opt, &rollouts, &c, None).unwrap();
+            let st = update(&p, None, &mut opt, &rollouts, &c, c.lr, None).unwrap();
             let want = (-a * n + a * counted) / (n + counted);
             assert!((st.pg - want).abs() < 1e-4, "blame {blame}: {} vs {want}", st.pg);
         }
@@ -971,7 +977,7 @@ mod tests {
                 start.duplicate().unwrap()
             };
             let mut opt = AdamW::new(p.named_variables(), AdamConfig::default());
-            let st = update(&p, None, &mut opt, rollouts, c, None).unwrap();
+            let st = update(&p, None, &mut opt, rollouts, c, c.lr, None).unwrap();
             let w: Vec<f32> = p
                 .named_variables()
                 .iter()

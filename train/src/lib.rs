@@ -13,11 +13,11 @@
 //! | [`sft`] | the supervised warm start on CBS-optimal plans |
 //! | [`grpo`] | the GRPO update (advantages, clipped objective, KL, aggregation) |
 //! | [`optim`] | AdamW with gradient clipping and a saveable state |
-//! | [`run`] | the closed loop in typed stages: warm start, design (curriculum or engineer), round, rollouts, replay, persistence, charts |
+//! | [`run`] | the policy as floe-rounds' trainee: warm start, GRPO round, rollouts, persistence, charts |
 //! | [`experiment`] | the paper's comparison of environment designs from one warm start, and its table |
-//! | [`eval`] | the paper's tables: valid / optimal per agent count × map size |
+//! | [`eval`] | the policy's greedy answers, counted by floe-rounds' tables |
 //! | [`config`] | every knob, with documented defaults |
-//! | [`checkpoint`], [`metrics`], [`plot`] | safetensors files, JSON Lines, PNG charts |
+//! | [`checkpoint`], [`plot`] | safetensors files, PNG charts |
 //!
 //! The paper trains a pretrained 4 B-parameter language model; floe trains a small transformer
 //! from scratch, starting from a supervised warm start on the generator's optimal plans.
@@ -28,7 +28,6 @@ pub mod error;
 pub mod eval;
 pub mod experiment;
 pub mod grpo;
-pub mod metrics;
 pub mod model;
 pub mod optim;
 pub mod plot;

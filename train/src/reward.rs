@@ -4,75 +4,13 @@
 //! agents on goal) the same run of the kernel gave, and the reward plugin turns the batch of
 //! records into rewards.
 
-use floe_core::engine::{InstancePool, NONE};
-use floe_core::verify::{verify_batch, PlanBatch, VerifyOut};
-use floe_core::{FailureKind, Instance, Move, PartialCredit};
+use floe_core::engine::NONE;
+use floe_core::verify::VerifyOut;
+use floe_core::FailureKind;
 use floe_plugin_api::{RewardFn, VerdictRecord};
+pub use floe_rounds::verdicts::{verify_plans, DecodedPlan};
 
 use crate::error::TrainError;
-
-/// A plan as decoded from an answer: per agent its moves; `finished` is false for an answer
-/// that never wrote `END` (a `parse_error`, like a truncated text answer).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodedPlan {
-    pub moves: Vec<Vec<Move>>,
-    pub finished: bool,
-}
-
-/// Verifies `plans[i]` against `instances[i]` (with `pool` packed from `instances`' distinct
-/// entries and `pool_index[i]` its row), writing one result and one reward record per plan.
-///
-/// # Errors
-/// Engine errors for a malformed batch.
-pub fn verify_plans(
-    pool: &InstancePool,
-    pool_index: &[u32],
-    instances: &[&Instance],
-    plans: &[DecodedPlan],
-) -> Result<(Vec<VerifyOut>, Vec<VerdictRecord>), TrainError> {
-    let n = plans.len();
-    let mut out = vec![VerifyOut::default(); n];
-    // Plans decided before simulation keep the default (unread) credit.
-    let mut credit = vec![PartialCredit::default(); n];
-    // Plans with the right agent count that ended go through the batch; the rest are decided here
-    // exactly as the verifier decides them (wrong_agent_count before anything else is read).
-    let mut batch_rows = Vec::new();
-    let t = plans.iter().flat_map(|p| p.moves.iter().map(Vec::len)).max().unwrap_or(0).max(1);
-    let mut batch = PlanBatch::new(pool.max_agents(), t);
-    for (i, p) in plans.iter().enumerate() {
-        let opt = pool.optimal_soc(pool_index[i] as usize);
-        if !p.finished {
-            out[i] =
-                VerifyOut { kind: FailureKind::ParseError as u32, optimal_soc: opt, ..VerifyOut::default() };
-        } else if p.moves.len() != instances[i].num_agents() {
-            out[i] = VerifyOut {
-                kind: FailureKind::WrongAgentCount as u32,
-                optimal_soc: opt,
-                ..VerifyOut::default()
-            };
-        } else {
-            batch.push(pool_index[i], &p.moves)?;
-            batch_rows.push(i);
-        }
-    }
-    if !batch.is_empty() {
-        let mut res = vec![VerifyOut::default(); batch.len()];
-        let mut res_credit = vec![PartialCredit::default(); batch.len()];
-        verify_batch(pool, &batch, &mut res, Some(&mut res_credit))?;
-        for ((r, c), i) in res.into_iter().zip(res_credit).zip(batch_rows) {
-            (out[i], credit[i]) = (r, c);
-        }
-    }
-    // The records are what `VerdictRecord::from_plan` gives for the single verifier's verdict (a
-    // test checks that they agree).
-    let records = out
-        .iter()
-        .zip(&credit)
-        .zip(instances)
-        .map(|((o, c), inst)| VerdictRecord::from_results(o, c, inst.num_agents() as u32))
-        .collect();
-    Ok((out, records))
-}
 
 /// The time steps before a failure the verifier located at a step (out of bounds, illegal move,
 /// hole, vertex or edge conflict at step t: t − 1, every agent's moves before it being legal);
@@ -106,8 +44,9 @@ pub fn rewards(plugin: &mut dyn RewardFn, records: &[VerdictRecord]) -> Result<V
 #[cfg(test)]
 mod tests {
     use super::*;
+    use floe_core::engine::InstancePool;
     use floe_core::rng::Rng;
-    use floe_core::{generate, verify, Check, GeneratorConfig, Plan};
+    use floe_core::{generate, verify, Check, GeneratorConfig, Move, Plan};
 
     #[test]
     fn located_failures_by_hand() {

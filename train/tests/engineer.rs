@@ -9,7 +9,7 @@ use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{PluginSpec, RoundConfig};
 use floe_train::config::ValidationConfig;
 use floe_train::run;
-use floe_train::run::design::Source;
+use floe_train::run::Source;
 
 /// A tiny 2-agent run of `rounds` rounds whose validation and design limits keep to sizes 3–5.
 fn two_agent_run(seed: u64, rounds: u32, per_cell: usize) -> floe_train::TrainConfig {

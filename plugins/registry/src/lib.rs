@@ -181,6 +181,15 @@ pub fn curriculum(spec: &PluginSpec) -> Result<Box<dyn Curriculum>, RegistryErro
     resolve_curriculum(spec).map(|(c, _)| c)
 }
 
+/// Makes the curriculum a spec names, with whether it declared that it chooses instances to
+/// replay.
+///
+/// # Errors
+/// As [`reward`].
+pub fn curriculum_with_replays(spec: &PluginSpec) -> Result<(Box<dyn Curriculum>, bool), RegistryError> {
+    resolve_curriculum(spec).map(|(c, caps)| (c, caps.contains(Capabilities::REPLAYS)))
+}
+
 /// Makes the environment engineer a spec names.
 ///
 /// # Errors

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::{RunState, Stage};
 use crate::error::TrainError;
 use crate::plot::{moving_average, Chart, Series};
+use floe_rounds::{RunState, Stage};
 
 /// Writes the run's plots into `out`.
 ///

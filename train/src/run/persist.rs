@@ -7,7 +7,7 @@ use std::path::Path;
 use floe_core::rng::hash;
 use tch::Tensor;
 
-use super::{Run, RunOptions, RunState};
+use super::{PolicyTrainee, RunState};
 use crate::checkpoint;
 use crate::config::TrainConfig;
 use crate::error::TrainError;
@@ -85,32 +85,8 @@ pub(crate) fn save_model(path: &Path, policy: &Policy) -> Result<(), TrainError>
     checkpoint::save(path, &tensors, model_meta(policy))
 }
 
-/// The policy, optimizer and state a run starts from: the folder's checkpoint when resuming
-/// (refused if it was written with another configuration), else a fresh (or `init_checkpoint`)
-/// policy. The last value tells whether it resumed.
-pub(crate) fn start(
-    cfg: &TrainConfig,
-    opts: &RunOptions,
-) -> Result<(Policy, AdamW, RunState, bool), TrainError> {
-    let ckpt = opts.out_dir.join("checkpoint.safetensors");
-    if opts.resume && ckpt.exists() {
-        let (saved_cfg, state) =
-            saved_run(&opts.out_dir)?.ok_or_else(|| TrainError::Input("no checkpoint".into()))?;
-        if &saved_cfg != cfg {
-            return Err(TrainError::Input(format!(
-                "{}: written with another configuration; resume with that one (floe train --resume without --config)",
-                ckpt.display()
-            )));
-        }
-        let (tensors, meta) = checkpoint::load(&ckpt)?;
-        let policy = Policy::new(&cfg.model)?;
-        load_weights(&policy, &tensors, "model.")
-            .map_err(|m| TrainError::Input(format!("{}: {m}", ckpt.display())))?;
-        let mut opt = AdamW::new(policy.named_variables(), cfg.adam.clone());
-        let steps = meta.get("adam_steps").and_then(|s| s.parse().ok()).unwrap_or(0);
-        opt.load_state(&tensors, steps).map_err(|m| TrainError::Input(format!("{}: {m}", ckpt.display())))?;
-        return Ok((policy, opt, state, true));
-    }
+/// A fresh policy (or the `init_checkpoint`'s) and its optimizer.
+pub(crate) fn fresh(cfg: &TrainConfig) -> Result<(Policy, AdamW), TrainError> {
     tch::manual_seed(hash(&[cfg.seed, 0x1417]) as i64);
     let mut policy = Policy::new(&cfg.model)?;
     if let Some(init) = &cfg.init_checkpoint {
@@ -124,24 +100,46 @@ pub(crate) fn start(
         policy.vs.copy(&start.vs)?;
     }
     let opt = AdamW::new(policy.named_variables(), cfg.adam.clone());
-    Ok((policy, opt, RunState::default(), false))
+    Ok((policy, opt))
 }
 
-impl Run<'_> {
-    /// Writes `checkpoint.safetensors` (atomically) with the state as it stands.
-    pub(crate) fn checkpoint(&mut self) -> Result<(), TrainError> {
-        self.state.steps_len = self.steps.flushed_len()?;
-        self.state.rounds_len = self.rounds.flushed_len()?;
-        self.state.train_s = self.train_s();
-        let mut tensors: Vec<(String, Tensor)> =
-            self.policy.named_variables().into_iter().map(|(n, t)| (format!("model.{n}"), t)).collect();
-        tensors.extend(self.opt.state());
-        let mut meta = model_meta(&self.policy);
-        meta.insert("config".into(), serde_json::to_string(self.cfg).unwrap_or_default());
-        meta.insert("state".into(), serde_json::to_string(&self.state).unwrap_or_default());
-        meta.insert("adam_steps".into(), self.opt.steps.to_string());
-        checkpoint::save(&self.opts.out_dir.join("checkpoint.safetensors"), &tensors, meta)
+/// A resumed run: the policy, AdamW's state and the run state from the folder's checkpoint
+/// (refused if it was written with another configuration); `None` when there is none.
+pub(crate) fn restore(t: &mut PolicyTrainee<'_>, out: &Path) -> Result<Option<RunState>, TrainError> {
+    let ckpt = out.join("checkpoint.safetensors");
+    if !ckpt.exists() {
+        return Ok(None);
     }
+    let cfg = t.cfg;
+    let (saved_cfg, state) = saved_run(out)?.ok_or_else(|| TrainError::Input("no checkpoint".into()))?;
+    if &saved_cfg != cfg {
+        return Err(TrainError::Input(format!(
+            "{}: written with another configuration; resume with that one (floe train --resume without --config)",
+            ckpt.display()
+        )));
+    }
+    let (tensors, meta) = checkpoint::load(&ckpt)?;
+    let policy = Policy::new(&cfg.model)?;
+    load_weights(&policy, &tensors, "model.")
+        .map_err(|m| TrainError::Input(format!("{}: {m}", ckpt.display())))?;
+    let mut opt = AdamW::new(policy.named_variables(), cfg.adam.clone());
+    let steps = meta.get("adam_steps").and_then(|s| s.parse().ok()).unwrap_or(0);
+    opt.load_state(&tensors, steps).map_err(|m| TrainError::Input(format!("{}: {m}", ckpt.display())))?;
+    (t.policy, t.opt) = (policy, opt);
+    Ok(Some(state))
+}
+
+/// Writes `checkpoint.safetensors` (atomically): the policy, AdamW's state, and as metadata the
+/// configuration and `state`.
+pub(crate) fn checkpoint(t: &PolicyTrainee<'_>, out: &Path, state: &RunState) -> Result<(), TrainError> {
+    let mut tensors: Vec<(String, Tensor)> =
+        t.policy.named_variables().into_iter().map(|(n, t)| (format!("model.{n}"), t)).collect();
+    tensors.extend(t.opt.state());
+    let mut meta = model_meta(&t.policy);
+    meta.insert("config".into(), serde_json::to_string(t.cfg).unwrap_or_default());
+    meta.insert("state".into(), serde_json::to_string(state).unwrap_or_default());
+    meta.insert("adam_steps".into(), t.opt.steps.to_string());
+    checkpoint::save(&out.join("checkpoint.safetensors"), &tensors, meta)
 }
 
 #[cfg(test)]

@@ -6,10 +6,11 @@ use std::time::Instant;
 
 use floe_core::rng::{hash, Rng};
 use floe_core::text::count;
+use floe_rounds::data::generate_all;
+use floe_rounds::{Session, Stage, Trainee};
 use serde_json::json;
 
-use super::data::generate_all;
-use super::{Run, Stage, TAG_SFT};
+use super::{PolicyTrainee, TAG_SFT};
 use crate::config::TrainConfig;
 use crate::error::TrainError;
 use crate::model::Policy;
@@ -21,15 +22,15 @@ use crate::tokens::Sequence;
 /// learning rate.
 type StepFn<'a> = dyn FnMut(&Policy, &mut AdamW, &[usize], f64) -> SftStats + 'a;
 
-impl Run<'_> {
-    pub(crate) fn warm_start(&mut self) -> Result<(), TrainError> {
+impl PolicyTrainee<'_> {
+    pub(crate) fn run_warm_start(&mut self, session: &mut Session<'_>) -> Result<(), TrainError> {
         let cfg: &TrainConfig = self.cfg;
         let w = &cfg.warm_start;
         let seed = self.cfg.seed;
         let data = generate_all(
             &w.data.generator_configs(w.samples, hash(&[seed, TAG_SFT])),
             "warm-start data",
-            self.progress,
+            session.progress(),
         )?;
         let seqs = Arc::new(sft::sequences(&self.policy, &data)?);
         let clip = w.max_grad_norm;
@@ -37,13 +38,13 @@ impl Run<'_> {
         // the whole batch.
         match self.workers.take() {
             Some(workers) => {
-                let done = self.warm_steps(&seqs, &mut |policy, opt, batch, lr| {
+                let done = self.warm_steps(session, &seqs, &mut |policy, opt, batch, lr| {
                     sft::step_on(&workers, policy, opt, &seqs, batch, lr, clip)
                 });
                 self.workers = Some(workers);
                 done
             }
-            None => self.warm_steps(&seqs, &mut |policy, opt, batch, lr| {
+            None => self.warm_steps(session, &seqs, &mut |policy, opt, batch, lr| {
                 let batch: Vec<&Sequence> = batch.iter().map(|&i| &seqs[i]).collect();
                 sft::step(policy, opt, &batch, lr, clip)
             }),
@@ -52,10 +53,15 @@ impl Run<'_> {
 
     /// The warm start's steps on `seqs`, each taken by `take` (policy, optimizer, the batch's
     /// indices into `seqs`, learning rate).
-    fn warm_steps(&mut self, seqs: &[Sequence], take: &mut StepFn<'_>) -> Result<(), TrainError> {
+    fn warm_steps(
+        &mut self,
+        s: &mut Session<'_>,
+        seqs: &[Sequence],
+        take: &mut StepFn<'_>,
+    ) -> Result<(), TrainError> {
         let (w, seed) = (&self.cfg.warm_start, self.cfg.seed);
         let t_stage = Instant::now();
-        self.progress.begin("warm start", w.steps as u64);
+        s.progress().begin("warm start", w.steps as u64);
         let mut last = (f64::NAN, f64::NAN);
         // Sorted by prompt length, then answer length: a batch's prompts are padded to its
         // longest prompt and its answers to its longest answer (SeqBatch).
@@ -63,9 +69,9 @@ impl Run<'_> {
         let (mut batches, mut epoch, mut at) = (Vec::new(), 0u64, 0usize);
         for step in 0..w.steps {
             if step % 50 == 0 {
-                if let Err(e) = self.check_cancel(&format!("in the warm start, at step {step}")) {
-                    self.progress.end("warm start: cancelled");
-                    return Err(e);
+                if let Err(e) = s.check_cancel(&format!("in the warm start, at step {step}")) {
+                    s.progress().end("warm start: cancelled");
+                    return Err(e.into());
                 }
             }
             if at == batches.len() {
@@ -76,23 +82,23 @@ impl Run<'_> {
             at += 1;
             let t0 = Instant::now();
             let lr = w.lr_at(step);
-            let s = take(&self.policy, &mut self.opt, batch, lr);
+            let st = take(&self.policy, &mut self.opt, batch, lr);
             let dt = t0.elapsed().as_secs_f64();
-            self.trained += dt;
-            self.steps.write(&json!({
-                "phase": "warm_start", "step": step, "loss": s.loss, "accuracy": s.accuracy, "lr": lr,
-                "grad_norm": s.grad_norm, "tokens": s.tokens, "tokens_per_s": s.tokens as f64 / dt.max(1e-9),
-                "train_s": self.train_s(),
+            s.add_training(dt);
+            s.step_line(&json!({
+                "phase": "warm_start", "step": step, "loss": st.loss, "accuracy": st.accuracy, "lr": lr,
+                "grad_norm": st.grad_norm, "tokens": st.tokens, "tokens_per_s": st.tokens as f64 / dt.max(1e-9),
+                "train_s": s.train_s(),
             }))?;
-            self.state.sft_curve.push((step as u64, s.loss));
-            self.state.sft_steps = step as u64 + 1;
-            last = (s.loss, s.accuracy);
-            self.progress.advance(1, &format!("loss {:.3} acc {:.3}", s.loss, s.accuracy));
+            s.state.sft_curve.push((step as u64, st.loss));
+            s.state.sft_steps = step as u64 + 1;
+            last = (st.loss, st.accuracy);
+            s.progress().advance(1, &format!("loss {:.3} acc {:.3}", st.loss, st.accuracy));
             if w.eval_every > 0 && (step + 1) % w.eval_every == 0 && step + 1 < w.steps {
-                self.evaluate(Stage::WarmStartAt(step as u64 + 1))?;
+                s.evaluate(self as &mut dyn Trainee, Stage::WarmStartAt(step as u64 + 1))?;
             }
         }
-        self.progress.end(&format!(
+        s.progress().end(&format!(
             "warm start: {} in {:.0} s (last loss {:.3}, token accuracy {:.3})",
             count(w.steps as u64, "step", "steps"),
             t_stage.elapsed().as_secs_f64(),

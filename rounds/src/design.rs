@@ -4,7 +4,7 @@
 //!   else (an engineer alone) floe's round-0 default ([`RoundConfig::round0_default`]) clamped
 //!   into the design limits. The paper's "GRPO (random)" round.
 //! - **Later rounds, with an engineer** (`rounds.engineer`, alone or alongside a curriculum):
-//!   the trainer assembles the context from the run's own records ([`ContextOptions`]: F, G, H,
+//!   the driver assembles the context from the run's own records ([`ContextOptions`]: F, G, H,
 //!   S, T), asks the engineer, clamps its configuration into `rounds.design_limits` (noting
 //!   why), and applies it. If the engineer gives no usable configuration (its error after its
 //!   own retries, or one that stays invalid), the previous round's configuration stands and the
@@ -15,24 +15,18 @@
 //!   reply's is clamped to 0.
 //! - **Later rounds, with a curriculum alone**: its `next_config` on the history.
 //!
-//! With an engineer, `engineer/round-<r>/` in the run folder receives `context.md` and
-//! `limits.json` (what it was given: the context's text, and the design limits as a value,
-//! which the text states too), `reply.txt` (its raw replies, every attempt, or its reply as JSON),
-//! `reply-1.txt`, `reply-2.txt`, … (a language-model engineer's raw replies, one a file, as
-//! received and in order, also when it gave up; the log's "reply N" is `reply-N.txt`),
-//! `config.json` (the configuration applied), `rationale.txt` and `log.txt` (what was clamped
-//! or retried, or why the previous configuration stood). The engineer only ever changes the
-//! generator configuration; the reward is not part of what it returns.
-
-use std::path::{Path, PathBuf};
+//! With an engineer, `engineer/round-<r>/` in the run folder receives what it was given and
+//! what it answered ([`crate::folder`]; the log's "reply N" is `reply-N.txt`). The engineer only
+//! ever changes the generator configuration; the reward is not part of what it returns.
 
 use floe_plugin_api::design::{ContextInput, DesignLimits};
 use floe_plugin_api::{Curriculum, EnvEngineer, History, Plugins, ReplayRecord, ReplayRequest, RoundConfig};
 use serde::{Deserialize, Serialize};
 
-use super::{Run, RunState};
-use crate::config::TrainConfig;
-use crate::error::TrainError;
+use crate::config::RoundsConfig;
+use crate::driver::Session;
+use crate::error::RoundsError;
+use crate::state::RunState;
 
 /// Where a round's configuration came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,14 +57,40 @@ pub struct Design {
     pub notes: Vec<String>,
 }
 
-/// The folder of round `r`'s engineer files.
-#[must_use]
-pub fn engineer_dir(out_dir: &Path, r: u32) -> PathBuf {
-    out_dir.join("engineer").join(format!("round-{r}"))
+/// Who designs a run's rounds: its curriculum and its environment engineer, when the settings
+/// name them.
+#[derive(Default)]
+pub struct Designers {
+    /// `rounds.curriculum`.
+    pub curriculum: Option<Box<dyn Curriculum>>,
+    /// Whether the curriculum declared that it chooses instances to replay.
+    pub curriculum_replays: bool,
+    /// `rounds.engineer`.
+    pub engineer: Option<Box<dyn EnvEngineer>>,
+}
+
+impl std::fmt::Debug for Designers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Designers")
+            .field("curriculum", &self.curriculum.is_some())
+            .field("curriculum_replays", &self.curriculum_replays)
+            .field("engineer", &self.engineer.is_some())
+            .finish()
+    }
+}
+
+impl Designers {
+    /// A run's plugins as its designers and its reward (the trainee's).
+    #[must_use]
+    pub fn split(plugins: Plugins) -> (Self, Box<dyn floe_plugin_api::RewardFn>) {
+        let Plugins { reward, curriculum, curriculum_replays, engineer } = plugins;
+        (Designers { curriculum, curriculum_replays, engineer }, reward)
+    }
 }
 
 /// The curriculum and the engineer of a run.
 pub(crate) struct Designer {
+    rounds: RoundsConfig,
     curriculum: Option<Box<dyn Curriculum>>,
     /// Whether the curriculum declared that it replays ([`Plugins::curriculum_replays`]).
     replays: bool,
@@ -80,26 +100,27 @@ pub(crate) struct Designer {
 }
 
 impl Designer {
-    /// The run's designer from its plugins (the reward stays with the caller).
-    pub(crate) fn new(cfg: &TrainConfig, plugins: &mut Plugins) -> Self {
-        let curriculum = plugins.curriculum.take();
+    /// The run's designer from its plugins (their reward is not the designer's).
+    pub(crate) fn new(rounds: &RoundsConfig, plugins: Designers) -> Self {
+        let curriculum = plugins.curriculum;
         let replays = curriculum.is_some() && plugins.curriculum_replays;
-        let mut limits = cfg.rounds.design_limits.clone();
+        let mut limits = rounds.design_limits.clone();
         if !replays {
             limits.max_replay_fraction = 0.0;
         }
         Designer {
+            rounds: rounds.clone(),
             curriculum,
             replays,
-            engineer: plugins.engineer.take(),
+            engineer: plugins.engineer,
             limits,
-            round0_given: cfg.rounds.round0.is_some(),
+            round0_given: rounds.round0.is_some(),
         }
     }
 
     /// Brings a stateful curriculum to where it was: it is asked again for every finished round
     /// it designed, on the history it saw then.
-    pub(crate) fn catch_up(&mut self, state: &RunState) -> Result<(), TrainError> {
+    pub(crate) fn catch_up(&mut self, state: &RunState) -> Result<(), RoundsError> {
         let Some(c) = self.curriculum.as_mut() else { return Ok(()) };
         let by_curriculum: Vec<u32> = if state.designs.is_empty() {
             // A checkpoint written before designs were recorded: its curriculum designed every
@@ -124,21 +145,21 @@ impl Designer {
         &mut self,
         pool: &[ReplayRecord],
         request: &ReplayRequest,
-    ) -> Result<Vec<u32>, TrainError> {
+    ) -> Result<Vec<u32>, RoundsError> {
         let c = self.curriculum.as_mut().ok_or_else(|| {
-            TrainError::Input(
+            RoundsError::Input(
                 "a configuration asks for replay, but the run has no curriculum to choose the instances"
                     .into(),
             )
         })?;
         if !self.replays {
-            return Err(TrainError::Input(format!(
+            return Err(RoundsError::Input(format!(
                 "round {}: replay_fraction > 0, but the curriculum does not declare that it replays",
                 request.round
             )));
         }
         let ids = c.sample_replay(pool, request).map_err(|e| {
-            TrainError::Input(format!(
+            RoundsError::Input(format!(
                 "round {}: the curriculum could not choose replays: {e}",
                 request.round
             ))
@@ -148,11 +169,15 @@ impl Designer {
     }
 
     /// Round `r`'s configuration; its [`Design`] goes into the run's state.
-    pub(crate) fn next(&mut self, run: &mut Run<'_>, r: u32) -> Result<RoundConfig, TrainError> {
-        let cfg = run.cfg;
-        let history = &run.state.history;
+    pub(crate) fn next(
+        &mut self,
+        s: &mut Session<'_>,
+        r: u32,
+        details: &serde_json::Value,
+    ) -> Result<RoundConfig, RoundsError> {
+        let history = &s.state.history;
         let (config, design) =
-            match (r, &cfg.rounds.round0, self.curriculum.as_mut(), self.engineer.is_some()) {
+            match (r, &self.rounds.round0, self.curriculum.as_mut(), self.engineer.is_some()) {
                 (0, Some(c), _, _) => {
                     (c.clone(), Design { round: 0, source: Source::Round0, rationale: None, notes: vec![] })
                 }
@@ -164,25 +189,30 @@ impl Designer {
                     let (config, notes) = self
                         .limits
                         .clamp(&RoundConfig::round0_default())
-                        .map_err(|e| TrainError::Input(format!("round 0's default configuration: {e}")))?;
+                        .map_err(|e| RoundsError::Input(format!("round 0's default configuration: {e}")))?;
                     (config, Design { round: 0, source: Source::Default, rationale: None, notes })
                 }
-                _ => self.ask_engineer(run, r)?,
+                _ => self.ask_engineer(s, r, details)?,
             };
         config.validate()?;
         if !design.notes.is_empty() {
-            run.say(&format!("round {r} design: {}", design.notes.join("; ")));
+            s.say(&format!("round {r} design: {}", design.notes.join("; ")));
         }
-        run.state.designs.retain(|d| d.round < r);
-        run.state.designs.push(design);
+        s.state.designs.retain(|d| d.round < r);
+        s.state.designs.push(design);
         Ok(config)
     }
 
-    fn ask_engineer(&mut self, run: &Run<'_>, r: u32) -> Result<(RoundConfig, Design), TrainError> {
-        let cfg = run.cfg;
-        let state = &run.state;
+    fn ask_engineer(
+        &mut self,
+        s: &Session<'_>,
+        r: u32,
+        details: &serde_json::Value,
+    ) -> Result<(RoundConfig, Design), RoundsError> {
+        let cfg = &self.rounds;
+        let state = &s.state;
         let previous = state.history.last().map(|l| l.config.clone()).ok_or_else(|| {
-            TrainError::Input(format!("round {r}: no earlier round for the engineer to read"))
+            RoundsError::Input(format!("round {r}: no earlier round for the engineer to read"))
         })?;
         let previous_rationale =
             state.designs.iter().rev().find(|d| d.round + 1 == r && d.source == Source::Engineer);
@@ -190,46 +220,31 @@ impl Designer {
         let input = ContextInput {
             history: &state.history,
             round: r,
-            rounds: cfg.rounds.rounds,
-            epochs: cfg.rounds.epochs,
-            samples: cfg.rounds.samples,
+            rounds: cfg.rounds,
+            epochs: cfg.epochs,
+            samples: cfg.samples,
             previous_rationale: previous_rationale.and_then(|d| d.rationale.as_deref()),
-            hyperparameters: serde_json::json!({"grpo": cfg.grpo, "adam": cfg.adam}),
+            hyperparameters: details.clone(),
             limits,
         };
-        let context = cfg.rounds.context.assemble(&input)?;
-        let dir = engineer_dir(&run.opts.out_dir, r);
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).map_err(|e| TrainError::io(&dir, e))?;
-        let write = |name: &str, text: &str| {
-            let p = dir.join(name);
-            std::fs::write(&p, text).map_err(|e| TrainError::io(&p, e))
-        };
-        write("context.md", &context)?;
-        write("limits.json", &(serde_json::to_string_pretty(limits).unwrap_or_default() + "\n"))?;
-        let engineer = self.engineer.as_mut().ok_or_else(|| TrainError::Input("no engineer".into()))?;
+        let context = cfg.context.assemble(&input)?;
+        let folder = s.folder();
+        folder.write_engineer_context(r, &context, limits)?;
+        let engineer = self.engineer.as_mut().ok_or_else(|| RoundsError::Input("no engineer".into()))?;
         let t0 = std::time::Instant::now();
         let asked = engineer.design(&context, limits);
         let took = t0.elapsed().as_secs_f64();
         let adopted = limits.adopt(asked);
-        write("reply.txt", &adopted.raw.map(|r| r + "\n").unwrap_or_default())?;
-        for (i, text) in adopted.replies.iter().enumerate() {
-            write(&format!("reply-{}.txt", i + 1), text)?;
-        }
-        let (chosen, mut notes) = (adopted.chosen, adopted.notes);
+        let mut notes = adopted.notes.clone();
         notes.push(format!("engineer answered in {took:.1} s"));
-        let (config, design) = match chosen {
-            Some((config, rationale)) => {
-                write("rationale.txt", &(rationale.clone() + "\n"))?;
-                (config, Design { round: r, source: Source::Engineer, rationale: Some(rationale), notes })
-            }
-            None => {
-                write("rationale.txt", "")?;
-                (previous, Design { round: r, source: Source::Previous, rationale: None, notes })
-            }
+        let (config, design) = match &adopted.chosen {
+            Some((config, rationale)) => (
+                config.clone(),
+                Design { round: r, source: Source::Engineer, rationale: Some(rationale.clone()), notes },
+            ),
+            None => (previous, Design { round: r, source: Source::Previous, rationale: None, notes }),
         };
-        write("config.json", &(serde_json::to_string_pretty(&config).unwrap_or_default() + "\n"))?;
-        write("log.txt", &(design.notes.join("\n") + "\n"))?;
+        folder.write_engineer_answer(r, &adopted, &config, &design.notes)?;
         Ok((config, design))
     }
 }

@@ -7,14 +7,13 @@
 //! on resume, each finished round's new instances are generated again from its recorded
 //! configuration, which gives the same instances; their statistics are saved in the run state.
 
-use floe_core::rng::hash;
+use floe_core::progress::Progress;
 use floe_core::Instance;
 use floe_plugin_api::{History, ReplayRecord};
 use serde::{Deserialize, Serialize};
 
-use super::data::generate_all;
-use super::{Run, TAG_ROUND};
-use crate::error::TrainError;
+use crate::data::{generate_all, round_seed};
+use crate::error::RoundsError;
 
 /// The rollout statistics of one pooled instance.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -39,30 +38,30 @@ pub struct PoolStats {
 }
 
 /// The pool: instances and their statistics.
+#[derive(Debug)]
 pub(crate) struct Pool {
     pub(crate) instances: Vec<Instance>,
     pub(crate) stats: PoolStats,
 }
 
-/// The seed of round `r`'s newly generated instances.
-pub(crate) fn round_seed(seed: u64, r: u32) -> u64 {
-    hash(&[seed, TAG_ROUND, r.into()])
-}
-
 impl Pool {
     /// The pool of a run's state: each finished round's new instances generated again.
-    pub(crate) fn rebuild(run: &Run<'_>, stats: &PoolStats, history: &History) -> Result<Self, TrainError> {
+    pub(crate) fn rebuild(
+        seed: u64,
+        stats: &PoolStats,
+        history: &History,
+        progress: &dyn Progress,
+    ) -> Result<Self, RoundsError> {
         let mut instances = Vec::with_capacity(stats.entries.len());
         for rec in &history.rounds {
             let n = stats.entries.iter().filter(|e| e.round == rec.round).count();
             if n == 0 {
                 continue;
             }
-            let jobs = rec.config.generator_configs(n, round_seed(run.cfg.seed, rec.round));
-            let got =
-                generate_all(&jobs, &format!("replay pool: round {} data again", rec.round), run.progress)?;
+            let jobs = rec.config.generator_configs(n, round_seed(seed, rec.round));
+            let got = generate_all(&jobs, &format!("replay pool: round {} data again", rec.round), progress)?;
             if got.len() != n {
-                return Err(TrainError::Input(format!(
+                return Err(RoundsError::Input(format!(
                     "replay pool: round {} regenerated {} instances, the state records {n}",
                     rec.round,
                     got.len()
@@ -71,7 +70,9 @@ impl Pool {
             instances.extend(got);
         }
         if instances.len() != stats.entries.len() {
-            return Err(TrainError::Input("replay pool: the state's records do not match its rounds".into()));
+            return Err(RoundsError::Input(
+                "replay pool: the state's records do not match its rounds".into(),
+            ));
         }
         Ok(Pool { instances, stats: stats.clone() })
     }

@@ -1,10 +1,10 @@
-//! JSON Lines metrics files. Their length is recorded in every checkpoint, and a resumed run cuts
+//! JSON Lines metrics files. Their lengths are recorded in the run state after every stage, and a resumed run cuts
 //! them back to it, so the lines of an unfinished round are not written twice.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::error::TrainError;
+use crate::error::RoundsError;
 
 /// An append-only JSON Lines file.
 #[derive(Debug)]
@@ -18,8 +18,8 @@ impl JsonLines {
     ///
     /// # Errors
     /// I/O errors, with the path.
-    pub fn open(path: &Path, keep: Option<u64>) -> Result<Self, TrainError> {
-        let io = |e| TrainError::io(path, e);
+    pub fn open(path: &Path, keep: Option<u64>) -> Result<Self, RoundsError> {
+        let io = |e| RoundsError::io(path, e);
         let file = match keep {
             None => std::fs::File::create(path).map_err(io)?,
             Some(len) => {
@@ -41,20 +41,20 @@ impl JsonLines {
     ///
     /// # Errors
     /// I/O errors, with the path.
-    pub fn write(&mut self, value: &serde_json::Value) -> Result<(), TrainError> {
+    pub fn write(&mut self, value: &serde_json::Value) -> Result<(), RoundsError> {
         let mut line = value.to_string();
         line.push('\n');
-        self.file.write_all(line.as_bytes()).map_err(|e| TrainError::io(&self.path, e))
+        self.file.write_all(line.as_bytes()).map_err(|e| RoundsError::io(&self.path, e))
     }
 
     /// The file's length after flushing (what a checkpoint records).
     ///
     /// # Errors
     /// I/O errors, with the path.
-    pub fn flushed_len(&mut self) -> Result<u64, TrainError> {
-        self.file.flush().map_err(|e| TrainError::io(&self.path, e))?;
-        self.file.sync_data().map_err(|e| TrainError::io(&self.path, e))?;
-        Ok(self.file.metadata().map_err(|e| TrainError::io(&self.path, e))?.len())
+    pub fn flushed_len(&mut self) -> Result<u64, RoundsError> {
+        self.file.flush().map_err(|e| RoundsError::io(&self.path, e))?;
+        self.file.sync_data().map_err(|e| RoundsError::io(&self.path, e))?;
+        Ok(self.file.metadata().map_err(|e| RoundsError::io(&self.path, e))?.len())
     }
 }
 

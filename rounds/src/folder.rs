@@ -1,0 +1,317 @@
+//! The run folder: every file the protocol writes, written and read here and nowhere else.
+//!
+//! | path | what |
+//! |---|---|
+//! | `config.json` | the run's settings as the trainee's driver gives them; a resumed run must have the same |
+//! | `state.json` | where the run stands ([`RunState`]), written atomically after every stage: the history, how each round's configuration came about, the evaluations, the replay pool's statistics, the lengths of the metrics files |
+//! | `steps.jsonl` | one line per training step (warm start and GRPO), as the trainee reports them |
+//! | `rounds.jsonl` | one line per evaluation stage (before training, warm start, each round): rates, failures per size, the round's configuration and how it came about, the trainee's figures |
+//! | `engineer/round-<r>/` | with an engineer: `context.md` and `limits.json` (what it was given, written before it is asked), `reply.txt` (its reply), `reply-1.txt`, `reply-2.txt`, … (a language model's raw replies, one a file, in order), `config.json` (the configuration applied), `rationale.txt`, `log.txt` (what was clamped or retried, or why the previous configuration stood) |
+//! | `validation/round-<r>.md` | round r's validation as the paper's tables |
+//! | `eval.md`, `eval.json` | the last validation as tables |
+//!
+//! The trainee keeps its models beside them (floe's policy: `checkpoint.safetensors`,
+//! `reference.safetensors`, `round-<r>.safetensors`; a Hugging Face model: `round-<r>/`).
+//!
+//! A stage's files are written before `state.json` counts it: a run killed at any point resumes
+//! from the last stage that `state.json` counts (or the trainee's own saved state, when it saves
+//! its model and the state together), with the metrics files cut back to their lengths then.
+
+use std::path::{Path, PathBuf};
+
+use floe_plugin_api::design::{Adopted, DesignLimits};
+use floe_plugin_api::RoundConfig;
+
+use crate::error::RoundsError;
+use crate::metrics::JsonLines;
+use crate::report::EvalReport;
+use crate::state::{RunState, Stage};
+
+/// The format written in `state.json`.
+pub const STATE_FORMAT: &str = "floe-rounds/2";
+
+/// The engineer's files of a round, in the order `floe engineer --run` shows them (the raw
+/// replies `reply-<n>.txt` come after `reply.txt`).
+pub const ENGINEER_FILES: [&str; 5] = ["context.md", "reply.txt", "config.json", "rationale.txt", "log.txt"];
+
+/// One run's folder.
+#[derive(Debug, Clone)]
+pub struct RunFolder {
+    root: PathBuf,
+}
+
+fn write(path: &Path, text: &str) -> Result<(), RoundsError> {
+    std::fs::write(path, text).map_err(|e| RoundsError::io(path, e))
+}
+
+/// Writes `text` to `path` through a temporary file and a rename.
+///
+/// # Errors
+/// I/O errors, with the path.
+pub fn write_atomic(path: &Path, text: &str) -> Result<(), RoundsError> {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp");
+    let io = |e| RoundsError::io(&tmp, e);
+    let mut f = std::fs::File::create(&tmp).map_err(io)?;
+    f.write_all(text.as_bytes()).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(|e| RoundsError::io(path, e))
+}
+
+fn pretty(value: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
+}
+
+impl RunFolder {
+    /// The folder at `root` (nothing is created until a run starts).
+    #[must_use]
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        RunFolder { root: root.into() }
+    }
+
+    /// The folder's path.
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// A path inside the folder.
+    #[must_use]
+    pub fn join(&self, name: impl AsRef<Path>) -> PathBuf {
+        self.root.join(name)
+    }
+
+    /// The folder of round `r`'s engineer files.
+    #[must_use]
+    pub fn engineer_dir(&self, r: u32) -> PathBuf {
+        self.root.join("engineer").join(format!("round-{r}"))
+    }
+
+    /// Opens the folder for a run with `settings` (`config.json`). With no `state`, a new run:
+    /// a folder that holds a run already is refused unless `overwrite`, then the settings and
+    /// empty metrics files are written. With the `state` of a run to resume, its settings are
+    /// checked against `settings` and its metrics files cut back to the lengths it records.
+    /// Returns the metrics files (`steps.jsonl`, `rounds.jsonl`), open for appending.
+    ///
+    /// # Errors
+    /// A folder holding another run, or one written with other settings; I/O errors.
+    pub fn open(
+        &self,
+        settings: &serde_json::Value,
+        state: Option<&RunState>,
+        overwrite: bool,
+    ) -> Result<(JsonLines, JsonLines), RoundsError> {
+        std::fs::create_dir_all(&self.root).map_err(|e| RoundsError::io(&self.root, e))?;
+        let config = self.join("config.json");
+        let Some(state) = state else {
+            if !overwrite && self.join("state.json").exists() {
+                return Err(RoundsError::Input(format!(
+                    "{}: holds a run already (state.json); resume it, or choose another folder",
+                    self.root.display()
+                )));
+            }
+            write_atomic(&config, &pretty(settings))?;
+            let _ = std::fs::remove_file(self.join("state.json"));
+            let steps = JsonLines::open(&self.join("steps.jsonl"), None)?;
+            let rounds = JsonLines::open(&self.join("rounds.jsonl"), None)?;
+            return Ok((steps, rounds));
+        };
+        let was = self.settings()?.unwrap_or(serde_json::Value::Null);
+        if &was != settings {
+            let changed: Vec<String> = match (&was, settings) {
+                (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+                    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+                    keys.sort();
+                    keys.dedup();
+                    keys.into_iter().filter(|k| a.get(*k) != b.get(*k)).cloned().collect()
+                }
+                _ => vec!["the settings".into()],
+            };
+            return Err(RoundsError::Input(format!(
+                "{}: written with other settings ({} differ); resume with the same ones",
+                config.display(),
+                changed.join(", ")
+            )));
+        }
+        let steps = JsonLines::open(&self.join("steps.jsonl"), Some(state.steps_len))?;
+        let rounds = JsonLines::open(&self.join("rounds.jsonl"), Some(state.rounds_len))?;
+        Ok((steps, rounds))
+    }
+
+    /// The settings the folder's run was started with (`config.json`), if it has any.
+    ///
+    /// # Errors
+    /// A file that is not JSON.
+    pub fn settings(&self) -> Result<Option<serde_json::Value>, RoundsError> {
+        let path = self.join("config.json");
+        if !path.exists() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| RoundsError::io(&path, e))?;
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| RoundsError::Input(format!("{}: {e}", path.display())))
+    }
+
+    /// The state in `state.json`, if there is one.
+    ///
+    /// # Errors
+    /// A file that is not a floe run state.
+    pub fn read_state(&self) -> Result<Option<RunState>, RoundsError> {
+        let path = self.join("state.json");
+        if !path.exists() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| RoundsError::io(&path, e))?;
+        let bad = |m: String| RoundsError::Input(format!("{}: {m}", path.display()));
+        let mut value: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        match value.as_object_mut().and_then(|o| o.remove("format")) {
+            Some(serde_json::Value::String(f)) if f == STATE_FORMAT => {}
+            _ => return Err(bad(format!("not a floe run state ({STATE_FORMAT})"))),
+        }
+        serde_json::from_value(value).map(Some).map_err(|e| bad(e.to_string()))
+    }
+
+    /// Writes `state.json` atomically.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn write_state(&self, state: &RunState) -> Result<(), RoundsError> {
+        let mut value = serde_json::to_value(state).unwrap_or_default();
+        if let Some(o) = value.as_object_mut() {
+            o.insert("format".into(), STATE_FORMAT.into());
+        }
+        write_atomic(&self.join("state.json"), &pretty(&value))
+    }
+
+    /// Writes a stage's validation as tables: `eval.md` and `eval.json` (the last validation),
+    /// and for a round `validation/round-<r>.md`.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn write_eval(&self, stage: Stage, report: &EvalReport) -> Result<(), RoundsError> {
+        let md = format!("# Validation after {stage}\n\n{}", report.to_markdown());
+        write(&self.join("eval.md"), &md)?;
+        write(&self.join("eval.json"), &pretty(&report.to_json()))?;
+        if let Stage::Round(r) = stage {
+            let dir = self.join("validation");
+            std::fs::create_dir_all(&dir).map_err(|e| RoundsError::io(&dir, e))?;
+            write(&dir.join(format!("round-{r}.md")), &md)?;
+        }
+        Ok(())
+    }
+
+    /// Files what round `r`'s engineer is given, before it is asked (a reply that never comes
+    /// still leaves it): `context.md` and `limits.json`, in a folder emptied first.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn write_engineer_context(
+        &self,
+        r: u32,
+        context: &str,
+        limits: &DesignLimits,
+    ) -> Result<(), RoundsError> {
+        let dir = self.engineer_dir(r);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| RoundsError::io(&dir, e))?;
+        write(&dir.join("context.md"), context)?;
+        write(&dir.join("limits.json"), &pretty(limits))
+    }
+
+    /// Files round `r`'s engineer's answer: its reply and raw replies, the configuration applied
+    /// (`config`: the clamped one, or the previous one that stood), its rationale and the log.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn write_engineer_answer(
+        &self,
+        r: u32,
+        adopted: &Adopted,
+        config: &RoundConfig,
+        notes: &[String],
+    ) -> Result<(), RoundsError> {
+        let dir = self.engineer_dir(r);
+        write(&dir.join("reply.txt"), &adopted.raw.as_ref().map(|r| format!("{r}\n")).unwrap_or_default())?;
+        for (i, text) in adopted.replies.iter().enumerate() {
+            write(&dir.join(format!("reply-{}.txt", i + 1)), text)?;
+        }
+        let rationale = adopted.chosen.as_ref().map(|(_, r)| format!("{r}\n")).unwrap_or_default();
+        write(&dir.join("rationale.txt"), &rationale)?;
+        write(&dir.join("config.json"), &pretty(config))?;
+        write(&dir.join("log.txt"), &(notes.join("\n") + "\n"))
+    }
+
+    /// The rounds whose engineer files the folder holds, ascending.
+    ///
+    /// # Errors
+    /// No `engineer/` folder.
+    pub fn engineer_rounds(&self) -> Result<Vec<u32>, RoundsError> {
+        let dir = self.join("engineer");
+        let entries = std::fs::read_dir(&dir).map_err(|e| {
+            RoundsError::Input(format!("{}: {e} (was the run trained with an engineer?)", dir.display()))
+        })?;
+        let mut r: Vec<u32> = entries
+            .filter_map(|e| e.ok()?.file_name().to_str()?.strip_prefix("round-")?.parse().ok())
+            .collect();
+        r.sort_unstable();
+        Ok(r)
+    }
+
+    /// Round `r`'s engineer files as (name, text) in [`ENGINEER_FILES`]' order, the raw replies
+    /// after `reply.txt`; a file that cannot be read says why in its text.
+    #[must_use]
+    pub fn engineer_files(&self, r: u32) -> Vec<(String, String)> {
+        let dir = self.engineer_dir(r);
+        let mut n: Vec<u32> = std::fs::read_dir(&dir)
+            .map(|entries| {
+                entries
+                    .filter_map(|e| {
+                        e.ok()?
+                            .file_name()
+                            .to_str()?
+                            .strip_prefix("reply-")?
+                            .strip_suffix(".txt")?
+                            .parse()
+                            .ok()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        n.sort_unstable();
+        let names = ENGINEER_FILES[..2]
+            .iter()
+            .map(|f| (*f).to_string())
+            .chain(n.into_iter().map(|i| format!("reply-{i}.txt")))
+            .chain(ENGINEER_FILES[2..].iter().map(|f| (*f).to_string()));
+        names
+            .map(|f| {
+                let text = std::fs::read_to_string(dir.join(&f)).unwrap_or_else(|e| format!("({e})\n"));
+                (f, text)
+            })
+            .collect()
+    }
+
+    /// What round `r`'s engineer was given: the context and the design limits, validated.
+    ///
+    /// # Errors
+    /// Missing or malformed files.
+    pub fn engineer_request(&self, r: u32) -> Result<(String, DesignLimits), RoundsError> {
+        let dir = self.engineer_dir(r);
+        let path = dir.join("context.md");
+        let context = std::fs::read_to_string(&path).map_err(|e| RoundsError::io(&path, e))?;
+        let path = dir.join("limits.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            RoundsError::Input(format!(
+                "{}: {e} (the design limits the engineer was given; runs written before they were \
+                 recorded have none)",
+                path.display()
+            ))
+        })?;
+        let limits: DesignLimits = serde_json::from_str(&text)
+            .map_err(|e| RoundsError::Input(format!("{}: not design limits: {e}", path.display())))?;
+        limits.validate().map_err(|e| RoundsError::Input(format!("{}: {e}", path.display())))?;
+        Ok((context, limits))
+    }
+}
