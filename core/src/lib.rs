@@ -33,7 +33,7 @@ pub mod text;
 pub mod verify;
 mod words;
 
-pub use error::{InstanceError, PlanError};
+pub use error::{InstanceError, PlanError, TooLarge};
 pub use failure::{Failure, FailureKind};
 pub use generator::{generate, generate_slots, GenerateError, GeneratorConfig};
 pub use grid::{Cell, Grid, Pos};

@@ -253,7 +253,11 @@ void floe_string_free(char *s);
  `"gpu"` in a build without it, FLOE_STATUS_BAD_INPUT for a misaligned `out`; for the
  `step_reward`: FLOE_STATUS_UNKNOWN_PLUGIN for a name the library or the built-ins do not
  have, FLOE_STATUS_CONFIG for parameters the plugin refuses or a reward that does not score
- steps, FLOE_STATUS_FAILED for a library that does not load.
+ steps, FLOE_STATUS_FAILED for a library that does not load; FLOE_STATUS_TOO_LARGE when the
+ engine's own memory cannot be had (its state, `B·K` agent words and `B` environment records,
+ and the padded maps of the pool for the observation radius; sized before anything is
+ allocated, the message gives the bytes asked for). The buffers of a step
+ (`floe_engine_sizes`) are the caller's.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -610,7 +614,9 @@ floe_status floe_plugin_free(struct floe_plugin *plugin);
  Errors: FLOE_STATUS_CONFIG for a configuration that does not parse or validate,
  FLOE_STATUS_FAILED when the generator cannot draw enough instances, FLOE_STATUS_BAD_INPUT for
  `samples` 0 or a misaligned `out`, FLOE_STATUS_NULL_POINTER for a NULL `config_json` or
- `out`, FLOE_STATUS_BAD_UTF8 for a `config_json` that is not UTF-8.
+ `out`, FLOE_STATUS_BAD_UTF8 for a `config_json` that is not UTF-8, FLOE_STATUS_TOO_LARGE
+ when `samples` instances cannot be held (checked before any is made; the message gives the
+ bytes asked for).
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -629,7 +635,8 @@ floe_status floe_pool_generate(const char *config_json,
  Ownership: `*out` is the caller's (`floe_pool_free`). Thread-safe.
  Errors: FLOE_STATUS_BAD_INPUT naming the line (or array index) of a malformed instance, for
  text without instances, or for a misaligned `out`; FLOE_STATUS_NULL_POINTER for a NULL `text`
- or `out`, FLOE_STATUS_BAD_UTF8 for a `text` that is not UTF-8.
+ or `out`, FLOE_STATUS_BAD_UTF8 for a `text` that is not UTF-8, FLOE_STATUS_TOO_LARGE when the
+ pool's packed arrays cannot be held (each instance takes the room of the largest).
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -642,7 +649,7 @@ floe_status floe_pool_from_json(const char *text, int32_t solve_missing, struct 
 
  Errors: FLOE_STATUS_IO when the file cannot be read (or is not UTF-8), else as
  [`floe_pool_from_json`]: FLOE_STATUS_BAD_INPUT, FLOE_STATUS_NULL_POINTER for a NULL `path` or
- `out`, FLOE_STATUS_BAD_UTF8 for a `path` that is not UTF-8.
+ `out`, FLOE_STATUS_BAD_UTF8 for a `path` that is not UTF-8, FLOE_STATUS_TOO_LARGE.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -659,7 +666,8 @@ floe_status floe_pool_from_file(const char *path, int32_t solve_missing, struct 
  Ownership: `*out` is the caller's (`floe_pool_free`). Thread-safe.
  Errors: FLOE_STATUS_NULL_POINTER for a NULL array (or `out`), FLOE_STATUS_BAD_INPUT naming
  the instance that breaks a rule, for `count` 0, or for a misaligned array or `out`,
- FLOE_STATUS_BUFFER_SIZE for a `count` too large to be an array.
+ FLOE_STATUS_BUFFER_SIZE for a `count` too large to be an array, FLOE_STATUS_TOO_LARGE when
+ the pool cannot be held.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -819,7 +827,8 @@ floe_status floe_eval_run(const char *checkpoint_path,
  Errors (nothing written then): FLOE_STATUS_BUFFER_SIZE for lengths, FLOE_STATUS_BAD_INPUT for
  an instance index out of range, `agents[n] > max_agents` or a misaligned array,
  FLOE_STATUS_NULL_POINTER for a NULL `pool` or array of non-zero length,
- FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool.
+ FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool, FLOE_STATUS_TOO_LARGE when the
+ batch's working memory (a copy of the arrays and 64 bytes per plan) cannot be had.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -846,7 +855,8 @@ floe_status floe_verify_moves(const struct floe_pool *pool,
  Errors (nothing written then): FLOE_STATUS_NULL_POINTER for a NULL `pool`, answer or array
  of non-zero length, FLOE_STATUS_BAD_UTF8 (naming the answer), FLOE_STATUS_BAD_INPUT for an
  instance out of range or a misaligned array, FLOE_STATUS_BUFFER_SIZE for an `out_len` other
- than `num_answers`, FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool.
+ than `num_answers`, FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool,
+ FLOE_STATUS_TOO_LARGE when the batch's working memory (32 bytes per answer) cannot be had.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
