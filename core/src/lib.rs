@@ -18,6 +18,7 @@ pub mod failure;
 pub mod generator;
 pub mod grid;
 pub mod instance;
+pub mod json;
 pub mod moves;
 pub mod movingai;
 pub mod plan;

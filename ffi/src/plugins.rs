@@ -116,8 +116,8 @@ pub unsafe extern "C" fn floe_plugin_new(
         let params = if params.trim().is_empty() {
             serde_json::Value::Null
         } else {
-            serde_json::from_str(params)
-                .map_err(|e| Error::new(status::CONFIG, format!("params_json is not JSON: {e}")))?
+            floe_core::json::from_str(params)
+                .map_err(|e| Error::new(status::CONFIG, format!("params_json: {e}")))?
         };
         let spec = PluginSpec { name: name.to_string(), params, library: library.map(Into::into) };
         let object = match kind {

@@ -69,7 +69,7 @@ pub struct floe_instance_info {
 }
 
 fn generator_configs(json: &str, samples: usize, seed: u64) -> Result<Vec<(GeneratorConfig, bool)>> {
-    let mut value: serde_json::Value = serde_json::from_str(json)
+    let mut value: serde_json::Value = floe_core::json::from_str(json)
         .map_err(|e| Error::new(status::CONFIG, format!("configuration JSON: {e}")))?;
     if value.get("sizes").is_some() {
         let round = RoundConfig::from_json(json)?;

@@ -330,6 +330,18 @@ fn cases() -> Vec<Case> {
         "SIZE_MAX samples",
         floe_pool_generate(c(gen), usize::MAX, 1, out_pool)
     );
+    case!(
+        floe_pool_generate,
+        "CONFIG",
+        "a key twice",
+        floe_pool_generate(c(r#"{"size": 4, "agents": 2, "agents": 3}"#), 3, 1, out_pool)
+    );
+    case!(
+        floe_pool_from_json,
+        "BAD_INPUT",
+        "a key twice",
+        floe_pool_from_json(c(r#"{"grid": ["FF"], "grid": ["F"], "agents": []}"#), 0, out_pool)
+    );
     case!(floe_pool_from_json, "NULL_POINTER", "NULL text", floe_pool_from_json(ptr::null(), 0, out_pool));
     case!(
         floe_pool_from_json,
@@ -463,6 +475,12 @@ fn cases() -> Vec<Case> {
         floe_engine_new(pool, new(r#"{"backend": "tpu"}"#), out_engine)
     );
     case!(floe_engine_new, "CONFIG", "0 envs", floe_engine_new(pool, new(r#"{"num_envs": 0}"#), out_engine));
+    case!(
+        floe_engine_new,
+        "CONFIG",
+        "a key twice",
+        floe_engine_new(pool, new(r#"{"num_envs": 2, "num_envs": 3}"#), out_engine)
+    );
     case!(
         floe_engine_new,
         "TOO_LARGE",
@@ -634,6 +652,12 @@ fn cases() -> Vec<Case> {
     );
     case!(
         floe_plugin_new,
+        "CONFIG",
+        "params with a key twice",
+        floe_plugin_new(ptr::null(), 2, name("plr"), c(r#"{"seed": 1, "seed": 2}"#), out_plugin)
+    );
+    case!(
+        floe_plugin_new,
         "BAD_INPUT",
         "kind 9",
         floe_plugin_new(ptr::null(), 9, name("tiered"), ptr::null(), out_plugin)
@@ -756,6 +780,12 @@ fn cases() -> Vec<Case> {
         "CONFIG",
         "bad history",
         floe_plugin_next_config(curriculum, c(r#"{"rounds": 3}"#), out_str)
+    );
+    case!(
+        floe_plugin_next_config,
+        "CONFIG",
+        "history with a key twice",
+        floe_plugin_next_config(curriculum, c(r#"{"rounds": [], "rounds": []}"#), out_str)
     );
     case!(
         floe_plugin_next_config,

@@ -112,7 +112,7 @@ impl EngineSpec {
     /// # Errors
     /// [`OpenError::Config`]: text that is not JSON, or what [`EngineSpec::from_json`] refuses.
     pub fn from_json_text(text: &str) -> Result<Self, OpenError> {
-        let value = serde_json::from_str(text)
+        let value = crate::json::from_str(text)
             .map_err(|e| OpenError::Config(format!("engine configuration: {e}")))?;
         Self::from_json(value)
     }

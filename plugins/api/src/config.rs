@@ -138,7 +138,7 @@ impl RoundConfig {
     /// [`ConfigError::Json`] for malformed JSON or unknown fields, else what
     /// [`RoundConfig::validate`] finds.
     pub fn from_json(text: &str) -> Result<Self, ConfigError> {
-        let cfg: RoundConfig = serde_json::from_str(text)?;
+        let cfg: RoundConfig = floe_core::json::from_str(text)?;
         cfg.validate()?;
         Ok(cfg)
     }
