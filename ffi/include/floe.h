@@ -7,7 +7,8 @@
  *   out-pointers, written only on success. floe_last_error() gives the calling thread's last
  *   failure message.
  * - Handles (floe_pool, floe_engine, floe_plugin) are opaque; *_free accepts NULL. A handle of
- *   the wrong kind, or a freed one, is FLOE_STATUS_WRONG_HANDLE.
+ *   the wrong kind, or a freed one, is FLOE_STATUS_WRONG_HANDLE, for good: a handle is never
+ *   handed out twice, so a freed one cannot reach an object made later.
  * - Arrays are passed with their lengths in elements and read or written only during the call;
  *   strings are NUL-terminated UTF-8; strings handed out are freed with floe_string_free.
  * - Threads: pools may be shared by any number of threads; calls on one engine or plugin are
@@ -15,6 +16,13 @@
  * - Each function's comment lists, after "Errors:", every status it returns when it fails. Not
  *   listed: FLOE_STATUS_PANICKED for a panic inside libfloe itself (a bug, possible anywhere;
  *   an engine or plugin whose call panicked then refuses later calls with it).
+ * - JSON arguments (configurations, settings, parameters, histories, instances, plans) are
+ *   refused when an object names a key twice: no reader keeps one of the two values silently.
+ * - Sizes a call would allocate for are checked first: memory that cannot be had is
+ *   FLOE_STATUS_TOO_LARGE with the bytes asked for, never an abort of the process.
+ * - Leak checkers: pools, engines and plugins a host forgets to free are not reported by LSan or
+ *   valgrind, since the library keeps every live handle's object reachable from its registry
+ *   until *_free; count your _new and _free calls yourself.
  * - Every name this header and floe_types.h define begins with floe_ or FLOE_.
  * - Check floe_abi_version() == FLOE_ABI_VERSION at start-up.
  */
@@ -567,6 +575,17 @@ floe_status floe_plugin_sample_replay(struct floe_plugin *plugin,
  defaults, those of a run without `rounds.design_limits`). `*out_reply_json` gets
  `{"config": <validated configuration>, "rationale": "..."}` (`floe_string_free`).
 
+ The context's format: what an engineer reads of it is its own. The built-in `rules` engineer
+ reads no prose: it takes the history of rounds as JSON, `{"rounds": [{"round": 0, "config":
+ {"sizes": [{"size": 4, "data_ratio": 1.0, "hole_ratio": 0.2, "wait_ratio": 0.5}], "agents":
+ [2]}, "results": [{"size": 4, "valid_rate": 0.5, "optimal_rate": 0.25}]}]}` (`{"rounds": []}`
+ asks for round 0; `results` entries may also carry `"instances"`, `"failures"` by kind and
+ `"mean_abs_advantage"`), found as the block fenced with ```` ```json history ```` (what
+ the trainer's context ends with), else the last block fenced with ```` ```json ````, else
+ the whole context; a context without a valid history is FLOE_STATUS_BAD_INPUT. A language
+ model engineer reads the whole text (failures, guidelines, history, summary, training
+ details), as the trainer assembles it.
+
  Errors: FLOE_STATUS_UNSUPPORTED when the plugin is not an engineer, FLOE_STATUS_BAD_OUTPUT
  for a configuration that does not validate, FLOE_STATUS_NULL_POINTER for a NULL argument
  (`limits->agents` when `agents_len` is not 0), FLOE_STATUS_CONFIG for `limits` that are not
@@ -608,7 +627,10 @@ floe_status floe_plugin_free(struct floe_plugin *plugin);
  `"height"` instead of `"size"`; optional `"max_attempts"`, `"max_nodes"`, and `"solve": false`
  to draw connected instances without solving them, fast for many agents, optimum unknown; the
  count and the seed are this call's, never the setting's). The same configuration, samples and
- seed give the same pool.
+ seed give the same pool. One agent never needs to wait: a setting with `"agents": 1` needs
+ `"wait_ratio": 0` (the default), and a round configuration whose `agents` include 1 needs
+ `wait_ratio` 0 on every size; otherwise FLOE_STATUS_CONFIG. Keys appear once per object: JSON
+ that names a key twice is FLOE_STATUS_CONFIG, never a silent choice of one value.
 
  Ownership: `*out` is the caller's, freed with `floe_pool_free`. Thread-safe.
  Errors: FLOE_STATUS_CONFIG for a configuration that does not parse or validate,

@@ -138,7 +138,10 @@ fn generator_configs(json: &str, samples: usize, seed: u64) -> Result<Vec<(Gener
 /// `"height"` instead of `"size"`; optional `"max_attempts"`, `"max_nodes"`, and `"solve": false`
 /// to draw connected instances without solving them, fast for many agents, optimum unknown; the
 /// count and the seed are this call's, never the setting's). The same configuration, samples and
-/// seed give the same pool.
+/// seed give the same pool. One agent never needs to wait: a setting with `"agents": 1` needs
+/// `"wait_ratio": 0` (the default), and a round configuration whose `agents` include 1 needs
+/// `wait_ratio` 0 on every size; otherwise FLOE_STATUS_CONFIG. Keys appear once per object: JSON
+/// that names a key twice is FLOE_STATUS_CONFIG, never a silent choice of one value.
 ///
 /// Ownership: `*out` is the caller's, freed with `floe_pool_free`. Thread-safe.
 /// Errors: FLOE_STATUS_CONFIG for a configuration that does not parse or validate,
