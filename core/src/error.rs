@@ -88,4 +88,69 @@ pub enum EngineError {
     /// observations, events and flags are the step's, the rewards are not).
     #[error("step reward: {0}")]
     StepReward(String),
+    /// The memory the request needs cannot be had.
+    #[error(transparent)]
+    TooLarge(#[from] TooLarge),
+}
+
+/// A request for more memory than can be had: what the memory was for, and the bytes asked
+/// for (`None` when that count itself overflows). Sizes are checked before memory is asked for,
+/// so an impossible request is this error, never an abort.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("{what} would take {}, which cannot be allocated", bytes_text(*.bytes))]
+pub struct TooLarge {
+    /// What the memory was for, e.g. "the state of 4294967295 environments".
+    pub what: String,
+    /// The bytes asked for; `None` when they overflow a `usize`.
+    pub bytes: Option<usize>,
+}
+
+fn bytes_text(bytes: Option<usize>) -> String {
+    match bytes {
+        Some(n) => format!("{n} bytes"),
+        None => format!("more than {} bytes (the count overflows)", usize::MAX),
+    }
+}
+
+impl TooLarge {
+    /// The error for `n` values of `T`.
+    #[must_use]
+    pub fn of<T>(n: usize, what: impl Into<String>) -> Self {
+        Self { what: what.into(), bytes: n.checked_mul(std::mem::size_of::<T>()) }
+    }
+}
+
+/// The product of `factors`, or `None` when it overflows a `usize`.
+#[must_use]
+pub fn checked_product(factors: &[usize]) -> Option<usize> {
+    factors.iter().try_fold(1usize, |acc, &f| acc.checked_mul(f))
+}
+
+/// An empty vector with room for `n` values, or [`TooLarge`] naming `what` when that memory
+/// cannot be had (the size overflows, or the allocator refuses it).
+///
+/// # Errors
+/// [`TooLarge`].
+pub fn try_with_capacity<T>(n: usize, what: impl FnOnce() -> String) -> Result<Vec<T>, TooLarge> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| TooLarge::of::<T>(n, what()))?;
+    Ok(v)
+}
+
+/// `n` copies of `value`, as `vec![value; n]` but [`TooLarge`] where that would abort.
+///
+/// # Errors
+/// [`TooLarge`].
+pub fn try_vec<T: Clone>(n: usize, value: T, what: impl FnOnce() -> String) -> Result<Vec<T>, TooLarge> {
+    let mut v = try_with_capacity(n, what)?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+/// `n` is the count of `factors`' product, or [`TooLarge`] naming `what` when it overflows.
+///
+/// # Errors
+/// [`TooLarge`] with no byte count.
+pub fn checked_count(factors: &[usize], what: impl FnOnce() -> String) -> Result<usize, TooLarge> {
+    checked_product(factors).ok_or_else(|| TooLarge { what: what(), bytes: None })
 }

@@ -13,7 +13,7 @@
 use rayon::prelude::*;
 use thiserror::Error;
 
-use crate::error::count;
+use crate::error::{count, try_with_capacity, TooLarge};
 use crate::grid::{Cell, Grid, UNREACHABLE};
 use crate::instance::{Agent, Instance};
 use crate::rng::Rng;
@@ -172,6 +172,9 @@ pub enum GenerateError {
     /// The configuration is out of range.
     #[error("invalid generator setting: {0}")]
     Config(String),
+    /// The memory `count` instances need cannot be had.
+    #[error(transparent)]
+    TooLarge(#[from] TooLarge),
     /// No candidate with the requested `needs_wait` flag was found in time.
     #[error("could not reach the requested wait ratio for {setting}: no instance with needs_wait = {needs_wait} in {attempts} attempts (instance {} of {count}); lower wait_ratio or hole_ratio, or use a larger map", slot + 1)]
     Unreachable { setting: String, needs_wait: bool, attempts: u32, slot: usize, count: usize },
@@ -276,9 +279,10 @@ fn draw_connected(cfg: &GeneratorConfig, rng: &mut Rng) -> Option<Instance> {
 /// An out-of-range configuration, or no connected draw in `max_attempts` tries for a slot.
 pub fn random_instances(cfg: &GeneratorConfig) -> Result<Vec<Instance>, GenerateError> {
     GeneratorConfig { wait_ratio: 0.0, ..cfg.clone() }.validate()?;
-    (0..cfg.count)
-        .into_par_iter()
-        .map(|slot| {
+    let out = instances_room(cfg.count)?;
+    collect_slots(
+        out,
+        (0..cfg.count).into_par_iter().map(|slot| {
             (0..cfg.max_attempts)
                 .find_map(|attempt| {
                     draw_connected(cfg, &mut candidate_stream(cfg, slot, attempt, Some(0x5eed)))
@@ -290,8 +294,34 @@ pub fn random_instances(cfg: &GeneratorConfig) -> Result<Vec<Instance>, Generate
                     slot,
                     count: cfg.count,
                 })
-        })
-        .collect()
+        }),
+    )
+}
+
+/// Room for `n` instances, asked for before any is made.
+fn instances_room(n: usize) -> Result<Vec<Instance>, TooLarge> {
+    try_with_capacity(n, || format!("{} (their records alone)", count(n as u64, "instance", "instances")))
+}
+
+/// The slots' instances in order into `out` (which has room for them all), or the first error.
+fn collect_slots(
+    mut out: Vec<Instance>,
+    slots: impl IndexedParallelIterator<Item = Result<Instance, GenerateError>>,
+) -> Result<Vec<Instance>, GenerateError> {
+    // As rayon's own collect of results: stop at an error and keep one.
+    let error = std::sync::Mutex::new(None);
+    let made = slots.map(|r| match r {
+        Ok(inst) => Some(inst),
+        Err(e) => {
+            error.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert(e);
+            None
+        }
+    });
+    out.par_extend(made.while_some());
+    match error.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
 /// The random stream of one candidate: (seed, W, H, k, slot, attempt) and an optional tag that
@@ -348,10 +378,13 @@ fn generate_slot(cfg: &GeneratorConfig, slot: usize, want_wait: bool) -> Result<
 }
 
 /// Which slots must need a wait: exactly `wait_count` of them, spread by a seeded shuffle.
-fn slot_flags(cfg: &GeneratorConfig) -> Vec<bool> {
-    let mut flags: Vec<bool> = (0..cfg.count).map(|i| i < cfg.wait_count()).collect();
+fn slot_flags(cfg: &GeneratorConfig) -> Result<Vec<bool>, TooLarge> {
+    let mut flags = try_with_capacity(cfg.count, || {
+        format!("the wait flags of {}", count(cfg.count as u64, "instance", "instances"))
+    })?;
+    flags.extend((0..cfg.count).map(|i| i < cfg.wait_count()));
     Rng::from_counters(&[cfg.seed, 0x5107, cfg.count as u64]).shuffle(&mut flags);
-    flags
+    Ok(flags)
 }
 
 /// Generates `count` instances (in parallel; the output does not depend on the thread count).
@@ -399,16 +432,16 @@ fn generate_slots_with_progress(
             slots.start, slots.end, cfg.count
         )));
     }
-    let flags = slot_flags(cfg);
-    flags[slots.clone()]
-        .par_iter()
-        .zip(slots.into_par_iter())
-        .map(|(&want, slot)| {
+    let out = instances_room(slots.len())?;
+    let flags = slot_flags(cfg)?;
+    collect_slots(
+        out,
+        flags[slots.clone()].par_iter().zip(slots.into_par_iter()).map(|(&want, slot)| {
             let inst = generate_slot(cfg, slot, want);
             progress.advance(1, "");
             inst
-        })
-        .collect()
+        }),
+    )
 }
 
 #[cfg(test)]

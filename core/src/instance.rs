@@ -161,7 +161,7 @@ impl Instance {
     /// # Errors
     /// Malformed JSON or a broken rule.
     pub fn from_json(text: &str) -> Result<Self, InstanceError> {
-        let raw: RawInstance = serde_json::from_str(text).map_err(|e| InstanceError::Json(e.to_string()))?;
+        let raw: RawInstance = crate::json::from_str(text).map_err(|e| InstanceError::Json(e.to_string()))?;
         Self::from_raw(raw)
     }
 
@@ -230,7 +230,7 @@ pub fn parse_instances(text: &str) -> Result<Vec<Instance>, (usize, InstanceErro
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
         let values: Vec<serde_json::Value> =
-            serde_json::from_str(text).map_err(|e| (0, InstanceError::Json(e.to_string())))?;
+            crate::json::from_str(text).map_err(|e| (0, InstanceError::Json(e.to_string())))?;
         if values.is_empty() {
             return Err((0, InstanceError::Json("no instance in the input".into())));
         }
@@ -242,6 +242,7 @@ pub fn parse_instances(text: &str) -> Result<Vec<Instance>, (usize, InstanceErro
     }
     // A single pretty-printed object spans several lines: try the whole text first.
     if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
+        crate::json::unique_keys(text).map_err(|e| (1, InstanceError::Json(e.to_string())))?;
         return Instance::from_value(value).map(|i| vec![i]).map_err(|e| (1, e));
     }
     let mut out = Vec::new();

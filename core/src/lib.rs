@@ -18,6 +18,7 @@ pub mod failure;
 pub mod generator;
 pub mod grid;
 pub mod instance;
+pub mod json;
 pub mod moves;
 pub mod movingai;
 pub mod plan;
@@ -33,7 +34,7 @@ pub mod text;
 pub mod verify;
 mod words;
 
-pub use error::{InstanceError, PlanError};
+pub use error::{InstanceError, PlanError, TooLarge};
 pub use failure::{Failure, FailureKind};
 pub use generator::{generate, generate_slots, GenerateError, GeneratorConfig};
 pub use grid::{Cell, Grid, Pos};

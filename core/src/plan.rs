@@ -68,7 +68,7 @@ impl Plan {
     /// Malformed JSON, a value of none of the forms, neither or both of `moves` and `paths`,
     /// unknown move letters, empty paths.
     pub fn from_json(text: &str) -> Result<Self, PlanError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| PlanError::Json(e.to_string()))?;
+        let value: Value = crate::json::from_str(text).map_err(|e| PlanError::Json(e.to_string()))?;
         match value {
             Value::Object(_) => {
                 let raw: RawPlan =

@@ -1,7 +1,7 @@
 //! Instance pools: the levels a batch of environments plays and a batch of plans is verified
 //! against, packed as flat arrays for the engine and the batched verifier.
 
-use crate::error::EngineError;
+use crate::error::{checked_count, try_vec, try_with_capacity, EngineError};
 use crate::failure::NONE;
 use crate::grid::Grid;
 use crate::instance::Instance;
@@ -60,7 +60,9 @@ impl InstancePool {
     /// Packs instances, their optimal sums of costs as `optima` says.
     ///
     /// # Errors
-    /// An empty list, or an instance over the engine's limits ([`MAX_AGENTS`], [`MAX_SIDE`]).
+    /// An empty list, an instance over the engine's limits ([`MAX_AGENTS`], [`MAX_SIDE`]), or
+    /// [`EngineError::TooLarge`] when the packed arrays cannot be allocated (every instance takes
+    /// the room of the largest: its agent count and its grid).
     pub fn new(instances: &[Instance], optima: Optima) -> Result<Self, EngineError> {
         let solve_missing = optima == Optima::SolveMissing;
         if instances.is_empty() {
@@ -69,14 +71,21 @@ impl InstancePool {
         let max_agents = instances.iter().map(Instance::num_agents).max().unwrap_or(0);
         let max_cells = instances.iter().map(|i| i.grid.cells()).max().unwrap_or(0) as usize;
         let words = max_cells.div_ceil(32);
+        let n = instances.len();
+        let what = |field: &'static str| {
+            move || {
+                format!("the packed {field} of {}", crate::error::count(n as u64, "instance", "instances"))
+            }
+        };
+        let slots = checked_count(&[n, max_agents], what("agents"))?;
         let mut pool = Self {
             max_agents,
             words,
-            dims: Vec::with_capacity(instances.len()),
-            starts: vec![0; instances.len() * max_agents],
-            goals: vec![0; instances.len() * max_agents],
-            holes: vec![0; instances.len() * words],
-            optimal_soc: Vec::with_capacity(instances.len()),
+            dims: try_with_capacity(n, what("sizes"))?,
+            starts: try_vec(slots, 0, what("starts"))?,
+            goals: try_vec(slots, 0, what("goals"))?,
+            holes: try_vec(checked_count(&[n, words], what("holes"))?, 0, what("holes"))?,
+            optimal_soc: try_with_capacity(n, what("optima"))?,
         };
         for (i, inst) in instances.iter().enumerate() {
             let (w, h, k) = (inst.grid.width(), inst.grid.height(), inst.num_agents());

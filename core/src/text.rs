@@ -21,14 +21,20 @@
 //! line, the letters `R D W`, compact strings `RDW`, `STAY` for `WAIT`, commas or arrows
 //! between moves, `none` for an agent that does not move, or a coordinate list such as
 //! `Agent 0: (0, 0) -> (0, 1) -> (1, 1)` (if the list does not begin with the start cell, the
-//! start is taken to come before it). Rules, so that every answer has one reading:
-//! - a *plan line* is `Agent <n>` followed by `:`, `=` or `-` and a body made only of moves, or
-//!   only of coordinates and separators; any other line is prose and is skipped (so
-//!   "Agent 0 needs to go from (0, 0) to (1, 2)" is never read as a plan);
+//! start is taken to come before it). Rules, so that every answer has one reading and no line
+//! is passed over:
 //! - if the answer has `<answer>…</answer>` tags, only the last tagged part is read;
-//! - plan lines that follow each other (blank lines allowed) form a block; the **last** block is
-//!   the answer, so a model may restate its plan at the end;
-//! - in that block, agents are numbered 0…k−1 (or 1…k, if no agent 0 appears), each once.
+//! - an *agent line* begins with `Agent <n>` followed by `:`, `=` or `-`; every other line is
+//!   prose and is skipped (so "Agent 0 needs to go from (0, 0) to (1, 2)" is never read);
+//! - every agent line is a *plan line*: its body is made only of moves (or `none`), or only of
+//!   coordinates and separators. An agent line with any other body (`Agent 1: I am not sure`)
+//!   is a parse error naming the line, wherever it stands;
+//! - agents are numbered 0…k−1, or 1…k if no agent line names agent 0; an agent line for an
+//!   agent the instance lacks (`Agent 7:` for three agents) is a parse error naming the line;
+//! - agent lines that follow each other (blank lines allowed) form a block, and a block names
+//!   each agent once: a second line for an agent in one block is a parse error;
+//! - the **last** block is the answer, so a model may restate its plan at the end; a last block
+//!   that leaves agents out is `wrong_agent_count`.
 
 use crate::instance::Instance;
 use crate::moves::Move;
@@ -128,74 +134,94 @@ enum Body {
     Coords(Vec<(i64, i64)>),
 }
 
-/// Reads a free-text answer (see the module docs for the accepted forms).
+/// One line of an answer that begins `Agent <n>:`: its number (1-based), the agent's number as
+/// written (`None` when it does not fit a `usize`), and its body read as a plan or why not.
+struct AgentLine<'a> {
+    line: usize,
+    digits: &'a str,
+    id: Option<usize>,
+    body: Result<Body, String>,
+}
+
+/// `agent 0`, `agents 0 and 1`, `agents 1 to 3`: the numbers of `k` agents from `base`.
+fn numbering(base: usize, k: usize) -> String {
+    match k {
+        1 => format!("agent {base}"),
+        2 => format!("agents {base} and {}", base + 1),
+        _ => format!("agents {base} to {}", base + k - 1),
+    }
+}
+
+/// Reads a free-text answer (see the module docs for the accepted forms and the rules).
 ///
 /// # Errors
-/// [`AnswerError`].
+/// [`AnswerError::Parse`] naming the first line that breaks a rule (an agent line that is not a
+/// plan, one for an agent the instance lacks, a second line for one agent in a block) or saying
+/// that no plan line was found; [`AnswerError::WrongAgentCount`] when the answer's plan leaves
+/// agents out.
 pub fn parse_answer(text: &str, instance: &Instance) -> Result<Plan, AnswerError> {
     let k = instance.num_agents();
     let text = last_tagged(text).unwrap_or(text);
-    let mut blocks: Vec<Vec<(usize, Body)>> = Vec::new();
-    // Lines that look like plan lines but hold a word that is not a move, for the error message.
-    let mut unreadable: Vec<(usize, usize, UnknownMove)> = Vec::new();
-    let mut in_block = false;
+    // Every agent line in order; `None` for a prose line, which ends a block.
+    let mut lines: Vec<Option<AgentLine<'_>>> = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        match plan_line(line) {
-            Line::Plan(id, body) => {
-                if !in_block {
-                    blocks.push(Vec::new());
-                    in_block = true;
-                }
-                blocks.last_mut().expect("a block was pushed").push((id, body));
-            }
-            Line::UnknownMove(id, bad) => {
-                unreadable.push((n + 1, id, bad));
-                in_block = false;
-            }
-            Line::Prose => in_block = false,
-        }
-    }
-    let unknown_move = |missing: &dyn Fn(usize) -> bool| {
-        unreadable.iter().find(|(_, id, _)| missing(*id)).map(|(line, id, bad)| {
-            AnswerError::Parse(format!(
-                "line {line}: '{}' (move {} of agent {id}) is not a move; moves are UP, DOWN, LEFT, RIGHT and WAIT (or U, D, L, R, W)",
-                bad.word, bad.position
-            ))
-        })
-    };
-    let Some(block) = blocks.pop() else {
-        return Err(unknown_move(&|_| true).unwrap_or_else(|| {
-            AnswerError::Parse(
-                "no plan line found (expected lines such as 'Agent 0: RIGHT DOWN WAIT')".into(),
-            )
+        lines.push(plan_header(line).map(|(digits, body)| {
+            let id = digits.parse().ok();
+            AgentLine { line: n + 1, digits, id, body: read_body(digits, body) }
         }));
-    };
-    let mut ids: Vec<usize> = block.iter().map(|(i, _)| *i).collect();
-    ids.sort_unstable();
-    if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
-        return Err(AnswerError::Parse(format!("agent {} has more than one plan line", w[0])));
     }
-    if ids.len() != k {
-        if let Some(e) = unknown_move(&|id| ids.binary_search(&id).is_err()) {
-            return Err(e);
+    // Agents are numbered from 0, or from 1 when no line names an agent 0.
+    let base = usize::from(!lines.iter().flatten().any(|l| l.id == Some(0)));
+    let mut slots = Vec::new();
+    for l in lines.iter().flatten() {
+        let Some(slot) = l.id.and_then(|i| i.checked_sub(base)).filter(|&s| s < k) else {
+            return Err(AnswerError::Parse(format!(
+                "line {}: the instance has no agent {}: it has {} ({}), and every line that begins 'Agent <n>:' must be a plan for one of them",
+                l.line,
+                l.digits,
+                count(k as u64, "agent", "agents"),
+                numbering(base, k)
+            )));
+        };
+        if let Err(why) = &l.body {
+            return Err(AnswerError::Parse(format!("line {}: {why}", l.line)));
         }
-        return Err(AnswerError::WrongAgentCount { found: ids.len(), expected: k });
+        slots.push(slot);
     }
-    let base = if ids[0] == 1 { 1 } else { 0 };
-    if ids.iter().enumerate().any(|(n, &i)| i != n + base) {
-        return Err(AnswerError::Parse(format!(
-            "agents must be numbered 0..{} (or 1..{k}); found {ids:?}",
-            k - 1
-        )));
+    // Blocks of agent lines that follow each other; the last one is the answer.
+    let mut blocks: Vec<Vec<(usize, &AgentLine<'_>)>> = Vec::new();
+    let mut slots = slots.into_iter();
+    for group in lines.split(Option::is_none).filter(|g| !g.is_empty()) {
+        let mut block: Vec<(usize, &AgentLine<'_>)> = Vec::with_capacity(group.len());
+        for l in group.iter().flatten() {
+            let slot = slots.next().expect("one slot per agent line");
+            if let Some((_, first)) = block.iter().find(|(s, _)| *s == slot) {
+                return Err(AnswerError::Parse(format!(
+                    "line {}: a second line for agent {} (the first is line {}); a plan gives each agent one line",
+                    l.line, l.digits, first.line
+                )));
+            }
+            block.push((slot, l));
+        }
+        blocks.push(block);
     }
-    let mut bodies: Vec<Option<Body>> = vec![None; k];
-    for (i, body) in block {
-        bodies[i - base] = Some(body);
+    let Some(mut block) = blocks.pop() else {
+        return Err(AnswerError::Parse(
+            "no plan line found (expected lines such as 'Agent 0: RIGHT DOWN WAIT')".into(),
+        ));
+    };
+    // The slots of a block are distinct and below k: it covers every agent when it has k lines.
+    if block.len() != k {
+        return Err(AnswerError::WrongAgentCount { found: block.len(), expected: k });
     }
-    let bodies: Vec<Body> = bodies.into_iter().map(|b| b.expect("every agent has a line")).collect();
+    block.sort_unstable_by_key(|(slot, _)| *slot);
+    let bodies: Vec<Body> = block
+        .into_iter()
+        .map(|(_, l)| l.body.clone().expect("unreadable lines were refused above"))
+        .collect();
     if bodies.iter().all(|b| matches!(b, Body::Moves(_))) {
         return Ok(Plan::Moves(
             bodies.into_iter().map(|b| if let Body::Moves(m) = b { m } else { Vec::new() }).collect(),
@@ -245,31 +271,31 @@ struct UnknownMove {
     position: usize,
 }
 
-/// What one line of an answer is.
-enum Line {
-    Plan(usize, Body),
-    /// `Agent <n>:` followed by moves and a word that is not one: not a plan line, but named in
-    /// the error when the answer has no plan for that agent.
-    UnknownMove(usize, UnknownMove),
-    Prose,
-}
-
-fn plan_line(line: &str) -> Line {
-    let Some((id, body)) = plan_header(line) else {
-        return Line::Prose;
-    };
-    match parse_body(body) {
-        Some(b) => Line::Plan(id, b),
-        None => match parse_moves(body) {
-            // A line with at least one move (a word or letters) reads as a plan with a typo.
-            Err(bad) if has_a_move(body) => Line::UnknownMove(id, bad),
-            _ => Line::Prose,
-        },
+/// The body of agent `digits`'s line as a plan, or why it is not one.
+fn read_body(digits: &str, body: &str) -> Result<Body, String> {
+    if let Some(b) = parse_body(body) {
+        return Ok(b);
     }
+    if body.is_empty() {
+        return Err(format!(
+            "agent {digits}'s line has no moves (write 'none' for an agent that does not move)"
+        ));
+    }
+    if body.contains(|c: char| c.is_ascii_digit()) {
+        return Err(format!(
+            "agent {digits}: '{body}' is neither moves nor a list of (row, col) cells such as (0, 0) -> (0, 1)"
+        ));
+    }
+    let bad = parse_moves(body).err().unwrap_or(UnknownMove { word: body.to_string(), position: 1 });
+    Err(format!(
+        "'{}' (move {} of agent {digits}) is not a move; moves are UP, DOWN, LEFT, RIGHT and WAIT (or U, D, L, R, W)",
+        bad.word, bad.position
+    ))
 }
 
-/// Splits `Agent <n><sep> <body>` into the agent number and the body; `None` for prose.
-fn plan_header(line: &str) -> Option<(usize, &str)> {
+/// Splits `Agent <n><sep> <body>` into the agent's number as written and the body; `None` for
+/// prose.
+fn plan_header(line: &str) -> Option<(&str, &str)> {
     let s = line.trim().trim_start_matches(['-', '*', '#', '>', '`', '|', '•']).trim_start();
     let lower = s.to_ascii_lowercase();
     let rest = lower.strip_prefix("agent")?;
@@ -279,11 +305,10 @@ fn plan_header(line: &str) -> Option<(usize, &str)> {
     if digits == 0 {
         return None;
     }
-    let id: usize = rest_orig[..digits].parse().ok()?;
     let after = rest_orig[digits..].trim_start_matches(['*', '`', ' ']);
     let body = after.strip_prefix([':', '=', '-'])?;
     let body = body.trim().trim_matches(['*', '`']).trim().trim_end_matches('.');
-    Some((id, body))
+    Some((&rest_orig[..digits], body))
 }
 
 fn parse_body(body: &str) -> Option<Body> {
@@ -321,10 +346,6 @@ fn is_separator(c: char) -> bool {
 /// and periods around it.
 fn tokens(body: &str) -> impl Iterator<Item = &str> {
     body.split(is_separator).map(|t| t.trim_matches(['-', '=', '.'])).filter(|t| !t.is_empty())
-}
-
-fn has_a_move(body: &str) -> bool {
-    tokens(body).any(|t| parse_moves(t).is_ok())
 }
 
 /// Moves as words (`RIGHT DOWN`), letters (`R D`) or compact letters (`RDW`), between any of
@@ -393,6 +414,53 @@ mod tests {
         .expect("valid")
     }
 
+    fn one_agent() -> Instance {
+        Instance::from_json(r#"{"grid": ["FF", "FF"], "agents": [{"start": [0, 0], "goal": [1, 0]}]}"#)
+            .expect("valid")
+    }
+
+    #[test]
+    fn every_agent_line_is_read_or_the_answer_is_refused() {
+        let one = one_agent();
+        for (text, reason) in [
+            (
+                "Agent 0: DOWN\nAgent 1: SIDEWAYS",
+                "line 2: the instance has no agent 1: it has 1 agent (agent 0)",
+            ),
+            ("Agent 0: DOWN\nAgent 7: …", "line 2: the instance has no agent 7: it has 1 agent (agent 0)"),
+            ("Agent 0: DOWN\nAgent 1: I am not sure", "line 2: the instance has no agent 1"),
+            ("Agent 0: DOWN\nAgent 1: UP", "line 2: the instance has no agent 1"),
+            ("Agent 0: SIDEWAYS\nAgent 0: DOWN", "line 1: 'SIDEWAYS' (move 1 of agent 0) is not a move"),
+            ("Agent 0: DOWN\nAgent 0: DOWN", "line 2: a second line for agent 0 (the first is line 1)"),
+            ("Agent 0: DOWN\n\nAgent 0: UP", "line 3: a second line for agent 0 (the first is line 1)"),
+            (
+                "Agent 0: DOWN\nThen:\nAgent 0: UP\nAgent 0: DOWN",
+                "line 4: a second line for agent 0 (the first is line 3)",
+            ),
+            ("Agent 0:\nDOWN", "line 1: agent 0's line has no moves"),
+            ("Agent 0: go to (1, 0)", "line 1: agent 0: 'go to (1, 0)' is neither moves nor"),
+            ("Agent 99999999999999999999999: DOWN", "the instance has no agent 99999999999999999999999"),
+        ] {
+            match parse_answer(text, &one) {
+                Err(AnswerError::Parse(m)) => {
+                    assert!(m.starts_with(reason) || m.contains(reason), "{text:?}: {m}")
+                }
+                other => panic!("{text:?} should be a parse error, got {other:?}"),
+            }
+        }
+        // Numbered from 1 when no agent 0 appears; a restated plan is still the last block.
+        assert_eq!(parse_answer("Agent 1: DOWN", &one), Ok(Plan::Moves(vec![vec![Move::Down]])));
+        assert_eq!(
+            parse_answer("Agent 0: UP\nSo, finally:\nAgent 0: DOWN", &one),
+            Ok(Plan::Moves(vec![vec![Move::Down]]))
+        );
+        // Two agents: a third agent's line is not a count mismatch but a line the instance lacks.
+        assert!(matches!(
+            parse_answer("Agent 0: RR\nAgent 1: RR\nAgent 2: RR", &inst()),
+            Err(AnswerError::Parse(m)) if m.starts_with("line 3: the instance has no agent 2: it has 2 agents (agents 0 and 1)")
+        ));
+    }
+
     #[test]
     fn prompt_has_the_papers_shape() {
         let p = render_prompt(&inst()).expect("two agents fit");
@@ -450,11 +518,13 @@ mod tests {
         expect("Agent 0: RIGHT RIGHT JUMP DOWN", 1, "JUMP", 3, 0);
         expect("Agent 0: hop right", 1, "hop", 1, 0);
         expect("Plan:\nAgent 0: RR\nAgent 1: R, R, fly", 3, "fly", 3, 1);
-        // A complete plan elsewhere wins over a line with a typo.
-        assert!(parse_answer("Agent 0: R JUMP\n\nAgent 0: RR\nAgent 1: RR", &i).is_ok());
-        // Prose without a move word is still just prose.
+        // Every agent line is read: a complete plan elsewhere does not excuse a line with a typo.
+        expect("Agent 0: R JUMP\n\nAgent 0: RR\nAgent 1: RR", 1, "JUMP", 2, 0);
+        // Nor is a line that begins "Agent 0:" skipped as prose, moves or not.
+        expect("Agent 0: is the first agent", 1, "is", 1, 0);
+        // Prose that does not begin "Agent <n>:" is skipped.
         assert_eq!(
-            parse_answer("Agent 0: is the first agent", &i),
+            parse_answer("Agent 0 is the first agent.\nAgents move at once.", &i),
             Err(AnswerError::Parse(
                 "no plan line found (expected lines such as 'Agent 0: RIGHT DOWN WAIT')".into()
             ))

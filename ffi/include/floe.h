@@ -7,7 +7,8 @@
  *   out-pointers, written only on success. floe_last_error() gives the calling thread's last
  *   failure message.
  * - Handles (floe_pool, floe_engine, floe_plugin) are opaque; *_free accepts NULL. A handle of
- *   the wrong kind, or a freed one, is FLOE_STATUS_WRONG_HANDLE.
+ *   the wrong kind, or a freed one, is FLOE_STATUS_WRONG_HANDLE, for good: a handle is never
+ *   handed out twice, so a freed one cannot reach an object made later.
  * - Arrays are passed with their lengths in elements and read or written only during the call;
  *   strings are NUL-terminated UTF-8; strings handed out are freed with floe_string_free.
  * - Threads: pools may be shared by any number of threads; calls on one engine or plugin are
@@ -15,6 +16,13 @@
  * - Each function's comment lists, after "Errors:", every status it returns when it fails. Not
  *   listed: FLOE_STATUS_PANICKED for a panic inside libfloe itself (a bug, possible anywhere;
  *   an engine or plugin whose call panicked then refuses later calls with it).
+ * - JSON arguments (configurations, settings, parameters, histories, instances, plans) are
+ *   refused when an object names a key twice: no reader keeps one of the two values silently.
+ * - Sizes a call would allocate for are checked first: memory that cannot be had is
+ *   FLOE_STATUS_TOO_LARGE with the bytes asked for, never an abort of the process.
+ * - Leak checkers: pools, engines and plugins a host forgets to free are not reported by LSan or
+ *   valgrind, since the library keeps every live handle's object reachable from its registry
+ *   until *_free; count your _new and _free calls yourself.
  * - Every name this header and floe_types.h define begins with floe_ or FLOE_.
  * - Check floe_abi_version() == FLOE_ABI_VERSION at start-up.
  */
@@ -253,7 +261,11 @@ void floe_string_free(char *s);
  `"gpu"` in a build without it, FLOE_STATUS_BAD_INPUT for a misaligned `out`; for the
  `step_reward`: FLOE_STATUS_UNKNOWN_PLUGIN for a name the library or the built-ins do not
  have, FLOE_STATUS_CONFIG for parameters the plugin refuses or a reward that does not score
- steps, FLOE_STATUS_FAILED for a library that does not load.
+ steps, FLOE_STATUS_FAILED for a library that does not load; FLOE_STATUS_TOO_LARGE when the
+ engine's own memory cannot be had (its state, `B·K` agent words and `B` environment records,
+ and the padded maps of the pool for the observation radius; sized before anything is
+ allocated, the message gives the bytes asked for). The buffers of a step
+ (`floe_engine_sizes`) are the caller's.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -563,6 +575,17 @@ floe_status floe_plugin_sample_replay(struct floe_plugin *plugin,
  defaults, those of a run without `rounds.design_limits`). `*out_reply_json` gets
  `{"config": <validated configuration>, "rationale": "..."}` (`floe_string_free`).
 
+ The context's format: what an engineer reads of it is its own. The built-in `rules` engineer
+ reads no prose: it takes the history of rounds as JSON, `{"rounds": [{"round": 0, "config":
+ {"sizes": [{"size": 4, "data_ratio": 1.0, "hole_ratio": 0.2, "wait_ratio": 0.5}], "agents":
+ [2]}, "results": [{"size": 4, "valid_rate": 0.5, "optimal_rate": 0.25}]}]}` (`{"rounds": []}`
+ asks for round 0; `results` entries may also carry `"instances"`, `"failures"` by kind and
+ `"mean_abs_advantage"`), found as the block fenced with ```` ```json history ```` (what
+ the trainer's context ends with), else the last block fenced with ```` ```json ````, else
+ the whole context; a context without a valid history is FLOE_STATUS_BAD_INPUT. A language
+ model engineer reads the whole text (failures, guidelines, history, summary, training
+ details), as the trainer assembles it.
+
  Errors: FLOE_STATUS_UNSUPPORTED when the plugin is not an engineer, FLOE_STATUS_BAD_OUTPUT
  for a configuration that does not validate, FLOE_STATUS_NULL_POINTER for a NULL argument
  (`limits->agents` when `agents_len` is not 0), FLOE_STATUS_CONFIG for `limits` that are not
@@ -604,13 +627,18 @@ floe_status floe_plugin_free(struct floe_plugin *plugin);
  `"height"` instead of `"size"`; optional `"max_attempts"`, `"max_nodes"`, and `"solve": false`
  to draw connected instances without solving them, fast for many agents, optimum unknown; the
  count and the seed are this call's, never the setting's). The same configuration, samples and
- seed give the same pool.
+ seed give the same pool. One agent never needs to wait: a setting with `"agents": 1` needs
+ `"wait_ratio": 0` (the default), and a round configuration whose `agents` include 1 needs
+ `wait_ratio` 0 on every size; otherwise FLOE_STATUS_CONFIG. Keys appear once per object: JSON
+ that names a key twice is FLOE_STATUS_CONFIG, never a silent choice of one value.
 
  Ownership: `*out` is the caller's, freed with `floe_pool_free`. Thread-safe.
  Errors: FLOE_STATUS_CONFIG for a configuration that does not parse or validate,
  FLOE_STATUS_FAILED when the generator cannot draw enough instances, FLOE_STATUS_BAD_INPUT for
  `samples` 0 or a misaligned `out`, FLOE_STATUS_NULL_POINTER for a NULL `config_json` or
- `out`, FLOE_STATUS_BAD_UTF8 for a `config_json` that is not UTF-8.
+ `out`, FLOE_STATUS_BAD_UTF8 for a `config_json` that is not UTF-8, FLOE_STATUS_TOO_LARGE
+ when `samples` instances cannot be held (checked before any is made; the message gives the
+ bytes asked for).
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -629,7 +657,8 @@ floe_status floe_pool_generate(const char *config_json,
  Ownership: `*out` is the caller's (`floe_pool_free`). Thread-safe.
  Errors: FLOE_STATUS_BAD_INPUT naming the line (or array index) of a malformed instance, for
  text without instances, or for a misaligned `out`; FLOE_STATUS_NULL_POINTER for a NULL `text`
- or `out`, FLOE_STATUS_BAD_UTF8 for a `text` that is not UTF-8.
+ or `out`, FLOE_STATUS_BAD_UTF8 for a `text` that is not UTF-8, FLOE_STATUS_TOO_LARGE when the
+ pool's packed arrays cannot be held (each instance takes the room of the largest).
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -642,7 +671,7 @@ floe_status floe_pool_from_json(const char *text, int32_t solve_missing, struct 
 
  Errors: FLOE_STATUS_IO when the file cannot be read (or is not UTF-8), else as
  [`floe_pool_from_json`]: FLOE_STATUS_BAD_INPUT, FLOE_STATUS_NULL_POINTER for a NULL `path` or
- `out`, FLOE_STATUS_BAD_UTF8 for a `path` that is not UTF-8.
+ `out`, FLOE_STATUS_BAD_UTF8 for a `path` that is not UTF-8, FLOE_STATUS_TOO_LARGE.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -659,7 +688,8 @@ floe_status floe_pool_from_file(const char *path, int32_t solve_missing, struct 
  Ownership: `*out` is the caller's (`floe_pool_free`). Thread-safe.
  Errors: FLOE_STATUS_NULL_POINTER for a NULL array (or `out`), FLOE_STATUS_BAD_INPUT naming
  the instance that breaks a rule, for `count` 0, or for a misaligned array or `out`,
- FLOE_STATUS_BUFFER_SIZE for a `count` too large to be an array.
+ FLOE_STATUS_BUFFER_SIZE for a `count` too large to be an array, FLOE_STATUS_TOO_LARGE when
+ the pool cannot be held.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -819,7 +849,8 @@ floe_status floe_eval_run(const char *checkpoint_path,
  Errors (nothing written then): FLOE_STATUS_BUFFER_SIZE for lengths, FLOE_STATUS_BAD_INPUT for
  an instance index out of range, `agents[n] > max_agents` or a misaligned array,
  FLOE_STATUS_NULL_POINTER for a NULL `pool` or array of non-zero length,
- FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool.
+ FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool, FLOE_STATUS_TOO_LARGE when the
+ batch's working memory (a copy of the arrays and 64 bytes per plan) cannot be had.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -846,7 +877,8 @@ floe_status floe_verify_moves(const struct floe_pool *pool,
  Errors (nothing written then): FLOE_STATUS_NULL_POINTER for a NULL `pool`, answer or array
  of non-zero length, FLOE_STATUS_BAD_UTF8 (naming the answer), FLOE_STATUS_BAD_INPUT for an
  instance out of range or a misaligned array, FLOE_STATUS_BUFFER_SIZE for an `out_len` other
- than `num_answers`, FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool.
+ than `num_answers`, FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool,
+ FLOE_STATUS_TOO_LARGE when the batch's working memory (32 bytes per answer) cannot be had.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the

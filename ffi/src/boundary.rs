@@ -7,6 +7,7 @@ use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use floe_core::engine::{EngineError, OpenError};
+use floe_core::TooLarge;
 use floe_plugin_api::{ConfigError, PluginError};
 
 /// The status every function returns: `FLOE_STATUS_*` of `floe_types.h`.
@@ -33,6 +34,7 @@ pub(crate) mod status {
     pub(crate) const CANCELLED: floe_status = 15;
     #[cfg_attr(all(feature = "train", feature = "gpu"), allow(dead_code))]
     pub(crate) const NOT_BUILT: floe_status = 16;
+    pub(crate) const TOO_LARGE: floe_status = 17;
 }
 
 /// A failure on its way to the caller: a status and a message.
@@ -59,6 +61,7 @@ impl From<EngineError> for Error {
             EngineError::NotReset(_) => status::NOT_RESET,
             EngineError::Gpu(_) => status::GPU,
             EngineError::StepReward(_) => status::FAILED,
+            EngineError::TooLarge(_) => status::TOO_LARGE,
             _ => status::BAD_INPUT,
         };
         Self::new(status, e.to_string())
@@ -72,8 +75,16 @@ impl From<OpenError> for Error {
             OpenError::Config(_) => status::CONFIG,
             OpenError::Gpu(_) => status::GPU,
             OpenError::NotBuilt => status::NOT_BUILT,
+            OpenError::TooLarge(_) => status::TOO_LARGE,
         };
         Self::new(code, e.to_string())
+    }
+}
+
+/// Memory a call needs that cannot be had: FLOE_STATUS_TOO_LARGE, with the bytes asked for.
+impl From<TooLarge> for Error {
+    fn from(e: TooLarge) -> Self {
+        Self::new(status::TOO_LARGE, e.to_string())
     }
 }
 

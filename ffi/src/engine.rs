@@ -135,7 +135,11 @@ unsafe fn step_buffers<'a>(b: *const floe_step_buffers) -> Result<StepBuffersMut
 /// `"gpu"` in a build without it, FLOE_STATUS_BAD_INPUT for a misaligned `out`; for the
 /// `step_reward`: FLOE_STATUS_UNKNOWN_PLUGIN for a name the library or the built-ins do not
 /// have, FLOE_STATUS_CONFIG for parameters the plugin refuses or a reward that does not score
-/// steps, FLOE_STATUS_FAILED for a library that does not load.
+/// steps, FLOE_STATUS_FAILED for a library that does not load; FLOE_STATUS_TOO_LARGE when the
+/// engine's own memory cannot be had (its state, `B·K` agent words and `B` environment records,
+/// and the padded maps of the pool for the observation radius; sized before anything is
+/// allocated, the message gives the bytes asked for). The buffers of a step
+/// (`floe_engine_sizes`) are the caller's.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the

@@ -116,8 +116,8 @@ pub unsafe extern "C" fn floe_plugin_new(
         let params = if params.trim().is_empty() {
             serde_json::Value::Null
         } else {
-            serde_json::from_str(params)
-                .map_err(|e| Error::new(status::CONFIG, format!("params_json is not JSON: {e}")))?
+            floe_core::json::from_str(params)
+                .map_err(|e| Error::new(status::CONFIG, format!("params_json: {e}")))?
         };
         let spec = PluginSpec { name: name.to_string(), params, library: library.map(Into::into) };
         let object = match kind {
@@ -352,6 +352,17 @@ pub unsafe extern "C" fn floe_plugin_sample_replay(
 /// the engineer is given as a value; the caller clamps the reply into them; NULL: floe's
 /// defaults, those of a run without `rounds.design_limits`). `*out_reply_json` gets
 /// `{"config": <validated configuration>, "rationale": "..."}` (`floe_string_free`).
+///
+/// The context's format: what an engineer reads of it is its own. The built-in `rules` engineer
+/// reads no prose: it takes the history of rounds as JSON, `{"rounds": [{"round": 0, "config":
+/// {"sizes": [{"size": 4, "data_ratio": 1.0, "hole_ratio": 0.2, "wait_ratio": 0.5}], "agents":
+/// [2]}, "results": [{"size": 4, "valid_rate": 0.5, "optimal_rate": 0.25}]}]}` (`{"rounds": []}`
+/// asks for round 0; `results` entries may also carry `"instances"`, `"failures"` by kind and
+/// `"mean_abs_advantage"`), found as the block fenced with ```` ```json history ```` (what
+/// the trainer's context ends with), else the last block fenced with ```` ```json ````, else
+/// the whole context; a context without a valid history is FLOE_STATUS_BAD_INPUT. A language
+/// model engineer reads the whole text (failures, guidelines, history, summary, training
+/// details), as the trainer assembles it.
 ///
 /// Errors: FLOE_STATUS_UNSUPPORTED when the plugin is not an engineer, FLOE_STATUS_BAD_OUTPUT
 /// for a configuration that does not validate, FLOE_STATUS_NULL_POINTER for a NULL argument

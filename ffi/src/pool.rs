@@ -4,10 +4,10 @@ use std::ffi::c_char;
 use std::sync::Arc;
 
 use floe_core::engine::{InstancePool, Optima};
-use floe_core::generator::{generate, random_instances, GeneratorConfig};
+use floe_core::generator::{generate, random_instances, GenerateError, GeneratorConfig};
 use floe_core::instance::{parse_instances, Agent};
 use floe_core::pool::MAX_AGENTS;
-use floe_core::{Grid, Instance, Pos};
+use floe_core::{Grid, Instance, Pos, TooLarge};
 use floe_plugin_api::RoundConfig;
 
 use crate::boundary::{
@@ -69,7 +69,7 @@ pub struct floe_instance_info {
 }
 
 fn generator_configs(json: &str, samples: usize, seed: u64) -> Result<Vec<(GeneratorConfig, bool)>> {
-    let mut value: serde_json::Value = serde_json::from_str(json)
+    let mut value: serde_json::Value = floe_core::json::from_str(json)
         .map_err(|e| Error::new(status::CONFIG, format!("configuration JSON: {e}")))?;
     if value.get("sizes").is_some() {
         let round = RoundConfig::from_json(json)?;
@@ -138,13 +138,18 @@ fn generator_configs(json: &str, samples: usize, seed: u64) -> Result<Vec<(Gener
 /// `"height"` instead of `"size"`; optional `"max_attempts"`, `"max_nodes"`, and `"solve": false`
 /// to draw connected instances without solving them, fast for many agents, optimum unknown; the
 /// count and the seed are this call's, never the setting's). The same configuration, samples and
-/// seed give the same pool.
+/// seed give the same pool. One agent never needs to wait: a setting with `"agents": 1` needs
+/// `"wait_ratio": 0` (the default), and a round configuration whose `agents` include 1 needs
+/// `wait_ratio` 0 on every size; otherwise FLOE_STATUS_CONFIG. Keys appear once per object: JSON
+/// that names a key twice is FLOE_STATUS_CONFIG, never a silent choice of one value.
 ///
 /// Ownership: `*out` is the caller's, freed with `floe_pool_free`. Thread-safe.
 /// Errors: FLOE_STATUS_CONFIG for a configuration that does not parse or validate,
 /// FLOE_STATUS_FAILED when the generator cannot draw enough instances, FLOE_STATUS_BAD_INPUT for
 /// `samples` 0 or a misaligned `out`, FLOE_STATUS_NULL_POINTER for a NULL `config_json` or
-/// `out`, FLOE_STATUS_BAD_UTF8 for a `config_json` that is not UTF-8.
+/// `out`, FLOE_STATUS_BAD_UTF8 for a `config_json` that is not UTF-8, FLOE_STATUS_TOO_LARGE
+/// when `samples` instances cannot be held (checked before any is made; the message gives the
+/// bytes asked for).
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -163,11 +168,28 @@ pub unsafe extern "C" fn floe_pool_generate(
         if samples == 0 {
             return Err(Error::bad_input("samples is 0: a pool holds at least one instance"));
         }
-        let mut instances = Vec::new();
-        for (cfg, solved) in generator_configs(json, samples, seed)? {
+        let configs = generator_configs(json, samples, seed)?;
+        for (cfg, _) in &configs {
             cfg.validate().map_err(|e| Error::new(status::CONFIG, e.to_string()))?;
+        }
+        let mut instances = Vec::new();
+        for (cfg, solved) in configs {
             let made = if solved { generate(&cfg) } else { random_instances(&cfg) };
-            instances.extend(made.map_err(|e| Error::new(status::FAILED, e.to_string()))?);
+            let made = made.map_err(|e| match e {
+                GenerateError::TooLarge(t) => Error::from(t),
+                e => Error::new(status::FAILED, e.to_string()),
+            })?;
+            if instances.is_empty() {
+                instances = made;
+            } else {
+                instances.try_reserve_exact(made.len()).map_err(|_| {
+                    TooLarge::of::<Instance>(
+                        instances.len().saturating_add(made.len()),
+                        "the pool's instances",
+                    )
+                })?;
+                instances.extend(made);
+            }
         }
         let pool = floe_pool::make(instances, false)?;
         // SAFETY: `out` was checked not NULL; the caller guarantees it is writable.
@@ -190,7 +212,8 @@ fn parse_text(text: &str, solve_missing: bool) -> Result<*mut floe_pool> {
 /// Ownership: `*out` is the caller's (`floe_pool_free`). Thread-safe.
 /// Errors: FLOE_STATUS_BAD_INPUT naming the line (or array index) of a malformed instance, for
 /// text without instances, or for a misaligned `out`; FLOE_STATUS_NULL_POINTER for a NULL `text`
-/// or `out`, FLOE_STATUS_BAD_UTF8 for a `text` that is not UTF-8.
+/// or `out`, FLOE_STATUS_BAD_UTF8 for a `text` that is not UTF-8, FLOE_STATUS_TOO_LARGE when the
+/// pool's packed arrays cannot be held (each instance takes the room of the largest).
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -215,7 +238,7 @@ pub unsafe extern "C" fn floe_pool_from_json(
 ///
 /// Errors: FLOE_STATUS_IO when the file cannot be read (or is not UTF-8), else as
 /// [`floe_pool_from_json`]: FLOE_STATUS_BAD_INPUT, FLOE_STATUS_NULL_POINTER for a NULL `path` or
-/// `out`, FLOE_STATUS_BAD_UTF8 for a `path` that is not UTF-8.
+/// `out`, FLOE_STATUS_BAD_UTF8 for a `path` that is not UTF-8, FLOE_STATUS_TOO_LARGE.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -252,7 +275,8 @@ fn positions(ptr: *const u32, k: usize, what: &str) -> Result<Vec<Pos>> {
 /// Ownership: `*out` is the caller's (`floe_pool_free`). Thread-safe.
 /// Errors: FLOE_STATUS_NULL_POINTER for a NULL array (or `out`), FLOE_STATUS_BAD_INPUT naming
 /// the instance that breaks a rule, for `count` 0, or for a misaligned array or `out`,
-/// FLOE_STATUS_BUFFER_SIZE for a `count` too large to be an array.
+/// FLOE_STATUS_BUFFER_SIZE for a `count` too large to be an array, FLOE_STATUS_TOO_LARGE when
+/// the pool cannot be held.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -268,7 +292,9 @@ pub unsafe extern "C" fn floe_pool_from_arrays(
         check_out(out, "out")?;
         // SAFETY: the caller passes `count` views.
         let views = unsafe { slice(instances, count, "instances") }?;
-        let mut made = Vec::with_capacity(views.len());
+        let mut made = floe_core::error::try_with_capacity(views.len(), || {
+            format!("the records of {} instances", views.len())
+        })?;
         for (i, v) in views.iter().enumerate() {
             let bad = |m: String| Error::bad_input(format!("instance {i}: {m}"));
             if v.width == 0 || v.height == 0 || v.width > 256 || v.height > 256 {

@@ -6,6 +6,7 @@ use std::ffi::c_char;
 use std::time::Duration;
 
 use floe_core::engine::NONE;
+use floe_core::error::{try_vec, try_with_capacity};
 use floe_core::text::{parse_answer, render_prompt};
 use floe_core::verify::{verify, verify_batch, Answer, Check, PlanBatch, VerifyOut};
 use floe_core::PartialCredit;
@@ -61,7 +62,8 @@ fn optimum(pool: &floe_pool, i: usize) -> Option<u32> {
 /// Errors (nothing written then): FLOE_STATUS_BUFFER_SIZE for lengths, FLOE_STATUS_BAD_INPUT for
 /// an instance index out of range, `agents[n] > max_agents` or a misaligned array,
 /// FLOE_STATUS_NULL_POINTER for a NULL `pool` or array of non-zero length,
-/// FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool.
+/// FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool, FLOE_STATUS_TOO_LARGE when the
+/// batch's working memory (a copy of the arrays and 64 bytes per plan) cannot be had.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -91,10 +93,19 @@ pub unsafe extern "C" fn floe_verify_moves(
         // SAFETY: `out_len` writable records.
         let out = unsafe { slice_mut(out, out_len, "out") }?;
         out_len_check(num_plans, out.len())?;
-        let batch =
-            PlanBatch::from_arrays(max_agents, max_len, instances.to_vec(), agents.to_vec(), moves.to_vec())?;
-        let mut results = vec![VerifyOut::default(); num_plans];
-        let mut credit = vec![PartialCredit::default(); num_plans];
+        let copy = |what: &'static str, len: usize| move || format!("a copy of {what} ({len} entries)");
+        let batch = PlanBatch::from_arrays(
+            max_agents,
+            max_len,
+            try_copy(instances, copy("instances", num_plans))?,
+            try_copy(agents, copy("agents", num_plans))?,
+            try_copy(moves, copy("moves", moves_len))?,
+        )?;
+        let mut results =
+            try_vec(num_plans, VerifyOut::default(), || format!("the verdicts of {num_plans} plans"))?;
+        let mut credit = try_vec(num_plans, PartialCredit::default(), || {
+            format!("the partial credit of {num_plans} plans")
+        })?;
         verify_batch(&pool.packed, &batch, &mut results, Some(&mut credit))?;
         out.par_iter_mut().enumerate().for_each(|(n, slot)| {
             let k = pool.instances[instances[n] as usize].num_agents() as u32;
@@ -102,6 +113,13 @@ pub unsafe extern "C" fn floe_verify_moves(
         });
         Ok(())
     })
+}
+
+/// A copy of `values`, or FLOE_STATUS_TOO_LARGE when it cannot be had.
+fn try_copy<T: Copy>(values: &[T], what: impl FnOnce() -> String) -> Result<Vec<T>> {
+    let mut v = try_with_capacity(values.len(), what)?;
+    v.extend_from_slice(values);
+    Ok(v)
 }
 
 fn out_len_check(expected: usize, got: usize) -> Result<()> {
@@ -117,7 +135,8 @@ fn out_len_check(expected: usize, got: usize) -> Result<()> {
 /// Errors (nothing written then): FLOE_STATUS_NULL_POINTER for a NULL `pool`, answer or array
 /// of non-zero length, FLOE_STATUS_BAD_UTF8 (naming the answer), FLOE_STATUS_BAD_INPUT for an
 /// instance out of range or a misaligned array, FLOE_STATUS_BUFFER_SIZE for an `out_len` other
-/// than `num_answers`, FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool.
+/// than `num_answers`, FLOE_STATUS_WRONG_HANDLE for a `pool` that is not a live pool,
+/// FLOE_STATUS_TOO_LARGE when the batch's working memory (32 bytes per answer) cannot be had.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -140,14 +159,17 @@ pub unsafe extern "C" fn floe_verify_answers(
         // SAFETY: `out_len` writable records.
         let out = unsafe { slice_mut(out, out_len, "out") }?;
         out_len_check(num_answers, out.len())?;
-        let texts: Vec<&str> = answers
-            .iter()
-            .enumerate()
+        let mut texts: Vec<&str> =
+            try_with_capacity(num_answers, || format!("the texts of {num_answers} answers"))?;
+        for (n, &a) in answers.iter().enumerate() {
             // SAFETY: each entry is a NUL-terminated string or NULL (checked).
-            .map(|(n, &a)| unsafe { str_arg(a, &format!("answers[{n}]")) })
-            .collect::<Result<_>>()?;
-        let insts: Vec<&Instance> =
-            instances.iter().map(|&i| pool.instance(i as usize)).collect::<Result<_>>()?;
+            texts.push(unsafe { str_arg(a, &format!("answers[{n}]")) }?);
+        }
+        let mut insts: Vec<&Instance> =
+            try_with_capacity(num_answers, || format!("the instances of {num_answers} answers"))?;
+        for &i in instances {
+            insts.push(pool.instance(i as usize)?);
+        }
         out.par_iter_mut().enumerate().for_each(|(n, slot)| {
             let (inst, text) = (insts[n], texts[n]);
             let opt = optimum(&pool, instances[n] as usize);

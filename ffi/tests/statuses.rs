@@ -184,6 +184,14 @@ fn cases() -> Vec<Case> {
         ok(unsafe { floe_pool_from_json(c(INSTANCE), 1, &mut p) }, "pool");
         p
     };
+    // 255 agents per environment: an engine of every environment the range allows needs terabytes.
+    let crowded: *mut floe_pool = {
+        let mut p = ptr::null_mut();
+        let setting = c(r#"{"size": 32, "agents": 255, "solve": false}"#);
+        // SAFETY: a valid string and out-pointer.
+        ok(unsafe { floe_pool_generate(setting, 1, 1, &mut p) }, "crowded pool");
+        p
+    };
     let freed_pool: *mut floe_pool = {
         let mut p = ptr::null_mut();
         // SAFETY: as above; the pool is freed once.
@@ -315,6 +323,25 @@ fn cases() -> Vec<Case> {
     case!(floe_pool_generate, "CONFIG", "config not JSON", floe_pool_generate(c("{"), 3, 1, out_pool));
     case!(floe_pool_generate, "CONFIG", "no agents", floe_pool_generate(c(r#"{"size": 4}"#), 3, 1, out_pool));
     case!(floe_pool_generate, "BAD_INPUT", "0 samples", floe_pool_generate(c(gen), 0, 1, out_pool));
+    case!(floe_pool_generate, "TOO_LARGE", "2^40 samples", floe_pool_generate(c(gen), 1 << 40, 1, out_pool));
+    case!(
+        floe_pool_generate,
+        "TOO_LARGE",
+        "SIZE_MAX samples",
+        floe_pool_generate(c(gen), usize::MAX, 1, out_pool)
+    );
+    case!(
+        floe_pool_generate,
+        "CONFIG",
+        "a key twice",
+        floe_pool_generate(c(r#"{"size": 4, "agents": 2, "agents": 3}"#), 3, 1, out_pool)
+    );
+    case!(
+        floe_pool_from_json,
+        "BAD_INPUT",
+        "a key twice",
+        floe_pool_from_json(c(r#"{"grid": ["FF"], "grid": ["F"], "agents": []}"#), 0, out_pool)
+    );
     case!(floe_pool_from_json, "NULL_POINTER", "NULL text", floe_pool_from_json(ptr::null(), 0, out_pool));
     case!(
         floe_pool_from_json,
@@ -448,6 +475,18 @@ fn cases() -> Vec<Case> {
         floe_engine_new(pool, new(r#"{"backend": "tpu"}"#), out_engine)
     );
     case!(floe_engine_new, "CONFIG", "0 envs", floe_engine_new(pool, new(r#"{"num_envs": 0}"#), out_engine));
+    case!(
+        floe_engine_new,
+        "CONFIG",
+        "a key twice",
+        floe_engine_new(pool, new(r#"{"num_envs": 2, "num_envs": 3}"#), out_engine)
+    );
+    case!(
+        floe_engine_new,
+        "TOO_LARGE",
+        "2^32-1 envs of 255 agents",
+        floe_engine_new(crowded, new(r#"{"num_envs": 4294967295}"#), out_engine)
+    );
     case!(
         floe_engine_new,
         "UNKNOWN_PLUGIN",
@@ -613,6 +652,12 @@ fn cases() -> Vec<Case> {
     );
     case!(
         floe_plugin_new,
+        "CONFIG",
+        "params with a key twice",
+        floe_plugin_new(ptr::null(), 2, name("plr"), c(r#"{"seed": 1, "seed": 2}"#), out_plugin)
+    );
+    case!(
+        floe_plugin_new,
         "BAD_INPUT",
         "kind 9",
         floe_plugin_new(ptr::null(), 9, name("tiered"), ptr::null(), out_plugin)
@@ -735,6 +780,12 @@ fn cases() -> Vec<Case> {
         "CONFIG",
         "bad history",
         floe_plugin_next_config(curriculum, c(r#"{"rounds": 3}"#), out_str)
+    );
+    case!(
+        floe_plugin_next_config,
+        "CONFIG",
+        "history with a key twice",
+        floe_plugin_next_config(curriculum, c(r#"{"rounds": [], "rounds": []}"#), out_str)
     );
     case!(
         floe_plugin_next_config,

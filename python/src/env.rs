@@ -164,7 +164,8 @@ impl Engine {
     /// new array each call.
     fn global_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<u8>>> {
         let s = self.sizes.global_side;
-        let mut out = vec![0u8; self.sizes.global_state];
+        let mut out = floe_core::error::try_vec(self.sizes.global_state, 0u8, || "the global state".into())
+            .map_err(crate::errors::too_large)?;
         let guard = self.inner.lock().map_err(|_| bad_input("the engine failed in an earlier call"))?;
         guard.global_state(&mut out).map_err(engine)?;
         let flat = numpy::PyArray1::from_vec(py, out);

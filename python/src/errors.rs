@@ -36,6 +36,13 @@ pyo3::create_exception!(
 pyo3::create_exception!(floe, EngineFailed, FloeError, "The batched engine or its GPU device failed.");
 pyo3::create_exception!(
     floe,
+    TooLarge,
+    FloeError,
+    "Memory a call needs that cannot be had (a pool, an engine's state, a batch): the message gives \
+     the bytes asked for. C's FLOE_STATUS_TOO_LARGE."
+);
+pyo3::create_exception!(
+    floe,
     Failed,
     FloeError,
     "Work that could not be done: no plan found in the limits, a wait ratio not reached."
@@ -51,6 +58,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PluginFailed", py.get_type::<PluginFailed>())?;
     m.add("EngineFailed", py.get_type::<EngineFailed>())?;
     m.add("Failed", py.get_type::<Failed>())?;
+    m.add("TooLarge", py.get_type::<TooLarge>())?;
     Ok(())
 }
 
@@ -70,8 +78,13 @@ pub fn engine(e: EngineError) -> PyErr {
     match e {
         EngineError::Gpu(_) => EngineFailed::new_err(e.to_string()),
         EngineError::StepReward(_) => PluginFailed::new_err(e.to_string()),
+        EngineError::TooLarge(t) => too_large(t),
         other => BadInput::new_err(other.to_string()),
     }
+}
+
+pub fn too_large(e: floe_core::TooLarge) -> PyErr {
+    TooLarge::new_err(e.to_string())
 }
 
 pub fn plugin(e: PluginError) -> PyErr {
@@ -88,6 +101,7 @@ pub fn plugin(e: PluginError) -> PyErr {
 pub fn open(e: OpenError) -> PyErr {
     match e {
         OpenError::Config(m) => config_text(m),
+        OpenError::TooLarge(t) => too_large(t),
         other => EngineFailed::new_err(other.to_string()),
     }
 }

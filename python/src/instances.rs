@@ -103,6 +103,7 @@ impl Instance {
 pub(crate) fn generate_error(e: GenerateError) -> PyErr {
     match e {
         GenerateError::Config(m) => bad_input(format!("invalid arguments: {m}")),
+        GenerateError::TooLarge(t) => crate::errors::too_large(t),
         other => failed(other.to_string()),
     }
 }

@@ -71,6 +71,12 @@ def test_a_plan_that_does_not_read_is_a_verdict_that_says_why(small):
         ("I am not sure.", "parse_error", "read as a text answer: no plan line found"),
         ("Agent 0: RIGHT", "wrong_agent_count", "the answer has plans for 1 agent"),
         (["R"], "wrong_agent_count", "1"),
+        # Every line that begins "Agent <n>:" is read: none is skipped as prose.
+        ("Agent 0: RIGHT\nAgent 1: I am not sure", "parse_error", "line 2: 'I' (move 1 of agent 1)"),
+        ("Agent 0: SIDEWAYS\nAgent 0: RIGHT", "parse_error", "line 1: 'SIDEWAYS'"),
+        ("Agent 0: RIGHT\nAgent 0: RIGHT", "parse_error", "line 2: a second line for agent 0"),
+        ("Agent 0: RIGHT\nAgent 1: UP\nAgent 7: UP", "parse_error", "line 3: the instance has no agent 7"),
+        ('{"moves": ["R", "U", "L"], "moves": ["R", "U", "L"]}', "parse_error", 'duplicate key "moves"'),
     ]:
         v = floe.verify(inst, plan)
         assert not v["valid"] and v["failure"]["kind"] == kind, (plan, v)

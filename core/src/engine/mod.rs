@@ -57,6 +57,7 @@ pub mod shaders;
 use std::sync::Arc;
 
 pub use crate::error::EngineError;
+use crate::error::{checked_count, try_vec, TooLarge};
 pub use crate::pool::{InstancePool, Optima};
 pub use config::{
     obs_plane_words, obs_stride, unpack_bits, CollisionMode, EnvConfig, HoleRule, ObsFormat, RewardWeights,
@@ -198,21 +199,37 @@ pub struct BufferSizes {
 
 impl BufferSizes {
     /// The sizes for `cfg` playing `pool`.
+    ///
+    /// # Panics
+    /// When a size overflows a `usize`, which no configuration [`EnvConfig::validate`] accepts
+    /// does on a 64-bit machine; [`BufferSizes::checked`] returns that as an error.
     #[must_use]
     pub fn new(cfg: &EnvConfig, pool: &InstancePool) -> Self {
+        Self::checked(cfg, pool).expect("buffer sizes fit a usize")
+    }
+
+    /// The sizes for `cfg` playing `pool`, computed with checked arithmetic.
+    ///
+    /// # Errors
+    /// [`TooLarge`] naming the buffer whose size overflows a `usize`.
+    pub fn checked(cfg: &EnvConfig, pool: &InstancePool) -> Result<Self, TooLarge> {
         let (b, k, s) = (cfg.num_envs, pool.max_agents(), cfg.obs_format.stride(cfg.obs_radius));
         let side = pool.max_side() as usize;
-        Self {
+        let of = |what: &str, factors: &[usize]| {
+            checked_count(factors, || format!("{what} of {b} environments of {k} agent slots"))
+        };
+        let agents = of("the agent slots", &[b, k])?;
+        Ok(Self {
             num_envs: b,
             max_agents: k,
             obs_stride: s,
-            actions: b * k,
-            obs: b * k * s,
-            agents: b * k,
+            actions: agents,
+            obs: of("the observations", &[agents, s])?,
+            agents,
             envs: b,
             global_side: side,
-            global_state: b * 3 * side * side,
-        }
+            global_state: of("the global state", &[b, 3, side, side])?,
+        })
     }
 }
 
@@ -294,6 +311,24 @@ pub struct StepBuffers {
 }
 
 impl StepBuffers {
+    /// Buffers of the given sizes, zeroed, or [`TooLarge`] naming the first that cannot be
+    /// allocated (as [`StepBuffers::new`], which aborts there).
+    ///
+    /// # Errors
+    /// [`TooLarge`].
+    pub fn try_new(sizes: &BufferSizes) -> Result<Self, TooLarge> {
+        let what = |name: &'static str| move || format!("the step buffer {name}");
+        Ok(Self {
+            obs: try_vec(sizes.obs, 0, what("obs"))?,
+            final_obs: try_vec(sizes.obs, 0, what("final_obs"))?,
+            rewards: try_vec(sizes.agents, 0.0, what("rewards"))?,
+            events: try_vec(sizes.agents, 0, what("events"))?,
+            terminated: try_vec(sizes.envs, 0, what("terminated"))?,
+            truncated: try_vec(sizes.envs, 0, what("truncated"))?,
+            info: try_vec(sizes.envs, EnvInfo::default(), what("info"))?,
+        })
+    }
+
     /// Buffers of the given sizes (from [`Engine::sizes`] or [`BufferSizes::new`]), zeroed.
     #[must_use]
     pub fn new(sizes: &BufferSizes) -> Self {

@@ -112,7 +112,7 @@ impl EngineSpec {
     /// # Errors
     /// [`OpenError::Config`]: text that is not JSON, or what [`EngineSpec::from_json`] refuses.
     pub fn from_json_text(text: &str) -> Result<Self, OpenError> {
-        let value = serde_json::from_str(text)
+        let value = crate::json::from_str(text)
             .map_err(|e| OpenError::Config(format!("engine configuration: {e}")))?;
         Self::from_json(value)
     }
@@ -144,6 +144,20 @@ pub enum OpenError {
     /// The GPU backend was asked for in a build without the `gpu` feature.
     #[error("this floe was built without the gpu feature")]
     NotBuilt,
+    /// The engine's own memory (its state, its maps) for this configuration cannot be had.
+    #[error(transparent)]
+    TooLarge(#[from] crate::error::TooLarge),
+}
+
+/// A refusal of the CPU engine (or of the GPU engine past its device's limits) as an
+/// [`OpenError`]: its memory is [`OpenError::TooLarge`], a device's refusal [`OpenError::Gpu`],
+/// anything else the configuration's.
+fn open_error(e: super::EngineError) -> OpenError {
+    match e {
+        super::EngineError::TooLarge(t) => OpenError::TooLarge(t),
+        super::EngineError::Gpu(_) => OpenError::Gpu(e.to_string()),
+        other => OpenError::Config(other.to_string()),
+    }
 }
 
 /// Opens the engine `spec` describes, playing `pool`'s instances.
@@ -162,7 +176,7 @@ pub fn open(spec: &EngineSpec, pool: Arc<InstancePool>) -> Result<Box<dyn Engine
     let cfg = spec.config.clone();
     match spec.backend {
         Backend::Cpu => {
-            let engine = CpuEngine::new(cfg, pool).map_err(|e| OpenError::Config(e.to_string()))?;
+            let engine = CpuEngine::new(cfg, pool).map_err(open_error)?;
             Ok(Box::new(engine))
         }
         Backend::Gpu => open_gpu(cfg, pool),
@@ -194,14 +208,11 @@ fn gpu_limits(cfg: &EnvConfig, pool: &InstancePool) -> Result<(), OpenError> {
 #[cfg(feature = "gpu")]
 fn open_gpu(cfg: EnvConfig, pool: Arc<InstancePool>) -> Result<Box<dyn Engine>, OpenError> {
     use super::gpu::GpuEngine;
-    use super::EngineError;
     gpu_limits(&cfg, &pool)?;
     let ctx = shared_gpu_context()?;
-    // Past the limits above, what the GPU engine refuses is the device's or the configuration's.
-    let engine = GpuEngine::new(ctx, cfg, pool).map_err(|e| match e {
-        EngineError::Gpu(_) => OpenError::Gpu(e.to_string()),
-        other => OpenError::Config(other.to_string()),
-    })?;
+    // Past the limits above, what the GPU engine refuses is the device's, its host memory's or
+    // the configuration's.
+    let engine = GpuEngine::new(ctx, cfg, pool).map_err(open_error)?;
     Ok(Box::new(engine))
 }
 

@@ -103,6 +103,11 @@ static void test_pools(const char *scratch) {
     FAILS(floe_pool_generate("\xff\xfe", 3, 1, &pool), FLOE_STATUS_BAD_UTF8, "UTF-8");
     FAILS(floe_pool_generate(NULL, 3, 1, &pool), FLOE_STATUS_NULL_POINTER, "config_json");
     FAILS(floe_pool_generate("{\"size\": 4, \"agents\": 2}", 0, 1, &pool), FLOE_STATUS_BAD_INPUT, "samples is 0");
+    /* Sizes no machine holds are a status with the bytes asked for, never an abort. */
+    FAILS(floe_pool_generate("{\"size\": 4, \"agents\": 2}", (size_t)1 << 40, 1, &pool), FLOE_STATUS_TOO_LARGE, "bytes");
+    FAILS(floe_pool_generate("{\"size\": 4, \"agents\": 2}", SIZE_MAX, 1, &pool), FLOE_STATUS_TOO_LARGE, "cannot be allocated");
+    /* A key named twice is refused, never one of its values kept. */
+    FAILS(floe_pool_generate("{\"size\": 4, \"agents\": 2, \"agents\": 3}", 3, 1, &pool), FLOE_STATUS_CONFIG, "duplicate key");
     FAILS(floe_pool_generate("{\"size\": 4, \"agents\": 2}", 3, 1, NULL), FLOE_STATUS_NULL_POINTER, "out");
     CHECK(pool == NULL);
     FAILS(floe_pool_from_json("{\"grid\": [\"FF\"], \"agents\": [{\"start\": [0, 0], \"goal\": [0, 0]},"
@@ -267,6 +272,7 @@ static void test_engines(void) {
     /* Bad engine configurations. */
     floe_engine *other = NULL;
     FAILS(floe_engine_new(pool2, "{\"num_envs\": 0}", &other), FLOE_STATUS_CONFIG, "num_envs");
+    FAILS(floe_engine_new(pool2, "{\"num_envs\": 2, \"num_envs\": 3}", &other), FLOE_STATUS_CONFIG, "duplicate key");
     FAILS(floe_engine_new(pool2, "{\"backend\": \"tpu\"}", &other), FLOE_STATUS_CONFIG, "tpu");
     FAILS(floe_engine_new(pool2, "{\"mode\": \"gentle\"}", &other), FLOE_STATUS_CONFIG, "gentle");
     FAILS(floe_engine_new(pool2, "{\"obs_radius\": 500}", &other), FLOE_STATUS_CONFIG, "radius");

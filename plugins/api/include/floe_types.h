@@ -40,6 +40,8 @@ typedef int32_t floe_status;
 #define FLOE_STATUS_NOT_RESET 14     /* an engine was stepped before its first reset */
 #define FLOE_STATUS_CANCELLED 15     /* a run stopped at the caller's request */
 #define FLOE_STATUS_NOT_BUILT 16     /* the library was built without the feature the call needs */
+#define FLOE_STATUS_TOO_LARGE 17     /* the memory a call needs cannot be had: a size that overflows, or an
+                                      * allocation the system refuses; the message gives the bytes asked for */
 
 /* An unknown count in a record. */
 #define FLOE_UNKNOWN UINT32_MAX

@@ -138,7 +138,7 @@ impl RoundConfig {
     /// [`ConfigError::Json`] for malformed JSON or unknown fields, else what
     /// [`RoundConfig::validate`] finds.
     pub fn from_json(text: &str) -> Result<Self, ConfigError> {
-        let cfg: RoundConfig = serde_json::from_str(text)?;
+        let cfg: RoundConfig = floe_core::json::from_str(text)?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -206,7 +206,8 @@ pub fn apportion(total: usize, weights: &[f64]) -> Vec<usize> {
     }
     let exact: Vec<f64> = weights.iter().map(|w| w / sum * total as f64).collect();
     let mut counts: Vec<usize> = exact.iter().map(|e| e.floor() as usize).collect();
-    let given: usize = counts.iter().sum();
+    // Saturating: for a `total` near `usize::MAX` the floors of the shares, cast back, may overshoot.
+    let given = counts.iter().fold(0usize, |sum, &c| sum.saturating_add(c));
     let mut order: Vec<usize> = (0..weights.len()).collect();
     order.sort_by(|&a, &b| {
         let fa = exact[a] - exact[a].floor();

@@ -137,7 +137,7 @@ impl History {
     /// # Errors
     /// [`ConfigError::Json`] for malformed JSON, else what [`History::validate`] finds.
     pub fn from_json(text: &str) -> Result<Self, ConfigError> {
-        let h: History = serde_json::from_str(text)?;
+        let h: History = floe_core::json::from_str(text)?;
         h.validate()?;
         Ok(h)
     }

@@ -138,8 +138,9 @@ impl HoleMaps {
     /// bit maps the `bits` observation reads (`obs_bits`, `obs_rows`; empty otherwise).
     ///
     /// # Errors
-    /// A radius over [`MAX_OBS_RADIUS`], or a padded map with 2^24 cells or more (agent words
-    /// hold padded cells in 24 bits).
+    /// A radius over [`MAX_OBS_RADIUS`], a padded map with 2^24 cells or more (agent words
+    /// hold padded cells in 24 bits), or [`EngineError::TooLarge`] when the padded maps of the
+    /// whole pool cannot be allocated (their size is summed and reserved before they are made).
     pub(crate) fn new(pool: &InstancePool, radius: u32, bits: bool) -> Result<Self, EngineError> {
         if radius > MAX_OBS_RADIUS {
             return Err(EngineError::Invalid(format!(
@@ -160,6 +161,24 @@ impl HoleMaps {
             .sum();
         let hole_windows =
             bits && radius <= HOLE_WINDOW_RADIUS && grid_cells.saturating_mul(plane) <= HOLE_WINDOW_BYTES;
+        // The padded cells of every instance (one row more below each map), reserved up front
+        // for the two byte maps: an observation radius makes each map much larger than its grid.
+        let padded: Option<usize> = (0..pool.len()).try_fold(0usize, |sum, p| {
+            let (w, h, _) = unpack_dims(pool.dims[p]);
+            let mw = (w as usize + 2 * pad).max(MIN_MAP_WIDTH);
+            sum.checked_add((h as usize + 2 * pad + 1).checked_mul(mw)?)
+        });
+        let too_large = |bytes| crate::error::TooLarge {
+            what: format!(
+                "the padded maps of {} for observation radius {radius}",
+                crate::error::count(pool.len() as u64, "instance", "instances")
+            ),
+            bytes,
+        };
+        let padded = padded.ok_or_else(|| too_large(None))?;
+        for map in [&mut maps.class, &mut maps.obs] {
+            map.try_reserve_exact(padded).map_err(|_| too_large(Some(padded)))?;
+        }
         for p in 0..pool.len() {
             let (w, h, k) = unpack_dims(pool.dims[p]);
             let (w, h) = (w as usize, h as usize);

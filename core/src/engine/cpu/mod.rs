@@ -58,7 +58,7 @@ use rayon::prelude::*;
 use crate::engine::config::{EnvConfig, ObsFormat};
 use crate::engine::hash::{env_seed, pool_pick};
 use crate::engine::{checks, BufferSizes, Engine, EnvState, RawState, StepBuffersMut};
-use crate::error::EngineError;
+use crate::error::{count, try_vec, EngineError};
 use crate::pool::InstancePool;
 use crate::words::{unpack_dims, unpack_rc, AGENT_ACTIVE, POS_MASK};
 
@@ -139,15 +139,22 @@ impl CpuEngine {
     /// A batch playing instances from `pool`.
     ///
     /// # Errors
-    /// A configuration [`EnvConfig::validate`] refuses, or a pool whose padded maps are too large
-    /// for the observation radius.
+    /// A configuration [`EnvConfig::validate`] refuses, a pool whose padded maps are too large
+    /// for the observation radius, or [`EngineError::TooLarge`] when the state or the maps
+    /// cannot be allocated (their sizes are checked before any memory is asked for).
     pub fn new(cfg: EnvConfig, pool: std::sync::Arc<InstancePool>) -> Result<Self, EngineError> {
         cfg.validate()?;
-        let k = pool.max_agents;
-        let state = RawState { env: vec![[0; 4]; cfg.num_envs], agents: vec![0; cfg.num_envs * k] };
+        let sizes = BufferSizes::checked(&cfg, &pool)?;
+        let b = cfg.num_envs;
+        let envs = || count(b as u64, "environment", "environments");
+        let state = RawState {
+            env: try_vec(b, [0; 4], || format!("the state of {}", envs()))?,
+            agents: try_vec(sizes.agents, 0, || {
+                format!("the agents of {} of {} slots", envs(), pool.max_agents)
+            })?,
+        };
         let maps = HoleMaps::new(&pool, cfg.obs_radius, cfg.obs_format == ObsFormat::Bits)?;
         let lut = Box::new(std::array::from_fn(|ev| cfg.rewards.reward(ev as u32)));
-        let sizes = BufferSizes::new(&cfg, &pool);
         Ok(Self { cfg, pool, state, sizes, seed: None, maps, lut, isa: pulp::Arch::new() })
     }
 

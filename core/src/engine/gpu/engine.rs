@@ -81,9 +81,15 @@ impl GpuEngine {
         let r = cfg.rewards;
         (params.w_reach, params.w_step, params.w_blocked) = (r.reach_goal, r.step, r.blocked);
         (params.w_off, params.w_hole, params.w_conflict) = (r.off_grid, r.hole, r.conflict);
-        check_binding(&ctx, "the observations", b * k * stride)?;
-        check_binding(&ctx, "the agents' words", b * k * 4)?;
-        check_binding(&ctx, "the instance pool", words.len() * 4)?;
+        // Every buffer against the device's limits, with checked arithmetic, before the host
+        // allocates its zeros.
+        let sizes = BufferSizes::checked(&cfg, &pool)?;
+        let bytes = |factors: &[usize]| crate::error::checked_product(factors).unwrap_or(usize::MAX);
+        check_binding(&ctx, "the observations", sizes.obs)?;
+        check_binding(&ctx, "the agents' words", bytes(&[sizes.agents, 4]))?;
+        check_binding(&ctx, "the environments' state", bytes(&[b, 16]))?;
+        check_binding(&ctx, "the environments' status", bytes(&[b, STATUS_WORDS, 4]))?;
+        check_binding(&ctx, "the instance pool", bytes(&[words.len(), 4]))?;
         let rw = wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
         let zeros = |n: usize| vec![0u8; n];
         let buf = Buffers {
@@ -149,7 +155,6 @@ impl GpuEngine {
                 .iter()
                 .map(|b| ctx.staging("floe staging", b.size()))
                 .collect();
-        let sizes = BufferSizes::new(&cfg, &pool);
         Ok(Self {
             ctx,
             cfg,
