@@ -19,8 +19,11 @@ use std::path::PathBuf;
 
 use floe_llm::embedded::{Embedded, EmbeddedParams};
 use floe_llm::{Request, SYSTEM};
-use floe_plugin_api::design::{ContextInput, ContextOptions, DesignLimits};
+use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{History, RoundConfig};
+use floe_rounds::context::{ContextInput, ContextOptions};
+use floe_rounds::grammar::ReplyFormat;
+use floe_rounds::limits::Adoption;
 
 /// Validation results after round 0: (size, valid rate) with failures concentrated on large
 /// or on small maps, 48 instances a size.

@@ -4,7 +4,7 @@
 //! seed, the context and the attempt, its tokens constrained by the reply's GBNF grammar, so a
 //! reply is always of the reply's shape and the same context gives the same reply. The grammar
 //! bounds sizes, agent counts and ratios; the data ratios' sum is fixed by the strict reading
-//! afterwards ([`floe_plugin_api::design::DesignLimits::parse_reply`]).
+//! afterwards ([`floe_rounds::limits::Adoption::parse_reply`]).
 //!
 //! # What a reply costs
 //! Most of a reply is the prompt: a 3 KB context is about 1,100 tokens, which llama.cpp

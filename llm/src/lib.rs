@@ -4,7 +4,7 @@
 //! (something that answers a chat request with text) into a [`floe_plugin_api::EnvEngineer`].
 //! It asks the model with the context and the reply's JSON schema and GBNF grammar derived from
 //! the design limits it is given (the same limits the context states), reads each reply
-//! strictly ([`DesignLimits::parse_reply`]: JSON, exact fields, values clamped with reasons),
+//! strictly ([`Adoption::parse_reply`]: JSON, exact fields, values clamped with reasons),
 //! asks again on a reply that is not usable, and returns the chosen reply with every raw reply
 //! and note. After `retries` more attempts without a usable reply (or at once, when the model
 //! says that asking again cannot help: [`NoReply::again`]) it returns
@@ -30,6 +30,8 @@ pub mod endpoint;
 
 use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{EngineerReply, EnvEngineer, PluginError};
+use floe_rounds::grammar::ReplyFormat;
+use floe_rounds::limits::Adoption;
 
 /// The names [`new_engineer`] knows.
 pub const NAMES: [&str; 2] = ["endpoint", "embedded"];

@@ -8,8 +8,11 @@ use std::path::PathBuf;
 
 use floe_llm::embedded::{Embedded, EmbeddedParams, DEFAULT_MODEL};
 use floe_llm::{Request, SYSTEM};
-use floe_plugin_api::design::{ContextInput, ContextOptions, DesignLimits, Preset};
+use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{History, RoundConfig};
+use floe_rounds::context::{ContextInput, ContextOptions, Preset};
+use floe_rounds::grammar::ReplyFormat;
+use floe_rounds::limits::Adoption;
 
 fn model(temperature: f32) -> Embedded {
     let path =

@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use floe_llm::endpoint::{Endpoint, EndpointParams};
 use floe_llm::LlmEngineer;
-use floe_plugin_api::design::{ContextInput, ContextOptions, DesignLimits};
+use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{EnvEngineer, History, PluginError};
+use floe_rounds::context::{ContextInput, ContextOptions};
 
 /// What the server does with one request.
 #[derive(Clone)]

@@ -3,10 +3,11 @@
 //! as the `rounds` and `validation` sections of its configuration; `floe.rounds` and `floe.verl`
 //! as the same keys of theirs.
 
-use floe_plugin_api::design::{ContextOptions, DesignLimits};
+use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{PluginSpec, RoundConfig};
 use serde::{Deserialize, Serialize};
 
+use crate::context::ContextOptions;
 use crate::error::RoundsError;
 
 /// The rounds: per round, a training set from the round's configuration (by the curriculum or

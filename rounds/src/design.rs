@@ -19,13 +19,15 @@
 //! what it answered ([`crate::folder`]; the log's "reply N" is `reply-N.txt`). The engineer only
 //! ever changes the generator configuration; the reward is not part of what it returns.
 
-use floe_plugin_api::design::{ContextInput, DesignLimits};
+use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{Curriculum, EnvEngineer, History, Plugins, ReplayRecord, ReplayRequest, RoundConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::config::RoundsConfig;
+use crate::context::ContextInput;
 use crate::driver::Session;
 use crate::error::RoundsError;
+use crate::limits::Adoption;
 use crate::state::RunState;
 
 /// Where a round's configuration came from.

@@ -497,7 +497,10 @@ fn round(
     }
     // The round's record first, so that the evaluation line carries its configuration.
     s.state.history.rounds.push(RoundRecord { round: r, config, results: Vec::new() });
-    let report = s.evaluate_with(trainee, Stage::Round(r), trained.figures)?;
+    let mut line = trained.figures;
+    line.insert("data_seed".into(), round_seed(s.seed(), r).into());
+    line.insert("replayed".into(), replayed.into());
+    let report = s.evaluate_with(trainee, Stage::Round(r), line)?;
     let mut results = report.size_results();
     for res in &mut results {
         if let Some(&(sum, n)) = trained.abs_advantage.get(&res.size) {

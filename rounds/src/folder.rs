@@ -19,10 +19,11 @@
 
 use std::path::{Path, PathBuf};
 
-use floe_plugin_api::design::{Adopted, DesignLimits};
+use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::RoundConfig;
 
 use crate::error::RoundsError;
+use crate::limits::Adopted;
 use crate::metrics::JsonLines;
 use crate::report::EvalReport;
 use crate::state::{RunState, Stage};

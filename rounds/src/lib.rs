@@ -11,6 +11,9 @@
 //! |---|---|
 //! | [`driver`] | [`Trainee`], [`Session`] (a run as the trainee sees it), [`run`]: one run of the protocol |
 //! | [`design`] | each round's configuration: round 0, the curriculum, or the engineer's reply adopted within the limits |
+//! | [`context`] | the engineer's context: modules F, G, H, S, T, presets V1–V6, the template |
+//! | [`limits`] | an engineer's reply read strictly, clamped into the design limits, adopted ([`limits::Adoption`]) |
+//! | [`grammar`] | the reply's JSON schema and GBNF grammar from the limits ([`grammar::ReplyFormat`]) |
 //! | [`replay`] | the pool of played instances and their statistics, from which curricula replay |
 //! | [`data`] | the validation set, generation as a stage, and the seeds of every random choice |
 //! | [`verdicts`] | a trainee's answers (plans or written text) verified in batches, as reward records |
@@ -22,11 +25,14 @@
 //! | [`config`] | [`RoundsConfig`], [`ValidationConfig`] |
 
 pub mod config;
+pub mod context;
 pub mod data;
 pub mod design;
 pub mod driver;
 pub mod error;
 pub mod folder;
+pub mod grammar;
+pub mod limits;
 pub mod metrics;
 pub mod replay;
 pub mod report;

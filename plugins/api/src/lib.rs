@@ -9,9 +9,9 @@
 //!   configuration and its rationale out).
 //! - **Data**: [`RoundConfig`] and [`History`] (serde, validated in one place each: [`config`],
 //!   [`history`]), and the `#[repr(C)]` batch records of [`records`].
-//! - **Engineer context and replies** ([`design`]): the context modules F, G, H, S, T and
-//!   presets V1–V6, [`design::DesignLimits`], strict reply parsing with clamping, the reply's
-//!   JSON schema and GBNF grammar.
+//! - **What an engineer receives and returns** ([`design`]): [`design::DesignLimits`] (and
+//!   their ABI record), [`EngineerReply`]. The context's assembly and the reading, clamping and
+//!   adoption of replies are the protocol's (floe-rounds).
 //! - **Specs**: [`PluginSpec`], a plugin named in a configuration (floe-core's, re-exported;
 //!   resolved by `floe-plugin-registry`).
 //! - **Stepping** ([`stepping`]): [`stepping::RewardedEngine`], an engine whose rewards come

@@ -64,7 +64,7 @@ pub trait Curriculum: Send {
 /// configuration and its rationale.
 pub trait EnvEngineer: Send {
     /// The next configuration and why. `limits` are the design limits the caller clamps the
-    /// reply's configuration into ([`DesignLimits::adopt`]); the context's text states them
+    /// reply's configuration into (floe-rounds' `Adoption::adopt`); the context's text states them
     /// too, for a language model to read.
     ///
     /// # Errors

@@ -1,12 +1,26 @@
 //! The shape of a reply, for a language model to be held to: its JSON schema (for an endpoint's
 //! `response_format`) and a GBNF grammar (for llama.cpp), both derived from the [`DesignLimits`].
 
-use super::limits::DesignLimits;
+use floe_plugin_api::design::DesignLimits;
 
-impl DesignLimits {
+/// The reply's shape within [`DesignLimits`], for a language model to be held to.
+pub trait ReplyFormat {
+    /// The reply's JSON schema: `{"rationale", "config"}` with exactly the configuration's
     /// fields and these limits.
     #[must_use]
-    pub fn json_schema(&self) -> serde_json::Value {
+    fn json_schema(&self) -> serde_json::Value;
+
+    /// A GBNF grammar (llama.cpp's) of replies within these limits: the reply's shape, map sizes
+    /// and agent counts from the allowed values, ratios as decimals with up to two places bounded
+    /// by their ranges, a rationale of 1 to 240 plain characters. Data ratios are not made to add
+    /// up to 1 (a grammar cannot); [`crate::limits::Adoption::parse_reply`] still validates and
+    /// clamps.
+    #[must_use]
+    fn gbnf(&self) -> String;
+}
+
+impl ReplyFormat for DesignLimits {
+    fn json_schema(&self) -> serde_json::Value {
         let mut config_props = serde_json::json!({
             "sizes": {
                 "type": "array", "minItems": 1, "maxItems": self.max_sizes,
@@ -39,12 +53,7 @@ impl DesignLimits {
         })
     }
 
-    /// A GBNF grammar (llama.cpp's) of replies within these limits: the reply's shape, map sizes
-    /// and agent counts from the allowed values, ratios as decimals with up to two places bounded
-    /// by their ranges, a rationale of 1 to 240 plain characters. Data ratios are not made to add
-    /// up to 1 (a grammar cannot); [`DesignLimits::parse_reply`] still validates and clamps.
-    #[must_use]
-    pub fn gbnf(&self) -> String {
+    fn gbnf(&self) -> String {
         let alts = |v: Vec<String>| v.iter().map(|x| format!("\"{x}\"")).collect::<Vec<_>>().join(" | ");
         let sizes = alts((self.min_size..=self.max_size).map(|s| s.to_string()).collect());
         let agents = alts(self.agents.iter().map(ToString::to_string).collect());

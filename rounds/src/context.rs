@@ -1,20 +1,35 @@
-//! The context of one design: the modules F, G, H, S, T (see [`super`]) filled from the run's
-//! records into a prompt template, with the design limits written where the template asks.
+//! The context of one design, as the driver assembles it for the environment engineer: the
+//! paper's modules filled from the run's records into an editable prompt template, with the
+//! design limits written where the template asks.
+//!
+//! | module | what | from |
+//! |---|---|---|
+//! | F | failure counts by kind, valid and optimal rates, per map size, on the validation set after the last round | the last [`RoundRecord`] |
+//! | G | design guidelines | an editable file (default `templates/guidelines.md`) |
+//! | H | earlier configurations with their failures, with or without round 0's default | the history |
+//! | S | the engineer's previous rationale | the run's designs |
+//! | T | training details: round and epochs ("bookkeeping", the default), or also the trainee's hyperparameters ("full") | the run's settings and [`crate::Trainee::details`] |
+//!
+//! Presets (our reading of the paper's ablation, each adding to the one before, V4 replacing
+//! V3's H): V1 = F; V2 = F G; V3 = F G H (with round 0); V4 = F G H (without round 0); V5 = V4 +
+//! S; V6 = V5 + T, the default.
+//!
+//! The template (default `templates/context.md`) has the placeholders `{{F}}`, `{{G}}`, `{{H}}`,
+//! `{{S}}`, `{{T}}` (each module's text, or nothing when the preset leaves it out), `{{round}}`
+//! and `{{limits}}` (the [`DesignLimits`] as JSON, which the template must contain: a language
+//! model reads them there). An engineer receives the same limits as a value beside the context
+//! ([`floe_plugin_api::EnvEngineer::design`]); nothing reads them back out of the text.
 
 use std::path::{Path, PathBuf};
 
+use floe_plugin_api::design::{DesignLimits, HISTORY_FENCE};
+use floe_plugin_api::{ConfigError, History, RoundRecord};
 use serde::{Deserialize, Serialize};
 
-use super::limits::DesignLimits;
-use crate::error::ConfigError;
-use crate::history::{History, RoundRecord};
-
 /// The default prompt template.
-pub const CONTEXT_TEMPLATE: &str = include_str!("../../templates/context.md");
+pub const CONTEXT_TEMPLATE: &str = include_str!("../templates/context.md");
 /// The default design guidelines (module G).
-pub const GUIDELINES: &str = include_str!("../../templates/guidelines.md");
-/// The fence that opens the history in a context with [`ContextOptions::history_json`].
-pub const HISTORY_FENCE: &str = "```json history";
+pub const GUIDELINES: &str = include_str!("../templates/guidelines.md");
 
 /// A module of the context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -264,9 +279,9 @@ impl ContextOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::RoundConfig;
-    use crate::history::SizeResult;
     use floe_core::FailureKind;
+    use floe_plugin_api::RoundConfig;
+    use floe_plugin_api::SizeResult;
 
     fn history() -> History {
         History {
