@@ -2,7 +2,8 @@
 prompt and answer parser, Gymnasium and PettingZoo environments over floe's batched engine, and
 rewards and datasets for TRL and verl; ``floe.ray`` builds suites and training sets and verifies
 answers over a Ray cluster; ``floe.rounds`` runs the paper's loop for a Hugging Face language
-model with TRL, the model its own environment engineer.
+model with TRL, the model its own environment engineer, through the round protocol that ``floe
+train`` runs (``floe.drive_rounds``, over any trainee written in Python).
 
 Errors are exceptions under :class:`floe.FloeError` carrying floe's own messages.
 """
@@ -23,7 +24,9 @@ from ._floe import (
     TooLarge,
     UnknownPlugin,
     __version__,
+    drive_rounds,
     engineer_context,
+    experiment_table,
     generate,
     generate_slots,
     parse_answer,
@@ -33,6 +36,9 @@ from ._floe import (
     round0_config,
     round_configs,
     round_instances,
+    round_seed,
+    run_settings,
+    run_state,
     unpack_bits,
     solve,
     suite,
@@ -74,6 +80,11 @@ __all__ = [
     "random_instances",
     "read_instances",
     "round0_config",
+    "round_seed",
+    "run_settings",
+    "run_state",
+    "drive_rounds",
+    "experiment_table",
     "round_configs",
     "round_instances",
     "unpack_bits",

@@ -2,18 +2,18 @@
 
 verl 0.9.1 builds its sampler itself (``verl.trainer.ppo.utils.create_rl_sampler``: random or
 sequential, no curriculum sampler), so the round's data cannot change inside one trainer run;
-instead each round is one run of verl's trainer on that round's data. Round r:
+instead each round is one run of verl's trainer on that round's data. The protocol is floe-rounds'
+(:mod:`floe.rounds.driver`, the one ``floe train`` runs: designs, round seeds, curricula and
+replay, validation and its count, the run folder); :class:`VerlTrainee` is what is verl's. Round r:
 
-1. its configuration (round 0: ``round0`` or floe's default clamped into the limits; later: the
-   engineer's, adopted as ``floe train`` adopts it);
-2. its instances (``floe.round_instances``, seed ``seed + r``) written in verl's parquet layout
-   (``floe.write_verl_parquet``) into ``verl/round-<r>/train.parquet``;
+1. the driver gives its configuration and instances;
+2. they are written in verl's parquet layout (``floe.write_verl_parquet``) into
+   ``verl/round-<r>/train.parquet``;
 3. verl's trainer, a subprocess, on the previous round's model with floe's reward
    (``reward.custom_reward_function``: ``compute_score`` of ``pkg://floe.rewards``), checkpoints
    in ``verl/round-<r>/checkpoints``;
 4. verl's model merger turns the last checkpoint into a Hugging Face folder, ``round-<r>/``;
-5. that model's greedy answers to floe's fixed validation set, counted by failure kind per size;
-6. the history, metrics and state written, after which the round counts as done.
+5. that model's greedy answers to floe's fixed validation set go back to the driver.
 
 Between rounds verl's trainer has exited, and with it its rollout servers: the engineer
 (``self``) is the merged checkpoint ``round-<r>/``, loaded with transformers in this process;
@@ -28,7 +28,9 @@ after its last finished round; a killed trainer run resumes from its last checkp
 
 ``--verl-config`` is a YAML file with two sections: ``floe`` (:class:`floe.rounds.RoundsConfig`'s
 settings, without ``trl``) and ``verl`` (Hydra overrides of verl's ``ppo_trainer``
-configuration, dotted keys). ``--dry-run`` writes round 0's data and prints verl's command.
+configuration, dotted keys). ``--dry-run`` runs the protocol up to round 0's data in the run
+folder's ``dry-run/`` (the model is not asked: its validation there counts every answer as
+unread), writes round 0's data and prints verl's command.
 """
 
 from __future__ import annotations
@@ -39,13 +41,15 @@ import shlex
 import subprocess
 import sys
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
-from ._floe import ConfigError, Engineer, FloeError, round_instances, validation_set
+from ._floe import ConfigError, Engineer, FloeError, Instance, round_seed
 from .datasets import write_verl_parquet
 from .rounds.config import RoundsConfig, add_run_flags, apply_run_flags, saved_run
-from .rounds.folder import RunFolder, RunState
-from .rounds.loop import design_round, load_model, record_round
+from .rounds.driver import RunState, drive
+from .rounds.engineers import make_engineer
+from .rounds.trl_trainee import load_model, round_of
+from .rounds.validation import chat_prompts, generate_texts
 
 #: verl's keys the driver sets for each round; a configuration's ``verl`` section cannot set them.
 DRIVER_KEYS = (
@@ -134,8 +138,14 @@ def check_overrides(values: dict, where: str = "verl") -> None:
         )
 
 
-class VerlRounds:
-    """One run of rounds with verl's trainer. :func:`run_verl_rounds` makes one and runs it."""
+class DryRunDone(Exception):
+    """Raised by a dry run's trainee once round 0's data and command are written."""
+
+
+class VerlTrainee:
+    """A Hugging Face model trained round by round with verl's trainer (one trainer run a
+    round, its last checkpoint merged into ``round-<r>/``). ``dry_run``: round 0's data and
+    command are written, then :class:`DryRunDone` stops the run, and no model is asked."""
 
     def __init__(
         self,
@@ -145,8 +155,7 @@ class VerlRounds:
         verl: dict,
         *,
         python: Optional[str] = None,
-        resume: bool = False,
-        engineer: Optional[Engineer] = None,
+        dry_run: bool = False,
         say: Callable[[str], None] = _say,
     ) -> None:
         if config.trl:
@@ -161,34 +170,38 @@ class VerlRounds:
         self.verl = dict(verl)
         self.python = python or sys.executable
         self.model_path = os.path.abspath(model)
-        self.folder = RunFolder(os.path.abspath(out))
+        self.out = os.path.abspath(out)
+        self.dry_run = dry_run
         self.say = say
-        self.settings = {"model": self.model_path, "trainer": "verl", "settings": config.to_dict(), "verl": self.verl}
-        if engineer is not None:
-            self.settings["engineer"] = f"given: {engineer.name}"
-        self.state: RunState = self.folder.start(self.settings, resume)
-        self.validation = validation_set(**config.validation)
+        self.current = self.model_path
         self._loaded: dict = {}
-        self.engineer = engineer
-        self._engineer_given = engineer is not None
+        self.command: Optional[list] = None
+        #: The validation set (the first set the driver asks answers to), verl's val_files.
+        self.validation: Optional[list] = None
+        #: The last round the driver gave.
+        self.round: Optional[dict] = None
 
     # Paths and commands.
+    def model_dir(self, r: int) -> str:
+        return os.path.join(self.out, f"round-{r}")
+
     def round_dir(self, r: int) -> str:
         """verl's files of round ``r``: its data, checkpoints, log and commands."""
-        return self.folder.path("verl", f"round-{r}")
+        return os.path.join(self.out, "verl", f"round-{r}")
 
     def model_before(self, r: int) -> str:
         """The model round ``r`` starts from: the run's model, then the last round's."""
-        return self.model_path if r == 0 else os.path.abspath(self.folder.model_dir(r - 1))
+        return self.model_path if r == 0 else self.model_dir(r - 1)
 
-    def trainer_overrides(self, r: int) -> dict:
-        """verl's overrides of round ``r``: the configuration's, then the driver's own."""
+    def trainer_overrides(self, r: int, seed: int) -> dict:
+        """verl's overrides of round ``r`` (data seed ``seed``): the configuration's, then the
+        driver's own."""
         d = self.round_dir(r)
         return {
             **self.verl,
             "data.train_files": os.path.join(d, "train.parquet"),
-            "data.val_files": self.folder.path("verl", "validation.parquet"),
-            "data.seed": self.cfg.seed + r,
+            "data.val_files": os.path.join(self.out, "verl", "validation.parquet"),
+            "data.seed": seed % (1 << 31),
             "actor_rollout_ref.model.path": self.model_before(r),
             # As a module, not a file: floe/rewards.py imports floe's extension relatively.
             "reward.custom_reward_function.path": REWARD_MODULE,
@@ -211,9 +224,9 @@ class VerlRounds:
             kwargs[f"{key}.reward_library"] = self.cfg.reward_library
         return kwargs
 
-    def trainer_command(self, r: int) -> list:
+    def trainer_command(self, r: int, seed: int) -> list:
         """verl's trainer for round ``r``, as an argument list."""
-        return [self.python, "-m", "verl.trainer.main_ppo", *overrides(self.trainer_overrides(r))]
+        return [self.python, "-m", "verl.trainer.main_ppo", *overrides(self.trainer_overrides(r, seed))]
 
     def merge_command(self, r: int, actor_dir: str, target: str) -> list:
         """verl's model merger: the FSDP checkpoint in ``actor_dir`` as a Hugging Face folder."""
@@ -232,31 +245,6 @@ class VerlRounds:
             raise FloeError(f"round {r}: verl left no checkpoint ({e})") from e
         return step, os.path.join(ckpt, f"global_step_{step}", "actor")
 
-    # (1) The round's configuration.
-    def design(self, r: int) -> dict:
-        """Round ``r``'s configuration, its design recorded."""
-        return design_round(r, self.cfg, self.state, self.folder, self.make_engineer, {"verl": self.verl}, self.say)
-
-    def make_engineer(self) -> Optional[Engineer]:
-        if self._engineer_given or self.engineer is not None:
-            return self.engineer
-        from .rounds.engineers import make_engineer
-
-        cfg = self.cfg
-        self.engineer, _ = make_engineer(
-            cfg.engineer,
-            trainee=lambda: self.load(self.folder.model_dir(self.state.rounds_done - 1)),
-            base=lambda: self.load(self.model_path),
-            params=cfg.engineer_params,
-            library=cfg.engineer_library,
-            seed=cfg.seed,
-            retries=cfg.engineer_retries,
-            max_tokens=cfg.engineer_max_tokens,
-            temperature=cfg.engineer_temperature,
-            constraint=cfg.engineer_constraint,
-        )
-        return self.engineer
-
     def load(self, path: str) -> tuple:
         """A model folder loaded once, on a GPU when there is one (the last one loaded is kept)."""
         path = os.path.abspath(path)
@@ -267,19 +255,8 @@ class VerlRounds:
             self._loaded[path] = load_model(path, "cuda" if torch.cuda.is_available() else None)
         return self._loaded[path]
 
-    # (2) The round's data.
-    def write_data(self, r: int, config: dict) -> int:
-        """Writes round ``r``'s training set and (once) the validation set in verl's layout."""
-        os.makedirs(self.round_dir(r), exist_ok=True)
-        val = self.folder.path("verl", "validation.parquet")
-        if not os.path.exists(val):
-            write_verl_parquet(val, self.validation, self.cfg.system, split="test")
-        instances = round_instances(config, self.cfg.samples, seed=self.cfg.seed + r)
-        return write_verl_parquet(os.path.join(self.round_dir(r), "train.parquet"), instances, self.cfg.system)
-
-    # (3)–(4) verl's trainer and model merger.
     def run_logged(self, command: list, log: str) -> float:
-        """Runs ``command`` in round's folder, its output both shown and appended to ``log``."""
+        """Runs ``command`` in the round's folder, its output both shown and appended to ``log``."""
         t0 = time.perf_counter()
         with open(log, "a", encoding="utf-8") as f:
             f.write(f"$ {shlex.join(command)}\n")
@@ -296,64 +273,141 @@ class VerlRounds:
             raise FloeError(f"{command[2]} exited with status {code}; its output is in {log}")
         return time.perf_counter() - t0
 
-    def train(self, r: int) -> dict:
-        """verl's trainer on round ``r``'s data, then its last checkpoint merged into ``round-<r>/``."""
+    # The trainee's side of the protocol.
+    def describe(self) -> str:
+        return f"{self.model_path} with verl's trainer"
+
+    def restore(self, folder: str, saved: Optional[dict]) -> Optional[dict]:
+        if saved is not None and saved["rounds_done"]:
+            self.current = self.model_dir(saved["rounds_done"] - 1)
+        return saved
+
+    def warm_start(self) -> Optional[dict]:
+        return None
+
+    def train(self, round: dict) -> dict:
+        """verl's trainer on the round's data, then its last checkpoint merged into ``round-<r>/``."""
         import shutil
 
+        r, seed = round["round"], round["seed"]
+        self.round = round
+        os.makedirs(self.round_dir(r), exist_ok=True)
+        val = os.path.join(self.out, "verl", "validation.parquet")
+        if not os.path.exists(val):
+            write_verl_parquet(val, self.validation or [], self.cfg.system, split="test")
+        n = write_verl_parquet(os.path.join(self.round_dir(r), "train.parquet"), round["instances"], self.cfg.system)
+        self.command = self.trainer_command(r, seed)
+        with open(os.path.join(self.round_dir(r), "command.sh"), "w", encoding="utf-8") as f:
+            f.write(shlex.join(self.command) + "\n")
+        self.say(f"round {r}: {n} instances in {os.path.join(self.round_dir(r), 'train.parquet')}")
+        if self.dry_run:
+            raise DryRunDone()
+        self._loaded.clear()  # verl needs the GPUs
         log = os.path.join(self.round_dir(r), "train.log")
-        seconds = self.run_logged(self.trainer_command(r), log)
+        seconds = self.run_logged(self.command, log)
         step, actor = self.last_checkpoint(r)
-        target = self.folder.model_dir(r)
+        target = self.model_dir(r)
         tmp = target + ".tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         self.run_logged(self.merge_command(r, actor, tmp), log)
         shutil.rmtree(target, ignore_errors=True)
         os.replace(tmp, target)
-        return {"grpo_steps": step, "train_s": seconds, "steps_per_s": step / seconds if seconds > 0 else 0.0}
-
-    # (5)–(6) The validation and the records.
-    def finish(self, r: int, config: dict, trained: dict) -> dict:
-        from .rounds.validation import validate
-
-        cfg = self.cfg
-        model, tokenizer = self.load(self.folder.model_dir(r))
-        max_tokens = cfg.validation_max_tokens or int(self.verl.get("data.max_response_length", 512))
-        counts = validate(model, tokenizer, self.validation, max_tokens=max_tokens, batch=cfg.eval_batch, system=cfg.system)
+        self.current = target
         # verl logs its steps in verl/round-<r>/train.log, not in steps.jsonl.
-        return record_round(r, config, trained, counts, self.state, self.folder)
+        return {
+            "grpo_steps": step,
+            "train_s": seconds,
+            "figures": {"grpo_steps": step, "steps_per_s": step / seconds if seconds > 0 else 0.0},
+        }
 
-    def begin(self, r: int) -> dict:
-        """Round ``r``'s configuration, recorded, and its data written; returns the configuration."""
-        config = self.design(r)
-        n = self.write_data(r, config)
-        with open(os.path.join(self.round_dir(r), "command.sh"), "w", encoding="utf-8") as f:
-            f.write(shlex.join(self.trainer_command(r)) + "\n")
-        self.say(f"round {r}: {n} instances in {os.path.join(self.round_dir(r), 'train.parquet')}")
-        return config
+    def answer(self, instances: Sequence[Instance]) -> list:
+        if self.validation is None:
+            self.validation = list(instances)
+        if self.dry_run:
+            return [""] * len(instances)
+        model, tokenizer = self.load(self.current)
+        max_tokens = self.cfg.validation_max_tokens or int(self.verl.get("data.max_response_length", 512))
+        was_training = model.training
+        model.eval()
+        try:
+            texts, _ = generate_texts(model, tokenizer, chat_prompts(tokenizer, instances, self.cfg.system), max_tokens, self.cfg.eval_batch)
+        finally:
+            model.train(was_training)
+        return texts
 
-    def dry_run(self) -> list:
-        """The next round's configuration and data, written, and verl's command for it, returned
-        (nothing is trained; the round does not count as done)."""
-        r = self.state.rounds_done
-        self.begin(r)
-        return self.trainer_command(r)
+    def save(self, stage: str, folder: str, state: dict) -> None:
+        """verl's merger has put the round's model in ``round-<r>/`` already."""
+        r = round_of(stage)
+        if r is not None and not os.path.isdir(self.model_dir(r)):
+            raise FloeError(f"{stage}: no merged model in {self.model_dir(r)}")
 
-    def run(self) -> RunState:
-        """Runs the rounds not done yet."""
-        for r in range(self.state.rounds_done, self.cfg.rounds):
-            config = self.begin(r)
-            self._loaded.clear()  # verl needs the GPUs
-            trained = self.train(r)
-            self.say(
-                f"round {r}: {trained['grpo_steps']} GRPO steps in {trained['train_s']:.1f} s "
-                f"({trained['steps_per_s']:.3f} steps/s); model in {self.folder.model_dir(r)}"
+    def details(self) -> dict:
+        return {"verl": self.verl}
+
+
+class VerlRounds:
+    """One run of rounds with verl's trainer: the trainee, its engineer and run folder.
+    :func:`run_verl_rounds` makes one and runs it. ``dry_run`` runs the protocol up to round 0's
+    data in ``<out>/dry-run/`` (see the module)."""
+
+    def __init__(
+        self,
+        model: str,
+        out: str,
+        config: RoundsConfig,
+        verl: dict,
+        *,
+        python: Optional[str] = None,
+        resume: bool = False,
+        dry_run: bool = False,
+        engineer: Optional[Engineer] = None,
+        say: Callable[[str], None] = _say,
+    ) -> None:
+        self.cfg, self.resume, self.say = config, resume, say
+        self.settings = {"model": os.path.abspath(model), "trainer": "verl", "settings": config.to_dict(), "verl": dict(verl)}
+        if engineer is not None:
+            self.settings["engineer"] = f"given: {engineer.name}"
+        self.folder = os.path.join(out, "dry-run") if dry_run else out
+        self.trainee = VerlTrainee(model, self.folder, config, verl, python=python, dry_run=dry_run, say=say)
+        t = self.trainee
+        if engineer is None and config.designs():
+            engineer, _ = make_engineer(
+                config.engineer,
+                trainee=lambda: t.load(t.current),
+                base=lambda: t.load(t.model_path),
+                params=config.engineer_params,
+                library=config.engineer_library,
+                seed=config.seed,
+                retries=config.engineer_retries,
+                max_tokens=config.engineer_max_tokens,
+                temperature=config.engineer_temperature,
+                constraint=config.engineer_constraint,
             )
-            done = self.finish(r, config, trained)
-            self.say(
-                f"round {r}: validation valid {100 * done['valid_rate']:.1f}%, optimal "
-                f"{100 * done['optimal_rate']:.1f}% in {done['validation_s']:.1f} s\n{done['table']}"
+        self.engineer = engineer
+
+    def trainer_overrides(self, r: int) -> dict:
+        """verl's overrides of round ``r``, with the round's data seed."""
+        return self.trainee.trainer_overrides(r, round_seed(self.cfg.seed, r))
+
+    def run(self) -> Optional[RunState]:
+        """Runs the rounds not done yet; a dry run returns None once round 0's command is written."""
+        try:
+            return drive(
+                self.trainee,
+                self.cfg,
+                self.folder,
+                self.settings,
+                engineer=self.engineer,
+                resume=self.resume,
+                overwrite=self.trainee.dry_run,
+                say=self.say,
             )
-        return self.state
+        except DryRunDone:
+            return None
+
+    def command(self) -> list:
+        """verl's command of the last round given to the trainee (a dry run's round 0)."""
+        return self.trainee.command or []
 
 
 def run_verl_rounds(
@@ -372,7 +426,9 @@ def run_verl_rounds(
     module's description. ``python`` runs verl's trainer and merger [this interpreter].
 
     Raises :class:`floe.ConfigError` for bad settings, :class:`floe.FloeError` when verl fails."""
-    return VerlRounds(model, out, config, verl, python=python, resume=resume, engineer=engineer, say=say).run()
+    state = VerlRounds(model, out, config, verl, python=python, resume=resume, engineer=engineer, say=say).run()
+    assert state is not None
+    return state
 
 
 def parse(argv: list) -> argparse.Namespace:
@@ -413,15 +469,15 @@ def main(argv: Optional[list] = None) -> int:
     a = parse(sys.argv[1:] if argv is None else argv)
     try:
         model, cfg, verl = settings(a)
-        run = VerlRounds(model, a.out, cfg, verl, python=a.python, resume=a.resume or a.dry_run)
-        if a.dry_run:
-            print(shlex.join(run.dry_run()))
-            return 0
+        run = VerlRounds(model, a.out, cfg, verl, python=a.python, resume=a.resume, dry_run=a.dry_run)
         state = run.run()
+        if a.dry_run:
+            print(shlex.join(run.command()))
+            return 0
     except FloeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"{state.rounds_done} rounds done; run folder {a.out}", file=sys.stderr)
+    print(f"{state.rounds_done if state else 0} rounds done; run folder {a.out}", file=sys.stderr)
     return 0
 
 

@@ -4,8 +4,6 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use floe_core::verify::{verify, Answer, Check};
-use floe_core::PlanForm;
 use floe_plugin_api::traits::check_rewards;
 use floe_plugin_api::{PluginSpec, RewardFn, VerdictRecord};
 use floe_plugin_registry as registry;
@@ -92,38 +90,23 @@ pub(crate) fn instances_of<'a>(sources: &'a [Source<'_>], answers: usize) -> Res
     Ok(Resolved { parsed, refs })
 }
 
-/// Verdict records of `answers[n]` against instance `n`, in parallel.
+/// Verdict records of `answers[n]` against instance `n`, on every core: floe-rounds' reading
+/// of written answers, the one every trainee's validation goes through.
 fn records(sources: &[Source<'_>], answers: &[String]) -> Result<Vec<VerdictRecord>, String> {
     let insts = instances_of(sources, answers.len())?;
-    Ok((0..insts.len())
-        .into_par_iter()
-        .map(|n| {
-            let (inst, text) = (insts.get(n), &answers[n]);
-            // One run of the verification kernel gives the verdict and the partial credit.
-            let check = Check::against(floe_core::solver::optimum(inst)).with_credit();
-            let verdict = verify(inst, Answer::Written(text, PlanForm::Text), check);
-            VerdictRecord::from_verdict(&verdict, inst.num_agents() as u32)
-        })
-        .collect())
+    let refs: Vec<&floe_core::Instance> = (0..insts.len()).map(|n| insts.get(n)).collect();
+    let texts: Vec<&str> = answers.iter().map(String::as_str).collect();
+    Ok(floe_rounds::verdicts::verify_texts(&refs, &texts))
 }
 
-/// An instance's (agent count, larger map side): the cell of a validation count it falls in.
-pub(crate) type Shape = (u32, u32);
-
-/// As [`records`], with each instance's [`Shape`].
+/// As [`records`], with the instances (for counting them per cell).
 pub(crate) fn records_of(
     sources: &[Source<'_>],
     answers: &[String],
-) -> Result<(Vec<VerdictRecord>, Vec<Shape>), String> {
+) -> Result<(Vec<VerdictRecord>, Vec<floe_core::Instance>), String> {
     let recs = records(sources, answers)?;
     let insts = instances_of(sources, answers.len())?;
-    let shapes = (0..insts.len())
-        .map(|n| {
-            let inst = insts.get(n);
-            (inst.num_agents() as u32, inst.grid.width().max(inst.grid.height()))
-        })
-        .collect();
-    Ok((recs, shapes))
+    Ok((recs, (0..insts.len()).map(|n| insts.get(n).clone()).collect()))
 }
 
 fn verdicts_of(

@@ -8,6 +8,7 @@
 //! message; long work runs with the GIL released.
 
 mod batch;
+mod driver;
 mod env;
 mod errors;
 mod instances;
@@ -40,6 +41,11 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rounds::round_instances, m)?)?;
     m.add_function(wrap_pyfunction!(rounds::engineer_context, m)?)?;
     m.add_function(wrap_pyfunction!(rounds::round0_config, m)?)?;
+    m.add_function(wrap_pyfunction!(driver::drive_rounds, m)?)?;
+    m.add_function(wrap_pyfunction!(driver::round_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(driver::experiment_table, m)?)?;
+    m.add_function(wrap_pyfunction!(driver::run_settings, m)?)?;
+    m.add_function(wrap_pyfunction!(driver::run_state, m)?)?;
     m.add_function(wrap_pyfunction!(shards::generate_slots, m)?)?;
     m.add_function(wrap_pyfunction!(shards::suite_cells, m)?)?;
     m.add_function(wrap_pyfunction!(shards::round_configs, m)?)?;

@@ -3,16 +3,18 @@
 //! resolved by the same registry as `floe train`), and the next round's instances from that
 //! configuration.
 //!
-//! An engineer's context is assembled from the history by floe-plugin-api's
+//! An engineer's context is assembled from the history by floe-rounds'
 //! [`ContextOptions::assemble`] and its configuration clamped by [`DesignLimits::clamp`], the
 //! calls `floe train` makes between rounds, with the trainer's defaults.
 
 use std::sync::{Arc, Mutex};
 
 use floe_llm::{Complete, Completion, LlmEngineer, NoReply, Request};
-use floe_plugin_api::design::{ContextInput, ContextOptions, DesignLimits};
+use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{Curriculum as CurriculumFn, EnvEngineer, History, RoundConfig};
 use floe_plugin_registry as registry;
+use floe_rounds::context::{ContextInput, ContextOptions};
+use floe_rounds::limits::Adoption;
 use pyo3::prelude::*;
 
 use crate::batch::spec;
@@ -121,6 +123,26 @@ pub struct Engineer {
 }
 
 impl Engineer {
+    /// The reply to `context` within `limits`, as the round driver asks it: an exception the
+    /// Python model raised stays in its slot (see [`Engineer::raised_slot`]) and ends this
+    /// reply.
+    pub(crate) fn design_now(
+        &self,
+        context: &str,
+        limits: &DesignLimits,
+    ) -> Result<floe_plugin_api::EngineerReply, floe_plugin_api::PluginError> {
+        let mut e = self.inner.lock().map_err(|_| {
+            floe_plugin_api::PluginError::Failed("the engineer failed in an earlier call".into())
+        })?;
+        e.design(context, limits)
+    }
+
+    /// Where a Python model's exception waits to be raised again, for an engineer on a Python
+    /// model.
+    pub(crate) fn raised_slot(&self) -> Option<Arc<Mutex<Option<PyErr>>>> {
+        self.raised.clone()
+    }
+
     /// The exception a Python model raised during the last call, if any.
     fn reraise(&self) -> PyResult<()> {
         match self.raised.as_ref().and_then(|r| r.lock().ok()?.take()) {

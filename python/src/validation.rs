@@ -1,15 +1,9 @@
-//! The fixed validation set of a run and the count of its answers, as `floe train` makes and
-//! counts them, for a trainer in Python (`floe.rounds`): the set is generated cell by cell
-//! (agent count × map size) with the seeds `floe train` uses (`train/src/run/data.rs`), and the
-//! verdicts are counted per cell and pooled per map size as `floe-train`'s `EvalReport` does
-//! (`train/src/eval.rs`), so that the engineer's module F reads the same numbers from either.
+//! The fixed validation set of a run and the count of its answers, for a Python caller that
+//! runs its own loop: both are floe-rounds' (`data::validation_set`, `report::count`), the ones
+//! the round driver uses for every trainee.
 
-use std::collections::BTreeMap;
-
-use floe_core::generator::GeneratorConfig;
-use floe_core::rng::hash;
-use floe_core::FailureKind;
-use floe_plugin_api::{FailureCounts, SizeResult};
+use floe_rounds::report::count;
+use floe_rounds::{RoundsError, ValidationConfig};
 use pyo3::prelude::*;
 
 use crate::batch::{records_of, sources};
@@ -33,37 +27,13 @@ pub fn validation_set(
     wait_ratio: f64,
     seed: u64,
 ) -> PyResult<Vec<Instance>> {
-    if sizes.is_empty() || agents.is_empty() || per_cell == 0 {
-        return Err(bad_input("validation set: sizes, agents and per_cell must not be empty or 0"));
-    }
-    let made = py.detach(|| -> Result<Vec<floe_core::Instance>, floe_core::GenerateError> {
-        let mut all = Vec::new();
-        for &k in &agents {
-            for &size in &sizes {
-                let cell_seed = hash(&[seed, u64::from(k), u64::from(size)]);
-                let g = GeneratorConfig::default()
-                    .size(size)
-                    .agents(k as usize)
-                    .hole_ratio(hole_ratio)
-                    .wait_ratio(wait_ratio)
-                    .count(per_cell)
-                    .seed(cell_seed);
-                all.extend(floe_core::generate(&g)?);
-            }
-        }
-        Ok(all)
-    });
-    Ok(wrap(made.map_err(generate_error)?))
-}
-
-/// One agent count × map size cell of a validation count.
-struct Cell {
-    agents: u32,
-    size: u32,
-    instances: u32,
-    valid: u32,
-    optimal: u32,
-    failures: FailureCounts,
+    let v = ValidationConfig { sizes, agents, per_cell, hole_ratio, wait_ratio, seed };
+    v.validate().map_err(|e| bad_input(e.to_string()))?;
+    let made = py.detach(|| floe_rounds::data::validation_set(&v));
+    Ok(wrap(made.map_err(|e| match e {
+        RoundsError::Generate(g) => generate_error(g),
+        other => bad_input(other.to_string()),
+    })?))
 }
 
 /// Counts the verdicts of `answers[n]` against `instances[n]` as `floe train` counts a
@@ -83,46 +53,12 @@ pub fn validation_counts<'py>(
     answers: Vec<String>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let src = sources(&instances)?;
-    let (recs, shapes) = py.detach(|| records_of(&src, &answers)).map_err(bad_input)?;
-    let mut cells: BTreeMap<(u32, u32), Cell> = BTreeMap::new();
-    for (r, &(agents, size)) in recs.iter().zip(&shapes) {
-        let c = cells.entry((agents, size)).or_insert_with(|| Cell {
-            agents,
-            size,
-            instances: 0,
-            valid: 0,
-            optimal: 0,
-            failures: FailureCounts::new(),
-        });
-        c.instances += 1;
-        c.valid += u32::from(r.failure == 0);
-        c.optimal += u32::from(r.failure == 0 && r.optimal == 1);
-        if let Some(kind) = FailureKind::from_code(u32::from(r.failure)) {
-            *c.failures.entry(kind).or_default() += 1;
-        }
-    }
-    let mut per_size: BTreeMap<u32, (u32, u32, u32, FailureCounts)> = BTreeMap::new();
-    for c in cells.values() {
-        let e = per_size.entry(c.size).or_default();
-        (e.0, e.1, e.2) = (e.0 + c.instances, e.1 + c.valid, e.2 + c.optimal);
-        for (k, v) in &c.failures {
-            *e.3.entry(*k).or_default() += v;
-        }
-    }
-    let rate = |x: u32, n: u32| f64::from(x) / f64::from(n.max(1));
-    let per_size: Vec<SizeResult> = per_size
-        .into_iter()
-        .map(|(size, (n, valid, optimal, failures))| SizeResult {
-            size,
-            valid_rate: rate(valid, n),
-            optimal_rate: rate(optimal, n),
-            instances: n,
-            failures,
-            mean_abs_advantage: None,
-        })
-        .collect();
-    let cells: Vec<serde_json::Value> = cells
-        .into_values()
+    let (recs, insts) = py.detach(|| records_of(&src, &answers)).map_err(bad_input)?;
+    let refs: Vec<&floe_core::Instance> = insts.iter().collect();
+    let (report, _) = count(&refs, &recs);
+    let cells: Vec<serde_json::Value> = report
+        .cells
+        .iter()
         .map(|c| {
             serde_json::json!({
                 "agents": c.agents, "size": c.size, "instances": c.instances, "valid": c.valid,
@@ -130,5 +66,5 @@ pub fn validation_counts<'py>(
             })
         })
         .collect();
-    json_to_py(py, &serde_json::json!({"cells": cells, "per_size": per_size}))
+    json_to_py(py, &serde_json::json!({"cells": cells, "per_size": report.size_results()}))
 }

@@ -23,6 +23,7 @@ def test_every_error_class_is_found():
         "Failed",
         "FloeError",
         "PluginFailed",
+        "TooLarge",
         "UnknownPlugin",
     ]
 

@@ -1,6 +1,7 @@
 """``python -m floe.rounds``: the paper's loop for a Hugging Face causal language model.
 
     python -m floe.rounds --model DIR --out DIR [--engineer self|base|fixed|URL|PLUGIN]
+                          [--curriculum fixed|difficulty-scaling|plr|sec|PLUGIN]
                           [--rounds N] [--config run.json] [--trl-config trl.json] [--resume]
 
 ``--config`` is a JSON object of :class:`floe.rounds.RoundsConfig`'s settings (its ``trl``
@@ -18,7 +19,7 @@ import sys
 
 from .._floe import ConfigError, FloeError
 from .config import RoundsConfig, add_run_flags, apply_run_flags, saved_run
-from .loop import run_rounds
+from .trl_trainee import run_rounds
 
 
 def parse(argv: list) -> argparse.Namespace:

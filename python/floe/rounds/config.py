@@ -1,20 +1,18 @@
-"""The settings of a run of :mod:`floe.rounds`: floe's side (rounds, samples, limits, context,
-validation set, engineer) and TRL's ``GRPOConfig`` arguments, read from one JSON file.
-
-The names follow ``floe train``'s configuration where they mean the same: ``rounds``, ``epochs``,
-``samples``, ``round0``, ``design_limits``, ``context`` and ``reward`` are ``rounds.*`` there,
-``validation`` is its ``validation`` section (same defaults, same instances).
+"""The settings of a run of :mod:`floe.rounds` and :mod:`floe.verl`: the protocol's (rounds,
+samples, designers, limits, context, validation set, reward), which floe-rounds reads and checks
+as ``floe train``'s ``rounds`` and ``validation`` sections (:meth:`RoundsConfig.protocol`), and
+the language model's own (its engineer's sampling, TRL's ``GRPOConfig`` arguments), read from
+one JSON file.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .._floe import ConfigError
+from .._floe import ConfigError, round0_config, run_settings
 
 #: TRL arguments floe sets for every round unless the configuration's ``trl`` sets them.
 TRL_DEFAULTS: dict[str, Any] = {
@@ -26,9 +24,6 @@ TRL_DEFAULTS: dict[str, Any] = {
     "save_strategy": "no",
     "report_to": "none",
 }
-
-#: The settings of the validation set (``floe.validation_set``'s arguments).
-VALIDATION_KEYS = ("sizes", "agents", "per_cell", "hole_ratio", "wait_ratio", "seed")
 
 #: TRL arguments floe sets itself, per round: they cannot be set in ``trl``.
 TRL_OWN = ("output_dir", "num_train_epochs", "seed")
@@ -45,8 +40,9 @@ class RoundsConfig:
     epochs: int = 2
     #: Training prompts per round [256], shared among map sizes by ``data_ratio``.
     samples: int = 256
-    #: The run's seed [1]: round r's prompts come from ``seed + r``, its GRPO from TRL's ``seed +
-    #: r``, the engineer's sampling from floe's seed of the request.
+    #: The run's seed [1]: round r's prompts come from ``floe.round_seed(seed, r)`` (``floe
+    #: train``'s), its GRPO from TRL's seed of the same, the engineer's sampling from floe's seed
+    #: of the request.
     seed: int = 1
     #: Round 0's configuration [floe's round-0 default clamped into ``design_limits``].
     round0: Optional[dict] = None
@@ -58,6 +54,13 @@ class RoundsConfig:
     #: The fixed validation set (``floe train``'s ``validation``: ``sizes``, ``agents``,
     #: ``per_cell``, ``hole_ratio``, ``wait_ratio``, ``seed``) [its defaults].
     validation: dict = field(default_factory=dict)
+    #: A curriculum [none]: ``fixed``, ``difficulty-scaling``, ``plr``, ``sec`` or a plugin in
+    #: ``curriculum_library``, with ``curriculum_params``. Alone (with ``engineer`` ``fixed``) it
+    #: designs every round; beside an engineer it gives round 0 (unless ``round0`` does) and
+    #: chooses the replayed instances, as in ``floe train``.
+    curriculum: Optional[str] = None
+    curriculum_params: Optional[dict] = None
+    curriculum_library: Optional[str] = None
     #: Tokens a validation answer may take [TRL's ``max_completion_length``].
     validation_max_tokens: Optional[int] = None
     #: Validation prompts answered in one batch [16].
@@ -69,8 +72,9 @@ class RoundsConfig:
     #: A system message before each prompt [none].
     system: Optional[str] = None
     #: The environment engineer [``self``]: ``self`` (the trainee's current checkpoint), ``base``
-    #: (the round-0 model), ``fixed`` (none: round 0's configuration every round, the paper's
-    #: "GRPO on a fixed configuration"), an ``http(s)://`` URL (an OpenAI-compatible server,
+    #: (the round-0 model), ``fixed`` (none: the curriculum designs every round; without one,
+    #: floe's ``fixed`` curriculum keeps round 0's configuration every round, the paper's "GRPO
+    #: on a fixed configuration"), an ``http(s)://`` URL (an OpenAI-compatible server,
     #: floe's ``endpoint`` engineer, with the reply's JSON schema as ``response_format``), or a
     #: floe engineer plugin's name (``rules``, ``embedded``, one in ``engineer_library``).
     engineer: str = "self"
@@ -108,12 +112,45 @@ class RoundsConfig:
             raise ConfigError("engineer_max_tokens >= 1, engineer_retries >= 0, engineer_temperature >= 0")
         if not self.engineer:
             raise ConfigError("engineer: empty; self, base, fixed, a URL or a plugin name")
-        unknown = sorted(set(self.validation) - set(VALIDATION_KEYS))
-        if unknown:
-            raise ConfigError(f"validation: unknown {', '.join(unknown)} (known: {', '.join(VALIDATION_KEYS)})")
         own = sorted(set(self.trl) & set(TRL_OWN))
         if own:
             raise ConfigError(f"trl: {', '.join(own)} are set by floe for each round (epochs, seed)")
+
+    def designs(self) -> bool:
+        """Whether an engineer designs the rounds after round 0 (not ``fixed``)."""
+        return self.engineer != "fixed"
+
+    def protocol(self, settings: dict) -> dict:
+        """The protocol's part of the settings, as floe-rounds reads it (``floe train``'s
+        ``rounds`` and ``validation`` sections, the seed), with ``settings`` what the run folder's
+        ``config.json`` records. floe-rounds checks it when the run starts."""
+        spec = lambda name, params, library: {"name": name, "params": params, "library": library}  # noqa: E731
+        curriculum = None
+        if self.curriculum is not None:
+            curriculum = spec(self.curriculum, self.curriculum_params, self.curriculum_library)
+        elif not self.designs():
+            fixed = self.round0 if self.round0 is not None else round0_config(limits=self.design_limits)[0]
+            curriculum = spec("fixed", {"config": fixed}, None)
+        engineer = None
+        if self.designs():
+            engineer = spec(self.engineer, self.engineer_params, self.engineer_library)
+        context = self.context
+        if context is None and self.engineer == "rules" and self.engineer_library is None:
+            # The built-in `rules` reads the history as JSON.
+            context = {"history_json": True}
+        rounds = {
+            "rounds": self.rounds,
+            "epochs": self.epochs,
+            "samples": self.samples,
+            "curriculum": curriculum,
+            "engineer": engineer,
+            "design_limits": self.design_limits,
+            "round0": self.round0,
+            "reward": spec(self.reward, self.reward_params, self.reward_library),
+        }
+        if context is not None:
+            rounds["context"] = context
+        return {"seed": self.seed, "rounds": rounds, "validation": self.validation, "settings": settings}
 
     def trl_args(self) -> dict:
         """TRL's arguments as every round uses them, before floe's own per round."""
@@ -151,7 +188,7 @@ class RoundsConfig:
 
 #: The settings a command-line flag of the same name sets (``python -m floe.rounds``,
 #: ``python -m floe.verl``).
-FLAG_SETTINGS = ("engineer", "rounds", "epochs", "samples", "seed")
+FLAG_SETTINGS = ("engineer", "curriculum", "rounds", "epochs", "samples", "seed")
 
 
 def add_run_flags(parser: Any) -> None:
@@ -159,7 +196,8 @@ def add_run_flags(parser: Any) -> None:
     :data:`FLAG_SETTINGS`, and ``--resume``."""
     parser.add_argument("--engineer", help="self (default), base, fixed, an http(s):// URL, or a floe engineer plugin")
     parser.add_argument("--engineer-model", help="with a URL: the model name the server expects")
-    for key in FLAG_SETTINGS[1:]:
+    parser.add_argument("--curriculum", help="fixed, difficulty-scaling, plr, sec, or a plugin name (beside or instead of the engineer)")
+    for key in FLAG_SETTINGS[2:]:
         parser.add_argument(f"--{key}", type=int)
     parser.add_argument("--resume", action="store_true", help="continue the run in --out after its last finished round")
 
@@ -180,10 +218,9 @@ def apply_run_flags(data: dict, a: Any) -> dict:
 
 
 def saved_run(a: Any, other_flags: bool) -> Optional[dict]:
-    """The run folder's own ``config.json`` when ``--resume`` is given alone (no ``--model``, no
-    other flag): a resumed run takes its model and settings from there; else None."""
-    path = os.path.join(a.out, "config.json")
-    if not (a.resume and a.model is None and not other_flags and not run_flags_given(a) and os.path.exists(path)):
+    """The run folder's own settings (its ``config.json``) when ``--resume`` is given alone (no
+    ``--model``, no other flag): a resumed run takes its model and settings from there; else
+    None."""
+    if not (a.resume and a.model is None and not other_flags and not run_flags_given(a)):
         return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    return run_settings(a.out)

@@ -1,13 +1,12 @@
-"""Validation: a Hugging Face model's greedy answers to the fixed validation set, verified in
-one batch and counted by kind per map size as ``floe train`` counts them
-(:func:`floe.validation_counts`), and the tables of a count."""
+"""A Hugging Face model's greedy answers to a set of instances (the validation set, a suite):
+the paper's prompts through the chat template, decoded in batches. The round driver verifies and
+counts them (floe-rounds' tables, the ones ``floe train`` writes)."""
 
 from __future__ import annotations
 
-import time
 from typing import Any, Optional, Sequence
 
-from .._floe import FAILURE_KINDS, Instance, prompt, validation_counts
+from .._floe import Instance, prompt
 
 
 def chat_prompts(tokenizer: Any, instances: Sequence[Instance], system: Optional[str] = None) -> list:
@@ -47,63 +46,3 @@ def generate_texts(model: Any, tokenizer: Any, texts: Sequence[str], max_tokens:
     finally:
         tokenizer.padding_side = side
     return out, generated
-
-
-def validate(
-    model: Any,
-    tokenizer: Any,
-    instances: Sequence[Instance],
-    *,
-    max_tokens: int,
-    batch: int = 16,
-    system: Optional[str] = None,
-) -> dict:
-    """Answers ``instances`` greedily and counts the verdicts: :func:`floe.validation_counts`'s
-    ``cells`` and ``per_size``, with ``valid_rate``, ``optimal_rate`` over all instances,
-    ``answers``, ``generated_tokens`` and ``seconds``."""
-    was_training = model.training
-    model.eval()
-    t0 = time.perf_counter()
-    try:
-        answers, generated = generate_texts(model, tokenizer, chat_prompts(tokenizer, instances, system), max_tokens, batch)
-    finally:
-        model.train(was_training)
-    counts = validation_counts(list(instances), answers)
-    n = sum(c["instances"] for c in counts["cells"]) or 1
-    counts["valid_rate"] = sum(c["valid"] for c in counts["cells"]) / n
-    counts["optimal_rate"] = sum(c["optimal"] for c in counts["cells"]) / n
-    counts["answers"] = answers
-    counts["generated_tokens"] = generated
-    counts["seconds"] = time.perf_counter() - t0
-    return counts
-
-
-def table(counts: dict) -> str:
-    """The count as Markdown, as ``floe train``'s ``eval.md``: valid / optimal % per agent count
-    × map size with the mean over sizes, then the failures by kind per cell."""
-    cells = counts["cells"]
-    sizes = sorted({c["size"] for c in cells})
-    agents = sorted({c["agents"] for c in cells})
-    by = {(c["agents"], c["size"]): c for c in cells}
-    lines = ["| agents |" + "".join(f" {z}x{z} |" for z in sizes) + " mean |"]
-    lines.append("|---|" + "---|" * (len(sizes) + 1))
-    for k in agents:
-        row, vs, os_ = f"| {k} |", [], []
-        for z in sizes:
-            c = by.get((k, z))
-            if c is None:
-                row += " – |"
-                continue
-            v, o = 100 * c["valid"] / max(c["instances"], 1), 100 * c["optimal"] / max(c["instances"], 1)
-            vs.append(v)
-            os_.append(o)
-            row += f" {v:.2f} / {o:.2f} |"
-        row += f" {sum(vs) / max(len(vs), 1):.2f} / {sum(os_) / max(len(os_), 1):.2f} |"
-        lines.append(row)
-    lines += ["", "valid % / optimal %; mean = unweighted mean over map sizes", ""]
-    lines.append("| agents | size | instances | valid | optimal |" + "".join(f" {k} |" for k in FAILURE_KINDS))
-    lines.append("|---|---|---|---|---|" + "---|" * len(FAILURE_KINDS))
-    for c in cells:
-        row = f"| {c['agents']} | {c['size']} | {c['instances']} | {c['valid']} | {c['optimal']} |"
-        lines.append(row + "".join(f" {c['failures'].get(k, 0)} |" for k in FAILURE_KINDS))
-    return "\n".join(lines) + "\n"

@@ -1,0 +1,206 @@
+"""A Hugging Face causal language model as a trainee of the round protocol, trained with TRL's
+``GRPOTrainer`` on floe's prompts and reward. The protocol itself (designs, seeds, validation and
+its count, the run folder) is floe-rounds' (:mod:`floe.rounds.driver`); here is what is TRL's:
+a round's GRPO, greedy answers, and the model saved after each round as ``round-<r>/``.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import shutil
+import time
+from typing import Any, Callable, Optional, Sequence
+
+from .._floe import Engineer, Instance, verify_batch
+from ..datasets import to_hf_dataset
+from ..rewards import trl_reward
+from .config import RoundsConfig
+from .driver import RunState, drive, say_stderr
+from .engineers import make_engineer
+from .validation import chat_prompts, generate_texts
+
+
+def load_model(path: str, device: Optional[Any] = None) -> tuple:
+    """A causal language model and its tokenizer from a Hugging Face folder (a pad token set to
+    the end-of-sequence token when it has none)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(path)
+    if device is not None:
+        model.to(device)
+    return model, tokenizer
+
+
+def save_model(folder: str, r: int, model: Any, tokenizer: Any) -> str:
+    """Saves the model after round ``r`` into ``round-<r>/`` of the run folder (through a
+    temporary folder, so that a folder there is whole)."""
+    final = os.path.join(folder, f"round-{r}")
+    tmp = final + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(tmp, final)
+    return final
+
+
+def round_of(stage: str) -> Optional[int]:
+    """``r`` of a stage ``"round r"``; None for the stages before the rounds."""
+    return int(stage.split()[1]) if stage.startswith("round ") else None
+
+
+class TrlTrainee:
+    """The model in folder ``model`` trained round by round with TRL's ``GRPOTrainer``."""
+
+    def __init__(self, model: str, config: RoundsConfig, out: str) -> None:
+        self.cfg = config
+        self.model_path = os.path.abspath(model)
+        self.out = out
+        self.model, self.tokenizer = load_model(self.model_path)
+        self.reward = trl_reward(config.reward, config.reward_params, config.reward_library)
+        self._base: Optional[tuple] = None
+
+    def base(self) -> tuple:
+        """The round-0 model (the ``base`` engineer), loaded once, on the trainee's device."""
+        if self._base is None:
+            self._base = load_model(self.model_path, self.model.device)
+        return self._base
+
+    def describe(self) -> str:
+        n = sum(p.numel() for p in self.model.parameters())
+        return f"{n} parameters ({self.model_path})"
+
+    def restore(self, folder: str, saved: Optional[dict]) -> Optional[dict]:
+        if saved is None:
+            return None
+        done = saved["rounds_done"]
+        if done:
+            self.model, self.tokenizer = load_model(os.path.join(folder, f"round-{done - 1}"))
+        return saved
+
+    def warm_start(self) -> Optional[dict]:
+        return None
+
+    def train(self, round: dict) -> dict:
+        """GRPO on the round's prompts; the figures of the round's training."""
+        from trl import GRPOConfig, GRPOTrainer
+
+        cfg, r, instances = self.cfg, round["round"], round["instances"]
+        dataset = to_hf_dataset(instances, cfg.system).add_column("index", list(range(len(instances))))
+        generated = {"tokens": 0, "completions": 0}
+        samples: list = []
+        reward = self.reward
+
+        def floe_reward(prompts, completions, **kwargs):
+            ids = kwargs.get("completion_ids")
+            if ids is not None:
+                generated["tokens"] += sum(len(x) for x in ids)
+            generated["completions"] += len(completions)
+            scores = reward(prompts, completions, **kwargs)
+            texts = [c if isinstance(c, str) else c[-1]["content"] for c in completions]
+            valid = verify_batch(list(kwargs["instance"]), texts)["valid"]
+            samples.extend([int(i), float(s), bool(v)] for i, s, v in zip(kwargs["index"], scores, valid))
+            return scores
+
+        floe_reward.__name__ = reward.__name__
+        args = GRPOConfig(
+            output_dir=os.path.join(self.out, "trl", f"round-{r}"),
+            num_train_epochs=cfg.epochs,
+            seed=round["seed"] % (1 << 31),
+            **cfg.trl_args(),
+        )
+        trainer = GRPOTrainer(
+            model=self.model,
+            reward_funcs=floe_reward,
+            args=args,
+            train_dataset=dataset,
+            processing_class=self.tokenizer,
+        )
+        t0 = time.perf_counter()
+        trainer.train()
+        seconds = time.perf_counter() - t0
+        self.model = trainer.model
+        steps = int(trainer.state.global_step)
+        log = [dict(e) for e in trainer.state.log_history if "step" in e and "train_runtime" not in e]
+        for e in log:
+            e.update(phase="grpo", round=r, step=round["grpo_steps"] + int(e["step"]) - 1)
+        del trainer
+        gc.collect()
+        return {
+            "samples": samples,
+            "steps": log,
+            "grpo_steps": steps,
+            "train_s": seconds,
+            "figures": {
+                "instances": len(instances),
+                "grpo_steps": steps,
+                "steps_per_s": steps / seconds if seconds > 0 else 0.0,
+                "generated_tokens": generated["tokens"],
+                "completions": generated["completions"],
+                "tokens_per_s": generated["tokens"] / seconds if seconds > 0 else 0.0,
+            },
+        }
+
+    def answer(self, instances: Sequence[Instance]) -> list:
+        cfg = self.cfg
+        max_tokens = cfg.validation_max_tokens or cfg.max_completion_length()
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            texts, _ = generate_texts(
+                self.model, self.tokenizer, chat_prompts(self.tokenizer, instances, cfg.system), max_tokens, cfg.eval_batch
+            )
+        finally:
+            self.model.train(was_training)
+        return texts
+
+    def save(self, stage: str, folder: str, state: dict) -> None:
+        r = round_of(stage)
+        if r is not None:
+            save_model(folder, r, self.model, self.tokenizer)
+
+    def details(self) -> dict:
+        return {"trl": self.cfg.trl_args()}
+
+
+def run_rounds(
+    model: str,
+    out: str,
+    config: Optional[RoundsConfig] = None,
+    *,
+    resume: bool = False,
+    engineer: Optional[Engineer] = None,
+    say: Callable[[str], None] = say_stderr,
+) -> RunState:
+    """Trains the Hugging Face causal language model in folder ``model`` for ``config.rounds``
+    rounds of GRPO into the run folder ``out``, the environment engineer (or the curriculum)
+    writing each round's configuration after the first; ``resume`` continues a run in ``out``
+    after its last finished round. ``engineer`` (a :class:`floe.Engineer`) replaces
+    ``config.engineer``. Returns the run's state: ``history`` (what the engineer read),
+    ``designs``, ``evals``, ``rounds_done``.
+
+    Raises :class:`floe.ConfigError` for bad settings, a folder holding another run, or a
+    resumed run with other settings."""
+    cfg = config or RoundsConfig()
+    settings = {"model": os.path.abspath(model), "settings": cfg.to_dict()}
+    if engineer is not None:
+        settings["engineer"] = f"given: {engineer.name}"
+    trainee = TrlTrainee(model, cfg, out)
+    if engineer is None and cfg.designs():
+        engineer, _ = make_engineer(
+            cfg.engineer,
+            trainee=lambda: (trainee.model, trainee.tokenizer),
+            base=trainee.base,
+            params=cfg.engineer_params,
+            library=cfg.engineer_library,
+            seed=cfg.seed,
+            retries=cfg.engineer_retries,
+            max_tokens=cfg.engineer_max_tokens,
+            temperature=cfg.engineer_temperature,
+            constraint=cfg.engineer_constraint,
+        )
+    return drive(trainee, cfg, out, settings, engineer=engineer, resume=resume, say=say)

@@ -1,0 +1,454 @@
+//! The round protocol from Python: `drive_rounds` runs floe-rounds' driver (the one `floe train`
+//! runs) over a trainee written in Python, so that a language model in TRL or verl gets the same
+//! stages, seeds, designs, validation count and run folder as floe's own policy.
+//!
+//! A Python trainee is any object with these methods (the driver calls them with the GIL held,
+//! and holds no lock of its own meanwhile):
+//!
+//! | method | what |
+//! |---|---|
+//! | `describe() -> str` | one line on what is trained |
+//! | `restore(folder, saved) -> dict or None` | a resumed run: load the model saved after `saved`'s last stage (`saved`: the run state of `state.json`, or None) and return the state to continue from (`saved`), or None to start anew |
+//! | `warm_start() -> dict or None` | the supervised warm start, when it has one: `{"steps": [...], "train_s": s}`; the driver then validates it as the stage `warm start` |
+//! | `train(round) -> dict` | one round: `round` is `{"round", "config", "instances", "replayed", "seed", "grpo_steps"}` (the data's seed, the steps taken before); returns `{"samples": [[index, reward, valid], ...], "steps": [...], "grpo_steps": n, "train_s": s, "abs_advantage": {size: [sum, n]}, "figures": {...}}`, every key optional |
+//! | `answer(instances) -> list[str]` | greedy answers in the paper's format |
+//! | `save(stage, folder, state)` | saves the model after `stage` (`"untrained"`, `"warm start"`, `"round 2"`) |
+//! | `details() -> dict` | what the engineer's module T reports of the trainee (`full` detail) |
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use floe_core::progress::Progress;
+use floe_plugin_api::design::DesignLimits;
+use floe_plugin_api::{EngineerReply, EnvEngineer, PluginError};
+use floe_plugin_registry as registry;
+use floe_rounds::design::Designers;
+use floe_rounds::{
+    Answer, Protocol, RoundData, RoundsError, RunFolder, RunState, Session, Stage, Trained, Trainee,
+};
+use pyo3::prelude::*;
+
+use crate::errors::{bad_input, config_text, failed, registry as registry_error};
+use crate::instances::{json_to_py, py_to_json, Instance};
+use crate::rounds::Engineer;
+
+/// A Python exception inside the driver, kept whole to be raised again.
+#[derive(Debug)]
+struct Raised(PyErr);
+
+impl std::fmt::Display for Raised {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl std::error::Error for Raised {}
+
+fn raised(e: PyErr) -> RoundsError {
+    RoundsError::Trainee(Box::new(Raised(e)))
+}
+
+/// The driver's error as a Python exception: a trainee's own exception as it was raised.
+fn to_py(e: RoundsError) -> PyErr {
+    match e {
+        RoundsError::Trainee(inner) => match inner.downcast::<Raised>() {
+            Ok(r) => r.0,
+            Err(other) => failed(other.to_string()),
+        },
+        RoundsError::Input(m) => config_text(m),
+        RoundsError::Config(e) => crate::errors::config(e),
+        RoundsError::Plugin(e) => crate::errors::plugin(e),
+        other => failed(other.to_string()),
+    }
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(what: &str, value: &Bound<'_, PyAny>) -> PyResult<T> {
+    serde_json::from_str(&py_to_json(value)?).map_err(|e| config_text(format!("{what}: {e}")))
+}
+
+fn to_json(value: &Bound<'_, PyAny>) -> Result<serde_json::Value, RoundsError> {
+    let text = py_to_json(value).map_err(raised)?;
+    serde_json::from_str(&text)
+        .map_err(|e| RoundsError::Input(format!("the trainee returned {text:.80}: {e}")))
+}
+
+/// A Python object as the driver's trainee.
+struct PyTrainee {
+    obj: Py<PyAny>,
+    /// An exception a Python engineer's model raised: the run stops at the next call.
+    engineer_raised: Option<Arc<Mutex<Option<PyErr>>>>,
+}
+
+impl PyTrainee {
+    fn call(
+        &self,
+        method: &str,
+        args: impl for<'py> FnOnce(Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>>,
+    ) -> Result<serde_json::Value, RoundsError> {
+        Python::attach(|py| {
+            let args = args(py).map_err(raised)?;
+            let out = self
+                .obj
+                .bind(py)
+                .call_method1(method, pyo3::types::PyTuple::new(py, args).map_err(raised)?)
+                .map_err(raised)?;
+            to_json(&out)
+        })
+    }
+
+    fn check_engineer(&self) -> Result<(), RoundsError> {
+        match self.engineer_raised.as_ref().and_then(|r| r.lock().ok()?.take()) {
+            Some(e) => Err(raised(e)),
+            None => Ok(()),
+        }
+    }
+}
+
+fn state_value(state: &RunState) -> serde_json::Value {
+    serde_json::to_value(state).unwrap_or_default()
+}
+
+impl Trainee for PyTrainee {
+    fn describe(&self) -> String {
+        Python::attach(|py| {
+            self.obj
+                .bind(py)
+                .call_method0("describe")
+                .and_then(|d| d.extract::<String>())
+                .unwrap_or_else(|_| "a trainee written in Python".into())
+        })
+    }
+
+    fn restore(
+        &mut self,
+        folder: &RunFolder,
+        saved: Option<RunState>,
+    ) -> Result<Option<RunState>, RoundsError> {
+        let root = folder.root().display().to_string();
+        let saved = saved.as_ref().map(state_value);
+        let out = self.call("restore", |py| {
+            let saved = match &saved {
+                Some(s) => json_to_py(py, s)?,
+                None => py.None().into_bound(py),
+            };
+            Ok(vec![root.into_pyobject(py)?.into_any(), saved])
+        })?;
+        if out.is_null() {
+            return Ok(None);
+        }
+        serde_json::from_value(out)
+            .map(Some)
+            .map_err(|e| RoundsError::Input(format!("restore: not a run state: {e}")))
+    }
+
+    fn warm_start(&mut self, session: &mut Session<'_>) -> Result<bool, RoundsError> {
+        let out = self.call("warm_start", |_| Ok(vec![]))?;
+        if out.is_null() {
+            return Ok(false);
+        }
+        record_steps(session, &out)?;
+        Ok(true)
+    }
+
+    fn train(&mut self, round: &RoundData<'_>, session: &mut Session<'_>) -> Result<Trained, RoundsError> {
+        self.check_engineer()?;
+        let arg = serde_json::json!({
+            "round": round.round, "config": round.config, "replayed": round.replayed,
+            "seed": floe_rounds::data::round_seed(session.seed(), round.round),
+            "grpo_steps": session.state.grpo_steps,
+        });
+        let instances: Vec<Instance> =
+            round.instances.iter().map(|i| Instance { inner: i.clone() }).collect();
+        let out = self.call("train", |py| {
+            let d = json_to_py(py, &arg)?;
+            d.set_item("instances", instances)?;
+            Ok(vec![d])
+        })?;
+        record_steps(session, &out)?;
+        if let Some(n) = out.get("grpo_steps").and_then(serde_json::Value::as_u64) {
+            session.state.grpo_steps += n;
+        }
+        let bad = |m: &str| RoundsError::Input(format!("train: {m}"));
+        let mut trained = Trained::default();
+        for s in out.get("samples").and_then(|s| s.as_array()).into_iter().flatten() {
+            let (i, r, v) = (
+                s.get(0).and_then(serde_json::Value::as_u64),
+                s.get(1).and_then(serde_json::Value::as_f64),
+                s.get(2).and_then(serde_json::Value::as_bool),
+            );
+            match (i, r, v) {
+                (Some(i), Some(r), Some(v)) if (i as usize) < round.instances.len() => {
+                    trained.samples.push((i as u32, r as f32, v));
+                }
+                _ => return Err(bad(&format!("a sample {s} is not [index, reward, valid]"))),
+            }
+        }
+        for (size, pair) in out.get("abs_advantage").and_then(|a| a.as_object()).into_iter().flatten() {
+            let size: u32 = size.parse().map_err(|_| bad("abs_advantage is keyed by map size"))?;
+            let (sum, n) = (
+                pair.get(0).and_then(serde_json::Value::as_f64),
+                pair.get(1).and_then(serde_json::Value::as_u64),
+            );
+            match (sum, n) {
+                (Some(sum), Some(n)) => {
+                    trained.abs_advantage.insert(size, (sum, n as u32));
+                }
+                _ => return Err(bad("abs_advantage's values are [sum, count]")),
+            }
+        }
+        if let Some(f) = out.get("figures").and_then(|f| f.as_object()) {
+            trained.figures = f.clone();
+        }
+        Ok(trained)
+    }
+
+    fn answer(
+        &mut self,
+        instances: &[floe_core::Instance],
+        progress: &dyn Progress,
+    ) -> Result<Vec<Answer>, RoundsError> {
+        let wrapped: Vec<Instance> = instances.iter().map(|i| Instance { inner: i.clone() }).collect();
+        let texts: Vec<String> = Python::attach(|py| {
+            let out = self.obj.bind(py).call_method1("answer", (wrapped,)).map_err(raised)?;
+            out.extract::<Vec<String>>()
+                .map_err(|e| RoundsError::Input(format!("answer: a list of texts: {e}")))
+        })?;
+        if texts.len() != instances.len() {
+            return Err(RoundsError::Input(format!(
+                "answer: {} texts for {} instances",
+                texts.len(),
+                instances.len()
+            )));
+        }
+        progress.advance(texts.len() as u64, "");
+        Ok(texts.into_iter().map(Answer::Text).collect())
+    }
+
+    fn save(&mut self, stage: Stage, folder: &RunFolder, state: &RunState) -> Result<(), RoundsError> {
+        let (stage, root, state) =
+            (stage.to_string(), folder.root().display().to_string(), state_value(state));
+        self.call("save", |py| {
+            Ok(vec![
+                stage.into_pyobject(py)?.into_any(),
+                root.into_pyobject(py)?.into_any(),
+                json_to_py(py, &state)?,
+            ])
+        })?;
+        Ok(())
+    }
+
+    fn details(&self) -> serde_json::Value {
+        Python::attach(|py| {
+            self.obj.bind(py).call_method0("details").ok().and_then(|d| to_json(&d).ok()).unwrap_or_default()
+        })
+    }
+}
+
+/// Steps and training time a trainee reports: `steps` to `steps.jsonl`, `train_s` counted.
+fn record_steps(session: &mut Session<'_>, out: &serde_json::Value) -> Result<(), RoundsError> {
+    for line in out.get("steps").and_then(|s| s.as_array()).into_iter().flatten() {
+        session.step_line(line)?;
+    }
+    if let Some(s) = out.get("train_s").and_then(serde_json::Value::as_f64) {
+        session.add_training(s);
+    }
+    Ok(())
+}
+
+/// A Python engineer (`floe.Engineer`) as the driver's.
+struct SharedEngineer(Py<Engineer>);
+
+impl EnvEngineer for SharedEngineer {
+    fn design(&mut self, context: &str, limits: &DesignLimits) -> Result<EngineerReply, PluginError> {
+        self.0.get().design_now(context, limits)
+    }
+}
+
+/// The driver's lines to a Python callable (`say`), one per stage and per line.
+struct Say(Option<Py<PyAny>>);
+
+impl Say {
+    fn say(&self, text: &str) {
+        Python::attach(|py| match &self.0 {
+            Some(f) => {
+                if let Err(e) = f.bind(py).call1((text,)) {
+                    e.print(py);
+                }
+            }
+            None => eprintln!("{text}"),
+        });
+    }
+}
+
+impl Progress for Say {
+    fn begin(&self, _: &str, _: u64) {}
+    fn advance(&self, _: u64, _: &str) {}
+    fn end(&self, summary: &str) {
+        self.say(summary);
+    }
+    fn line(&self, text: &str) {
+        self.say(text);
+    }
+}
+
+/// Runs the round protocol over `trainee` (see the module's table of its methods) into the run
+/// folder `out`: the same driver, seeds, designs and files as `floe train`.
+///
+/// `protocol` is `{"seed", "rounds", "validation", "settings"}`: `rounds` in `floe train`'s
+/// `rounds` form (`curriculum` and `engineer` specs, `context`, `design_limits`, `round0`, …),
+/// `validation` its `validation` section, `settings` what `config.json` records (a resumed run
+/// must have the same). `engineer` (a `floe.Engineer`) is the run's engineer when
+/// `rounds.engineer` names one; otherwise the engineer and the curriculum are made from their
+/// specs. `resume` continues the run in `out`; `overwrite` starts anew in a folder that holds a
+/// run (refused without it). `say` receives the driver's lines (standard error without it).
+///
+/// Returns the final run state (a dict). Raises the trainee's own exceptions as they were
+/// raised, `floe.ConfigError` for bad settings or a folder holding another run.
+#[pyfunction]
+#[pyo3(signature = (trainee, protocol, out, *, engineer=None, resume=false, overwrite=false, say=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn drive_rounds<'py>(
+    py: Python<'py>,
+    trainee: Py<PyAny>,
+    protocol: &Bound<'py, PyAny>,
+    out: String,
+    engineer: Option<Py<Engineer>>,
+    resume: bool,
+    overwrite: bool,
+    say: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let p: BTreeMap<String, serde_json::Value> = from_json("protocol", protocol)?;
+    let get = |k: &str| p.get(k).cloned().ok_or_else(|| config_text(format!("protocol: no `{k}`")));
+    let unknown: Vec<&String> =
+        p.keys().filter(|k| !["seed", "rounds", "validation", "settings"].contains(&k.as_str())).collect();
+    if !unknown.is_empty() {
+        return Err(config_text(format!(
+            "protocol: unknown {unknown:?} (known: seed, rounds, validation, settings)"
+        )));
+    }
+    let protocol = Protocol {
+        seed: serde_json::from_value(get("seed")?).map_err(|e| config_text(format!("protocol.seed: {e}")))?,
+        rounds: serde_json::from_value(get("rounds")?).map_err(|e| config_text(format!("rounds: {e}")))?,
+        validation: serde_json::from_value(get("validation")?)
+            .map_err(|e| config_text(format!("validation: {e}")))?,
+        settings: get("settings")?,
+    };
+    let curriculum = protocol
+        .rounds
+        .curriculum
+        .as_ref()
+        .map(registry::curriculum_with_replays)
+        .transpose()
+        .map_err(registry_error)?;
+    let engineer_raised = engineer.as_ref().and_then(|e| e.get().raised_slot());
+    let engineer: Option<Box<dyn EnvEngineer>> = match (engineer, &protocol.rounds.engineer) {
+        (Some(e), Some(_)) => Some(Box::new(SharedEngineer(e))),
+        (Some(_), None) => return Err(bad_input("an engineer was given but rounds.engineer names none")),
+        (None, Some(spec)) => Some(registry::engineer(spec).map_err(registry_error)?),
+        (None, None) => None,
+    };
+    let designers = Designers {
+        curriculum_replays: curriculum.as_ref().is_some_and(|(_, r)| *r),
+        curriculum: curriculum.map(|(c, _)| c),
+        engineer,
+    };
+    let mut t = PyTrainee { obj: trainee, engineer_raised };
+    let opts = floe_rounds::RunOptions { out_dir: out.into(), resume, overwrite, cancel: None };
+    let progress = Say(say);
+    let state = py.detach(|| floe_rounds::run(&mut t, &protocol, designers, &opts, &progress));
+    // An exception the engineer's model raised ends the run as the model's.
+    t.check_engineer().map_err(to_py)?;
+    let state = state.map_err(to_py)?;
+    json_to_py(py, &state_value(&state))
+}
+
+/// The seed of round `r`'s newly generated instances in a run seeded `seed` (floe train's and
+/// every trainee's).
+#[pyfunction]
+pub fn round_seed(seed: u64, r: u32) -> u64 {
+    floe_rounds::data::round_seed(seed, r)
+}
+
+/// A row's outcomes as Python gives them: per seed, per suite instance, (valid, optimal).
+type RowOutcomes = Vec<Vec<(bool, bool)>>;
+
+/// The paper-style table of an experiment: `rows` are `(name, outcomes)` with `outcomes[seed][i]`
+/// a `(valid, optimal)` pair on `suite[i]`; `setup` is `{"suite": suite settings (`floe.suite`'s,
+/// the rest its defaults), "seeds", "rounds", "samples"}`. Rows named `warm start` and `fixed` give the "rounds work" and the
+/// paired differences from `fixed`, with standard errors clustered by seed and instance.
+#[pyfunction]
+pub fn experiment_table(
+    setup: &Bound<'_, PyAny>,
+    suite: Vec<PyRef<'_, Instance>>,
+    rows: Vec<(String, RowOutcomes)>,
+) -> PyResult<String> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Setup {
+        suite: serde_json::Map<String, serde_json::Value>,
+        seeds: usize,
+        rounds: u32,
+        samples: usize,
+    }
+    let s: Setup = from_json("setup", setup)?;
+    let mut suite_settings =
+        serde_json::to_value(floe_core::suite::SuiteConfig::default()).unwrap_or_default();
+    if let Some(o) = suite_settings.as_object_mut() {
+        for (k, v) in s.suite {
+            if !o.contains_key(&k) {
+                return Err(config_text(format!("setup.suite: unknown `{k}`")));
+            }
+            o.insert(k, v);
+        }
+    }
+    let suite_config: floe_core::suite::SuiteConfig =
+        serde_json::from_value(suite_settings).map_err(|e| config_text(format!("setup.suite: {e}")))?;
+    let insts: Vec<&floe_core::Instance> = suite.iter().map(|i| &i.inner).collect();
+    let rows: Vec<(String, floe_rounds::stats::Outcomes)> = rows
+        .into_iter()
+        .map(|(name, seeds)| {
+            let o = seeds
+                .into_iter()
+                .map(|seed| {
+                    seed.into_iter().map(|(valid, optimal)| floe_rounds::Outcome { valid, optimal }).collect()
+                })
+                .collect();
+            (name, o)
+        })
+        .collect();
+    if let Some((name, _)) =
+        rows.iter().find(|(_, o)| o.iter().any(|seed: &Vec<_>| seed.len() != insts.len()))
+    {
+        return Err(bad_input(format!("row {name:?}: every seed needs one outcome per suite instance")));
+    }
+    let setup = floe_rounds::stats::TableSetup {
+        suite: suite_config,
+        seeds: s.seeds,
+        rounds: s.rounds,
+        samples: s.samples,
+    };
+    Ok(floe_rounds::stats::table(&setup, &insts, &rows))
+}
+
+/// The settings the run folder `out` was started with (its `config.json`), or None.
+///
+/// Raises `floe.ConfigError` for a file that is not JSON.
+#[pyfunction]
+pub fn run_settings<'py>(py: Python<'py>, out: String) -> PyResult<Bound<'py, PyAny>> {
+    match RunFolder::new(out).settings().map_err(to_py)? {
+        Some(v) => json_to_py(py, &v),
+        None => Ok(py.None().into_bound(py)),
+    }
+}
+
+/// The run state of the run folder `out` (its `state.json`: rounds done, history, designs,
+/// evaluations, …), or None.
+///
+/// Raises `floe.ConfigError` for a file that is not a run state.
+#[pyfunction]
+pub fn run_state<'py>(py: Python<'py>, out: String) -> PyResult<Bound<'py, PyAny>> {
+    match RunFolder::new(out).read_state().map_err(to_py)? {
+        Some(s) => json_to_py(py, &state_value(&s)),
+        None => Ok(py.None().into_bound(py)),
+    }
+}
