@@ -19,45 +19,18 @@
 //! what it answered ([`crate::folder`]; the log's "reply N" is `reply-N.txt`). The engineer only
 //! ever changes the generator configuration; the reward is not part of what it returns.
 
+use floe_core::progress::Progress;
 use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{Curriculum, EnvEngineer, History, Plugins, ReplayRecord, ReplayRequest, RoundConfig};
-use serde::{Deserialize, Serialize};
 
 use crate::config::RoundsConfig;
 use crate::context::ContextInput;
-use crate::driver::Session;
 use crate::error::RoundsError;
+use crate::folder::RunFolder;
 use crate::limits::Adoption;
 use crate::state::RunState;
 
-/// Where a round's configuration came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Source {
-    /// `rounds.round0`.
-    Round0,
-    /// floe's round-0 default, clamped into the design limits.
-    Default,
-    /// The curriculum's `next_config`.
-    Curriculum,
-    /// The engineer's reply (clamped where needed).
-    Engineer,
-    /// The engineer gave nothing usable: the previous configuration stood.
-    Previous,
-}
-
-/// How one round's configuration came about.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Design {
-    pub round: u32,
-    pub source: Source,
-    /// The engineer's rationale.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rationale: Option<String>,
-    /// What was clamped, retried, or why the previous configuration stood.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-}
+pub use crate::state::{Design, Source};
 
 /// Who designs a run's rounds: its curriculum and its environment engineer, when the settings
 /// name them.
@@ -173,11 +146,13 @@ impl Designer {
     /// Round `r`'s configuration; its [`Design`] goes into the run's state.
     pub(crate) fn next(
         &mut self,
-        s: &mut Session<'_>,
+        state: &mut RunState,
+        folder: &RunFolder,
+        progress: &dyn Progress,
         r: u32,
         details: &serde_json::Value,
     ) -> Result<RoundConfig, RoundsError> {
-        let history = &s.state.history;
+        let history = &state.history;
         let (config, design) =
             match (r, &self.rounds.round0, self.curriculum.as_mut(), self.engineer.is_some()) {
                 (0, Some(c), _, _) => {
@@ -194,25 +169,25 @@ impl Designer {
                         .map_err(|e| RoundsError::Input(format!("round 0's default configuration: {e}")))?;
                     (config, Design { round: 0, source: Source::Default, rationale: None, notes })
                 }
-                _ => self.ask_engineer(s, r, details)?,
+                _ => self.ask_engineer(state, folder, r, details)?,
             };
         config.validate()?;
         if !design.notes.is_empty() {
-            s.say(&format!("round {r} design: {}", design.notes.join("; ")));
+            progress.line(&format!("round {r} design: {}", design.notes.join("; ")));
         }
-        s.state.designs.retain(|d| d.round < r);
-        s.state.designs.push(design);
+        state.designs.retain(|d| d.round < r);
+        state.designs.push(design);
         Ok(config)
     }
 
     fn ask_engineer(
         &mut self,
-        s: &Session<'_>,
+        state: &RunState,
+        folder: &RunFolder,
         r: u32,
         details: &serde_json::Value,
     ) -> Result<(RoundConfig, Design), RoundsError> {
         let cfg = &self.rounds;
-        let state = &s.state;
         let previous = state.history.last().map(|l| l.config.clone()).ok_or_else(|| {
             RoundsError::Input(format!("round {r}: no earlier round for the engineer to read"))
         })?;
@@ -230,7 +205,6 @@ impl Designer {
             limits,
         };
         let context = cfg.context.assemble(&input)?;
-        let folder = s.folder();
         folder.write_engineer_context(r, &context, limits)?;
         let engineer = self.engineer.as_mut().ok_or_else(|| RoundsError::Input("no engineer".into()))?;
         let t0 = std::time::Instant::now();

@@ -395,7 +395,7 @@ pub fn run(
     let mut pool = Pool::rebuild(protocol.seed, &s.state.replay, &s.state.history, progress)?;
     for r in s.state.rounds_done..protocol.rounds.rounds {
         s.check_cancel(&format!("before round {r}"))?;
-        let config = designer.next(&mut s, r, &trainee.details())?;
+        let config = designer.next(&mut s.state, &s.folder, s.progress, r, &trainee.details())?;
         round(&mut s, trainee, r, config, &mut pool, &mut designer)?;
     }
     s.say(&format!(

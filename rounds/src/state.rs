@@ -4,9 +4,37 @@
 use floe_plugin_api::History;
 use serde::{Deserialize, Serialize};
 
-use crate::design;
 use crate::replay;
 use crate::report::EvalReport;
+
+/// Where a round's configuration came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// `rounds.round0`.
+    Round0,
+    /// floe's round-0 default, clamped into the design limits.
+    Default,
+    /// The curriculum's `next_config`.
+    Curriculum,
+    /// The engineer's reply (clamped where needed).
+    Engineer,
+    /// The engineer gave nothing usable: the previous configuration stood.
+    Previous,
+}
+
+/// How one round's configuration came about.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Design {
+    pub round: u32,
+    pub source: Source,
+    /// The engineer's rationale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+    /// What was clamped, retried, or why the previous configuration stood.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
 
 /// A stage of a run that ends with an evaluation. In files (`rounds.jsonl`, the checkpoint's
 /// state) it is written as its display text: `untrained`, `initial checkpoint`, `warm start`,
@@ -108,7 +136,7 @@ pub struct RunState {
     pub rounds_len: u64,
     /// How each finished round's configuration came about.
     #[serde(default)]
-    pub designs: Vec<design::Design>,
+    pub designs: Vec<Design>,
     /// The statistics of every generated training instance played so far (the replay pool).
     #[serde(default)]
     pub replay: replay::PoolStats,
