@@ -4,8 +4,9 @@
 use std::ffi::c_char;
 use std::sync::{Arc, Mutex};
 
-use floe_core::engine::{AgentRecord, BufferSizes, Engine, EngineSpec, EnvInfo, EnvRecord, StepBuffersMut};
+use floe_core::engine::{AgentRecord, BufferSizes, Engine, EnvInfo, EnvRecord, StepBuffersMut};
 use floe_plugin_registry as registry;
+use floe_plugin_registry::EngineSpec;
 
 use crate::boundary::{
     check_out, floe_status, guard, non_null, slice, slice_mut, status, str_arg, write_out, write_string,

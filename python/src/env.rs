@@ -7,10 +7,10 @@
 use std::sync::{Arc, Mutex};
 
 use floe_core::engine::{
-    unpack_bits as unpack, BufferSizes, Engine as CoreEngine, EngineSpec, EnvInfo, InstancePool, ObsFormat,
-    Optima, StepBuffersMut,
+    unpack_bits as unpack, BufferSizes, Engine as CoreEngine, EnvInfo, InstancePool, ObsFormat, Optima,
+    StepBuffersMut,
 };
-use floe_plugin_registry::open_engine;
+use floe_plugin_registry::{open_engine, EngineSpec};
 use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
@@ -222,7 +222,7 @@ impl Engine {
     }
     #[getter]
     fn obs_radius(&self) -> u32 {
-        self.spec.config.obs_radius
+        self.spec.engine.config.obs_radius
     }
     /// Bytes of one agent's observation: with `bytes`, 3 × (2r+1)² rounded up to a multiple of
     /// 4; with `bits`, 3 planes of ⌈(2r+1)²/32⌉ `u32` words; with `none`, 0.
@@ -233,11 +233,11 @@ impl Engine {
     /// `"bytes"`, `"bits"` or `"none"`.
     #[getter]
     fn obs_format(&self) -> &'static str {
-        self.spec.config.obs_format.name()
+        self.spec.engine.config.obs_format.name()
     }
     #[getter]
     fn episode_limit(&self) -> u32 {
-        self.spec.config.episode_limit
+        self.spec.engine.config.episode_limit
     }
     #[getter]
     fn num_instances(&self) -> usize {

@@ -28,7 +28,6 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use super::{CpuEngine, Engine, EnvConfig, InstancePool};
-use crate::plugin::PluginSpec;
 
 /// Where the environments run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -61,22 +60,16 @@ impl fmt::Display for Backend {
     }
 }
 
-/// An engine to open: its backend, its [`EnvConfig`], and the reward plugin that may score its
-/// steps. In JSON, one object: `"backend"` (`"cpu"`, the default, or `"gpu"`) and
-/// `"step_reward"` (a [`PluginSpec`]: `{"name": …, "params": …, "library": …}`) beside the
-/// configuration's fields, all optional; unknown fields are errors.
+/// An engine to open: its backend and its [`EnvConfig`]. In JSON, one object: `"backend"`
+/// (`"cpu"`, the default, or `"gpu"`) beside the configuration's fields, all optional; unknown
+/// fields are errors. (An engine whose steps a reward plugin scores is the plugin registry's
+/// spec, which adds `"step_reward"`.)
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EngineSpec {
     /// Where the environments run.
     pub backend: Backend,
     /// The environments' configuration.
     pub config: EnvConfig,
-    /// A reward plugin that scores every step in place of the configuration's reward weights:
-    /// called once per step batch with one step outcome per agent in play. floe-core only
-    /// carries the name: `floe_plugin_registry::open_engine` loads the plugin and opens the
-    /// engine with it (the C API and Python open engines there); [`open`] refuses a
-    /// spec that names one.
-    pub step_reward: Option<PluginSpec>,
 }
 
 impl EngineSpec {
@@ -94,17 +87,9 @@ impl EngineSpec {
             Some(serde_json::Value::String(s)) => s.parse()?,
             Some(v) => return Err(OpenError::Config(format!("backend {v}: \"cpu\" or \"gpu\""))),
         };
-        let step_reward = match obj.remove("step_reward") {
-            None | Some(serde_json::Value::Null) => None,
-            Some(v) => Some(serde_json::from_value(v).map_err(|e| {
-                OpenError::Config(format!(
-                    "step_reward: {e} (a plugin spec: {{\"name\": ..., \"params\": ..., \"library\": ...}})"
-                ))
-            })?),
-        };
         let config = serde_json::from_value(value)
             .map_err(|e| OpenError::Config(format!("engine configuration: {e}")))?;
-        Ok(Self { backend, config, step_reward })
+        Ok(Self { backend, config })
     }
 
     /// Reads a spec from JSON text (see [`EngineSpec::from_json`]).
@@ -123,9 +108,6 @@ impl EngineSpec {
         let mut v = serde_json::to_value(&self.config).unwrap_or_else(|_| serde_json::json!({}));
         if let Some(o) = v.as_object_mut() {
             o.insert("backend".into(), serde_json::Value::String(self.backend.to_string()));
-            if let Some(r) = &self.step_reward {
-                o.insert("step_reward".into(), serde_json::to_value(r).unwrap_or_default());
-            }
         }
         v
     }
@@ -163,16 +145,8 @@ fn open_error(e: super::EngineError) -> OpenError {
 /// Opens the engine `spec` describes, playing `pool`'s instances.
 ///
 /// # Errors
-/// See [`OpenError`]; a spec that names a step reward is [`OpenError::Config`] (floe-core loads
-/// no plugins: `floe_plugin_registry::open_engine` opens such a spec).
+/// See [`OpenError`].
 pub fn open(spec: &EngineSpec, pool: Arc<InstancePool>) -> Result<Box<dyn Engine>, OpenError> {
-    if let Some(r) = &spec.step_reward {
-        return Err(OpenError::Config(format!(
-            "step_reward names the plugin `{}`, and floe-core loads no plugins: open this spec with \
-             floe_plugin_registry::open_engine",
-            r.name
-        )));
-    }
     let cfg = spec.config.clone();
     match spec.backend {
         Backend::Cpu => {
@@ -260,20 +234,14 @@ mod tests {
         assert_eq!((spec.config.num_envs, spec.config.mode), (3, CollisionMode::Soft));
         assert_eq!(EngineSpec::from_json_text("{}").unwrap(), EngineSpec::default());
         assert_eq!(EngineSpec::from_json(spec.to_json()).unwrap(), spec);
-        let rewarded =
-            EngineSpec::from_json_text(r#"{"step_reward": {"name": "shaped", "params": {"goal": 2}}}"#)
-                .unwrap();
-        assert_eq!(rewarded.step_reward.as_ref().map(|r| r.name.as_str()), Some("shaped"));
-        assert_eq!(EngineSpec::from_json(rewarded.to_json()).unwrap(), rewarded);
-        assert_eq!(EngineSpec::from_json_text(r#"{"step_reward": null}"#).unwrap(), EngineSpec::default());
+        // A step reward is the plugin registry's field, not floe-core's.
         for bad in [
             r#"{"backend": "tpu"}"#,
             r#"{"backend": 1}"#,
             r#"{"num_env": 3}"#,
             "[1]",
             "{",
-            r#"{"step_reward": "shaped"}"#,
-            r#"{"step_reward": {"nam": "shaped"}}"#,
+            r#"{"step_reward": {"name": "shaped"}}"#,
         ] {
             assert!(matches!(EngineSpec::from_json_text(bad), Err(OpenError::Config(_))), "{bad}");
         }
@@ -288,11 +256,6 @@ mod tests {
         let zero =
             EngineSpec { config: EnvConfig { num_envs: 0, ..EnvConfig::default() }, ..EngineSpec::default() };
         assert!(matches!(open(&zero, pool(2)), Err(OpenError::Config(_))));
-        // A step reward is the registry's to load, and said so.
-        let rewarded =
-            EngineSpec { step_reward: Some(PluginSpec::builtin("shaped")), ..EngineSpec::default() };
-        let refusal = open(&rewarded, pool(2)).err().unwrap().to_string();
-        assert!(refusal.contains("shaped") && refusal.contains("open_engine"), "{refusal}");
         // The GPU's limits are configuration errors with or without an adapter; in a build
         // without the feature the answer is that it is not built.
         let wide = EngineSpec {

@@ -12,8 +12,8 @@
 //! - **What an engineer receives and returns** ([`design`]): [`design::DesignLimits`] (and
 //!   their ABI record), [`EngineerReply`]. The context's assembly and the reading, clamping and
 //!   adoption of replies are the protocol's (floe-rounds).
-//! - **Specs**: [`PluginSpec`], a plugin named in a configuration (floe-core's, re-exported;
-//!   resolved by `floe-plugin-registry`).
+//! - **Specs**: [`PluginSpec`], a plugin named in a configuration ([`spec`]; resolved by
+//!   `floe-plugin-registry`).
 //! - **Stepping** ([`stepping`]): [`stepping::RewardedEngine`], an engine whose rewards come
 //!   from a reward plugin's `step_rewards`, fed the [`StepOutcome`]s of each step.
 //! - **Libraries** ([`catalog`]): a library lists [`Entry`]s, each a named constructor taking
@@ -70,6 +70,7 @@ pub mod design;
 pub mod error;
 pub mod history;
 pub mod records;
+pub mod spec;
 pub mod stepping;
 pub mod traits;
 
@@ -80,10 +81,10 @@ pub use catalog::{
 pub use config::{RoundConfig, SizeConfig};
 pub use design::EngineerReply;
 pub use error::{ConfigError, PluginError};
-pub use floe_core::PluginSpec;
 pub use floe_core::{FailureKind, Verdict};
 pub use history::{FailureCounts, History, RoundRecord, SizeResult};
 pub use records::{step_flags, ReplayRecord, ReplayRequest, StepOutcome, VerdictRecord, UNKNOWN};
+pub use spec::PluginSpec;
 pub use traits::{Curriculum, EnvEngineer, Plugins, RewardFn};
 
 /// The version of the C ABI this crate describes (`FLOE_PLUGIN_ABI_VERSION` in

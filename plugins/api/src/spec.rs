@@ -1,8 +1,8 @@
 //! [`PluginSpec`]: which plugin a configuration asks for, as data. Resolving a spec into a
 //! plugin (a built-in by name, or a library loaded by path) is `floe-plugin-registry`'s job; the
-//! spec lives here, at the bottom, so that every configuration can name a plugin without
-//! depending on the loader: the trainer's, and the engine's step reward
-//! ([`crate::engine::EngineSpec::step_reward`]).
+//! spec lives here, beside the plugin kinds, so that every configuration can name a plugin
+//! without depending on the loader: the rounds' reward, curriculum and engineer, and an engine's
+//! step reward (the registry's `EngineSpec`).
 
 use std::path::PathBuf;
 

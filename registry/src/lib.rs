@@ -24,7 +24,7 @@ use floe_plugin_api::{
 };
 use std::sync::Arc;
 
-use floe_core::engine::{Engine, EngineSpec, InstancePool, OpenError};
+use floe_core::engine::{Engine, EngineSpec as CoreSpec, InstancePool, OpenError};
 use floe_plugin_api::stepping::RewardedEngine;
 use thiserror::Error;
 
@@ -156,6 +156,59 @@ pub fn step_reward(spec: &PluginSpec) -> Result<Box<dyn RewardFn>, RegistryError
     Ok(r)
 }
 
+/// An engine to open, with the reward plugin that may score its steps: floe-core's
+/// [`CoreSpec`] (backend and configuration) and `step_reward`. In JSON, one object: floe-core's
+/// fields and `"step_reward"` (a [`PluginSpec`]: `{"name": …, "params": …, "library": …}`),
+/// all optional; unknown fields are errors.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EngineSpec {
+    /// The engine itself.
+    pub engine: CoreSpec,
+    /// A reward plugin that scores every step in place of the configuration's reward weights:
+    /// called once per step batch with one step outcome per agent in play.
+    pub step_reward: Option<PluginSpec>,
+}
+
+impl EngineSpec {
+    /// Reads a spec from a JSON value, which must be an object.
+    ///
+    /// # Errors
+    /// [`OpenError::Config`]: what floe-core's [`CoreSpec::from_json`] refuses, or a
+    /// `step_reward` that is not a plugin spec.
+    pub fn from_json(mut value: serde_json::Value) -> Result<Self, OpenError> {
+        let step_reward = match value.as_object_mut().and_then(|o| o.remove("step_reward")) {
+            None | Some(serde_json::Value::Null) => None,
+            Some(v) => Some(serde_json::from_value(v).map_err(|e| {
+                OpenError::Config(format!(
+                    "step_reward: {e} (a plugin spec: {{\"name\": ..., \"params\": ..., \"library\": ...}})"
+                ))
+            })?),
+        };
+        Ok(Self { engine: CoreSpec::from_json(value)?, step_reward })
+    }
+
+    /// Reads a spec from JSON text (see [`EngineSpec::from_json`]).
+    ///
+    /// # Errors
+    /// [`OpenError::Config`]: text that is not JSON, or what [`EngineSpec::from_json`] refuses.
+    pub fn from_json_text(text: &str) -> Result<Self, OpenError> {
+        let value = floe_core::json::from_str(text)
+            .map_err(|e| OpenError::Config(format!("engine configuration: {e}")))?;
+        Self::from_json(value)
+    }
+
+    /// The spec as one JSON object, every field written (the inverse of
+    /// [`EngineSpec::from_json`]).
+    #[must_use]
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = self.engine.to_json();
+        if let (Some(o), Some(r)) = (v.as_object_mut(), &self.step_reward) {
+            o.insert("step_reward".into(), serde_json::to_value(r).unwrap_or_default());
+        }
+        v
+    }
+}
+
 /// Opens the engine `spec` describes, playing `pool`'s instances: floe-core's
 /// [`open`](floe_core::engine::open()), and with a `step_reward` the plugin it names (through
 /// [`step_reward`]) scoring every step ([`RewardedEngine`]). The C API and Python open engines
@@ -165,11 +218,10 @@ pub fn step_reward(spec: &PluginSpec) -> Result<Box<dyn RewardFn>, RegistryError
 /// [`RegistryError::Engine`] for what floe-core refuses; as [`step_reward`] for the plugin.
 pub fn open_engine(spec: &EngineSpec, pool: Arc<InstancePool>) -> Result<Box<dyn Engine>, RegistryError> {
     let Some(reward_spec) = &spec.step_reward else {
-        return Ok(floe_core::engine::open(spec, pool)?);
+        return Ok(floe_core::engine::open(&spec.engine, pool)?);
     };
     let reward = step_reward(reward_spec)?;
-    let plain = EngineSpec { step_reward: None, ..spec.clone() };
-    let inner = floe_core::engine::open(&plain, pool)?;
+    let inner = floe_core::engine::open(&spec.engine, pool)?;
     Ok(Box::new(RewardedEngine::new(inner, reward)))
 }
 
@@ -312,6 +364,16 @@ mod tests {
         let e = refused(r#", "step_reward": {"name": "nope"}"#);
         assert!(matches!(e, RegistryError::Plugin { source: PluginError::UnknownPlugin(_), .. }), "{e}");
         let e = refused(r#", "step_reward": {"name": "shaped", "params": {"gamma": 2}}"#);
+        // The spec reads and writes its step reward beside floe-core's fields.
+        let rewarded = spec(r#", "step_reward": {"name": "shaped", "params": {"goal": 2}}"#);
+        assert_eq!(rewarded.step_reward.as_ref().map(|r| r.name.as_str()), Some("shaped"));
+        assert_eq!(EngineSpec::from_json(rewarded.to_json()).unwrap(), rewarded);
+        assert_eq!(EngineSpec::from_json_text(r#"{"step_reward": null}"#).unwrap(), EngineSpec::default());
+        for bad in
+            [r#"{"step_reward": "shaped"}"#, r#"{"step_reward": {"nam": "shaped"}}"#, r#"{"num_env": 1}"#]
+        {
+            assert!(matches!(EngineSpec::from_json_text(bad), Err(OpenError::Config(_))), "{bad}");
+        }
         assert!(matches!(e, RegistryError::Plugin { source: PluginError::Config(_), .. }), "{e}");
         let e = open_engine(
             &EngineSpec::from_json_text(r#"{"num_envs": 0, "step_reward": {"name": "shaped"}}"#).unwrap(),

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use floe_core::engine::{EngineSpec, InstancePool, Optima, StepBuffers};
+use floe_core::engine::{InstancePool, Optima, StepBuffers};
 use floe_core::generator::{random_instances, GeneratorConfig};
-use floe_plugin_registry::open_engine;
+use floe_plugin_registry::{open_engine, EngineSpec};
 
 fn small() -> bool {
     std::env::var("FLOE_BENCH_SMALL").as_deref() == Ok("1")
