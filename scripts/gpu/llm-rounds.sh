@@ -38,10 +38,13 @@ for arm in ("self", "fixed"):
         print(f"{arm}: no rounds finished")
         continue
     for line in map(json.loads, open(path)):
+        if "round" not in line:
+            print(f"## {arm}, {line['stage']}: valid {100 * line['valid_rate']:.1f}%, optimal {100 * line['optimal_rate']:.1f}%")
+            continue
         r = line["round"]
         print(f"## {arm}, round {r} (configuration: {line['design']['source']})")
-        print(f"GRPO: {line['grpo_steps']} steps in {line['train_s']:.1f} s = {line['steps_per_s']:.3f} steps/s, "
+        print(f"GRPO: {line['grpo_steps']} steps in {line['round_train_s']:.1f} s = {line['steps_per_s']:.3f} steps/s, "
               f"{line['generated_tokens']} tokens generated = {line['tokens_per_s']:.0f} tokens/s; "
-              f"validation {line['validation_tokens_per_s']:.0f} tokens/s")
+              f"validation in {line['validation_s']:.1f} s")
         print(open(os.path.join(out, arm, "validation", f"round-{r}.md")).read())
 PYEOF

@@ -138,6 +138,7 @@ class TrlTrainee:
             "figures": {
                 "instances": len(instances),
                 "grpo_steps": steps,
+                "round_train_s": seconds,
                 "steps_per_s": steps / seconds if seconds > 0 else 0.0,
                 "generated_tokens": generated["tokens"],
                 "completions": generated["completions"],
