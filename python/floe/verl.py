@@ -47,7 +47,7 @@ from ._floe import ConfigError, Engineer, FloeError, Instance, round_seed
 from .datasets import write_verl_parquet
 from .rounds.config import RoundsConfig, add_run_flags, apply_run_flags, saved_run
 from .rounds.driver import RunState, drive
-from .rounds.engineers import make_engineer
+from .rounds.engineers import run_engineer
 from .rounds.trl_trainee import load_model, round_of
 from .rounds.validation import chat_prompts, generate_texts
 
@@ -371,18 +371,7 @@ class VerlRounds:
         self.trainee = VerlTrainee(model, self.folder, config, verl, python=python, dry_run=dry_run, say=say)
         t = self.trainee
         if engineer is None and config.designs():
-            engineer, _ = make_engineer(
-                config.engineer,
-                trainee=lambda: t.load(t.current),
-                base=lambda: t.load(t.model_path),
-                params=config.engineer_params,
-                library=config.engineer_library,
-                seed=config.seed,
-                retries=config.engineer_retries,
-                max_tokens=config.engineer_max_tokens,
-                temperature=config.engineer_temperature,
-                constraint=config.engineer_constraint,
-            )
+            engineer, _ = run_engineer(config, trainee=lambda: t.load(t.current), base=lambda: t.load(t.model_path))
         self.engineer = engineer
 
     def trainer_overrides(self, r: int) -> dict:

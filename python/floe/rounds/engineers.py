@@ -156,3 +156,20 @@ def make_engineer(
         p = {"model": "default", **(params or {}), "base_url": name}
         return Engineer("endpoint", p), None
     return Engineer(name, params, library), None
+
+
+def run_engineer(config: Any, *, trainee: Callable[[], tuple], base: Callable[[], tuple]) -> tuple:
+    """:func:`make_engineer` for a run's settings (a :class:`floe.rounds.RoundsConfig`): its
+    engineer, parameters, library, seed and a model engineer's settings."""
+    return make_engineer(
+        config.engineer,
+        trainee=trainee,
+        base=base,
+        params=config.engineer_params,
+        library=config.engineer_library,
+        seed=config.seed,
+        retries=config.engineer_retries,
+        max_tokens=config.engineer_max_tokens,
+        temperature=config.engineer_temperature,
+        constraint=config.engineer_constraint,
+    )

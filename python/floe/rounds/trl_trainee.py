@@ -17,7 +17,7 @@ from ..datasets import to_hf_dataset
 from ..rewards import trl_reward
 from .config import RoundsConfig
 from .driver import RunState, drive, say_stderr
-from .engineers import make_engineer
+from .engineers import run_engineer
 from .validation import chat_prompts, generate_texts
 
 
@@ -192,16 +192,5 @@ def run_rounds(
         settings["engineer"] = f"given: {engineer.name}"
     trainee = TrlTrainee(model, cfg, out)
     if engineer is None and cfg.designs():
-        engineer, _ = make_engineer(
-            cfg.engineer,
-            trainee=lambda: (trainee.model, trainee.tokenizer),
-            base=trainee.base,
-            params=cfg.engineer_params,
-            library=cfg.engineer_library,
-            seed=cfg.seed,
-            retries=cfg.engineer_retries,
-            max_tokens=cfg.engineer_max_tokens,
-            temperature=cfg.engineer_temperature,
-            constraint=cfg.engineer_constraint,
-        )
+        engineer, _ = run_engineer(cfg, trainee=lambda: (trainee.model, trainee.tokenizer), base=trainee.base)
     return drive(trainee, cfg, out, settings, engineer=engineer, resume=resume, say=say)
