@@ -18,7 +18,7 @@ fn tiny() -> TrainConfig {
 /// A metrics line without the fields that measure time.
 fn untimed(line: &str) -> serde_json::Value {
     let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
-    for k in ["train_s", "tokens_per_s", "elapsed_s", "sample_s", "update_s"] {
+    for k in ["train_s", "tokens_per_s", "elapsed_s", "sample_s", "update_s", "validation_s"] {
         if let Some(o) = v.as_object_mut() {
             o.remove(k);
         }
