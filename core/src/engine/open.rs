@@ -258,11 +258,8 @@ mod tests {
         assert!(matches!(open(&zero, pool(2)), Err(OpenError::Config(_))));
         // The GPU's limits are configuration errors with or without an adapter; in a build
         // without the feature the answer is that it is not built.
-        let wide = EngineSpec {
-            backend: Backend::Gpu,
-            config: EnvConfig { obs_radius: 8, ..EnvConfig::default() },
-            ..EngineSpec::default()
-        };
+        let wide =
+            EngineSpec { backend: Backend::Gpu, config: EnvConfig { obs_radius: 8, ..EnvConfig::default() } };
         let crowd = EngineSpec { backend: Backend::Gpu, ..EngineSpec::default() };
         let built = cfg!(feature = "gpu");
         for (spec, pool) in [(wide, pool(2)), (crowd, pool(65))] {
