@@ -165,7 +165,11 @@ fn ask_needs_the_limits_the_round_was_given() {
     std::fs::write(round.join("context.md"), "Design the next round.").unwrap();
     let o = floe(&["engineer", "--run", s(&d), "--ask", "--engineer", "rules"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("limits.json") && stderr(&o).contains("--ask needs them"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("limits.json") && stderr(&o).contains("--ask needs the context and limits"),
+        "{}",
+        stderr(&o)
+    );
     std::fs::write(round.join("limits.json"), r#"{"agents": []}"#).unwrap();
     let o = floe(&["engineer", "--run", s(&d), "--ask", "--engineer", "rules"]);
     assert!(stderr(&o).contains("agents must be a non-empty list"), "{}", stderr(&o));
