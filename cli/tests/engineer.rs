@@ -165,7 +165,11 @@ fn ask_needs_the_limits_the_round_was_given() {
     std::fs::write(round.join("context.md"), "Design the next round.").unwrap();
     let o = floe(&["engineer", "--run", s(&d), "--ask", "--engineer", "rules"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("limits.json") && stderr(&o).contains("--ask needs them"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("limits.json") && stderr(&o).contains("--ask needs the context and limits"),
+        "{}",
+        stderr(&o)
+    );
     std::fs::write(round.join("limits.json"), r#"{"agents": []}"#).unwrap();
     let o = floe(&["engineer", "--run", s(&d), "--ask", "--engineer", "rules"]);
     assert!(stderr(&o).contains("agents must be a non-empty list"), "{}", stderr(&o));
@@ -275,6 +279,37 @@ mod train {
         assert!(help.contains("--engineer-timeout <SECONDS>") && help.contains("else 120]"), "{help}");
         let help = stdout(&floe(&["experiment", "--help"]));
         assert!(help.contains("--engineer-timeout <SECONDS>") && help.contains("[default: 120]"), "{help}");
+    }
+
+    /// A configuration that names neither a curriculum nor an engineer is completed by the
+    /// engineer flags: `--engineer-endpoint` makes `rounds.engineer` the `endpoint` engineer with
+    /// its defaults, `--engineer-gguf` the `embedded` one on that model.
+    #[test]
+    fn engineer_flags_supply_the_engineer_a_configuration_lacks() {
+        let d = dir("supply");
+        let config = d.join("neither.json");
+        std::fs::write(&config, r#"{"rounds": {"curriculum": null, "engineer": null}}"#).unwrap();
+        let cfg = print_config(&config, &["--engineer-endpoint", "http://127.0.0.1:9/v1"])
+            .unwrap_or_else(|o| panic!("{}", stderr(&o)));
+        assert_eq!(
+            cfg["rounds"]["engineer"],
+            serde_json::json!({"name": "endpoint", "params": {"base_url": "http://127.0.0.1:9/v1", "model": "default"}})
+        );
+        assert_eq!(cfg["rounds"]["curriculum"], serde_json::Value::Null);
+        let gguf = d.join("model.gguf");
+        std::fs::write(&gguf, b"GGUF and then some").unwrap();
+        let cfg = print_config(&config, &["--engineer-gguf", s(&gguf)])
+            .unwrap_or_else(|o| panic!("{}", stderr(&o)));
+        let abs = std::path::absolute(&gguf).unwrap();
+        assert_eq!(
+            cfg["rounds"]["engineer"],
+            serde_json::json!({"name": "embedded", "params": {"model": abs}})
+        );
+        // Without a flag that names an engineer, the file's fault, named with the file.
+        let o = print_config(&config, &[]).unwrap_err();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(message(&o).starts_with(&format!("{}: ", config.display())), "{}", stderr(&o));
+        assert!(stderr(&o).contains("name a curriculum, an engineer, or both"), "{}", stderr(&o));
     }
 
     #[test]

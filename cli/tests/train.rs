@@ -235,3 +235,24 @@ fn the_ablation_configurations_are_valid_and_differ_in_their_preset() {
         assert_eq!(cfg["warm_start"]["data"]["agents"], serde_json::json!([2]));
     }
 }
+
+/// `floe experiment`'s budget and contenders are names clap checks, listed in the help; a name
+/// that is none of them is refused before any work.
+#[test]
+fn experiment_budgets_and_contenders_are_checked_names() {
+    let d = dir("names");
+    let out = d.join("experiment");
+    for (flag, value, listed) in [
+        ("--budget", "huge", "small, medium, full"),
+        ("--contenders", "fixed,PLR", "fixed, difficulty-scaling, plr, sec, engineer"),
+    ] {
+        let o = run(&["experiment", "--out", s(&out), flag, value]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(flag) && err.contains(&format!("[possible values: {listed}]")), "{err}");
+        assert!(!out.exists(), "floe experiment {flag} {value} wrote {}", out.display());
+    }
+    let help = String::from_utf8_lossy(&run(&["experiment", "--help"]).stdout).into_owned();
+    assert!(help.contains("[possible values: small, medium, full]"), "{help}");
+    assert!(help.contains("[possible values: fixed, difficulty-scaling, plr, sec, engineer]"), "{help}");
+}

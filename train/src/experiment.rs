@@ -55,6 +55,38 @@ pub enum Budget {
     Full,
 }
 
+impl Budget {
+    /// Every budget, cheapest first.
+    pub const ALL: [Budget; 3] = [Budget::Small, Budget::Medium, Budget::Full];
+
+    /// The budget's name, as written in files and on the command line.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Budget::Small => "small",
+            Budget::Medium => "medium",
+            Budget::Full => "full",
+        }
+    }
+}
+
+impl std::fmt::Display for Budget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Budget {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Budget::ALL
+            .into_iter()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| format!("{s}: not a budget; use {}", Budget::ALL.map(Budget::name).join(", ")))
+    }
+}
+
 /// What a budget sets.
 #[derive(Debug, Clone, Copy)]
 struct Spend {
@@ -101,10 +133,66 @@ pub const ROUNDS_LR: f64 = 2e-4;
 /// gain from the rounds (docs/training-results.md).
 pub const ROUNDS_MIN_LR_RATIO: f64 = 0.1;
 
+/// A contender's name: which design of rounds after round 0. Written in `experiment.json` and
+/// as the folder of its runs by the names of [`ContenderName::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContenderName {
+    /// Round 0's configuration every round: the baseline.
+    Fixed,
+    /// The `difficulty-scaling` curriculum.
+    DifficultyScaling,
+    /// Prioritized level replay (the `plr` curriculum).
+    Plr,
+    /// A bandit over sizes (the `sec` curriculum).
+    Sec,
+    /// The LLM environment engineer.
+    Engineer,
+}
+
+impl ContenderName {
+    /// Every contender, in table order.
+    pub const ALL: [ContenderName; 5] = [
+        ContenderName::Fixed,
+        ContenderName::DifficultyScaling,
+        ContenderName::Plr,
+        ContenderName::Sec,
+        ContenderName::Engineer,
+    ];
+
+    /// The name, as written in files, folder names, tables and on the command line.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            ContenderName::Fixed => "fixed",
+            ContenderName::DifficultyScaling => "difficulty-scaling",
+            ContenderName::Plr => "plr",
+            ContenderName::Sec => "sec",
+            ContenderName::Engineer => "engineer",
+        }
+    }
+}
+
+impl std::fmt::Display for ContenderName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ContenderName {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        ContenderName::ALL.into_iter().find(|c| c.name() == s).ok_or_else(|| {
+            format!("{s}: not a contender; use {}", ContenderName::ALL.map(ContenderName::name).join(", "))
+        })
+    }
+}
+
 /// One contender: the design of rounds after round 0.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Contender {
-    pub name: String,
+    pub name: ContenderName,
     pub curriculum: Option<PluginSpec>,
     pub engineer: Option<PluginSpec>,
 }
@@ -120,9 +208,6 @@ pub struct Experiment {
     pub contenders: Vec<Contender>,
     pub suite: SuiteConfig,
 }
-
-/// The names of the contenders, in table order.
-pub const CONTENDERS: [&str; 5] = ["fixed", "difficulty-scaling", "plr", "sec", "engineer"];
 
 impl Experiment {
     /// The experiment at a budget, with `engineer` as the LLM contender's engineer.
@@ -173,12 +258,12 @@ impl Experiment {
         };
         let contenders = vec![
             Contender {
-                name: "fixed".into(),
+                name: ContenderName::Fixed,
                 curriculum: spec("fixed", serde_json::json!({"config": round0})),
                 engineer: None,
             },
             Contender {
-                name: "difficulty-scaling".into(),
+                name: ContenderName::DifficultyScaling,
                 curriculum: spec(
                     "difficulty-scaling",
                     serde_json::json!({"start_sizes": sizes, "agents": [2], "max_size": 10,
@@ -187,16 +272,16 @@ impl Experiment {
                 engineer: None,
             },
             Contender {
-                name: "plr".into(),
+                name: ContenderName::Plr,
                 curriculum: spec("plr", serde_json::json!({"base": round0, "replay_fraction": 0.5})),
                 engineer: None,
             },
             Contender {
-                name: "sec".into(),
+                name: ContenderName::Sec,
                 curriculum: spec("sec", serde_json::json!({"base": round0})),
                 engineer: None,
             },
-            Contender { name: "engineer".into(), curriculum: None, engineer: Some(engineer) },
+            Contender { name: ContenderName::Engineer, curriculum: None, engineer: Some(engineer) },
         ];
         Experiment {
             base,
@@ -303,7 +388,7 @@ pub fn run_experiment(
     let mut per_contender: Vec<Outcomes> = vec![Vec::new(); x.contenders.len()];
     for &seed in &x.seeds {
         for (c, per_seed) in x.contenders.iter().zip(&mut per_contender) {
-            let dir = out.join(&c.name).join(format!("seed-{seed}"));
+            let dir = out.join(c.name.name()).join(format!("seed-{seed}"));
             let cfg = x.run_config(c, seed, &warm);
             progress.line(&format!("experiment: {} with seed {seed}", c.name));
             run::run_with_progress(&cfg, &opts(&dir), resolve(&cfg)?, progress)?;
@@ -316,7 +401,7 @@ pub fn run_experiment(
             )?);
         }
     }
-    rows.extend(x.contenders.iter().map(|c| c.name.clone()).zip(per_contender));
+    rows.extend(x.contenders.iter().map(|c| c.name.to_string()).zip(per_contender));
     let table = table(x, &suite, &rows);
     let p = out.join("table.md");
     std::fs::write(&p, &table).map_err(|e| TrainError::io(&p, e))?;
@@ -344,4 +429,35 @@ pub fn table(x: &Experiment, suite: &[&Instance], rows: &[(String, Outcomes)]) -
         samples: x.base.rounds.samples,
     };
     floe_rounds::stats::table(&setup, suite, rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names in files are serde's, the names on the command line [`FromStr`]'s: the same.
+    #[test]
+    fn names_in_files_are_the_names_on_the_command_line() {
+        for c in ContenderName::ALL {
+            assert_eq!(serde_json::to_value(c).unwrap(), serde_json::json!(c.name()));
+            assert_eq!(c.name().parse::<ContenderName>(), Ok(c));
+        }
+        for b in Budget::ALL {
+            assert_eq!(serde_json::to_value(b).unwrap(), serde_json::json!(b.name()));
+            assert_eq!(b.name().parse::<Budget>(), Ok(b));
+        }
+        let names: Vec<&str> = ContenderName::ALL.map(ContenderName::name).to_vec();
+        assert_eq!(names, ["fixed", "difficulty-scaling", "plr", "sec", "engineer"]);
+        let e = "PLR".parse::<ContenderName>().unwrap_err();
+        assert!(e.contains("not a contender") && e.contains("difficulty-scaling"), "{e}");
+        assert!("huge".parse::<Budget>().unwrap_err().contains("small, medium, full"));
+        // An experiment's file names its contenders as before.
+        let x = Experiment::new(Budget::Small, PluginSpec::builtin("rules"));
+        let json = serde_json::to_value(&x).unwrap();
+        let written: Vec<&str> =
+            json["contenders"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+        assert_eq!(written, names);
+        let back: Experiment = serde_json::from_value(json).unwrap();
+        assert_eq!(back, x);
+    }
 }

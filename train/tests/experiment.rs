@@ -7,7 +7,7 @@ mod common;
 
 use floe_plugin_api::PluginSpec;
 use floe_train::config::ValidationConfig;
-use floe_train::experiment::{run_experiment, Budget, Experiment};
+use floe_train::experiment::{run_experiment, Budget, ContenderName, Experiment};
 use floe_train::TrainError;
 
 fn tiny() -> Experiment {
@@ -28,7 +28,7 @@ fn tiny() -> Experiment {
         ValidationConfig { sizes: vec![3, 4], agents: vec![2], per_cell: 2, ..Default::default() };
     x.rounds = 2;
     x.seeds = vec![0];
-    x.contenders.retain(|c| c.name == "fixed" || c.name == "engineer");
+    x.contenders.retain(|c| matches!(c.name, ContenderName::Fixed | ContenderName::Engineer));
     x.suite.agents = vec![3, 4];
     x.suite.max_size = 4;
     x.suite.per_cell = 1;

@@ -1,14 +1,15 @@
 //! `floe engineer`: what the environment engineer of a run was given and answered, round by
-//! round (the files in `<run>/engineer/round-<r>/`); with `--ask`, the same context sent again
-//! to a chosen engineer, for inspection (nothing is written). [`Flags`] are the engineer flags
-//! of this command, `floe train` and `floe experiment`.
+//! round (the files in `<run>/engineer/round-<r>/`, read through floe-rounds' [`RunFolder`],
+//! which writes them); with `--ask`, the same context sent again to a chosen engineer, for
+//! inspection (nothing is written). [`Flags`] are the engineer flags of this command,
+//! `floe train` and `floe experiment`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use floe_plugin_api::design::DesignLimits;
 use floe_plugin_host::{PluginError, PluginSpec};
 use floe_plugin_registry::{self as registry, RegistryError};
+use floe_rounds::RunFolder;
 
 use crate::error::CliError;
 
@@ -204,49 +205,6 @@ pub fn gguf_spec(path: &Path) -> Result<PluginSpec, CliError> {
     Ok(PluginSpec { name: "embedded".into(), params: serde_json::json!({ "model": abs }), library: None })
 }
 
-/// A round's files, in the order shown; the raw replies `reply-1.txt`, … follow `reply.txt`.
-const FILES: [&str; 5] = ["context.md", "reply.txt", "config.json", "rationale.txt", "log.txt"];
-
-/// The raw replies of a round's folder (`reply-<n>.txt`), in order.
-fn reply_files(round: &Path) -> Vec<String> {
-    let mut n: Vec<u32> = std::fs::read_dir(round)
-        .map(|entries| {
-            entries
-                .filter_map(|e| {
-                    e.ok()?.file_name().to_str()?.strip_prefix("reply-")?.strip_suffix(".txt")?.parse().ok()
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    n.sort_unstable();
-    n.into_iter().map(|i| format!("reply-{i}.txt")).collect()
-}
-
-fn rounds(dir: &std::path::Path) -> Result<Vec<u32>, CliError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| {
-        CliError::Input(format!("{}: {e} (was the run trained with an engineer?)", dir.display()))
-    })?;
-    let mut r: Vec<u32> =
-        entries.filter_map(|e| e.ok()?.file_name().to_str()?.strip_prefix("round-")?.parse().ok()).collect();
-    r.sort_unstable();
-    Ok(r)
-}
-
-/// The design limits a round's engineer was given (`limits.json`), validated.
-fn round_limits(path: &Path) -> Result<DesignLimits, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        CliError::Input(format!(
-            "{}: {e} (the design limits the engineer was given; runs written before they were \
-             recorded have none, and --ask needs them)",
-            path.display()
-        ))
-    })?;
-    let limits: DesignLimits = serde_json::from_str(&text)
-        .map_err(|e| CliError::Input(format!("{}: not design limits: {e}", path.display())))?;
-    limits.validate().map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
-    Ok(limits)
-}
-
 /// The engineer spec that `--ask` uses: --engineer (or the kind the flags name) with
 /// --engineer-params, the flags overriding single parameters.
 fn spec(a: &Args) -> Result<PluginSpec, CliError> {
@@ -271,10 +229,10 @@ fn spec(a: &Args) -> Result<PluginSpec, CliError> {
 
 pub fn run(a: &Args) -> Result<(), CliError> {
     let spec = if a.ask { Some(spec(a)?) } else { None };
-    let dir = a.run.join("engineer");
-    let all = rounds(&dir)?;
+    let folder = RunFolder::new(&a.run);
+    let all = folder.engineer_rounds().map_err(|e| CliError::Input(e.to_string()))?;
     if all.is_empty() {
-        return Err(CliError::Input(format!("{}: no rounds recorded", dir.display())));
+        return Err(CliError::Input(format!("{}: no rounds recorded", folder.join("engineer").display())));
     }
     let chosen: Vec<u32> = match (a.round, a.ask) {
         (Some(r), _) if !all.contains(&r) => {
@@ -287,29 +245,21 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         (None, false) => all,
     };
     let mut out = String::new();
-    for r in &chosen {
-        let rd = dir.join(format!("round-{r}"));
-        out.push_str(&format!("# Round {r} ({})\n\n", rd.display()));
+    for &r in &chosen {
+        out.push_str(&format!("# Round {r} ({})\n\n", folder.engineer_dir(r).display()));
         if a.ask {
             continue;
         }
-        let replies = reply_files(&rd);
-        let files = FILES[..2]
-            .iter()
-            .map(|f| f.to_string())
-            .chain(replies)
-            .chain(FILES[2..].iter().map(|f| f.to_string()));
-        for f in files {
-            let text = std::fs::read_to_string(rd.join(&f)).unwrap_or_else(|e| format!("({e})\n"));
+        for (f, text) in folder.engineer_files(r) {
             out.push_str(&format!("## {f}\n\n{}\n", text.trim_end()));
             out.push('\n');
         }
     }
     if let Some(spec) = spec {
         let r = chosen[0];
-        let path = dir.join(format!("round-{r}")).join("context.md");
-        let context = std::fs::read_to_string(&path).map_err(|e| CliError::input(&path, e))?;
-        let limits = round_limits(&dir.join(format!("round-{r}")).join("limits.json"))?;
+        let (context, limits) = folder.engineer_request(r).map_err(|e| {
+            CliError::Input(format!("--ask needs the context and limits round {r}'s engineer was given: {e}"))
+        })?;
         let mut engineer = registry::engineer(&spec).map_err(|e| CliError::Input(e.to_string()))?;
         let t0 = std::time::Instant::now();
         let asked = engineer.design(&context, &limits);

@@ -7,8 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use floe_plugin_host::PluginSpec;
-use floe_train::experiment::{run_experiment, Budget, Experiment, CONTENDERS};
+use floe_train::experiment::{run_experiment, Budget, ContenderName, Experiment};
 use floe_train::{Outcome, TrainError};
 
 use crate::error::CliError;
@@ -23,11 +24,21 @@ pub struct Args {
     out: PathBuf,
     /// `small` (about half an hour on 2 cores), `medium` (about two hours) or `full` (hours
     /// more).
-    #[arg(long, default_value = "small")]
-    budget: String,
-    /// The contenders, comma-separated, from fixed, difficulty-scaling, plr, sec, engineer.
-    #[arg(long, value_delimiter = ',', default_value = "fixed,difficulty-scaling,plr,sec,engineer")]
-    contenders: Vec<String>,
+    #[arg(
+        long,
+        default_value = "small",
+        value_parser = PossibleValuesParser::new(Budget::ALL.map(Budget::name)).try_map(|s| s.parse::<Budget>())
+    )]
+    budget: Budget,
+    /// The contenders, comma-separated (in table order whatever the order here).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "fixed,difficulty-scaling,plr,sec,engineer",
+        value_parser = PossibleValuesParser::new(ContenderName::ALL.map(ContenderName::name))
+            .try_map(|s| s.parse::<ContenderName>())
+    )]
+    contenders: Vec<ContenderName>,
     /// Seeds per contender (default: the budget's).
     #[arg(long)]
     seeds: Option<u64>,
@@ -54,15 +65,6 @@ pub struct Args {
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {
-    let budget = match a.budget.as_str() {
-        "small" => Budget::Small,
-        "medium" => Budget::Medium,
-        "full" => Budget::Full,
-        b => return Err(CliError::Input(format!("--budget {b}: use small, medium or full"))),
-    };
-    if let Some(c) = a.contenders.iter().find(|c| !CONTENDERS.contains(&c.as_str())) {
-        return Err(CliError::Input(format!("--contenders: {c} is not one of {}", CONTENDERS.join(", "))));
-    }
     let flags = crate::cmd::engineer::Flags {
         endpoint: a.engineer_endpoint.as_deref(),
         model: a.engineer_model.as_deref(),
@@ -72,7 +74,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     let engineer = flags
         .apply(Some(PluginSpec::builtin("embedded")))?
         .unwrap_or_else(|| PluginSpec::builtin("embedded"));
-    let mut x = Experiment::new(budget, engineer);
+    let mut x = Experiment::new(a.budget, engineer);
     x.contenders.retain(|c| a.contenders.contains(&c.name));
     if let Some(n) = a.seeds {
         if n == 0 {
@@ -118,7 +120,7 @@ fn outcomes(files: &[PathBuf]) -> Result<Vec<Vec<Outcome>>, CliError> {
 /// The chart's rows: the warm start, then every contender but `fixed`, each paired with `fixed`
 /// on the whole suite; and the suite's size. `None` when `fixed` is not a contender.
 fn differences(x: &Experiment, out: &Path) -> Result<Option<(Vec<Difference>, usize)>, CliError> {
-    if !x.contenders.iter().any(|c| c.name == "fixed") {
+    if !x.contenders.iter().any(|c| c.name == ContenderName::Fixed) {
         return Ok(None);
     }
     let seeds = |name: &str| -> Vec<PathBuf> {
@@ -127,7 +129,7 @@ fn differences(x: &Experiment, out: &Path) -> Result<Option<(Vec<Difference>, us
     let flags = |o: &[Vec<Outcome>], f: fn(&Outcome) -> bool| -> Vec<Vec<bool>> {
         o.iter().map(|seed| seed.iter().map(f).collect()).collect()
     };
-    let fixed = outcomes(&seeds("fixed"))?;
+    let fixed = outcomes(&seeds(ContenderName::Fixed.name()))?;
     let row = |name: &str, o: &[Vec<Outcome>], reference: bool| -> Result<Difference, CliError> {
         let pair = |f: fn(&Outcome) -> bool| {
             floe_train::experiment::paired_difference(&flags(o, f), &flags(&fixed, f))
@@ -142,8 +144,8 @@ fn differences(x: &Experiment, out: &Path) -> Result<Option<(Vec<Difference>, us
     };
     let warm = outcomes(&[out.join("warm").join("suite-outcomes.json")])?;
     let mut rows = vec![row("warm start", &warm, true)?];
-    for c in x.contenders.iter().filter(|c| c.name != "fixed") {
-        rows.push(row(&c.name, &outcomes(&seeds(&c.name))?, false)?);
+    for c in x.contenders.iter().filter(|c| c.name != ContenderName::Fixed) {
+        rows.push(row(c.name.name(), &outcomes(&seeds(c.name.name()))?, false)?);
     }
     Ok(Some((rows, warm[0].len())))
 }
@@ -193,7 +195,7 @@ mod tests {
         write(out.join("warm"), &pattern(7, 0));
         for (k, c) in x.contenders.iter().enumerate() {
             for &s in &x.seeds {
-                write(out.join(&c.name).join(format!("seed-{s}")), &pattern(k, s as usize));
+                write(out.join(c.name.name()).join(format!("seed-{s}")), &pattern(k, s as usize));
             }
         }
         out
@@ -228,9 +230,11 @@ mod tests {
         let mut table_rows =
             vec![("warm start".to_string(), vec![read(out.join("warm/suite-outcomes.json"))])];
         for c in &x.contenders {
-            let seeds =
-                x.seeds.iter().map(|s| read(out.join(&c.name).join(format!("seed-{s}/suite-outcomes.json"))));
-            table_rows.push((c.name.clone(), seeds.collect()));
+            let seeds = x
+                .seeds
+                .iter()
+                .map(|s| read(out.join(c.name.name()).join(format!("seed-{s}/suite-outcomes.json"))));
+            table_rows.push((c.name.to_string(), seeds.collect()));
         }
         let refs: Vec<&Instance> = suite.iter().collect();
         let t = table(&x, &refs, &table_rows);
@@ -273,7 +277,7 @@ mod tests {
         std::fs::write(out.join("plr/seed-1/suite-outcomes.json"), "[]").unwrap();
         let e = draw_chart(&x, &out).unwrap_err().to_string();
         assert!(e.contains("plr against fixed") && e.contains("not the same suite"), "{e}");
-        x.contenders.retain(|c| c.name != "fixed");
+        x.contenders.retain(|c| c.name != ContenderName::Fixed);
         assert!(draw_chart(&x, &out).unwrap().is_none());
         assert!(!out.join(CHART).exists());
     }

@@ -76,7 +76,10 @@ pub fn plugins(cfg: &TrainConfig) -> Result<floe_train::Plugins, floe_plugin_reg
 pub fn run(a: &Args) -> Result<(), CliError> {
     let saved = if a.resume { floe_train::run::saved_run(&a.out).map_err(cli_error)? } else { None };
     let mut cfg = match (&a.config, &saved) {
-        (Some(p), _) => TrainConfig::from_json(&read_text(p)?).map_err(|e| CliError::input(p, e))?,
+        // Read, not yet validated: the engineer flags may supply what the file lacks.
+        (Some(p), _) => {
+            serde_json::from_str::<TrainConfig>(&read_text(p)?).map_err(|e| CliError::input(p, e))?
+        }
         (None, Some((c, _))) => c.clone(),
         (None, None) => TrainConfig::default(),
     };
@@ -90,7 +93,10 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         gguf: a.engineer_gguf.as_deref(),
     };
     cfg.rounds.engineer = flags.apply(cfg.rounds.engineer.take())?;
-    cfg.validate().map_err(cli_error)?;
+    cfg.validate().map_err(|e| match &a.config {
+        Some(p) => CliError::input(p, e),
+        None => cli_error(e),
+    })?;
     if a.print_config {
         return crate::emit(None, &(serde_json::to_string_pretty(&cfg).unwrap_or_default() + "\n"));
     }
