@@ -28,7 +28,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{self, err, Area};
-use super::positions_at;
+use super::{paths, positions_at};
 
 /// What is drawn over the instance.
 #[derive(Debug, Clone, Copy)]
@@ -192,12 +192,10 @@ impl<'a> Board<'a> {
                 (vec![starts], false, None, (text, Tone::Bad))
             }
             Shown::Plan(plan, v) => {
-                let last = v
-                    .failure
-                    .as_ref()
-                    .and_then(|f| f.time)
-                    .map_or_else(|| super::horizon(plan), |t| t as usize);
-                let steps: Vec<Vec<Cell>> = (0..=last).map(|t| positions_at(inst, plan, t)).collect();
+                let last =
+                    v.failure.as_ref().and_then(|f| f.time).map_or_else(|| plan.horizon(), |t| t as usize);
+                let paths = paths(inst, plan);
+                let steps: Vec<Vec<Cell>> = (0..=last).map(|t| positions_at(&paths, t)).collect();
                 let mark = v.failure.as_ref().and_then(|f| {
                     let (agent, time) = (f.agent?, f.time? as usize);
                     Some(failure_mark(inst, &steps, f.kind, agent, time, &f.detail))
