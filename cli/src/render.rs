@@ -1,6 +1,7 @@
 //! Pictures: text frames of an instance and of a plan's positions (`floe render`), and the
-//! drawn ones: the board as PNG and GIF (`board`), the evaluation's heat map (`heatmap`) and the
-//! experiment's chart (`chart`), on what they share (`canvas`).
+//! drawn ones: the board as PNG and GIF (`board`, with the GIF's palette from `palette`), the
+//! evaluation's heat map (`heatmap`) and the experiment's chart (`chart`), on what they share
+//! (`canvas`).
 
 pub mod board;
 pub mod canvas;
@@ -10,6 +11,7 @@ pub mod canvas;
 pub mod chart;
 #[cfg_attr(not(feature = "train"), allow(dead_code))]
 pub mod heatmap;
+pub mod palette;
 
 use floe_core::{rules, Instance, Plan};
 
