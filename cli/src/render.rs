@@ -1,6 +1,7 @@
 //! Pictures: text frames of an instance and of a plan's positions (`floe render`), and the
-//! drawn ones: the board as PNG and GIF (`board`), the evaluation's heat map (`heatmap`) and the
-//! experiment's chart (`chart`), on what they share (`canvas`).
+//! drawn ones: the board as PNG and GIF (`board`, with the GIF's palette from `palette`), the
+//! evaluation's heat map (`heatmap`) and the experiment's chart (`chart`), on what they share
+//! (`canvas`).
 
 pub mod board;
 pub mod canvas;
@@ -10,8 +11,9 @@ pub mod canvas;
 pub mod chart;
 #[cfg_attr(not(feature = "train"), allow(dead_code))]
 pub mod heatmap;
+pub mod palette;
 
-use floe_core::{Instance, Plan};
+use floe_core::{rules, Instance, Plan};
 
 /// The symbol of agent `i`: 0–9, then A–Z, then `@`.
 fn agent_symbol(i: usize) -> char {
@@ -47,28 +49,23 @@ pub fn frame(inst: &Instance, positions: &[(i64, i64)]) -> String {
     out
 }
 
-/// Every agent's raw (row, col) at time `t` under the plan (off-grid positions included).
-pub fn positions_at(inst: &Instance, plan: &Plan, t: usize) -> Vec<(i64, i64)> {
+/// Every agent's (row, col) at times 0, 1, … as the verifier reads the plan
+/// ([`Plan::path`]: moves applied from the start, off the grid included, or the path as
+/// written); an agent the plan does not cover (a plan for fewer agents) stays at its start.
+pub fn paths(inst: &Instance, plan: &Plan) -> Vec<Vec<(i64, i64)>> {
     inst.agents
         .iter()
         .enumerate()
-        .map(|(i, a)| match plan {
-            Plan::Paths(p) => p.get(i).and_then(|v| v.get(t.min(v.len().saturating_sub(1)))).copied(),
-            Plan::Moves(m) => m.get(i).map(|v| {
-                v.iter().take(t).fold((i64::from(a.start.row), i64::from(a.start.col)), |(r, c), mv| {
-                    let (dr, dc) = mv.delta();
-                    (r + dr, c + dc)
-                })
-            }),
+        .map(|(i, a)| {
+            let start = (i64::from(a.start.row), i64::from(a.start.col));
+            plan.path(i, start).filter(|p| !p.is_empty()).unwrap_or_else(|| vec![start])
         })
-        .map(|p| p.unwrap_or((i64::from(u32::MAX), 0)))
         .collect()
 }
 
-/// The number of time steps a plan spans.
-pub fn horizon(plan: &Plan) -> usize {
-    match plan {
-        Plan::Moves(m) => m.iter().map(Vec::len).max().unwrap_or(0),
-        Plan::Paths(p) => p.iter().map(|v| v.len().saturating_sub(1)).max().unwrap_or(0),
-    }
+/// Every agent's (row, col) at time `t` on `paths` ([`paths`]), by the rules: an agent whose
+/// path has ended stays on its last cell ([`rules::at`]).
+pub fn positions_at(paths: &[Vec<(i64, i64)>], t: usize) -> Vec<(i64, i64)> {
+    let t = u32::try_from(t).unwrap_or(u32::MAX);
+    paths.iter().map(|p| rules::at(p, t)).collect()
 }

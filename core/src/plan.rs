@@ -47,6 +47,38 @@ impl Plan {
         }
     }
 
+    /// The number of time steps the plan spans: its longest agent's moves (a path of `n` entries
+    /// spans `n − 1`).
+    #[must_use]
+    pub fn horizon(&self) -> usize {
+        match self {
+            Plan::Moves(m) => m.iter().map(Vec::len).max().unwrap_or(0),
+            Plan::Paths(p) => p.iter().map(|v| v.len().saturating_sub(1)).max().unwrap_or(0),
+        }
+    }
+
+    /// Agent `agent`'s (row, col) at times 0, 1, … as the verifier reads the plan: its moves
+    /// applied one by one from `start`, off the grid included, or its path as written. Where it
+    /// stands at a time after its path ends is [`crate::rules::at`]'s: its last entry. `None`
+    /// for an agent the plan does not cover.
+    #[must_use]
+    pub fn path(&self, agent: usize, start: (i64, i64)) -> Option<Vec<(i64, i64)>> {
+        match self {
+            Plan::Paths(p) => p.get(agent).cloned(),
+            Plan::Moves(m) => m.get(agent).map(|moves| {
+                let mut at = start;
+                let mut path = Vec::with_capacity(moves.len() + 1);
+                path.push(at);
+                for mv in moves {
+                    let (dr, dc) = mv.delta();
+                    at = (at.0 + dr, at.1 + dc);
+                    path.push(at);
+                }
+                path
+            }),
+        }
+    }
+
     /// A plan from move strings such as `["RRDW", "UL"]`.
     ///
     /// # Errors
@@ -134,6 +166,20 @@ mod tests {
         assert_eq!(Plan::from_json(r#"{"paths": [[]]}"#), Err(PlanError::EmptyPath { agent: 0 }));
         assert_eq!(Plan::from_json("{}"), Err(PlanError::Shape));
         assert!(matches!(Plan::from_json("{"), Err(PlanError::Json(_))));
+    }
+
+    #[test]
+    fn paths_and_horizons_of_both_forms() {
+        let m = Plan::from_move_strings(&["RUW", "L"]).expect("moves");
+        assert_eq!(m.horizon(), 3);
+        // Off the grid included: the verifier reports it, a picture shows it.
+        assert_eq!(m.path(0, (0, 0)), Some(vec![(0, 0), (0, 1), (-1, 1), (-1, 1)]));
+        assert_eq!(m.path(1, (2, 2)), Some(vec![(2, 2), (2, 1)]));
+        assert_eq!(m.path(2, (0, 0)), None);
+        let p = Plan::Paths(vec![vec![(0, 0), (0, 1)], vec![(2, 2)]]);
+        assert_eq!((p.horizon(), p.path(1, (9, 9))), (1, Some(vec![(2, 2)])));
+        assert_eq!(crate::rules::at(&p.path(0, (0, 0)).expect("a path"), 5), (0, 1));
+        assert_eq!(Plan::Moves(vec![]).horizon(), 0);
     }
 
     #[test]

@@ -65,7 +65,7 @@ pub enum StepConflict {
 #[inline(always)]
 #[must_use]
 pub fn step_conflict(a: (Cell, Cell), b: (Cell, Cell)) -> Option<StepConflict> {
-    #[cfg(test)]
+    #[cfg(any(test, feature = "rule-hooks"))]
     if hooks::swaps_allowed() {
         return (a.1 == b.1).then_some(StepConflict::Shared);
     }
@@ -201,9 +201,13 @@ impl Arrival {
 }
 
 /// A test hook that breaks the swap rule on the calling thread, so that a test can see every
-/// judge of that rule follow it (the test `one_broken_rule_breaks_every_judge` below).
-#[cfg(test)]
-pub(crate) mod hooks {
+/// judge of that rule follow it: the test `one_broken_rule_breaks_every_judge` below for the
+/// verifiers and the strict step, floe-train's `a_broken_swap_rule_reaches_the_token_statuses`
+/// for the tokeniser. Compiled for floe-core's own tests and with the `rule-hooks` feature,
+/// which only dev-dependencies enable: no build of the `floe` binary or of libfloe has it.
+#[cfg(any(test, feature = "rule-hooks"))]
+#[doc(hidden)]
+pub mod hooks {
     use std::cell::Cell;
 
     thread_local! {
@@ -215,7 +219,7 @@ pub(crate) mod hooks {
     }
 
     /// Runs `f` with swaps allowed (only shared cells conflict) on this thread.
-    pub(crate) fn with_swaps_allowed<T>(f: impl FnOnce() -> T) -> T {
+    pub fn with_swaps_allowed<T>(f: impl FnOnce() -> T) -> T {
         SWAPS_ALLOWED.set(true);
         let out = f();
         SWAPS_ALLOWED.set(false);
@@ -223,13 +227,15 @@ pub(crate) mod hooks {
     }
 }
 
-/// An agent's cell at time `t` (its last cell once its path has ended).
+/// An agent's place at time `t` on its path (its last place once its path has ended): a
+/// [`Cell`], or whatever a caller records per time step (coordinates that may lie off the grid,
+/// `Option<Cell>` for an agent that left it).
 ///
 /// # Panics
 /// On an empty path.
 #[inline]
 #[must_use]
-pub fn at(path: &[Cell], t: u32) -> Cell {
+pub fn at<T: Copy>(path: &[T], t: u32) -> T {
     path[(t as usize).min(path.len() - 1)]
 }
 
@@ -424,7 +430,9 @@ mod tests {
 
     /// Breaking the swap rule in [`step_conflict`] (with the test hook) changes what the single
     /// verifier, the batched verifier and the strict step decide, for a few agents (every pair
-    /// compared) and for many (pairs found through occupancy): each of them judges by it.
+    /// compared) and for many (pairs found through occupancy): each of them judges by it. The
+    /// tokeniser, in floe-train above this crate, flips the same hook through the `rule-hooks`
+    /// feature (its test `a_broken_swap_rule_reaches_the_token_statuses`).
     #[test]
     fn one_broken_rule_breaks_every_judge() {
         use std::sync::Arc;

@@ -44,6 +44,7 @@
 //! 3 left, 4 right), `SEP` ([`OUT_SEP`]) and `END` ([`OUT_END`]).
 
 use floe_core::grid::UNREACHABLE;
+use floe_core::rules;
 use floe_core::{Instance, Move};
 use serde::{Deserialize, Serialize};
 
@@ -275,15 +276,18 @@ pub fn writing_order(instance: &Instance) -> Vec<usize> {
 }
 
 /// The static statuses of the moves from `cell` for an agent with distances `dist` (no other
-/// agent considered).
+/// agent considered): a move the rules fault ([`rules::agent_fault`]: off the grid, into a hole)
+/// is blocked.
 fn static_moves(instance: &Instance, dist: &[u32], cell: u32) -> [i64; 5] {
     let g = &instance.grid;
     let here = dist[cell as usize];
-    Move::ALL.map(|m| match g.step(cell, m) {
-        None => status::BLOCKED,
-        Some(n) if g.is_hole(n) => status::BLOCKED,
-        Some(n) if dist[n as usize] < here => status::CLOSER,
-        Some(_) => status::FREE,
+    Move::ALL.map(|m| {
+        let to = g.step(cell, m);
+        match (to, rules::agent_fault(to.is_none(), false, to.is_some_and(|n| g.is_hole(n)))) {
+            (Some(n), None) if dist[n as usize] < here => status::CLOSER,
+            (Some(_), None) => status::FREE,
+            _ => status::BLOCKED,
+        }
     })
 }
 
@@ -401,12 +405,6 @@ impl<'a> AnswerState<'a> {
         self.paths.push(vec![Some(start)]);
     }
 
-    /// Where the agent of `rank` (written before the current one) is at time `t`.
-    fn at(&self, rank: usize, t: i64) -> Option<u32> {
-        let p = &self.paths[rank];
-        p[(t.max(0) as usize).min(p.len() - 1)]
-    }
-
     /// The features of a token at the current agent's position and time.
     fn position_token(&mut self, kind: i64) -> Token {
         let l = self.layout;
@@ -425,14 +423,20 @@ impl<'a> AnswerState<'a> {
         let g = &self.instance.grid;
         let dist = &self.board.dist[a];
         let mut moves = static_moves(self.instance, dist, cell);
+        // The steps of the agents written earlier from this time to the next, as the rules see
+        // them ([`rules::at`]: an ended path stays on its last cell); one that left the grid
+        // is no longer on it, and conflicts with nobody.
+        let t = u32::try_from(self.time).expect("time steps fit in u32");
+        let earlier = &self.paths[..self.rank];
         for (m, s) in Move::ALL.iter().zip(&mut moves) {
             if *s == status::BLOCKED {
                 continue;
             }
             let to = g.step(cell, *m).expect("not blocked");
-            let conflict = (0..self.rank).any(|j| {
-                let next = self.at(j, self.time + 1);
-                next == Some(to) || (next == Some(cell) && self.at(j, self.time) == Some(to) && to != cell)
+            let conflict = earlier.iter().any(|p| {
+                rules::at(p, t)
+                    .zip(rules::at(p, t + 1))
+                    .is_some_and(|step| rules::steps_conflict((cell, to), step))
             });
             if conflict {
                 *s = status::CONFLICT;
@@ -736,6 +740,132 @@ mod tests {
         assert_eq!(s.len(), 6);
         let small = Layout { max_side: 2, ..l };
         assert!(prompt(&small, &i).unwrap_err().to_string().contains("max_side"));
+    }
+
+    /// The statuses of the moves from `cell` for the agent being written, as the tokeniser
+    /// computed them with its own bounds, hole, vertex and swap checks before it called
+    /// floe-core's rules: the judge the tokens must still agree with (the training figures
+    /// depend on every feature).
+    fn statuses_by_hand(
+        g: &Grid,
+        dist: &[u32],
+        cell: u32,
+        earlier: &[Vec<Option<u32>>],
+        time: i64,
+    ) -> [i64; 5] {
+        let at = |p: &Vec<Option<u32>>, t: i64| p[(t.max(0) as usize).min(p.len() - 1)];
+        Move::ALL.map(|m| match g.step(cell, m) {
+            None => B,
+            Some(n) if g.is_hole(n) => B,
+            Some(to) => {
+                let conflict = earlier.iter().any(|p| {
+                    let next = at(p, time + 1);
+                    next == Some(to) || (next == Some(cell) && at(p, time) == Some(to) && to != cell)
+                });
+                if conflict {
+                    X
+                } else if dist[to as usize] < dist[cell as usize] {
+                    C
+                } else {
+                    F
+                }
+            }
+        })
+    }
+
+    /// A random instance: a `w` × `h` grid with about a fifth holes, and up to five agents with
+    /// distinct starts and goals on frozen cells.
+    fn random_instance(rng: &mut floe_core::rng::Rng) -> Option<Instance> {
+        let (w, h) = (2 + rng.below(5), 2 + rng.below(5));
+        let mut grid = Grid::new(w, h);
+        for c in 0..grid.cells() {
+            grid.set_hole(c, rng.below(5) == 0);
+        }
+        let mut frozen: Vec<u32> = (0..grid.cells()).filter(|&c| !grid.is_hole(c)).collect();
+        if frozen.is_empty() {
+            return None;
+        }
+        let k = (1 + rng.below(5) as usize).min(frozen.len());
+        let mut pick = |frozen: &mut Vec<u32>| {
+            for i in 0..k {
+                let j = i + rng.below((frozen.len() - i) as u32) as usize;
+                frozen.swap(i, j);
+            }
+            frozen[..k].iter().map(|&c| grid.pos(c)).collect::<Vec<Pos>>()
+        };
+        let starts = pick(&mut frozen);
+        let goals = pick(&mut frozen);
+        let agents = starts.into_iter().zip(goals).map(|(start, goal)| Agent { start, goal }).collect();
+        Instance::new(grid, agents).ok()
+    }
+
+    /// On many random instances and random partial answers (moves into holes, off the grid and
+    /// into other agents included), every token's move statuses, now judged by floe-core's
+    /// rules, are the ones the tokeniser's own checks gave.
+    #[test]
+    fn statuses_by_the_rules_are_the_statuses_by_hand() {
+        let l = Layout { max_side: 8, max_time: 16 };
+        let mut rng = floe_core::rng::Rng::from_counters(&[11]);
+        let (mut tokens, mut seen) = (0, [0usize; 4]);
+        for _ in 0..3000 {
+            let Some(i) = random_instance(&mut rng) else { continue };
+            let board = Board::new(&i);
+            let starts = prompt(&l, &i).unwrap().into_iter().filter(|t| t.kind == kind::START);
+            for (t, &a) in starts.zip(&board.order) {
+                let cell = i.grid.cell(i.agents[a].start);
+                assert_eq!(t.moves, statuses_by_hand(&i.grid, &board.dist[a], cell, &[], 0), "{i:?}");
+            }
+            let mut s = AnswerState::new(l, &i);
+            let cap = l.answer_cap(&i);
+            while !s.ended() && s.len() < cap {
+                // Mostly moves, now and then the next agent, rarely the end.
+                let out = match rng.below(16) {
+                    0..=11 => i64::from(rng.below(5)),
+                    12..=14 => OUT_SEP,
+                    _ => OUT_END,
+                };
+                let token = s.push(out);
+                if let (Some(cell), Some(&a), false) = (s.pos, s.board.order.get(s.rank), s.ended()) {
+                    let by_hand =
+                        statuses_by_hand(&i.grid, &s.board.dist[a], cell, &s.paths[..s.rank], s.time);
+                    assert_eq!(token.moves, by_hand, "{i:?} after {out}");
+                    tokens += 1;
+                    for st in token.moves {
+                        seen[st as usize] += 1;
+                    }
+                }
+            }
+        }
+        // Every status came up, conflicts too.
+        assert!(tokens > 10_000 && seen.iter().all(|&n| n > 1000), "{tokens} tokens, {seen:?}");
+    }
+
+    /// The test hook of floe-core that breaks the swap rule (`rules::hooks`) reaches the token
+    /// statuses as it reaches the verifier: the tokeniser judges by the same rule (floe-core's
+    /// `one_broken_rule_breaks_every_judge` checks the verifiers and the engine's strict step).
+    #[test]
+    fn a_broken_swap_rule_reaches_the_token_statuses() {
+        use floe_core::rules::hooks::with_swaps_allowed;
+        use floe_core::verify::{verify, Check};
+        use floe_core::{FailureKind, Plan};
+
+        let (l, i) = (layout(), inst());
+        // Agent 0: D R R; agent 1: U R, swapping (0,0) and (1,0) between times 0 and 1.
+        let ans = [2, 4, 4, OUT_SEP, 1, 4, OUT_SEP, OUT_END];
+        let plan = Plan::from_move_strings(&["DRR", "UR"]).unwrap();
+        let judge = || {
+            let s = sequence(&l, &i, &ans).unwrap();
+            // Agent 1 at its start, time 0; then at (0,0), time 1.
+            let (start, up) = (s.tokens[14], s.tokens[15]);
+            assert_eq!((start.kind, start.rank, up.row, up.col), (kind::SEP, 1, 0, 0));
+            let v = verify(&i, &plan, Check::against(None));
+            (start.moves, v.failure.map(|f| (f.kind, f.time)))
+        };
+        // Waiting runs into agent 0 (vertex), moving up swaps with it.
+        assert_eq!(judge(), ([X, X, B, B, C], Some((FailureKind::EdgeConflict, Some(1)))));
+        // With swaps allowed, moving up is only closer to the goal, and the plan is valid.
+        assert_eq!(with_swaps_allowed(judge), ([X, C, B, B, C], None));
+        assert_eq!(judge().0, [X, X, B, B, C], "the hook is off again");
     }
 
     #[test]

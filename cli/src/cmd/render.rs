@@ -11,7 +11,7 @@ use floe_core::{Instance, Plan};
 use crate::error::CliError;
 use crate::input::{read_instances, read_plans, PlanFormat, PlanInput};
 use crate::render::board::{Board, Shown};
-use crate::render::{frame, horizon, positions_at};
+use crate::render::{frame, paths, positions_at};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Pictures (--png, --gif): the grid, frozen cells pale blue, holes dark, with \
@@ -175,10 +175,11 @@ pub fn run(a: &Args) -> Result<(), CliError> {
             }
             Some(Ok(plan)) => {
                 let v: Verdict = verify(inst, &plan, Check::against(floe_core::solver::optimum(inst)));
-                let last = v.failure.as_ref().and_then(|f| f.time).map_or(horizon(&plan), |t| t as usize);
+                let last = v.failure.as_ref().and_then(|f| f.time).map_or(plan.horizon(), |t| t as usize);
                 if plan.num_agents() == inst.num_agents() {
+                    let paths = paths(inst, &plan);
                     for t in 0..=last {
-                        out.push_str(&format!("t = {t}\n{}", frame(inst, &positions_at(inst, &plan, t))));
+                        out.push_str(&format!("t = {t}\n{}", frame(inst, &positions_at(&paths, t))));
                     }
                 }
                 match &v.failure {

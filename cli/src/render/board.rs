@@ -28,7 +28,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{self, err, Area};
-use super::positions_at;
+use super::palette::palette_and_indices;
+use super::{paths, positions_at};
 
 /// What is drawn over the instance.
 #[derive(Debug, Clone, Copy)]
@@ -192,12 +193,10 @@ impl<'a> Board<'a> {
                 (vec![starts], false, None, (text, Tone::Bad))
             }
             Shown::Plan(plan, v) => {
-                let last = v
-                    .failure
-                    .as_ref()
-                    .and_then(|f| f.time)
-                    .map_or_else(|| super::horizon(plan), |t| t as usize);
-                let steps: Vec<Vec<Cell>> = (0..=last).map(|t| positions_at(inst, plan, t)).collect();
+                let last =
+                    v.failure.as_ref().and_then(|f| f.time).map_or_else(|| plan.horizon(), |t| t as usize);
+                let paths = paths(inst, plan);
+                let steps: Vec<Vec<Cell>> = (0..=last).map(|t| positions_at(&paths, t)).collect();
                 let mark = v.failure.as_ref().and_then(|f| {
                     let (agent, time) = (f.agent?, f.time? as usize);
                     Some(failure_mark(inst, &steps, f.kind, agent, time, &f.detail))
@@ -511,35 +510,6 @@ impl<'a> Board<'a> {
         }
         canvas::text(area, "failure", (x + 20, y), &label)
     }
-}
-
-/// A GIF frame's palette (RGB, at most 256 colours) and its pixels as indices into it. A
-/// picture is mostly flat colours, with few pixels of the blends at the edges of text and
-/// discs: the palette is the picture's 256 most frequent colours, exact, and any other colour
-/// takes the nearest of them. (A quantiser such as NeuQuant would shift the flat colours and
-/// could give a blend the failure's red.)
-fn palette_and_indices(rgb: &[u8]) -> (Vec<u8>, Vec<u8>) {
-    let mut counts: std::collections::HashMap<[u8; 3], u32> = std::collections::HashMap::new();
-    for p in rgb.chunks_exact(3) {
-        *counts.entry([p[0], p[1], p[2]]).or_default() += 1;
-    }
-    let mut by_count: Vec<([u8; 3], u32)> = counts.into_iter().collect();
-    by_count.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let palette: Vec<[u8; 3]> = by_count.iter().take(256).map(|&(c, _)| c).collect();
-    let mut index: std::collections::HashMap<[u8; 3], u8> =
-        palette.iter().enumerate().map(|(i, &c)| (c, i as u8)).collect();
-    let nearest = |c: [u8; 3]| -> u8 {
-        let d = |p: &[u8; 3]| (0..3).map(|k| (i32::from(p[k]) - i32::from(c[k])).pow(2)).sum::<i32>();
-        palette.iter().enumerate().min_by_key(|(_, p)| d(p)).map_or(0, |(i, _)| i as u8)
-    };
-    let pixels = rgb
-        .chunks_exact(3)
-        .map(|p| {
-            let c = [p[0], p[1], p[2]];
-            *index.entry(c).or_insert_with(|| nearest(c))
-        })
-        .collect();
-    (palette.concat(), pixels)
 }
 
 /// Whether the verdict is a failure found before any step (nothing to play).

@@ -198,10 +198,7 @@ fn verify_plan(instance: &Instance, plan: &Plan, optimal_soc: Option<u32>) -> (V
         );
         return (verdict, PartialCredit::default());
     }
-    let horizon = match plan {
-        Plan::Moves(m) => m.iter().map(Vec::len).max().unwrap_or(0),
-        Plan::Paths(p) => p.iter().map(|v| v.len().saturating_sub(1)).max().unwrap_or(0),
-    } as u32;
+    let horizon = plan.horizon() as u32;
     let (failure, outcome) = match simulate(instance, plan, horizon) {
         Err(failure) => (Some(failure), None),
         Ok(outcome) => (outcome.fault.map(|f| describe(instance, &f)), Some(outcome)),
