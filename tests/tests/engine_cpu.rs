@@ -695,3 +695,24 @@ fn a_goal_is_paid_once_per_agent_and_episode() {
         assert_eq!(seen[10].1, w.reward(event::MOVED | event::REACHED | event::AT_GOAL));
     }
 }
+
+#[test]
+fn leaving_the_grid_costs_at_least_as_much_as_a_hole_by_default() {
+    let inst = Instance::from_json(
+        r#"{"grid": ["FFFFF", "FFFFH"], "agents": [{"start": [0, 4], "goal": [0, 3]}, {"start": [1, 0], "goal": [1, 1]}]}"#,
+    )
+    .expect("valid");
+    for mode in [CollisionMode::Strict, CollisionMode::Soft] {
+        let mut ends = Vec::new();
+        // Agent 0 moves up, off the grid, or down, into the hole at (1, 4).
+        for act in [1u8, 2] {
+            let (mut env, mut out) = engine(mode, 1, std::slice::from_ref(&inst), 0);
+            env.reset_to(0, 0, out.view()).expect("reset");
+            env.step(&[act, 0], out.view()).expect("steps");
+            ends.push((out.events[0], out.rewards[0]));
+        }
+        let [(off_ev, off), (hole_ev, hole)] = ends[..] else { unreachable!() };
+        assert!(off_ev & event::OFF_GRID != 0 && hole_ev & event::HOLE != 0, "{mode:?}");
+        assert!(off <= hole, "{mode:?}: leaving the grid earns {off}, a hole {hole}");
+    }
+}
