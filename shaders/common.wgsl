@@ -1,7 +1,7 @@
 // Shared by every floe kernel. The host prepends `const WG: u32 = <workgroup size>u;`,
 // `const MAX_K: u32 = <agent slots>u;`, `const MAX_OBS_WORDS: u32 = <words>u;` and the codes
 // rendered from the Rust constants (`wgsl::prelude` in core/src/engine/shaders.rs): AGENT_ACTIVE,
-// POS_MASK, NONE, EV_* (events), OUT_* (outcomes), KIND_* (failure kinds).
+// AGENT_ARRIVED, POS_MASK, NONE, EV_* (events), OUT_* (outcomes), KIND_* (failure kinds).
 // Mirrors core/src/engine/hash.rs and core/src/engine/layout.rs bit for bit.
 
 struct Params {

@@ -164,7 +164,7 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             for (var a = 0u; a < k; a++) {
                 if (alive[a] == 1u && tgt[a] != cur[a]) {
                     ev[a] |= EV_MOVED;
-                    agents[e * kk + a] = tgt_rc[a] | AGENT_ACTIVE;
+                    agents[e * kk + a] = tgt_rc[a] | (agents[e * kk + a] & (AGENT_ACTIVE | AGENT_ARRIVED));
                 }
             }
         }
@@ -236,7 +236,7 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
             if (alive[a] == 1u && tgt[a] != cur[a]) {
                 ev[a] |= EV_MOVED;
-                agents[e * kk + a] = tgt_rc[a] | AGENT_ACTIVE;
+                agents[e * kk + a] = tgt_rc[a] | (agents[e * kk + a] & (AGENT_ACTIVE | AGENT_ARRIVED));
             }
         }
     }
@@ -255,7 +255,11 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let goal = pool[params.off_goals + p * kk + a];
         if ((ag & POS_MASK) == goal) {
             ev[a] |= EV_AT_GOAL;
-            if (cur[a] != rc_row(goal) * w + rc_col(goal)) { ev[a] |= EV_REACHED; }
+            // Paid once an episode: the first arrival sets the agent's ARRIVED bit.
+            if (cur[a] != rc_row(goal) * w + rc_col(goal) && (ag & AGENT_ARRIVED) == 0u) {
+                ev[a] |= EV_REACHED;
+                agents[e * kk + a] = ag | AGENT_ARRIVED;
+            }
         } else {
             all_home = false;
         }

@@ -18,8 +18,11 @@ pub(crate) const fn unpack_dims(d: u32) -> (u32, u32, u32) {
 }
 
 /// Agent words: the packed position ([`pack_rc`]) in the low 24 bits, bit 31 set while the agent
-/// is active.
+/// is active, bit 30 ([`AGENT_ARRIVED`]) once it has arrived on its goal in the episode.
 pub(crate) const AGENT_ACTIVE: u32 = 1 << 31;
+/// Set in an agent word once the agent has arrived on its goal in the episode (and been paid
+/// for it: `REACHED`, and so `reach_goal`, comes once per agent and episode). A reset clears it.
+pub(crate) const AGENT_ARRIVED: u32 = 1 << 30;
 /// Mask of the packed position in an agent word.
 pub(crate) const POS_MASK: u32 = (1 << 24) - 1;
 

@@ -242,7 +242,8 @@ void floe_string_free(char *s);
  (default, the paper's rules: a failure ends the episode) or `"soft"`; `"holes"` (soft mode):
  `"drop"` (default) or `"block"`; `"episode_limit"` (64); `"obs_radius"` (2; at most 127 on
  the CPU, 7 on the GPU); `"obs_format"`: `"bytes"` (default), `"bits"` or `"none"`; `"rewards"`: `{"reach_goal": 1.0, "step": -0.0625, "blocked": -0.125,
- "off_grid": -0.25, "hole": -1.0, "conflict": -1.0}` (any subset); `"step_reward"`: a reward
+ "off_grid": -1.0, "hole": -1.0, "conflict": -1.0}` (any subset; `reach_goal` is paid on an
+ agent's first arrival of the episode only, FLOE_EVENT_REACHED); `"step_reward"`: a reward
  plugin that scores every step in place of `"rewards"`, `{"name": "shaped", "params": {...},
  "library": "path/to/lib.so"}` (`params` and `library` optional; the plugin must declare
  FLOE_PLUGIN_CAP_SCORES_STEPS), called once per step with one `floe_step_outcome` per agent in

@@ -11,7 +11,35 @@ returned observation is the next episode's first and ``info["final_obs"]`` (mask
 Each environment's observation is ``(K, 3, 2r+1, 2r+1)`` uint8 (K agent slots; channels holes and
 off-grid cells, other agents, the agent's own goal); its action is ``K`` codes (0 wait, 1 up,
 2 down, 3 left, 4 right); its reward is the sum of its agents' rewards (each agent's is in
-``info["agent_rewards"]``).
+``info["agent_rewards"]``). With ``single_agent=True`` (every instance has one agent) the
+observation is ``(3, 2r+1, 2r+1)`` and the action one code, ``Discrete(5)``, as DQN and other
+single-agent algorithms expect. Instances of one agent are drawn with ``wait_ratio=0``
+(``floe.generate(1, 5, wait_ratio=0.0)``): one agent never needs to wait.
+
+Rewards (per agent and step; the engine's defaults, changed with ``rewards={...}``, any subset):
+
+=============  ========  ===========================================================================
+weight         default   paid when
+=============  ========  ===========================================================================
+``reach_goal``  +1.0     the agent arrives on its goal **for the first time in the episode** (event
+                         ``REACHED``; stepping off the goal and back earns nothing more)
+``step``        -0.0625  every step the agent ends away from its goal (while it is in the episode)
+``blocked``     -0.125   soft mode: its move was blocked by another agent
+``off_grid``    -1.0     its move would leave the grid (strict: the episode fails; soft: a wait)
+``hole``        -1.0     its move leads into a hole (strict: the episode fails; soft: it drops out,
+                         or with ``holes="block"`` stays)
+``conflict``    -1.0     strict mode: it takes part in a vertex or swap conflict (the episode fails)
+=============  ========  ===========================================================================
+
+An agent's reward is the sum of the weights of its events. Per-agent event bits are in
+``info["events"]`` (``int32``: 1 moved, 2 blocked, 4 off grid, 8 hole, 16 conflict, 32 reached,
+64 at goal, 128 inactive). When an episode ends, ``info["final_info"]["failure_kind"]`` is 0
+unless it failed, else ``floe.FAILURE_KINDS.index(name) + 1``: 4 ``out_of_bounds``, 5 ``hole``,
+6 ``vertex_conflict``, 7 ``edge_conflict`` (the engine's failures; 1–3 and 8 are the verifier's
+others); ``outcome`` is an index into :data:`OUTCOMES` (0 running, 1 success, 2 failure,
+3 truncated). A ``step_reward`` plugin replaces the table: ``shaped`` (parameters ``progress``
+0.1, ``gamma`` 1, ``step_cost`` 0.01, ``collision`` 0.5, ``hole`` 1, ``out_of_bounds`` 0.5,
+``goal`` 1, the goal paid once per episode as above), see docs/plugins.md.
 
 :class:`Env` is the single-environment ``gymnasium.Env`` over the same engine.
 """
@@ -49,11 +77,21 @@ def _config(num_envs: int, mode: str, holes: Optional[str], episode_limit: int, 
     return cfg
 
 
-def _spaces(engine: Engine):
+def _spaces(engine: Engine, single_agent: bool):
     k, w = engine.max_agents, 2 * engine.obs_radius + 1
+    if single_agent:
+        return spaces.Box(0, 1, (3, w, w), np.uint8), spaces.Discrete(5)
     obs = spaces.Box(0, 1, (k, 3, w, w), np.uint8)
     act = spaces.MultiDiscrete(np.full(k, 5), dtype=np.uint8)
     return obs, act
+
+
+def _check_single_agent(instances: Sequence[Instance], single_agent: bool) -> None:
+    if single_agent:
+        many = sorted({i.num_agents for i in instances} - {1})
+        if many:
+            raise ValueError(f"single_agent=True needs instances of one agent, and some have {many[0]} "
+                             "(draw them with floe.generate(1, size, wait_ratio=0.0))")
 
 
 def _obs_view(flat: np.ndarray, radius: int) -> np.ndarray:
@@ -73,23 +111,41 @@ class VectorEnv(gym.vector.VectorEnv):
     the engine's reward weights (``reach_goal``, ``step``, ``blocked``, ``off_grid``, ``hole``,
     ``conflict``); ``step_reward`` a reward plugin that scores every step in their place
     (``{"name": "shaped", "params": {...}, "library": "path/to/lib.so"}``, ``params`` and
-    ``library`` optional; see the plugins guide). Environment ``e`` reset with ``seed`` plays as a
-    single :class:`Env` reset with ``seed + e`` does."""
+    ``library`` optional; see the plugins guide). ``single_agent`` (instances of one agent only):
+    observations ``(num_envs, 3, 2r+1, 2r+1)`` and actions ``(num_envs,)`` of ``Discrete(5)``.
+    Environment ``e`` reset with ``seed`` plays as a single :class:`Env` reset with ``seed + e``
+    does. The reward table, event bits and failure codes are in the module docs.
+
+    ``reset`` and ``step`` return infos with the same keys (``agent_rewards``, ``events``,
+    ``final_obs``, ``_final_obs``, ``final_info``, ``_final_info``; after a reset nothing has
+    ended, so the masks are all false); :meth:`current_instances` says which pool instance each
+    environment plays."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    #: Gymnasium's same-step auto-reset, also as the attribute that wrappers (TorchRL's) read.
+    autoreset_mode = AutoresetMode.SAME_STEP
 
     def __init__(self, instances: Sequence[Instance], num_envs: int = 16, *, mode: str = "strict",
                  holes: Optional[str] = None, episode_limit: int = 64, obs_radius: int = 2,
-                 rewards: Optional[dict] = None, backend: str = "cpu", step_reward: Optional[dict] = None):
-        self.engine = Engine(list(instances), _config(num_envs, mode, holes, episode_limit, obs_radius, rewards, backend,
-                                                      step_reward))
+                 rewards: Optional[dict] = None, backend: str = "cpu", step_reward: Optional[dict] = None,
+                 single_agent: bool = False):
+        instances = list(instances)
+        _check_single_agent(instances, single_agent)
+        self.engine = Engine(instances, _config(num_envs, mode, holes, episode_limit, obs_radius, rewards, backend,
+                                                step_reward))
         self.num_envs = num_envs
-        self.single_observation_space, self.single_action_space = _spaces(self.engine)
+        self.single_agent = single_agent
+        self.single_observation_space, self.single_action_space = _spaces(self.engine, single_agent)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.render_mode = None
         self._obs = _obs_view(self.engine.obs, self.engine.obs_radius)
         self._final_obs = _obs_view(self.engine.final_obs, self.engine.obs_radius)
+        if single_agent:
+            self._obs, self._final_obs = self._obs[:, 0], self._final_obs[:, 0]
+        # Event bits fit in 8 bits: the engine's uint32 buffer viewed as int32 (no copy), which
+        # torch indexes and writes (it has no general uint32 support).
+        self._events = self.engine.events.view(np.int32)
         self._agent_rewards = self.engine.rewards
         self._terminated = self.engine.terminated.view(np.bool_)
         self._truncated = self.engine.truncated.view(np.bool_)
@@ -119,17 +175,31 @@ class VectorEnv(gym.vector.VectorEnv):
             for e, i in enumerate(chosen):
                 self.engine.reset_to(e, int(i))
         self._was_reset = True
-        return self._obs, {"instance": np.asarray(self.engine.current_instances(), np.int64)}
+        # Nothing has ended: the step's keys, zeroed (the engine's buffers keep the last step's).
+        done = np.zeros(self.num_envs, np.bool_)
+        zeros = np.zeros(self.num_envs, np.uint32)
+        info = {
+            "agent_rewards": np.zeros_like(self._agent_rewards),
+            "events": np.zeros_like(self._events),
+            "final_obs": np.zeros_like(self._final_obs),
+            "_final_obs": done,
+            "final_info": {"episode_steps": zeros, "outcome": zeros, "failure_kind": zeros, "failure_agent": zeros},
+            "_final_info": done,
+        }
+        return self._obs, info
 
     def step(self, actions):
-        """One step of every environment; ``actions`` has shape ``(num_envs, K)``, codes 0..4."""
+        """One step of every environment; ``actions`` has shape ``(num_envs, K)`` (``(num_envs,)``
+        with ``single_agent``), codes 0..4."""
         a = np.ascontiguousarray(actions, dtype=np.uint8)
+        if self.single_agent:
+            a = a.reshape(self.num_envs, 1)
         self.engine.step(a)
         np.sum(self._agent_rewards, axis=1, dtype=np.float64, out=self._rewards)
         done = self._terminated | self._truncated
         info = {
             "agent_rewards": self._agent_rewards,
-            "events": self.engine.events,
+            "events": self._events,
             "final_obs": self._final_obs,
             "_final_obs": done,
             "final_info": {
@@ -141,6 +211,10 @@ class VectorEnv(gym.vector.VectorEnv):
             "_final_info": done,
         }
         return self._obs, self._rewards, self._terminated, self._truncated, info
+
+    def current_instances(self) -> np.ndarray:
+        """``(num_envs,)`` int64: the pool instance each environment plays now (a new array)."""
+        return np.asarray(self.engine.current_instances(), np.int64)
 
     def global_state(self) -> np.ndarray:
         """``(num_envs, 3, S, S)`` uint8: holes and off-grid cells, agents, goals (a new array)."""
@@ -156,12 +230,17 @@ class Env(gym.Env):
 
     def __init__(self, instances: Sequence[Instance], *, mode: str = "strict", holes: Optional[str] = None,
                  episode_limit: int = 64, obs_radius: int = 2, rewards: Optional[dict] = None,
-                 backend: str = "cpu", step_reward: Optional[dict] = None):
-        self.engine = Engine(list(instances), _config(1, mode, holes, episode_limit, obs_radius, rewards, backend,
-                                                      step_reward))
-        self.observation_space, self.action_space = _spaces(self.engine)
+                 backend: str = "cpu", step_reward: Optional[dict] = None, single_agent: bool = False):
+        instances = list(instances)
+        _check_single_agent(instances, single_agent)
+        self.engine = Engine(instances, _config(1, mode, holes, episode_limit, obs_radius, rewards, backend,
+                                                step_reward))
+        self.single_agent = single_agent
+        self.observation_space, self.action_space = _spaces(self.engine, single_agent)
         self._obs = _obs_view(self.engine.obs, self.engine.obs_radius)
         self._final_obs = _obs_view(self.engine.final_obs, self.engine.obs_radius)
+        if single_agent:
+            self._obs, self._final_obs = self._obs[:, 0], self._final_obs[:, 0]
         self._state = "new"  # "new", "running" or "ended"
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
@@ -188,7 +267,8 @@ class Env(gym.Env):
         terminated = bool(self.engine.terminated[0])
         truncated = bool(self.engine.truncated[0])
         reward = float(np.sum(self.engine.rewards[0], dtype=np.float64))
-        info: dict[str, Any] = {"agent_rewards": self.engine.rewards[0].copy(), "events": self.engine.events[0].copy()}
+        info: dict[str, Any] = {"agent_rewards": self.engine.rewards[0].copy(),
+                                "events": self.engine.events[0].view(np.int32).copy()}
         if terminated or truncated:
             self._state = "ended"
             steps, outcome, kind, agent = (int(x) for x in self.engine.info[0])

@@ -73,8 +73,8 @@ def test_vector_env_bad_input(small):
     # same error on a machine with a GPU and on one without.
     with pytest.raises(floe.ConfigError, match="obs_radius 8"):
         floe.VectorEnv(small, 4, backend="gpu", obs_radius=8)
-    obs, info = vec.reset(seed=2, options={"instances": [0, 1, 2, 3]})
-    assert info["instance"].tolist() == [0, 1, 2, 3]
+    vec.reset(seed=2, options={"instances": [0, 1, 2, 3]})
+    assert vec.current_instances().tolist() == [0, 1, 2, 3]
 
 
 def test_pettingzoo_parallel_api(small):

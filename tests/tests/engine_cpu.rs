@@ -656,3 +656,63 @@ fn an_observation_radius_over_the_limit_is_an_error() {
     env.reset(1, out.view()).expect("reset");
     env.step_random(out.view()).expect("step");
 }
+
+/// Agent 0 steps onto its goal, off it and back, five times; agent 1 waits far from its goal, so
+/// the episode goes on. Returns agent 0's events and rewards per step, in `mode`.
+fn goal_revisits(mode: CollisionMode) -> Vec<(u32, f32)> {
+    let inst = Instance::from_json(
+        r#"{"grid": ["FFFFF", "FFFFH"], "agents": [{"start": [0, 0], "goal": [0, 1]}, {"start": [1, 0], "goal": [1, 3]}]}"#,
+    )
+    .expect("valid");
+    let (mut env, mut out) = engine(mode, 1, &[inst], 0);
+    env.reset_to(0, 0, out.view()).expect("reset");
+    let mut seen = Vec::new();
+    for t in 0..10 {
+        env.step(&[if t % 2 == 0 { 4 } else { 3 }, 0], out.view()).expect("steps");
+        assert_eq!(out.terminated[0] + out.truncated[0], 0, "step {t}: the episode goes on");
+        seen.push((out.events[0], out.rewards[0]));
+    }
+    // A new episode pays again.
+    env.reset_to(0, 0, out.view()).expect("reset");
+    env.step(&[4, 0], out.view()).expect("steps");
+    seen.push((out.events[0], out.rewards[0]));
+    seen
+}
+
+#[test]
+fn a_goal_is_paid_once_per_agent_and_episode() {
+    let w = EnvConfig::default().rewards;
+    for mode in [CollisionMode::Strict, CollisionMode::Soft] {
+        let seen = goal_revisits(mode);
+        let reached: Vec<usize> =
+            seen.iter().enumerate().filter(|(_, (ev, _))| ev & event::REACHED != 0).map(|(t, _)| t).collect();
+        assert_eq!(reached, vec![0, 10], "{mode:?}: REACHED on the first arrival of each episode only");
+        for t in (2..10).step_by(2) {
+            assert_eq!(seen[t].0, event::MOVED | event::AT_GOAL, "{mode:?}: a return at step {t}");
+        }
+        let farmed: f32 = seen[..10].iter().map(|(_, r)| r).sum();
+        assert!(farmed <= w.reach_goal, "{mode:?}: ten steps of leaving and returning earn {farmed}");
+        assert_eq!(seen[10].1, w.reward(event::MOVED | event::REACHED | event::AT_GOAL));
+    }
+}
+
+#[test]
+fn leaving_the_grid_costs_at_least_as_much_as_a_hole_by_default() {
+    let inst = Instance::from_json(
+        r#"{"grid": ["FFFFF", "FFFFH"], "agents": [{"start": [0, 4], "goal": [0, 3]}, {"start": [1, 0], "goal": [1, 1]}]}"#,
+    )
+    .expect("valid");
+    for mode in [CollisionMode::Strict, CollisionMode::Soft] {
+        let mut ends = Vec::new();
+        // Agent 0 moves up, off the grid, or down, into the hole at (1, 4).
+        for act in [1u8, 2] {
+            let (mut env, mut out) = engine(mode, 1, std::slice::from_ref(&inst), 0);
+            env.reset_to(0, 0, out.view()).expect("reset");
+            env.step(&[act, 0], out.view()).expect("steps");
+            ends.push((out.events[0], out.rewards[0]));
+        }
+        let [(off_ev, off), (hole_ev, hole)] = ends[..] else { unreachable!() };
+        assert!(off_ev & event::OFF_GRID != 0 && hole_ev & event::HOLE != 0, "{mode:?}");
+        assert!(off <= hole, "{mode:?}: leaving the grid earns {off}, a hole {hole}");
+    }
+}

@@ -574,3 +574,34 @@ fn crowded_verification_with_64_agents_is_identical_on_both_backends() {
     let pool = Arc::new(InstancePool::new(&crowded_instances(&CROWDED_64), Optima::AsStored).expect("pool"));
     crowded_verification_is_identical(ctx, &pool);
 }
+
+/// An agent that steps onto its goal, off it and back is paid once an episode on both backends:
+/// `REACHED` on its first arrival only (the agent word's arrived bit), again after a reset.
+#[test]
+fn a_goal_is_paid_once_on_both_backends() {
+    let Some(ctx) = context() else { return };
+    let inst = Instance::from_json(
+        r#"{"grid": ["FFFFF", "FFFFH"], "agents": [{"start": [0, 0], "goal": [0, 1]}, {"start": [1, 0], "goal": [1, 3]}]}"#,
+    )
+    .expect("valid");
+    let pool = Arc::new(InstancePool::new(&[inst], Optima::AsStored).expect("pool"));
+    for mode in [CollisionMode::Strict, CollisionMode::Soft] {
+        let cfg = EnvConfig { num_envs: 1, mode, episode_limit: 8, ..EnvConfig::default() };
+        let mut cpu = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("cpu");
+        let mut gpu = GpuEngine::new(Arc::clone(&ctx), cfg, Arc::clone(&pool)).expect("gpu");
+        let (mut a, mut b) = (StepBuffers::new(&cpu.sizes()), StepBuffers::new(&gpu.sizes()));
+        cpu.reset(3, a.view()).expect("reset");
+        gpu.reset(3, b.view()).expect("reset");
+        let mut reached = Vec::new();
+        // Eight steps of on and off the goal; the episode is truncated at the eighth and the
+        // next one pays again.
+        for t in 0..10 {
+            let actions = [if t % 2 == 0 { 4 } else { 3 }, 0];
+            step_both((&mut cpu, &mut gpu), (&mut a, &mut b), Some(&actions), &format!("{mode:?}, step {t}"));
+            if b.events[0] & event::REACHED != 0 {
+                reached.push(t);
+            }
+        }
+        assert_eq!(reached, vec![0, 8], "{mode:?}");
+    }
+}

@@ -30,26 +30,32 @@ pub enum HoleRule {
 
 /// Reward weights; an agent's reward is the sum of the weights of its events, added in the order
 /// of the fields.
+///
+/// The defaults are strict on purpose (a reward that can be farmed is a defect): a goal is paid
+/// once per agent and episode ([`event::REACHED`]), so stepping off a goal and back earns
+/// nothing, and leaving the grid costs as much as a hole, so it is never the cheapest way to
+/// end an episode. With them a standard PPO learns 2-agent 5×5 boards (docs/engine.md, "Reward
+/// defaults, measured").
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RewardWeights {
-    /// On arriving at the goal.
+    /// On arriving at the goal for the first time in the episode (default +1).
     pub reach_goal: f32,
-    /// Each step an active agent ends away from its goal.
+    /// Each step an active agent ends away from its goal (default −0.0625).
     pub step: f32,
-    /// Soft mode: a blocked move.
+    /// Soft mode: a blocked move (default −0.125).
     pub blocked: f32,
-    /// A move off the grid.
+    /// A move off the grid (default −1, as a hole).
     pub off_grid: f32,
-    /// A move into a hole.
+    /// A move into a hole (default −1).
     pub hole: f32,
-    /// Strict mode: being part of a conflict.
+    /// Strict mode: being part of a conflict (default −1).
     pub conflict: f32,
 }
 
 impl Default for RewardWeights {
     fn default() -> Self {
-        Self { reach_goal: 1.0, step: -0.0625, blocked: -0.125, off_grid: -0.25, hole: -1.0, conflict: -1.0 }
+        Self { reach_goal: 1.0, step: -0.0625, blocked: -0.125, off_grid: -1.0, hole: -1.0, conflict: -1.0 }
     }
 }
 

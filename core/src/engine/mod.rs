@@ -15,7 +15,7 @@
 //! | auto-reset | **same step**: an environment whose episode ended writes its final observation into `final_obs` (valid only where `terminated` or `truncated` is set), resets, and returns the new episode's first observation in `obs`; `info` describes the episode that ended |
 //! | seeds | [`Engine::reset`]`(seed)`: environment `e` uses `seed + e`; episode `n` plays pool instance `pool_pick(seed + e, n)`, a counter-based hash, so results do not depend on backend, batch size or threads |
 //! | replay | [`Engine::reset_to`] puts an environment on an exact pool instance |
-//! | memory | per agent one `u32` (cell and active bit); per environment 4 `u32` (dims, step, episode, pool instance); goals and hole bits are read from the instance pool |
+//! | memory | per agent one `u32` (cell, active bit, and whether it has arrived on its goal in the episode); per environment 4 `u32` (dims, step, episode, pool instance); goals and hole bits are read from the instance pool |
 //!
 //! The caller owns every output buffer: a step writes into a [`StepBuffersMut`], a view of seven
 //! slices the caller allocated (sizes from [`BufferSizes`]); [`StepBuffers`] is an owned

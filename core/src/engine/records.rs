@@ -17,7 +17,9 @@ pub mod event {
     pub const HOLE: u32 = 8;
     /// Strict mode: the agent was part of a vertex or swap conflict.
     pub const CONFLICT: u32 = 16;
-    /// The agent arrived on its goal in this step.
+    /// The agent arrived on its goal in this step for the first time in the episode: a return
+    /// to the goal after leaving it sets only [`AT_GOAL`]. This is the arrival `reach_goal` pays,
+    /// so a goal is paid once per agent and episode (the agent word's "arrived" bit remembers it).
     pub const REACHED: u32 = 32;
     /// The agent is on its goal after the step.
     pub const AT_GOAL: u32 = 64;

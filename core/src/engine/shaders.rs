@@ -17,7 +17,7 @@ pub(crate) const MAX_OBS_WORDS: usize = obs_stride(GPU_MAX_RADIUS) / 4;
 pub mod wgsl {
     use crate::engine::records::{event, outcome, NONE};
     use crate::failure::FailureKind;
-    use crate::words::{AGENT_ACTIVE, POS_MASK};
+    use crate::words::{AGENT_ACTIVE, AGENT_ARRIVED, POS_MASK};
 
     pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
     /// The cell table of the step and verification kernels (their sources begin with it).
@@ -108,6 +108,7 @@ pub mod wgsl {
     pub fn shared_constants() -> Vec<(String, u32)> {
         let mut out = vec![
             ("AGENT_ACTIVE".to_string(), AGENT_ACTIVE),
+            ("AGENT_ARRIVED".to_string(), AGENT_ARRIVED),
             ("POS_MASK".to_string(), POS_MASK),
             ("NONE".to_string(), NONE),
         ];

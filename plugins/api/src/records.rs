@@ -155,7 +155,8 @@ pub mod step_flags {
     pub const COLLIDED: u32 = 1;
     /// The agent's move led into a hole (with holes as walls it stayed where it was).
     pub const FELL_IN_HOLE: u32 = 2;
-    /// The agent arrived on its goal in this step.
+    /// The agent arrived on its goal in this step, for the first time in the episode (the
+    /// engine's `REACHED`: a return to the goal after leaving it does not set it).
     pub const REACHED_GOAL: u32 = 4;
     /// The agent tried to leave the grid.
     pub const OUT_OF_BOUNDS: u32 = 8;

@@ -9,8 +9,11 @@
 //!   + goal · [REACHED_GOAL]
 //! ```
 //!
-//! "Resting on the goal" is a step with both distances 0. Defaults: progress 0.1, gamma 1,
-//! step cost 0.01, collision 0.5, hole 1, out of bounds 0.5, goal 1.
+//! "Resting on the goal" is a step with both distances 0. `REACHED_GOAL` comes with an agent's
+//! first arrival of the episode only (the engine's `REACHED`), so the goal bonus is paid once per
+//! agent and episode: an agent that steps off its goal and back earns the progress terms, which
+//! cancel, less two step costs, never a second bonus. Defaults: progress 0.1, gamma 1, step cost
+//! 0.01, collision 0.5, hole 1, out of bounds 0.5, goal 1.
 
 use floe_plugin_api::{step_flags, ConfigError, PluginError, RewardFn, StepOutcome, UNKNOWN};
 use serde::{Deserialize, Serialize};
@@ -33,7 +36,7 @@ pub struct ShapedParams {
     pub hole: f32,
     /// Penalty for trying to leave the grid.
     pub out_of_bounds: f32,
-    /// Bonus for arriving on the goal.
+    /// Bonus for arriving on the goal, once per agent and episode.
     pub goal: f32,
 }
 

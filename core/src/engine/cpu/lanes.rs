@@ -10,7 +10,7 @@ use crate::engine::hash::random_action;
 use crate::engine::records::event;
 use crate::pool::MAX_AGENTS;
 use crate::rules::Occupancy;
-use crate::words::{AGENT_ACTIVE, POS_MASK};
+use crate::words::{AGENT_ACTIVE, AGENT_ARRIVED, POS_MASK};
 
 /// A soft step's agents, one array per field, each with room for the most agents an instance
 /// holds ([`MAX_AGENTS`]), so that a step needs no growing and no length test per array. `there`
@@ -168,23 +168,29 @@ impl Tally {
 
     /// The goal pass, for an agent after its move (agent word `ag`, events so far `ev`, which
     /// hold `INACTIVE` already for an agent out of the episode): adds `AT_GOAL` and `REACHED`,
-    /// counts the agent in, and returns its events and reward.
+    /// counts the agent in, and returns its word (with `AGENT_ARRIVED` once it arrived), its
+    /// events and its reward.
     #[inline(always)]
-    pub(super) fn finish(&mut self, ag: u32, ev: u32, goal: u32, lut: &[f32; 256]) -> (u32, f32) {
-        let ev = at_goal(ag, ev, goal);
+    pub(super) fn finish(&mut self, ag: u32, ev: u32, goal: u32, lut: &[f32; 256]) -> (u32, u32, f32) {
+        let (ag, ev) = at_goal(ag, ev, goal);
         self.count(ag, ev);
-        (ev, lut[(ev & 0xff) as usize])
+        (ag, ev, lut[(ev & 0xff) as usize])
     }
 }
 
 /// `AT_GOAL` and `REACHED` for an agent with word `ag` (after its move) on goal `goal` and events
-/// `ev` so far: the events with them added.
+/// `ev` so far: its word with `AGENT_ARRIVED` set when it arrived, and the events with them
+/// added. `REACHED` comes only with the first arrival of the episode.
 #[inline(always)]
-pub(super) fn at_goal(ag: u32, ev: u32, goal: u32) -> u32 {
+pub(super) fn at_goal(ag: u32, ev: u32, goal: u32) -> (u32, u32) {
     let active = ag >> 31;
     let home = active & u32::from(ag & POS_MASK == goal);
-    // Arriving is being home after a move (starts and goals differ); `MOVED` is bit 0.
-    const { assert!(event::MOVED == 1 && AGENT_ACTIVE == 1 << 31) };
-    let reached = home & ev;
-    ev | (home << event::AT_GOAL.trailing_zeros()) | (reached << event::REACHED.trailing_zeros())
+    // Arriving is being home after a move (starts and goals differ) for the first time;
+    // `MOVED` is bit 0.
+    const { assert!(event::MOVED == 1 && AGENT_ACTIVE == 1 << 31 && AGENT_ARRIVED == 1 << 30) };
+    let reached = home & ev & !(ag >> 30);
+    (
+        ag | (reached << 30),
+        ev | (home << event::AT_GOAL.trailing_zeros()) | (reached << event::REACHED.trailing_zeros()),
+    )
 }

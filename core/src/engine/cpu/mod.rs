@@ -19,7 +19,9 @@
 //!    until nothing changes, a mover whose target is the cell of an agent that stays also stays
 //!    (`BLOCKED`). This fixed point does not depend on agent order, and the result has no shared
 //!    cell and no swap; following and rotations of three or more agents are allowed.
-//! 4. `AT_GOAL` for agents on their goals, `REACHED` for those that arrived in this step; the
+//! 4. `AT_GOAL` for agents on their goals, `REACHED` for those that arrived in this step for the
+//!    first time in the episode (the agent word's `AGENT_ARRIVED` bit, set then, remembers it, so
+//!    a goal is paid once per agent and episode; a reset clears it); the
 //!    episode terminates when every active agent is on its goal (soft: a success only if nobody
 //!    dropped out) or, in soft mode, when no agent is left; it is truncated at the episode limit.
 //! 5. Rewards are [`crate::engine::RewardWeights::reward`] of each agent's events (looked up in a table of all

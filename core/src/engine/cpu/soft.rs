@@ -76,12 +76,12 @@ fn mark_cells(cells: &mut [u32], id: u32, occ_at: u32, count_at: u32) {
 }
 
 /// The move of an agent with word `ag` and final events `ev` (`BLOCKED` set if it stays):
-/// its new word, and its events with `MOVED` only if it did move.
+/// its new word (its flags kept), and its events with `MOVED` only if it did move.
 #[inline(always)]
 fn moved(ag: u32, ev: u32, there: u32) -> (u32, u32) {
     // A blocked agent tried to move and did not.
     let e = ev & !(ev >> 1 & 1);
-    (select_unpredictable(e & event::MOVED != 0, there | AGENT_ACTIVE, ag), e)
+    (select_unpredictable(e & event::MOVED != 0, there | (ag & !POS_MASK), ag), e)
 }
 
 /// From this many agents on, the soft step runs its per-agent work in separate loops the
@@ -181,7 +181,7 @@ pub(super) fn step_soft<const DROP: bool, const MARK: bool>(
             (agents[a], events[a]) = moved(agents[a], ev[a], there[a]);
         }
         for a in 0..k {
-            events[a] = at_goal(agents[a], events[a], goals[a]);
+            (agents[a], events[a]) = at_goal(agents[a], events[a], goals[a]);
         }
         for a in 0..k {
             tally.count(agents[a], events[a]);
@@ -192,8 +192,7 @@ pub(super) fn step_soft<const DROP: bool, const MARK: bool>(
     } else {
         for a in 0..k {
             let (ag, e) = moved(agents[a], ev[a], there[a]);
-            agents[a] = ag;
-            (events[a], rewards[a]) = tally.finish(ag, e, goals[a], lut);
+            (agents[a], events[a], rewards[a]) = tally.finish(ag, e, goals[a], lut);
         }
     }
     if MARK {

@@ -7,7 +7,7 @@ use super::maps::{cell_steps, Target, FREE, HOLE, OFF};
 use crate::engine::records::event;
 use crate::failure::FailureKind;
 use crate::rules::{agent_fault, judge_conflicts, StepConflict};
-use crate::words::AGENT_ACTIVE;
+use crate::words::{AGENT_ACTIVE, POS_MASK};
 
 /// The strict step: the first failure in the verifier's order ends the episode and nobody moves.
 #[inline(always)]
@@ -64,7 +64,7 @@ pub(super) fn step_strict(
     for (a, l) in lanes.iter().enumerate() {
         if moves && l.moving() {
             events[a] |= event::MOVED;
-            agents[a] = l.there | AGENT_ACTIVE;
+            agents[a] = l.there | (agents[a] & !POS_MASK);
         }
         if s.ctx.marks & (agents[a] & AGENT_ACTIVE != 0) {
             bits[if moves && l.moving() { l.there } else { l.here } as usize] = 1;
@@ -72,7 +72,7 @@ pub(super) fn step_strict(
     }
     let mut tally = Tally::default();
     for a in 0..k {
-        (events[a], rewards[a]) = tally.finish(agents[a], events[a], s.goals[a], s.ctx.lut);
+        (agents[a], events[a], rewards[a]) = tally.finish(agents[a], events[a], s.goals[a], s.ctx.lut);
     }
     (failure, tally)
 }
