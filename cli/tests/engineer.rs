@@ -275,10 +275,25 @@ mod train {
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(stderr(&o).contains("the engineer here is `embedded`"), "{}", stderr(&o));
         assert!(!out.exists());
-        let help = stdout(&floe(&["train", "--help"]));
-        assert!(help.contains("--engineer-timeout <SECONDS>") && help.contains("else 120]"), "{help}");
-        let help = stdout(&floe(&["experiment", "--help"]));
-        assert!(help.contains("--engineer-timeout <SECONDS>") && help.contains("[default: 120]"), "{help}");
+        // One declaration of the flags, under a heading that names the engineer they start from.
+        for (cmd, over) in [
+            ("train", "over the configuration's `rounds.engineer`"),
+            ("experiment", "over the `engineer` contender's embedded model"),
+            ("engineer", "with --ask, over --engineer and --engineer-params"),
+        ] {
+            let help = stdout(&floe(&[cmd, "--help"]));
+            assert!(help.contains(&format!("Engineer flags, {over}:")), "{help}");
+            for flag in [
+                "--engineer-endpoint <URL>",
+                "--engineer-model <NAME>",
+                "--engineer-timeout <SECONDS>",
+                "--engineer-gguf <FILE>",
+            ] {
+                assert_eq!(help.matches(flag).count(), 1, "{flag}:\n{help}");
+            }
+            assert!(help.contains("[default: the engineer's, else 120]"), "{help}");
+            assert!(help.contains("with its defaults: the key read from $OPENAI_API_KEY"), "{help}");
+        }
     }
 
     /// A configuration that names neither a curriculum nor an engineer is completed by the

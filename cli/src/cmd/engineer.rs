@@ -1,8 +1,8 @@
 //! `floe engineer`: what the environment engineer of a run was given and answered, round by
 //! round (the files in `<run>/engineer/round-<r>/`, read through floe-rounds' [`RunFolder`],
 //! which writes them); with `--ask`, the same context sent again to a chosen engineer, for
-//! inspection (nothing is written). [`Flags`] are the engineer flags of this command,
-//! `floe train` and `floe experiment`.
+//! inspection (nothing is written). [`EngineerFlags`] are the engineer flags of this command,
+//! `floe train` and `floe experiment`, declared once.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -24,19 +24,44 @@ pub fn seconds(text: &str) -> Result<f64, String> {
     }
 }
 
-/// The engineer flags of `floe train`, `floe experiment` and `floe engineer --ask`. Each
-/// overrides one field of the engineer they start from (the configuration's, or the command's
-/// default) and keeps the others: `--engineer-endpoint` sets `base_url` of an `endpoint`
+/// The engineer flags of `floe train`, `floe experiment` and `floe engineer --ask`, declared
+/// here once and flattened into each command under a heading that names the engineer they start
+/// from (the configuration's, the `engineer` contender's, --ask's). Each overrides one field of
+/// that engineer and keeps the others: `--engineer-endpoint` sets `base_url` of an `endpoint`
 /// engineer (its `timeout_s`, `retries`, `api_key_env`, … stay), `--engineer-model` its
 /// `model`, `--engineer-timeout` its `timeout_s`, `--engineer-gguf` the `model` of an
-/// `embedded` one. Over an engineer of another kind, `--engineer-endpoint` and
-/// `--engineer-gguf` start a new one from that kind's defaults.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Flags<'a> {
-    pub endpoint: Option<&'a str>,
-    pub model: Option<&'a str>,
+/// `embedded` one. Over no engineer or one of another kind, `--engineer-endpoint` and
+/// `--engineer-gguf` start a new one from that kind's defaults ([`EngineerFlags::apply`]).
+#[derive(Debug, Default, Clone, clap::Args)]
+pub struct EngineerFlags {
+    /// Use an OpenAI-compatible endpoint (base URL, e.g. http://127.0.0.1:8080/v1) as the
+    /// environment engineer: sets `base_url` of an `endpoint` engineer, keeping its other
+    /// parameters (`timeout_s`, `retries`, `api_key_env`, …); no engineer, or one of another
+    /// kind, becomes the `endpoint` engineer with its defaults: the key read from
+    /// $OPENAI_API_KEY, 120 s a request.
+    #[arg(id = "engineer_endpoint", long = "engineer-endpoint", value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// The model name the endpoint expects: sets `model` of the `endpoint` engineer
+    /// [default: the engineer's, else `default`].
+    #[arg(id = "engineer_model", long = "engineer-model", value_name = "NAME")]
+    pub model: Option<String>,
+    /// Seconds one request to the endpoint may take, connecting and reading included: sets
+    /// `timeout_s` of the `endpoint` engineer [default: the engineer's, else 120]. A request
+    /// that times out is tried again (`http_retries`, 3) and the engineer asks again on no reply
+    /// (`retries`, 2): with those defaults a silent server holds a design up to 12 times this
+    /// long.
+    #[arg(id = "engineer_timeout", long = "engineer-timeout", value_name = "SECONDS", value_parser = seconds)]
     pub timeout_s: Option<f64>,
-    pub gguf: Option<&'a Path>,
+    /// Use this GGUF chat model, run in process by llama.cpp, as the environment engineer: sets
+    /// `model` of an `embedded` engineer, keeping its other parameters; no engineer, or one of
+    /// another kind, becomes the `embedded` engineer with `model` set to it.
+    #[arg(
+        id = "engineer_gguf",
+        long = "engineer-gguf",
+        value_name = "FILE",
+        conflicts_with = "engineer_endpoint"
+    )]
+    pub gguf: Option<PathBuf>,
 }
 
 /// Whether `spec` is the built-in engineer `name`.
@@ -68,15 +93,15 @@ fn set(spec: &mut PluginSpec, key: &str, value: serde_json::Value) -> Result<(),
     Ok(())
 }
 
-impl Flags<'_> {
-    /// `base` (the engineer of the configuration, if any) with the flags applied.
+impl EngineerFlags {
+    /// `base` (the engineer the command starts from, if any) with the flags applied.
     ///
     /// # Errors
     /// [`CliError::Input`] naming the flag: a URL the `endpoint` engineer refuses, an empty
     /// model, a file that is not GGUF, or a flag the resulting engineer has no field for.
     pub fn apply(&self, base: Option<PluginSpec>) -> Result<Option<PluginSpec>, CliError> {
         let mut spec = base;
-        if let Some(path) = self.gguf {
+        if let Some(path) = &self.gguf {
             let made = gguf_spec(path)?;
             spec = Some(match spec {
                 Some(mut s) if is_builtin(Some(&s), "embedded") => {
@@ -86,7 +111,7 @@ impl Flags<'_> {
                 _ => made,
             });
         }
-        if let Some(url) = self.endpoint {
+        if let Some(url) = self.endpoint.as_deref() {
             check_endpoint(url)?;
             let mut s = match spec {
                 Some(s) if is_builtin(Some(&s), "endpoint") => s,
@@ -99,7 +124,7 @@ impl Flags<'_> {
             spec = Some(s);
         }
         let endpoint = is_builtin(spec.as_ref(), "endpoint");
-        if let Some(model) = self.model {
+        if let Some(model) = self.model.as_deref() {
             if model.is_empty() {
                 return Err(CliError::Input(
                     "--engineer-model: empty; give the model name the server expects".into(),
@@ -121,7 +146,7 @@ impl Flags<'_> {
             )));
         }
         if let Some(s) = spec.as_mut().filter(|_| endpoint) {
-            if let Some(model) = self.model {
+            if let Some(model) = self.model.as_deref() {
                 set(s, "model", model.into())?;
             }
             if let Some(t) = self.timeout_s {
@@ -161,29 +186,18 @@ pub struct Args {
     #[arg(long)]
     ask: bool,
     /// With --ask: the engineer (a built-in: `embedded`, `endpoint`, `rules`).
-    #[arg(long, default_value = "embedded")]
+    #[arg(long, default_value = "embedded", conflicts_with = "engineer_gguf")]
     engineer: String,
-    /// With --ask: its parameters as JSON (for `endpoint`: base_url, model, api_key_env, …).
+    /// With --ask: its parameters as JSON (for `endpoint`: base_url, model, api_key_env, …);
+    /// with --engineer-endpoint or --engineer-gguf, those of the engineer that flag names, each
+    /// engineer flag overriding one of them.
     #[arg(long)]
     engineer_params: Option<String>,
-    /// With --ask: an OpenAI-compatible endpoint's base URL (the `endpoint` engineer), e.g.
-    /// http://127.0.0.1:8080/v1; its key is read from $OPENAI_API_KEY; --engineer-params may
-    /// set its other parameters, which these flags override one by one.
-    #[arg(long)]
-    engineer_endpoint: Option<String>,
-    /// With --engineer-endpoint: the model name [default: --engineer-params' `model`, else
-    /// `default`].
-    #[arg(long)]
-    engineer_model: Option<String>,
-    /// With --engineer-endpoint: seconds one request may take, connecting and reading included
-    /// [default: --engineer-params' `timeout_s`, else 120]. A request that times out is tried
-    /// again (`http_retries`, 3) and the engineer asks again on no reply (`retries`, 2).
-    #[arg(long, value_name = "SECONDS", value_parser = seconds)]
-    engineer_timeout: Option<f64>,
-    /// With --ask: the `embedded` engineer on this GGUF chat model (llama.cpp in process)
-    /// instead of the default one; --engineer-params may add its other parameters.
-    #[arg(long, conflicts_with_all = ["engineer_endpoint", "engineer"])]
-    engineer_gguf: Option<PathBuf>,
+    #[command(
+        flatten,
+        next_help_heading = "Engineer flags, with --ask, over --engineer and --engineer-params"
+    )]
+    flags: EngineerFlags,
 }
 
 /// The `embedded` engineer on the GGUF chat model at `path` (`--engineer-gguf`): the file must
@@ -212,19 +226,13 @@ fn spec(a: &Args) -> Result<PluginSpec, CliError> {
         Some(p) => serde_json::from_str(p).map_err(|e| CliError::Input(format!("--engineer-params: {e}")))?,
         None => serde_json::Value::Null,
     };
-    let name = match (&a.engineer_endpoint, &a.engineer_gguf) {
+    let name = match (&a.flags.endpoint, &a.flags.gguf) {
         (Some(_), _) => "endpoint",
         (None, Some(_)) => "embedded",
         (None, None) => &a.engineer,
     };
     let base = PluginSpec { name: name.into(), params, library: None };
-    let flags = Flags {
-        endpoint: a.engineer_endpoint.as_deref(),
-        model: a.engineer_model.as_deref(),
-        timeout_s: a.engineer_timeout,
-        gguf: a.engineer_gguf.as_deref(),
-    };
-    Ok(flags.apply(Some(base))?.unwrap_or_else(|| PluginSpec::builtin(name)))
+    Ok(a.flags.apply(Some(base))?.unwrap_or_else(|| PluginSpec::builtin(name)))
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {

@@ -12,6 +12,7 @@ use floe_plugin_host::PluginSpec;
 use floe_train::experiment::{run_experiment, Budget, ContenderName, Experiment};
 use floe_train::{Outcome, TrainError};
 
+use crate::cmd::engineer::EngineerFlags;
 use crate::error::CliError;
 use crate::render::chart::{self, Difference};
 
@@ -42,36 +43,16 @@ pub struct Args {
     /// Seeds per contender (default: the budget's).
     #[arg(long)]
     seeds: Option<u64>,
-    /// The LLM contender asks this OpenAI-compatible endpoint instead of the embedded model
-    /// (the `endpoint` engineer with its defaults: the key read from $OPENAI_API_KEY, 120 s a
-    /// request).
-    #[arg(long)]
-    engineer_endpoint: Option<String>,
-    /// With --engineer-endpoint: the model name [default: `default`].
-    #[arg(long)]
-    engineer_model: Option<String>,
-    /// With --engineer-endpoint: seconds one request may take, connecting and reading included
-    /// [default: 120]. A request that times out is tried again (3 times) and the engineer asks
-    /// again on no reply (twice), so a silent server holds a round up to 12 times this long.
-    #[arg(long, value_name = "SECONDS", value_parser = crate::cmd::engineer::seconds)]
-    engineer_timeout: Option<f64>,
-    /// The LLM contender runs this GGUF chat model in process (the `embedded` engineer, as by
-    /// default, on another model).
-    #[arg(long, conflicts_with = "engineer_endpoint")]
-    engineer_gguf: Option<PathBuf>,
     /// No progress on stderr.
     #[arg(long, short)]
     quiet: bool,
+    #[command(flatten, next_help_heading = "Engineer flags, over the `engineer` contender's embedded model")]
+    engineer: EngineerFlags,
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {
-    let flags = crate::cmd::engineer::Flags {
-        endpoint: a.engineer_endpoint.as_deref(),
-        model: a.engineer_model.as_deref(),
-        timeout_s: a.engineer_timeout,
-        gguf: a.engineer_gguf.as_deref(),
-    };
-    let engineer = flags
+    let engineer = a
+        .engineer
         .apply(Some(PluginSpec::builtin("embedded")))?
         .unwrap_or_else(|| PluginSpec::builtin("embedded"));
     let mut x = Experiment::new(a.budget, engineer);

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use floe_train::{TrainConfig, TrainError};
 
+use crate::cmd::engineer::EngineerFlags;
 use crate::error::CliError;
 use crate::input::read_text;
 
@@ -23,34 +24,14 @@ pub struct Args {
     /// Overrides the configuration's seed.
     #[arg(long)]
     seed: Option<u64>,
-    /// Use an OpenAI-compatible endpoint (base URL, e.g. http://127.0.0.1:8080/v1) as the
-    /// environment engineer: sets `base_url` of the configuration's `endpoint` engineer, keeping
-    /// its other parameters (`timeout_s`, `retries`, `api_key_env`, …), or makes `rounds.engineer`
-    /// the `endpoint` engineer with its defaults: the key read from $OPENAI_API_KEY, 120 s a
-    /// request.
-    #[arg(long)]
-    engineer_endpoint: Option<String>,
-    /// The model name the endpoint expects: sets `model` of the `endpoint` engineer
-    /// [default: the configuration's, else `default`].
-    #[arg(long)]
-    engineer_model: Option<String>,
-    /// Seconds one request to the endpoint may take, connecting and reading included: sets
-    /// `timeout_s` of the `endpoint` engineer [default: the configuration's, else 120]. A request
-    /// that times out is tried again (`http_retries`, 3) and the engineer asks again on no reply
-    /// (`retries`, 2): with those defaults a silent server holds a round up to 12 times this long.
-    #[arg(long, value_name = "SECONDS", value_parser = crate::cmd::engineer::seconds)]
-    engineer_timeout: Option<f64>,
-    /// Use this GGUF chat model, run in process by llama.cpp, as the environment engineer: sets
-    /// `model` of the configuration's `embedded` engineer, or makes `rounds.engineer` the
-    /// `embedded` engineer with `model` set to it.
-    #[arg(long, conflicts_with = "engineer_endpoint")]
-    engineer_gguf: Option<PathBuf>,
     /// Print the configuration (defaults merged with --config) and exit.
     #[arg(long)]
     print_config: bool,
     /// No progress on stderr (by default: bars on a terminal, one line per stage in a log).
     #[arg(long, short)]
     quiet: bool,
+    #[command(flatten, next_help_heading = "Engineer flags, over the configuration's `rounds.engineer`")]
+    engineer: EngineerFlags,
 }
 
 /// Maps a trainer error to the CLI's: bad input (configurations, files, checkpoints) is exit 2.
@@ -86,13 +67,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     if let Some(s) = a.seed {
         cfg.seed = s;
     }
-    let flags = crate::cmd::engineer::Flags {
-        endpoint: a.engineer_endpoint.as_deref(),
-        model: a.engineer_model.as_deref(),
-        timeout_s: a.engineer_timeout,
-        gguf: a.engineer_gguf.as_deref(),
-    };
-    cfg.rounds.engineer = flags.apply(cfg.rounds.engineer.take())?;
+    cfg.rounds.engineer = a.engineer.apply(cfg.rounds.engineer.take())?;
     cfg.validate().map_err(|e| match &a.config {
         Some(p) => CliError::input(p, e),
         None => cli_error(e),
