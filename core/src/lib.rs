@@ -6,10 +6,10 @@
 //! ([`mod@verify`], in the vocabulary of [`failure`]); the paper's text forms ([`text`]); a
 //! deterministic instance generator and the benchmark suite ([`generator`], [`suite`]); the file
 //! formats ([`instance`], [`plan`], [`movingai`]); one reader of plans in every written form
-//! ([`reader`]); the instance pool and the batched engine ([`pool`], [`engine`]); and
-//! [`PluginSpec`], the name of a plugin as configurations write it ([`plugin`]).
+//! ([`reader`]); and the instance pool and the batched engine ([`pool`], [`engine`]). It knows
+//! nothing of plugins: a reward that scores an engine's steps is the plugin registry's.
 //!
-//! Everything else in floe (the batched engine, the plugins, the trainer, the CLI) builds on the
+//! Everything else in floe (the plugins, the round protocol, the trainer, the CLI) builds on the
 //! definitions here, so a rule changes in one place only.
 
 pub mod engine;
