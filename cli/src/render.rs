@@ -1,10 +1,10 @@
 //! Pictures: text frames of an instance and of a plan's positions (`floe render`), and the
 //! drawn ones: the board as PNG and GIF (`board`, with the GIF's palette from `palette`), the
 //! evaluation's heat map (`heatmap`) and the experiment's chart (`chart`), on what they share
-//! (`canvas`).
+//! (floe-canvas).
 
 pub mod board;
-pub mod canvas;
+pub use floe_canvas as canvas;
 // Drawn by `floe experiment` and `floe eval`, which need the `train` feature; compiled in every
 // build so that their tests run without libtorch.
 #[cfg_attr(not(feature = "train"), allow(dead_code))]

@@ -13,11 +13,11 @@
 //! | [`sft`] | the supervised warm start on CBS-optimal plans |
 //! | [`grpo`] | the GRPO update (advantages, clipped objective, KL, aggregation) |
 //! | [`optim`] | AdamW with gradient clipping and a saveable state |
-//! | [`run`] | the policy as floe-rounds' trainee: warm start, GRPO round, rollouts, persistence, charts |
+//! | [`run`] | the policy as floe-rounds' trainee: warm start, GRPO round, rollouts, persistence, charts (plotters on floe-canvas) |
 //! | [`experiment`] | the paper's comparison of environment designs from one warm start, and its table |
 //! | [`eval`] | the policy's greedy answers, counted by floe-rounds' tables |
 //! | [`config`] | every knob, with documented defaults |
-//! | [`checkpoint`], [`plot`] | safetensors files, PNG charts |
+//! | [`checkpoint`] | safetensors files |
 //!
 //! The paper trains a pretrained 4 B-parameter language model; floe trains a small transformer
 //! from scratch, starting from a supervised warm start on the generator's optimal plans.
@@ -30,7 +30,6 @@ pub mod experiment;
 pub mod grpo;
 pub mod model;
 pub mod optim;
-pub mod plot;
 pub mod reward;
 pub mod run;
 pub mod sample;

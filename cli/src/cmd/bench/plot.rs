@@ -1,7 +1,8 @@
 //! `sweep.png`: one column per swept factor, agent-steps/s in the top row and bytes per
-//! agent-step in the bottom one. Drawn with plotters into an RGB buffer and encoded with `png`;
-//! the text uses DejaVu Sans embedded in the binary, so no system font is needed.
+//! agent-step in the bottom one. Drawn with plotters on floe-canvas (an RGB buffer, the embedded
+//! font, PNG), so no system font is needed.
 
+use floe_canvas::{self as canvas, SANS};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -21,35 +22,19 @@ pub struct Column {
 pub const WIDTH: u32 = 1600;
 pub const HEIGHT: u32 = 900;
 
-/// DejaVu Sans (Bitstream Vera license: cli/assets/DejaVuSans-LICENSE.txt).
-static FONT: &[u8] = include_bytes!("../../../assets/DejaVuSans.ttf");
-const SANS: &str = "sans-serif";
-
 /// The PNG file of the sweep's plot.
 pub fn png(title: &str, columns: &[Column]) -> Result<Vec<u8>, String> {
-    plotters::style::register_font(SANS, FontStyle::Normal, FONT)
-        .map_err(|_| "the embedded font does not load".to_string())?;
-    let mut rgb = vec![0u8; WIDTH as usize * HEIGHT as usize * 3];
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let root = root.titled(title, (SANS, 24)).map_err(|e| e.to_string())?;
+    let rgb = canvas::rgb(WIDTH, HEIGHT, |root| {
+        let root = root.titled(title, (canvas::SANS, 24)).map_err(canvas::err)?;
         let cols = columns.len().max(1);
         let panels = root.split_evenly((2, cols));
         for (i, column) in columns.iter().enumerate() {
             panel(&panels[i], column, Row::Rate)?;
             panel(&panels[cols + i], column, Row::Bytes)?;
         }
-        root.present().map_err(|e| e.to_string())?;
-    }
-    let mut out = Vec::new();
-    let mut enc = png::Encoder::new(&mut out, WIDTH, HEIGHT);
-    enc.set_color(png::ColorType::Rgb);
-    enc.set_depth(png::BitDepth::Eight);
-    let mut w = enc.write_header().map_err(|e| e.to_string())?;
-    w.write_image_data(&rgb).map_err(|e| e.to_string())?;
-    w.finish().map_err(|e| e.to_string())?;
-    Ok(out)
+        Ok(())
+    })?;
+    canvas::png(WIDTH, HEIGHT, &rgb)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,7 @@
-//! What the pictures share: the embedded font, an RGB buffer that plotters draws into, text that
-//! wraps, and PNG encoding. The text uses DejaVu Sans embedded in the binary (ab_glyph), so no
-//! system font is needed.
+//! What floe's pictures share, whichever crate draws them (the CLI's boards, heat maps and
+//! charts, the trainer's learning curves): the embedded font, an RGB buffer that plotters draws
+//! into with its bitmap backend, text that wraps, and PNG encoding. The text uses DejaVu Sans
+//! embedded in the binary (ab_glyph), so no system font is needed at run time.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -9,8 +10,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 /// A picture being drawn, in pixel coordinates.
 pub type Area<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
 
-/// DejaVu Sans (Bitstream Vera license: cli/assets/DejaVuSans-LICENSE.txt).
-static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+/// DejaVu Sans (Bitstream Vera license: canvas/assets/DejaVuSans-LICENSE.txt).
+static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 /// The family name the embedded font is registered under.
 pub const SANS: &str = "sans-serif";
 
@@ -94,4 +95,34 @@ pub fn wrap(
         }
     }
     Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The embedded font draws text (ink where it is written, none elsewhere), and the PNG
+    /// decodes to the same pixels.
+    #[test]
+    fn text_is_drawn_and_the_png_decodes() {
+        let (w, h) = (120, 40);
+        let rgb = rgb(w, h, |a| text(a, "floe", (4, 20), &style(18.0, BLACK, HPos::Left, VPos::Center)))
+            .expect("drawn");
+        let ink = |x0: u32, x1: u32| {
+            (x0..x1)
+                .flat_map(|x| (0..h).map(move |y| (x, y)))
+                .filter(|&(x, y)| {
+                    let i = 3 * (y * w + x) as usize;
+                    rgb[i..i + 3].iter().all(|&c| c < 100)
+                })
+                .count()
+        };
+        assert!(ink(0, 60) > 30, "text is drawn");
+        assert_eq!(ink(80, w), 0);
+        let bytes = png(w, h, &rgb).expect("encoded");
+        let mut reader = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().expect("a PNG");
+        let mut back = vec![0; reader.output_buffer_size().expect("a size")];
+        reader.next_frame(&mut back).expect("a frame");
+        assert_eq!(back, rgb);
+    }
 }
