@@ -19,8 +19,12 @@ fn dir() -> PathBuf {
     d
 }
 
+/// A file of its own for each call: tests run side by side, and one writing `inst.json` while
+/// another reads it would hand the reader an empty file.
 fn file(name: &str, contents: &str) -> PathBuf {
-    let p = dir().join(name);
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let p = dir().join(format!("{n}-{name}"));
     std::fs::write(&p, contents).expect("write temp file");
     p
 }
