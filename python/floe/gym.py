@@ -18,18 +18,18 @@ single-agent algorithms expect. Instances of one agent are drawn with ``wait_rat
 
 Rewards (per agent and step; the engine's defaults, changed with ``rewards={...}``, any subset):
 
-=============  ========  ===========================================================================
-weight         default   paid when
-=============  ========  ===========================================================================
-``reach_goal``  +1.0     the agent arrives on its goal **for the first time in the episode** (event
-                         ``REACHED``; stepping off the goal and back earns nothing more)
-``step``        -0.0625  every step the agent ends away from its goal (while it is in the episode)
-``blocked``     -0.125   soft mode: its move was blocked by another agent
-``off_grid``    -1.0     its move would leave the grid (strict: the episode fails; soft: a wait)
-``hole``        -1.0     its move leads into a hole (strict: the episode fails; soft: it drops out,
-                         or with ``holes="block"`` stays)
-``conflict``    -1.0     strict mode: it takes part in a vertex or swap conflict (the episode fails)
-=============  ========  ===========================================================================
+================  ========  ========================================================================
+weight            default   paid when
+================  ========  ========================================================================
+``reach_goal``    +1.0      the agent arrives on its goal **for the first time in the episode** (event
+                            ``REACHED``; stepping off the goal and back earns nothing more)
+``step``          -0.0625   every step the agent ends away from its goal (while it is in the episode)
+``blocked``       -0.125    soft mode: its move was blocked by another agent
+``off_grid``      -1.0      its move would leave the grid (strict: the episode fails; soft: a wait)
+``hole``          -1.0      its move leads into a hole (strict: the episode fails; soft: it drops out,
+                            or with ``holes="block"`` stays)
+``conflict``      -1.0      strict mode: it takes part in a vertex or swap conflict (the episode fails)
+================  ========  ========================================================================
 
 An agent's reward is the sum of the weights of its events. Per-agent event bits are in
 ``info["events"]`` (``int32``: 1 moved, 2 blocked, 4 off grid, 8 hole, 16 conflict, 32 reached,
