@@ -230,6 +230,26 @@ def test_python_m_floe_rounds_with_sec_runs_on_the_cpu(tiny_model_dir, tmp_path)
         assert {s["size"] for s in r["config"]["sizes"]} <= {3, 4}
 
 
+@needs_trl
+def test_a_warm_start_lowers_the_answer_loss_and_is_a_stage(tiny_model_dir, tmp_path):
+    """Supervised fine-tuning on optimal plans before round 0, the loss on the answer's tokens
+    only: its loss falls, and the driver validates it as the stage `warm start`."""
+    warm = {"steps": 8, "samples": 16, "learning_rate": 1e-2, "batch_size": 4}
+    cfg = {**SETTINGS, "rounds": 1, "engineer": "fixed", "warm_start": warm, "trl": {**TRL, "max_steps": 1}}
+    out = str(tmp_path / "run")
+    state = run_rounds(tiny_model_dir, out, RoundsConfig.from_dict(cfg), say=lambda _: None)
+    assert [e["stage"] for e in state.evals] == ["untrained", "warm start", "round 0"]
+    steps = [json.loads(l) for l in open(os.path.join(out, "steps.jsonl"))]
+    sft = [s for s in steps if s["phase"] == "warm_start"]
+    assert [s["step"] for s in sft] == list(range(8))
+    assert sft[-1]["loss"] < 0.8 * sft[0]["loss"], [s["loss"] for s in sft]
+    assert os.path.exists(os.path.join(out, "warm-start", "model.safetensors"))
+    lines = [json.loads(l) for l in open(os.path.join(out, "rounds.jsonl"))]
+    assert [l["stage"] for l in lines] == ["untrained", "warm start", "round 0"]
+    with pytest.raises(floe.ConfigError, match="warm_start"):
+        RoundsConfig.from_dict({**SETTINGS, "warm_start": {"steps": 0, "samples": 4}})
+
+
 # The engineer's handling of replies, with real models.
 
 

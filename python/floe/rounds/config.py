@@ -89,6 +89,12 @@ class RoundsConfig:
     engineer_max_tokens: int = 640
     engineer_temperature: float = 0.7
     engineer_constraint: str = "schema"
+    #: A supervised warm start before round 0 [none]: TRL's ``SFTTrainer`` on the generator's
+    #: optimal plans written in the prompt's answer format, the loss on the answer's tokens
+    #: only. ``steps``, ``samples`` (instances), ``config`` (their generator configuration
+    #: [``round0``, else floe's round-0 default within ``design_limits``]), ``learning_rate``
+    #: [1e-4], ``batch_size`` [8]. Validated after it as the stage ``warm start``.
+    warm_start: Optional[dict] = None
     #: TRL's ``GRPOConfig`` arguments, over :data:`TRL_DEFAULTS` (``output_dir``,
     #: ``num_train_epochs`` and ``seed`` are floe's).
     trl: dict = field(default_factory=dict)
@@ -112,6 +118,13 @@ class RoundsConfig:
             raise ConfigError("engineer_max_tokens >= 1, engineer_retries >= 0, engineer_temperature >= 0")
         if not self.engineer:
             raise ConfigError("engineer: empty; self, base, fixed, a URL or a plugin name")
+        if self.warm_start is not None:
+            unknown = sorted(set(self.warm_start) - {"steps", "samples", "config", "learning_rate", "batch_size"})
+            if unknown or int(self.warm_start.get("steps", 0)) < 1 or int(self.warm_start.get("samples", 0)) < 1:
+                raise ConfigError(
+                    "warm_start: steps and samples (at least 1), and optionally config, learning_rate, "
+                    f"batch_size{'; unknown ' + ', '.join(unknown) if unknown else ''}"
+                )
         own = sorted(set(self.trl) & set(TRL_OWN))
         if own:
             raise ConfigError(f"trl: {', '.join(own)} are set by floe for each round (epochs, seed)")

@@ -12,7 +12,7 @@ import shutil
 import time
 from typing import Any, Callable, Optional, Sequence
 
-from .._floe import Engineer, Instance, verify_batch
+from .._floe import Engineer, Instance, prompt, round0_config, round_instances, round_seed, solve, verify_batch
 from ..datasets import to_hf_dataset
 from ..rewards import trl_reward
 from .config import RoundsConfig
@@ -35,10 +35,10 @@ def load_model(path: str, device: Optional[Any] = None) -> tuple:
     return model, tokenizer
 
 
-def save_model(folder: str, r: int, model: Any, tokenizer: Any) -> str:
-    """Saves the model after round ``r`` into ``round-<r>/`` of the run folder (through a
-    temporary folder, so that a folder there is whole)."""
-    final = os.path.join(folder, f"round-{r}")
+def save_model(folder: str, r: Any, model: Any, tokenizer: Any) -> str:
+    """Saves the model after round ``r`` into ``round-<r>/`` of the run folder (``r`` a name:
+    into ``<r>/``), through a temporary folder, so that a folder there is whole."""
+    final = os.path.join(folder, f"round-{r}" if isinstance(r, int) else r)
     tmp = final + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp)
@@ -46,6 +46,21 @@ def save_model(folder: str, r: int, model: Any, tokenizer: Any) -> str:
     shutil.rmtree(final, ignore_errors=True)
     os.replace(tmp, final)
     return final
+
+
+#: The words of the moves in the prompt's answer format.
+WORDS = {"W": "WAIT", "U": "UP", "D": "DOWN", "L": "LEFT", "R": "RIGHT"}
+
+#: The warm start's data are drawn as if for this round (a round no run reaches).
+WARM_ROUND = 0xFFFF_FFFF
+
+
+def written_plan(inst: Instance) -> str:
+    """An optimal plan of the instance in the prompt's answer format (its stored plan, or the
+    solver's)."""
+    return "\n".join(
+        f"Agent {a}: " + (" ".join(WORDS[c] for c in m) or "WAIT") for a, m in enumerate(solve(inst)["moves"])
+    )
 
 
 def round_of(stage: str) -> Optional[int]:
@@ -78,12 +93,63 @@ class TrlTrainee:
         if saved is None:
             return None
         done = saved["rounds_done"]
+        warm = os.path.join(folder, "warm-start")
         if done:
             self.model, self.tokenizer = load_model(os.path.join(folder, f"round-{done - 1}"))
+        elif saved.get("warm_start_done") and os.path.isdir(warm):
+            self.model, self.tokenizer = load_model(warm)
         return saved
 
     def warm_start(self) -> Optional[dict]:
-        return None
+        """Supervised fine-tuning on optimal plans (``warm_start`` in the settings), the loss on
+        the answer's tokens only (TRL's prompt-completion data); None without one."""
+        w = self.cfg.warm_start
+        if not w:
+            return None
+        import datasets
+        from trl import SFTConfig, SFTTrainer
+
+        cfg = self.cfg
+        config = w.get("config") or cfg.round0 or round0_config(limits=cfg.design_limits)[0]
+        instances = round_instances(config, int(w["samples"]), seed=round_seed(cfg.seed, WARM_ROUND))
+        system = [{"role": "system", "content": cfg.system}] if cfg.system is not None else []
+        rows = [
+            {
+                "prompt": system + [{"role": "user", "content": prompt(inst)}],
+                "completion": [{"role": "assistant", "content": written_plan(inst)}],
+            }
+            for inst in instances
+        ]
+        args = SFTConfig(
+            output_dir=os.path.join(self.out, "trl", "warm-start"),
+            max_steps=int(w["steps"]),
+            learning_rate=float(w.get("learning_rate", 1e-4)),
+            per_device_train_batch_size=int(w.get("batch_size", 8)),
+            completion_only_loss=True,
+            max_length=None,
+            logging_steps=1,
+            save_strategy="no",
+            report_to="none",
+            seed=round_seed(cfg.seed, WARM_ROUND) % (1 << 31),
+            use_cpu=bool(cfg.trl_args().get("use_cpu", False)),
+            bf16=bool(cfg.trl_args().get("bf16", False)),
+        )
+        trainer = SFTTrainer(
+            model=self.model,
+            args=args,
+            train_dataset=datasets.Dataset.from_list(rows),
+            processing_class=self.tokenizer,
+        )
+        t0 = time.perf_counter()
+        trainer.train()
+        seconds = time.perf_counter() - t0
+        self.model = trainer.model
+        log = [dict(e) for e in trainer.state.log_history if "loss" in e and "train_runtime" not in e]
+        for e in log:
+            e.update(phase="warm_start", step=int(e["step"]) - 1)
+        del trainer
+        gc.collect()
+        return {"steps": log, "train_s": seconds}
 
     def train(self, round: dict) -> dict:
         """GRPO on the round's prompts; the figures of the round's training."""
@@ -163,6 +229,8 @@ class TrlTrainee:
         r = round_of(stage)
         if r is not None:
             save_model(folder, r, self.model, self.tokenizer)
+        elif stage == "warm start":
+            save_model(folder, "warm-start", self.model, self.tokenizer)
 
     def details(self) -> dict:
         return {"trl": self.cfg.trl_args()}
