@@ -111,40 +111,31 @@ pub fn verdicts(instances: &[&Instance], answers: &[Answer]) -> Result<Vec<Verdi
         )));
     }
     let mut out: Vec<Option<VerdictRecord>> = vec![None; answers.len()];
-    let (mut plan_rows, mut text_rows) = (Vec::new(), Vec::new());
+    // The answers split by kind, each with its row: plans go through one batch, texts through
+    // the reader.
+    let mut plans: Vec<(usize, &DecodedPlan)> = Vec::new();
+    let mut texts: Vec<(usize, &str)> = Vec::new();
     for (i, a) in answers.iter().enumerate() {
         match a {
-            Answer::Plan(_) => plan_rows.push(i),
-            Answer::Text(_) => text_rows.push(i),
+            Answer::Plan(p) => plans.push((i, p)),
+            Answer::Text(t) => texts.push((i, t.as_str())),
         }
     }
-    if !plan_rows.is_empty() {
-        let insts: Vec<&Instance> = plan_rows.iter().map(|&i| instances[i]).collect();
+    if !plans.is_empty() {
+        let insts: Vec<&Instance> = plans.iter().map(|&(i, _)| instances[i]).collect();
         let owned: Vec<Instance> = insts.iter().map(|&i| i.clone()).collect();
         let pool = InstancePool::new(&owned, floe_core::engine::Optima::AsStored)?;
         let index: Vec<u32> = (0..insts.len() as u32).collect();
-        let plans: Vec<DecodedPlan> = plan_rows
-            .iter()
-            .map(|&i| match &answers[i] {
-                Answer::Plan(p) => p.clone(),
-                Answer::Text(_) => unreachable!("rows of plans hold plans"),
-            })
-            .collect();
-        let (_, recs) = verify_plans(&pool, &index, &insts, &plans)?;
-        for (r, i) in recs.into_iter().zip(plan_rows) {
+        let decoded: Vec<DecodedPlan> = plans.iter().map(|&(_, p)| p.clone()).collect();
+        let (_, recs) = verify_plans(&pool, &index, &insts, &decoded)?;
+        for (r, &(i, _)) in recs.into_iter().zip(&plans) {
             out[i] = Some(r);
         }
     }
-    if !text_rows.is_empty() {
-        let insts: Vec<&Instance> = text_rows.iter().map(|&i| instances[i]).collect();
-        let texts: Vec<&str> = text_rows
-            .iter()
-            .map(|&i| match &answers[i] {
-                Answer::Text(t) => t.as_str(),
-                Answer::Plan(_) => unreachable!("rows of texts hold texts"),
-            })
-            .collect();
-        for (r, i) in verify_texts(&insts, &texts).into_iter().zip(text_rows) {
+    if !texts.is_empty() {
+        let insts: Vec<&Instance> = texts.iter().map(|&(i, _)| instances[i]).collect();
+        let written: Vec<&str> = texts.iter().map(|&(_, t)| t).collect();
+        for (r, &(i, _)) in verify_texts(&insts, &written).into_iter().zip(&texts) {
             out[i] = Some(r);
         }
     }
