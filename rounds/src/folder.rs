@@ -45,19 +45,28 @@ fn write(path: &Path, text: &str) -> Result<(), RoundsError> {
     std::fs::write(path, text).map_err(|e| RoundsError::io(path, e))
 }
 
-/// Writes `text` to `path` through a temporary file and a rename.
+/// Writes `bytes` to `path` atomically: into a hidden temporary file beside it (`.<name>.tmp`),
+/// synced, renamed over `path`, and the folder synced, so that `path` is always whole. The run
+/// state, the settings and floe-train's checkpoints are written so.
 ///
 /// # Errors
 /// I/O errors, with the path.
-pub fn write_atomic(path: &Path, text: &str) -> Result<(), RoundsError> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RoundsError> {
     use std::io::Write;
-    let tmp = path.with_extension("tmp");
-    let io = |e| RoundsError::io(&tmp, e);
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
-    f.write_all(text.as_bytes()).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(|e| RoundsError::io(path, e))
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map_or("file".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    };
+    write().map_err(|e| RoundsError::io(path, e))
 }
 
 fn pretty(value: &impl serde::Serialize) -> String {
@@ -112,7 +121,7 @@ impl RunFolder {
                     self.root.display()
                 )));
             }
-            write_atomic(&config, &pretty(settings))?;
+            write_atomic(&config, pretty(settings).as_bytes())?;
             let _ = std::fs::remove_file(self.join("state.json"));
             let steps = JsonLines::open(&self.join("steps.jsonl"), None)?;
             let rounds = JsonLines::open(&self.join("rounds.jsonl"), None)?;
@@ -183,7 +192,7 @@ impl RunFolder {
         if let Some(o) = value.as_object_mut() {
             o.insert("format".into(), STATE_FORMAT.into());
         }
-        write_atomic(&self.join("state.json"), &pretty(&value))
+        write_atomic(&self.join("state.json"), pretty(&value).as_bytes())
     }
 
     /// Writes a stage's validation as tables: `eval.md` and `eval.json` (the last validation),

@@ -4,7 +4,6 @@
 //! checkpoint or the new one, never half of one.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::Path;
 
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
@@ -42,22 +41,7 @@ pub fn save(
         .collect::<Result<Vec<_>, _>>()?;
     let bytes = safetensors::tensor::serialize(views, &Some(metadata))
         .map_err(|e| TrainError::Input(format!("{}: cannot serialise: {e:?}", path.display())))?;
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.tmp",
-        path.file_name().map_or("checkpoint".into(), |n| n.to_string_lossy().into_owned())
-    ));
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    };
-    write().map_err(|e| TrainError::io(path, e))
+    Ok(floe_rounds::folder::write_atomic(path, &bytes)?)
 }
 
 /// Reads a checkpoint: its tensors (f32) and metadata.

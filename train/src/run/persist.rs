@@ -118,14 +118,15 @@ pub(crate) fn restore(t: &mut PolicyTrainee<'_>, out: &Path) -> Result<Option<Ru
             ckpt.display()
         )));
     }
+    // The trainee's policy has this configuration's model (checked above): the saved weights go
+    // into it, and a new optimizer over its variables takes the saved state.
     let (tensors, meta) = checkpoint::load(&ckpt)?;
-    let policy = Policy::new(&cfg.model)?;
-    load_weights(&policy, &tensors, "model.")
+    load_weights(&t.policy, &tensors, "model.")
         .map_err(|m| TrainError::Input(format!("{}: {m}", ckpt.display())))?;
-    let mut opt = AdamW::new(policy.named_variables(), cfg.adam.clone());
+    let mut opt = AdamW::new(t.policy.named_variables(), cfg.adam.clone());
     let steps = meta.get("adam_steps").and_then(|s| s.parse().ok()).unwrap_or(0);
     opt.load_state(&tensors, steps).map_err(|m| TrainError::Input(format!("{}: {m}", ckpt.display())))?;
-    (t.policy, t.opt) = (policy, opt);
+    t.opt = opt;
     Ok(Some(state))
 }
 
