@@ -742,7 +742,7 @@ mod tests {
             layers: 1,
             heads: 2,
             d_ff: 32,
-            layout: crate::tokens::Layout { max_side: 4, max_time: 16 },
+            layout: crate::tokens::Layout::new(4, 16),
         }
     }
 

@@ -44,13 +44,7 @@ pub struct ModelConfig {
 
 impl Default for ModelConfig {
     fn default() -> Self {
-        ModelConfig {
-            d_model: 128,
-            layers: 4,
-            heads: 4,
-            d_ff: 512,
-            layout: Layout { max_side: 10, max_time: 64 },
-        }
+        ModelConfig { d_model: 128, layers: 4, heads: 4, d_ff: 512, layout: Layout::new(10, 64) }
     }
 }
 
@@ -635,13 +629,7 @@ mod tests {
     use floe_core::{Agent, Grid, Instance, Move, Pos};
 
     fn small() -> ModelConfig {
-        ModelConfig {
-            d_model: 16,
-            layers: 2,
-            heads: 2,
-            d_ff: 32,
-            layout: Layout { max_side: 4, max_time: 16 },
-        }
+        ModelConfig { d_model: 16, layers: 2, heads: 2, d_ff: 32, layout: Layout::new(4, 16) }
     }
 
     /// Two agents crossing a 3x3 map corner to corner, and an answer for them.
@@ -665,13 +653,7 @@ mod tests {
     /// through it is one of the policy's variables.
     #[test]
     fn a_handle_is_the_same_policy_on_another_thread() {
-        let cfg = ModelConfig {
-            d_model: 16,
-            layers: 1,
-            heads: 2,
-            d_ff: 32,
-            layout: Layout { max_side: 4, max_time: 16 },
-        };
+        let cfg = ModelConfig { d_model: 16, layers: 1, heads: 2, d_ff: 32, layout: Layout::new(4, 16) };
         let p = crate::test_rng::seeded_policy(&cfg, 3);
         let inst = floe_core::generate(
             &floe_core::GeneratorConfig::default().size(3).agents(2).hole_ratio(0.1).count(1).seed(2),

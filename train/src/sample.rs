@@ -155,13 +155,7 @@ mod tests {
         // Sampling twice from one seed must repeat: no other test may draw in between.
         let _held = crate::test_rng::lock();
         tch::manual_seed(0);
-        let cfg = ModelConfig {
-            d_model: 16,
-            layers: 1,
-            heads: 2,
-            d_ff: 16,
-            layout: Layout { max_side: 5, max_time: 24 },
-        };
+        let cfg = ModelConfig { d_model: 16, layers: 1, heads: 2, d_ff: 16, layout: Layout::new(5, 24) };
         let p = Policy::new(&cfg).unwrap();
         let mut insts =
             generate(&GeneratorConfig::default().size(3).agents(2).hole_ratio(0.1).count(3).seed(1)).unwrap();

@@ -141,13 +141,7 @@ mod tests {
 
     /// A one-layer model for 3×3 boards.
     fn small_model() -> ModelConfig {
-        ModelConfig {
-            d_model: 32,
-            layers: 1,
-            heads: 2,
-            d_ff: 64,
-            layout: Layout { max_side: 4, max_time: 16 },
-        }
+        ModelConfig { d_model: 32, layers: 1, heads: 2, d_ff: 64, layout: Layout::new(4, 16) }
     }
 
     /// A step over two workers is the step on this thread, up to rounding, and the same twice.

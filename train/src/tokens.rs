@@ -113,8 +113,38 @@ pub const OUT_SEP: i64 = 5;
 /// The output index of `END`.
 pub const OUT_END: i64 = 6;
 
-/// The sizes of the embedding tables: the largest map side and time step the model can read.
-/// No table depends on the number of agents: any number is read.
+/// What the tokens tell the model besides the board and the moves written so far.
+///
+/// - `planner` (the default): every feature of the table above.
+/// - `map`: only what the paper's language model reads: the grid, the starts and goals, and
+///   the moves written so far. Every token's `dist` is "no distance", every move's status "not
+///   applicable", and the role never says that an earlier agent passes the goal later: no
+///   cost-to-go, no per-move status, no conflict look-ahead. Move tokens still stand at the cell
+///   their move reaches (row, col, time): a language model reads its own moves and can count
+///   where they lead, and without the position this small network would have to learn dead
+///   reckoning before it could learn to plan, which is not the skill the environment's design
+///   acts on. Planning a route around the holes, and around the agents written earlier, is left
+///   to the model, and that is what grows hard with the map's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Inputs {
+    #[default]
+    Planner,
+    Map,
+}
+
+impl Inputs {
+    /// Whether these are the default inputs (left out of a written layout, so that a planner's
+    /// model files read as before).
+    #[must_use]
+    pub fn is_planner(&self) -> bool {
+        *self == Inputs::Planner
+    }
+}
+
+/// The sizes of the embedding tables: the largest map side and time step the model can read,
+/// and which features the tokens carry. No table depends on the number of agents: any number
+/// is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Layout {
@@ -123,9 +153,32 @@ pub struct Layout {
     /// Time steps the time table distinguishes; later steps share the last entry. Also the cap
     /// of the distance table.
     pub max_time: u32,
+    /// The features the tokens carry ([`Inputs`]; `planner` unless given).
+    #[serde(default, skip_serializing_if = "Inputs::is_planner")]
+    pub inputs: Inputs,
 }
 
 impl Layout {
+    /// A layout of the planner's inputs.
+    #[must_use]
+    pub fn new(max_side: u32, max_time: u32) -> Self {
+        Layout { max_side, max_time, inputs: Inputs::Planner }
+    }
+
+    /// `token` as the model reads it under the layout's [`Inputs`]: under `map`, without the
+    /// cost-to-go, the moves' statuses and the goal-passed role.
+    #[must_use]
+    pub fn reads(&self, mut token: Token) -> Token {
+        if self.inputs == Inputs::Map {
+            token.dist = self.no_dist();
+            token.moves = [status::NA; 5];
+            if token.role == role::GOAL_PASSED_LATER {
+                token.role = role::AGENT;
+            }
+        }
+        token
+    }
+
     /// The row/col index of a cell off the grid.
     #[must_use]
     pub fn off(&self) -> i64 {
@@ -313,7 +366,7 @@ fn prompt_of(layout: &Layout, instance: &Instance, board: &Board) -> Vec<Token> 
         let dist = &board.dist[a];
         for (k, p) in [(kind::START, ag.start), (kind::GOAL, ag.goal)] {
             let c = g.cell(p);
-            out.push(Token {
+            out.push(layout.reads(Token {
                 kind: k,
                 row: i64::from(p.row),
                 col: i64::from(p.col),
@@ -322,7 +375,7 @@ fn prompt_of(layout: &Layout, instance: &Instance, board: &Board) -> Vec<Token> 
                 time: layout.no_time(),
                 dist: layout.dist_index(dist[c as usize]),
                 moves: if k == kind::START { static_moves(instance, dist, c) } else { [status::NA; 5] },
-            });
+            }));
         }
     }
     let mut st = AnswerState::with_board(*layout, instance, board.clone());
@@ -443,7 +496,7 @@ impl<'a> AnswerState<'a> {
             }
         }
         let p = g.pos(cell);
-        Token {
+        l.reads(Token {
             kind,
             row: i64::from(p.row),
             col: i64::from(p.col),
@@ -452,7 +505,7 @@ impl<'a> AnswerState<'a> {
             time,
             dist: l.dist_index(dist[cell as usize]),
             moves,
-        }
+        })
     }
 
     /// Whether `END` was written.
@@ -614,7 +667,7 @@ mod tests {
     use floe_core::{Agent, Grid, Pos};
 
     fn layout() -> Layout {
-        Layout { max_side: 6, max_time: 16 }
+        Layout::new(6, 16)
     }
 
     /// 2x3: F F H / F F F; agent 0 (0,0)->(1,2) (3 moves away), agent 1 (1,0)->(0,1) (2 away).
@@ -799,12 +852,55 @@ mod tests {
         Instance::new(grid, agents).ok()
     }
 
+    /// Under `map` inputs no token holds a cost-to-go, a move status or the goal-passed role, on
+    /// random instances and random answers; everything else (kind, cell, time, rank, role
+    /// otherwise) is the planner's token. A planner's layout is written as before.
+    #[test]
+    fn map_inputs_hold_no_cost_to_go_and_no_status() {
+        let planner = Layout::new(8, 16);
+        let map = Layout { inputs: Inputs::Map, ..planner };
+        assert_eq!(serde_json::to_string(&planner).unwrap(), r#"{"max_side":8,"max_time":16}"#);
+        let back: Layout = serde_json::from_str(r#"{"max_side":8,"max_time":16,"inputs":"map"}"#).unwrap();
+        assert_eq!(back, map);
+        let mut rng = floe_core::rng::Rng::from_counters(&[12]);
+        let (mut informative, mut tokens) = (0usize, 0usize);
+        for _ in 0..500 {
+            let Some(i) = random_instance(&mut rng) else { continue };
+            let cap = planner.answer_cap(&i);
+            let answer: Vec<i64> = (0..cap)
+                .map(|_| match rng.below(12) {
+                    0..=9 => i64::from(rng.below(5)),
+                    _ => OUT_SEP,
+                })
+                .chain([OUT_END])
+                .collect();
+            let (a, b) = (sequence(&planner, &i, &answer).unwrap(), sequence(&map, &i, &answer).unwrap());
+            assert_eq!(a.tokens.len(), b.tokens.len());
+            for (p, m) in a.tokens.iter().zip(&b.tokens) {
+                tokens += 1;
+                assert_eq!(m.dist, map.no_dist(), "{m:?}");
+                assert_eq!(m.moves, [status::NA; 5], "{m:?}");
+                assert_ne!(m.role, role::GOAL_PASSED_LATER);
+                if p.dist != planner.no_dist() || p.moves != [status::NA; 5] || p.role != m.role {
+                    informative += 1;
+                }
+                let role = if p.role == role::GOAL_PASSED_LATER { role::AGENT } else { p.role };
+                assert_eq!(
+                    (m.kind, m.row, m.col, m.time, m.rank, m.role),
+                    (p.kind, p.row, p.col, p.time, p.rank, role)
+                );
+            }
+        }
+        // The planner's tokens did carry what the map's lack (on a fifth of them: the grid's cells carry none).
+        assert!(tokens > 5000 && informative > tokens / 10, "{informative} of {tokens}");
+    }
+
     /// On many random instances and random partial answers (moves into holes, off the grid and
     /// into other agents included), every token's move statuses, now judged by floe-core's
     /// rules, are the ones the tokeniser's own checks gave.
     #[test]
     fn statuses_by_the_rules_are_the_statuses_by_hand() {
-        let l = Layout { max_side: 8, max_time: 16 };
+        let l = Layout::new(8, 16);
         let mut rng = floe_core::rng::Rng::from_counters(&[11]);
         let (mut tokens, mut seen) = (0, [0usize; 4]);
         for _ in 0..3000 {

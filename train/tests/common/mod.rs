@@ -12,13 +12,7 @@ pub fn tiny(seed: u64) -> TrainConfig {
     TrainConfig {
         seed,
         threads: 1,
-        model: ModelConfig {
-            d_model: 16,
-            layers: 1,
-            heads: 2,
-            d_ff: 32,
-            layout: Layout { max_side: 6, max_time: 32 },
-        },
+        model: ModelConfig { d_model: 16, layers: 1, heads: 2, d_ff: 32, layout: Layout::new(6, 32) },
         warm_start: WarmStartConfig {
             samples: 48,
             steps: 4,
