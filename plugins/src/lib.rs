@@ -9,10 +9,12 @@
 //! |---|---|---|
 //! | reward | `tiered` | [`reward::tiered`]: unparseable < invalid < valid < optimal, partial credit |
 //! | reward | `shaped` | [`reward::shaped`]: potential-based progress, collision / hole penalties |
-//! | curriculum | `fixed` | [`curriculum::fixed`]: the round-0 default every round ("GRPO (random)") |
+//! | curriculum | `fixed` | [`curriculum::fixed`]: one configuration every round (by default the round-0 default) |
 //! | curriculum | `difficulty-scaling` | [`curriculum::difficulty`]: harder sizes, more sizes, on passing |
 //! | curriculum | `plr` | [`curriculum::plr`]: prioritised level replay (rank + staleness) |
 //! | curriculum | `sec` | [`curriculum::sec`]: Self-Evolving Curriculum bandit over map sizes |
+//! | curriculum | `frontier` | [`curriculum::frontier`]: data where valid × (1 − valid) is highest |
+//! | curriculum | `schedule` | [`curriculum::schedule`]: a given configuration per round |
 //! | env_engineer | `rules` | [`engineer`]: difficulty scaling from a text context, with a rationale |
 //!
 //! Every plugin takes its parameters as a JSON object (empty for the defaults); unknown fields
@@ -82,6 +84,20 @@ impl PluginLibrary for Builtins {
                 make: Constructor::Curriculum(|p| Ok(Box::new(curriculum::Sec::new(parse_params(p)?)?))),
             },
             Entry {
+                name: "frontier",
+                version: VERSION,
+                description: "data per size by valid × (1 − valid), smoothed over neighbours, with a floor",
+                capabilities: Capabilities::NONE,
+                make: Constructor::Curriculum(|p| Ok(Box::new(curriculum::Frontier::new(parse_params(p)?)?))),
+            },
+            Entry {
+                name: "schedule",
+                version: VERSION,
+                description: "a given configuration per round, the last one kept",
+                capabilities: Capabilities::NONE,
+                make: Constructor::Curriculum(|p| Ok(Box::new(curriculum::Schedule::new(parse_params(p)?)?))),
+            },
+            Entry {
                 name: "rules",
                 version: VERSION,
                 description: "rule-based engineer: difficulty scaling from the context's history",
@@ -115,7 +131,7 @@ mod tests {
     #[test]
     fn every_entry_builds_with_defaults_and_rejects_unknown_parameters() {
         let c = catalog();
-        assert_eq!(c.len(), 7);
+        assert_eq!(c.len(), 9);
         for e in &c {
             let made = match e.make {
                 Constructor::Reward(f) => f("").map(drop),

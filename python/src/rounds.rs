@@ -29,7 +29,7 @@ fn config_value(c: &RoundConfig) -> serde_json::Value {
     serde_json::to_value(c).unwrap_or_default()
 }
 
-/// A curriculum plugin (`fixed`, `difficulty-scaling`, `plr`, `sec`, or one in a library):
+/// A curriculum plugin (`fixed`, `difficulty-scaling`, `plr`, `sec`, `frontier`, `schedule`, or one in a library):
 /// `next_config(history)` gives the configuration of round `history.next_round()`.
 #[pyclass(module = "floe._floe", frozen)]
 pub struct Curriculum {

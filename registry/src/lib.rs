@@ -6,8 +6,9 @@
 //! everywhere.
 //!
 //! Built-ins are `floe-plugins`' catalog (rewards `tiered`, `shaped`; curricula `fixed`,
-//! `difficulty-scaling`, `plr`, `sec`; engineer `rules`) and the language-model engineers of
-//! `floe-llm` (`endpoint`, and `embedded` when built with the `embedded` feature). A spec with
+//! `difficulty-scaling`, `plr`, `sec`, `frontier`, `schedule`; engineer `rules`) and the
+//! language-model engineers of `floe-llm` (`endpoint`, and `embedded` when built with the
+//! `embedded` feature). A spec with
 //! `library` loads that library ([`floe_plugin_host::load`]) and asks it for the named plugin; the plugin
 //! keeps what it needs of the library loaded (a C instance holds its library; abi_stable
 //! libraries are never unloaded).

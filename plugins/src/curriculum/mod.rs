@@ -2,12 +2,16 @@
 
 pub mod difficulty;
 pub mod fixed;
+pub mod frontier;
 pub mod plr;
+pub mod schedule;
 pub mod sec;
 
 pub use difficulty::{DifficultyParams, DifficultyScaling};
 pub use fixed::{Fixed, FixedParams};
+pub use frontier::{Frontier, FrontierParams};
 pub use plr::{Plr, PlrParams, PlrScore};
+pub use schedule::{Schedule, ScheduleParams};
 pub use sec::{Sec, SecParams};
 
 use floe_plugin_api::ConfigError;
