@@ -353,7 +353,8 @@ pub fn drive_rounds<'py>(
         engineer,
     };
     let mut t = PyTrainee { obj: trainee, engineer_raised };
-    let opts = floe_rounds::RunOptions { out_dir: out.into(), resume, overwrite, cancel: None };
+    let opts =
+        floe_rounds::RunOptions { out_dir: out.into(), resume, overwrite, cancel: None, stop_after: None };
     let progress = Say(say);
     let state = py.detach(|| floe_rounds::run(&mut t, &protocol, designers, &opts, &progress));
     // An exception the engineer's model raised ends the run as the model's.

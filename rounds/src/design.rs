@@ -20,8 +20,11 @@
 //! ever changes the generator configuration; the reward is not part of what it returns.
 
 use floe_core::progress::Progress;
+use floe_core::rng::Rng;
 use floe_plugin_api::design::DesignLimits;
-use floe_plugin_api::{Curriculum, EnvEngineer, History, Plugins, ReplayRecord, ReplayRequest, RoundConfig};
+use floe_plugin_api::{
+    Curriculum, EnvEngineer, History, Plugins, ReplayRecord, ReplayRequest, RoundConfig, SizeConfig,
+};
 
 use crate::config::RoundsConfig;
 use crate::context::ContextInput;
@@ -31,6 +34,50 @@ use crate::limits::Adoption;
 use crate::state::RunState;
 
 pub use crate::state::{Design, Source};
+
+/// A configuration drawn at random from `limits` with `seed`: the paper's "GRPO (random)"
+/// default, which a `fixed` baseline keeps every round. The same limits and seed give the same
+/// configuration.
+///
+/// The draw: the sizes `min_size..=max_size` (when there are more than `max_sizes`, that many of
+/// them, uniformly without replacement); data ratios from a flat Dirichlet distribution (each
+/// size's weight `−ln u`, normalised), so that every share of the data among the sizes is as
+/// likely as another; per size a hole ratio uniform in `[0, max_hole_ratio]` and a wait ratio
+/// uniform in `[0, 1]`, both to two decimals; every agent count of the limits; no replay. The
+/// result is clamped into the limits as an engineer's reply would be.
+///
+/// # Errors
+/// Limits that admit no configuration.
+pub fn random_config(limits: &DesignLimits, seed: u64) -> Result<RoundConfig, RoundsError> {
+    let mut rng = Rng::from_counters(&[seed, 0x7a4d_0c0f]);
+    let mut unit = move || ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    let mut sizes: Vec<u32> = (limits.min_size..=limits.max_size).collect();
+    while sizes.len() > limits.max_sizes.max(1) {
+        let drop = ((unit() * sizes.len() as f64) as usize).min(sizes.len() - 1);
+        sizes.remove(drop);
+    }
+    let weights: Vec<f64> = sizes.iter().map(|_| -unit().ln()).collect();
+    let total: f64 = weights.iter().sum();
+    let two = |x: f64| (x * 100.0).round() / 100.0;
+    let config = RoundConfig {
+        sizes: sizes
+            .iter()
+            .zip(&weights)
+            .map(|(&size, w)| SizeConfig {
+                size,
+                data_ratio: w / total,
+                hole_ratio: two(unit() * limits.max_hole_ratio).min(limits.max_hole_ratio),
+                wait_ratio: two(unit()),
+            })
+            .collect(),
+        agents: limits.agents.clone(),
+        replay_fraction: 0.0,
+    };
+    let (config, _) = limits
+        .clamp(&config)
+        .map_err(|e| RoundsError::Input(format!("a random configuration within the design limits: {e}")))?;
+    Ok(config)
+}
 
 /// Who designs a run's rounds: its curriculum and its environment engineer, when the settings
 /// name them.
@@ -222,5 +269,39 @@ impl Designer {
         };
         folder.write_engineer_answer(r, &adopted, &config, &design.notes)?;
         Ok((config, design))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_random_configuration_is_the_seeds_and_within_the_limits() {
+        let limits = DesignLimits {
+            min_size: 3,
+            max_size: 10,
+            agents: vec![2],
+            max_sizes: 8,
+            ..DesignLimits::default()
+        };
+        let a = random_config(&limits, 7).unwrap();
+        assert_eq!(a, random_config(&limits, 7).unwrap());
+        assert_ne!(a, random_config(&limits, 8).unwrap());
+        a.validate().unwrap();
+        assert_eq!(a.sizes.iter().map(|s| s.size).collect::<Vec<_>>(), (3..=10).collect::<Vec<_>>());
+        assert_eq!(a.agents, vec![2]);
+        // Not the uniform configuration: the data ratios differ between sizes.
+        let ratios: Vec<f64> = a.sizes.iter().map(|s| s.data_ratio).collect();
+        assert!(ratios.iter().any(|&r| (r - 0.125).abs() > 0.01), "{ratios:?}");
+        for seed in 0..50 {
+            let c = random_config(&limits, seed).unwrap();
+            assert!(c.sizes.iter().all(|s| s.hole_ratio <= 0.4 && (0.0..=1.0).contains(&s.wait_ratio)));
+        }
+        // Fewer sizes allowed than the range holds: that many, all within the range.
+        let few = DesignLimits { max_sizes: 3, ..limits };
+        let c = random_config(&few, 1).unwrap();
+        assert_eq!(c.sizes.len(), 3);
+        assert!(c.sizes.iter().all(|s| (3..=10).contains(&s.size)));
     }
 }

@@ -143,6 +143,10 @@ pub struct RunOptions {
     /// When another thread sets it, the run stops between stages or when the trainee next
     /// checks, with [`RoundsError::Cancelled`], leaving the folder resumable.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Stop once round `r` is finished and saved (the run returns its state; a later run with
+    /// `resume` goes on from there). A branch of a run ([`RunFolder::fork`]) trains one round
+    /// this way.
+    pub stop_after: Option<u32>,
 }
 
 impl RunOptions {
@@ -393,7 +397,8 @@ pub fn run(
     let mut designer = Designer::new(&protocol.rounds, plugins);
     designer.catch_up(&s.state)?;
     let mut pool = Pool::rebuild(protocol.seed, &s.state.replay, &s.state.history, progress)?;
-    for r in s.state.rounds_done..protocol.rounds.rounds {
+    let end = opts.stop_after.map_or(protocol.rounds.rounds, |r| (r + 1).min(protocol.rounds.rounds));
+    for r in s.state.rounds_done..end {
         s.check_cancel(&format!("before round {r}"))?;
         let config = designer.next(&mut s.state, &s.folder, s.progress, r, &trainee.details())?;
         round(&mut s, trainee, r, config, &mut pool, &mut designer)?;

@@ -69,6 +69,25 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RoundsError> {
     write().map_err(|e| RoundsError::io(path, e))
 }
 
+/// Copies the files under `from` into `to`, folders included (hidden temporary files left out).
+fn copy_tree(from: &Path, to: &Path) -> Result<(), RoundsError> {
+    std::fs::create_dir_all(to).map_err(|e| RoundsError::io(to, e))?;
+    for entry in std::fs::read_dir(from).map_err(|e| RoundsError::io(from, e))? {
+        let entry = entry.map_err(|e| RoundsError::io(from, e))?;
+        let (src, name) = (entry.path(), entry.file_name());
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let dst = to.join(&name);
+        if src.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst).map_err(|e| RoundsError::io(&dst, e))?;
+        }
+    }
+    Ok(())
+}
+
 fn pretty(value: &impl serde::Serialize) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
 }
@@ -147,6 +166,34 @@ impl RunFolder {
         let steps = JsonLines::open(&self.join("steps.jsonl"), Some(state.steps_len))?;
         let rounds = JsonLines::open(&self.join("rounds.jsonl"), Some(state.rounds_len))?;
         Ok((steps, rounds))
+    }
+
+    /// A branch of the run at `to`: every file of the folder copied (its state, its metrics,
+    /// whatever the trainee saved beside them), and `settings` as the branch's own. A run
+    /// resumed in the branch goes on from where this one stands under the new settings; they
+    /// must agree with this run's on every finished round (the driver checks only that a
+    /// resumed run's settings are its folder's), as a design for the next round alone does.
+    ///
+    /// # Errors
+    /// No run here to branch, a `to` that holds a run already, I/O errors.
+    pub fn fork(
+        &self,
+        to: impl Into<PathBuf>,
+        settings: &serde_json::Value,
+    ) -> Result<RunFolder, RoundsError> {
+        let branch = RunFolder::new(to);
+        if self.read_state()?.is_none() {
+            return Err(RoundsError::Input(format!("{}: no run to branch", self.root.display())));
+        }
+        if branch.join("state.json").exists() {
+            return Err(RoundsError::Input(format!(
+                "{}: holds a run already; a branch needs a new folder",
+                branch.root.display()
+            )));
+        }
+        copy_tree(&self.root, &branch.root)?;
+        write_atomic(&branch.join("config.json"), pretty(settings).as_bytes())?;
+        Ok(branch)
     }
 
     /// The settings the folder's run was started with (`config.json`), if it has any.

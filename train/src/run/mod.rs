@@ -61,6 +61,8 @@ pub struct RunOptions {
     /// When another thread sets it, the run stops between stages or before the next GRPO step
     /// with [`TrainError::Cancelled`], leaving the folder resumable from its last checkpoint.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Stop once round `r` is finished and saved; a later run with `resume` goes on.
+    pub stop_after: Option<u32>,
     /// Stop with [`TrainError::Interrupted`] before GRPO step `n` (counted over the whole run):
     /// a stand-in for a killed process, for tests (feature `testing`).
     #[cfg(feature = "testing")]
@@ -181,8 +183,8 @@ impl Trainee for PolicyTrainee<'_> {
 ///
 /// # Errors
 /// Bad configurations, plugins that do not match the configuration, plugin and generator
-/// failures, I/O errors; a resumed run whose checkpoint was written with another configuration;
-/// [`TrainError::Cancelled`] when `opts.cancel` is set.
+/// failures, I/O errors; a resumed run whose folder was written with other settings, or whose
+/// checkpoint holds another model; [`TrainError::Cancelled`] when `opts.cancel` is set.
 pub fn run(cfg: &TrainConfig, opts: &RunOptions, plugins: Plugins) -> Result<RunState, TrainError> {
     run_with_progress(cfg, opts, plugins, &Silent)
 }
@@ -222,6 +224,7 @@ pub fn run_with_progress(
         resume: opts.resume,
         overwrite: true,
         cancel: opts.cancel.clone(),
+        stop_after: opts.stop_after,
     };
     Ok(floe_rounds::run(&mut trainee, &protocol, designers, &ropts, progress)?)
 }

@@ -103,8 +103,10 @@ pub(crate) fn fresh(cfg: &TrainConfig) -> Result<(Policy, AdamW), TrainError> {
     Ok((policy, opt))
 }
 
-/// A resumed run: the policy, AdamW's state and the run state from the folder's checkpoint
-/// (refused if it was written with another configuration); `None` when there is none.
+/// A resumed run: the policy, AdamW's state and the run state from the folder's checkpoint;
+/// `None` when there is none. A checkpoint of another model is refused here; whether the run's
+/// settings are the folder's is floe-rounds' check (`RunFolder::open`, which names what
+/// differs), so that a branch of a run (`RunFolder::fork`) resumes under its own settings.
 pub(crate) fn restore(t: &mut PolicyTrainee<'_>, out: &Path) -> Result<Option<RunState>, TrainError> {
     let ckpt = out.join("checkpoint.safetensors");
     if !ckpt.exists() {
@@ -112,9 +114,9 @@ pub(crate) fn restore(t: &mut PolicyTrainee<'_>, out: &Path) -> Result<Option<Ru
     }
     let cfg = t.cfg;
     let (saved_cfg, state) = saved_run(out)?.ok_or_else(|| TrainError::Input("no checkpoint".into()))?;
-    if &saved_cfg != cfg {
+    if saved_cfg.model != cfg.model {
         return Err(TrainError::Input(format!(
-            "{}: written with another configuration; resume with that one (floe train --resume without --config)",
+            "{}: written for another model; resume with its configuration (floe train --resume without --config)",
             ckpt.display()
         )));
     }
