@@ -31,8 +31,11 @@ use floe_core::progress::Progress;
 use floe_core::suite::{build_suite_with_progress, SuiteConfig};
 use floe_core::Instance;
 use floe_plugin_api::design::DesignLimits;
-use floe_plugin_api::{PluginSpec, RoundConfig, SizeConfig};
+use floe_plugin_api::{History, PluginSpec, RoundConfig, SizeConfig};
+use floe_rounds::RunFolder;
 use serde::{Deserialize, Serialize};
+
+pub use floe_rounds::design::random_config;
 
 pub use floe_rounds::stats::{paired_difference, Outcomes, TableSetup, RESOLVED_SE, ROUNDS_WORK_SE};
 
@@ -40,6 +43,7 @@ use crate::config::{TrainConfig, ValidationConfig};
 use crate::error::TrainError;
 use crate::eval::{evaluate_each, Outcome};
 use crate::run::{self, load_policy, Plugins, RunOptions};
+use crate::tokens::Inputs;
 
 /// How much to spend (times on an idle 2-core machine, build excluded).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,6 +91,18 @@ impl std::str::FromStr for Budget {
     }
 }
 
+impl Budget {
+    /// The contenders a budget runs unless told otherwise: every one, the upper reference
+    /// (`best-of-n`, [`BEST_OF`] times a contender's rounds) from `medium` on.
+    #[must_use]
+    pub fn contenders(self) -> Vec<ContenderName> {
+        ContenderName::ALL
+            .into_iter()
+            .filter(|&c| c != ContenderName::BestOfN || self != Budget::Small)
+            .collect()
+    }
+}
+
 /// What a budget sets.
 #[derive(Debug, Clone, Copy)]
 struct Spend {
@@ -122,6 +138,18 @@ pub const WARM_STEPS: usize = 40;
 /// Optimal plans the warm start draws its batches from (one epoch of 40 batches of 64).
 pub const WARM_SAMPLES: usize = 2560;
 
+/// Supervised steps of the `map` trainee's warm start ([`Inputs::Map`]): chosen so that the
+/// "base model" has a frontier over map sizes, as the paper's has (docs/training-results.md).
+pub const MAP_WARM_STEPS: usize = 600;
+
+/// The GRPO learning rate of the `map` trainee's rounds (decaying as [`ROUNDS_MIN_LR_RATIO`]
+/// says): of the settings tried from its warm start, none moved its validation by more than
+/// the noise; 5e-5 without partial credit moved it least badly (docs/training-results.md).
+pub const MAP_ROUNDS_LR: f64 = 5e-5;
+
+/// Designs the upper reference (`best-of-n`) tries each round after round 0.
+pub const BEST_OF: usize = 4;
+
 /// The GRPO learning rate of the experiment's rounds: from the short warm start, 2e-4 gained
 /// where 5e-5 (the default) moved little (docs/training-results.md).
 pub const ROUNDS_LR: f64 = 2e-4;
@@ -138,26 +166,38 @@ pub const ROUNDS_MIN_LR_RATIO: f64 = 0.1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ContenderName {
-    /// Round 0's configuration every round: the baseline.
+    /// Round 0's configuration (uniform over the sizes) every round: the baseline.
     Fixed,
+    /// A configuration drawn from the design limits per seed ([`random_config`]), kept every
+    /// round: the paper's "GRPO (random)".
+    FixedRandom,
     /// The `difficulty-scaling` curriculum.
     DifficultyScaling,
     /// Prioritized level replay (the `plr` curriculum).
     Plr,
     /// A bandit over sizes (the `sec` curriculum).
     Sec,
+    /// The guideline followed literally (the `frontier` curriculum): data where
+    /// valid × (1 − valid) is highest.
+    Frontier,
     /// The LLM environment engineer.
     Engineer,
+    /// The upper reference: each round, [`BEST_OF`] designs tried for the round from the same
+    /// checkpoint, the one with the best validation kept (a hindsight search).
+    BestOfN,
 }
 
 impl ContenderName {
     /// Every contender, in table order.
-    pub const ALL: [ContenderName; 5] = [
+    pub const ALL: [ContenderName; 8] = [
         ContenderName::Fixed,
+        ContenderName::FixedRandom,
         ContenderName::DifficultyScaling,
         ContenderName::Plr,
         ContenderName::Sec,
+        ContenderName::Frontier,
         ContenderName::Engineer,
+        ContenderName::BestOfN,
     ];
 
     /// The name, as written in files, folder names, tables and on the command line.
@@ -165,10 +205,13 @@ impl ContenderName {
     pub fn name(self) -> &'static str {
         match self {
             ContenderName::Fixed => "fixed",
+            ContenderName::FixedRandom => "fixed-random",
             ContenderName::DifficultyScaling => "difficulty-scaling",
             ContenderName::Plr => "plr",
             ContenderName::Sec => "sec",
+            ContenderName::Frontier => "frontier",
             ContenderName::Engineer => "engineer",
+            ContenderName::BestOfN => "best-of-n",
         }
     }
 }
@@ -210,9 +253,11 @@ pub struct Experiment {
 }
 
 impl Experiment {
-    /// The experiment at a budget, with `engineer` as the LLM contender's engineer.
+    /// The experiment at a budget, with `engineer` as the LLM contender's engineer, for the
+    /// trainee of `inputs` (the `map` trainee gets its own, longer warm start,
+    /// [`MAP_WARM_STEPS`]). Every contender of [`ContenderName::ALL`] is in it.
     #[must_use]
-    pub fn new(budget: Budget, engineer: PluginSpec) -> Self {
+    pub fn new(budget: Budget, engineer: PluginSpec, inputs: Inputs) -> Self {
         let spend = budget.spend();
         let sizes: Vec<u32> = (3..=10).collect();
         let limits = DesignLimits {
@@ -238,8 +283,13 @@ impl Experiment {
         let mut base = TrainConfig::default();
         base.warm_start.data = round0.clone();
         // The warm start is the same short one at every budget: the "base model".
-        base.warm_start.samples = WARM_SAMPLES;
-        base.warm_start.steps = WARM_STEPS;
+        base.model.layout.inputs = inputs;
+        base.warm_start.steps = match inputs {
+            Inputs::Planner => WARM_STEPS,
+            Inputs::Map => MAP_WARM_STEPS,
+        };
+        // One epoch of optimal plans.
+        base.warm_start.samples = WARM_SAMPLES.max(base.warm_start.steps * base.warm_start.batch_size);
         base.validation = ValidationConfig {
             sizes: sizes.clone(),
             agents: vec![2],
@@ -248,6 +298,19 @@ impl Experiment {
         };
         base.grpo.lr = ROUNDS_LR;
         base.grpo.min_lr_ratio = ROUNDS_MIN_LR_RATIO;
+        if inputs == Inputs::Map {
+            base.grpo.lr = MAP_ROUNDS_LR;
+        }
+        if inputs == Inputs::Planner {
+            // The reward the planner's tables were measured with (docs/training-results.md);
+            // the `map` trainee gets `floe train`'s default, without partial credit, which a
+            // weak policy cannot farm.
+            base.rounds.reward = PluginSpec {
+                name: "tiered".into(),
+                params: serde_json::json!({"prefix_credit": 0.2, "goal_credit": 0.2}),
+                library: None,
+            };
+        }
         base.rounds.rounds = 0;
         base.rounds.epochs = 1;
         base.rounds.samples = spend.prompts;
@@ -281,15 +344,34 @@ impl Experiment {
                 curriculum: spec("sec", serde_json::json!({"base": round0})),
                 engineer: None,
             },
+            Contender {
+                name: ContenderName::Frontier,
+                curriculum: spec("frontier", serde_json::json!({"base": round0})),
+                engineer: None,
+            },
             Contender { name: ContenderName::Engineer, curriculum: None, engineer: Some(engineer) },
+            // Its round 0 is drawn per seed, and the upper reference designs with the
+            // `schedule` curriculum round by round: [`Experiment::run_config`] sets both.
+            Contender { name: ContenderName::FixedRandom, curriculum: None, engineer: None },
+            Contender { name: ContenderName::BestOfN, curriculum: None, engineer: None },
         ];
+        let mut contenders = contenders;
+        contenders.sort_by_key(|c| ContenderName::ALL.iter().position(|&n| n == c.name));
         Experiment {
             base,
             rounds: spend.rounds,
             seeds: (0..spend.seeds).collect(),
             contenders,
+            // The planner carries over to 5 agents; the `map` trainee writes few valid 4-agent
+            // plans at all, so its suite is the boards it trains on and the first step beyond.
             suite: SuiteConfig {
-                agents: vec![3, 4, 5],
+                agents: match inputs {
+                    Inputs::Planner => vec![3, 4, 5],
+                    Inputs::Map => vec![2, 3],
+                },
+                // 2-agent boards from 3×3 (the trainee's own sizes); 0 for the planner: from the
+                // agent count, as its recorded experiments were.
+                min_size: if inputs == Inputs::Map { 3 } else { 0 },
                 max_size: 10,
                 wait_ratios: vec![0.25, 0.5, 0.75],
                 per_cell: spend.suite_per_cell,
@@ -299,9 +381,14 @@ impl Experiment {
         }
     }
 
-    /// The configuration of one contender's run with one seed.
-    #[must_use]
-    pub fn run_config(&self, c: &Contender, seed: u64, warm: &Path) -> TrainConfig {
+    /// The configuration of one contender's run with one seed. `fixed-random` keeps the
+    /// seed's random configuration ([`random_config`]) from round 0 on; `best-of-n` starts on
+    /// the `schedule` curriculum with round 0 alone, which [`run_experiment`] extends round by
+    /// round.
+    ///
+    /// # Errors
+    /// Design limits that admit no random configuration.
+    pub fn run_config(&self, c: &Contender, seed: u64, warm: &Path) -> Result<TrainConfig, TrainError> {
         let mut cfg = self.base.clone();
         cfg.seed = seed;
         cfg.init_checkpoint = Some(warm.join("reference.safetensors"));
@@ -309,8 +396,138 @@ impl Experiment {
         cfg.rounds.rounds = self.rounds;
         cfg.rounds.curriculum = c.curriculum.clone();
         cfg.rounds.engineer = c.engineer.clone();
-        cfg
+        let round0 = cfg.rounds.round0.clone().unwrap_or_else(RoundConfig::round0_default);
+        match c.name {
+            ContenderName::FixedRandom => {
+                let drawn = random_config(&cfg.rounds.design_limits, seed)?;
+                cfg.rounds.round0 = Some(drawn.clone());
+                cfg.rounds.curriculum = Some(fixed_spec(&drawn));
+            }
+            ContenderName::BestOfN => cfg.rounds.curriculum = Some(schedule_spec(&[round0])),
+            _ => {}
+        }
+        Ok(cfg)
     }
+}
+
+fn fixed_spec(config: &RoundConfig) -> PluginSpec {
+    PluginSpec { name: "fixed".into(), params: serde_json::json!({ "config": config }), library: None }
+}
+
+fn schedule_spec(configs: &[RoundConfig]) -> PluginSpec {
+    PluginSpec { name: "schedule".into(), params: serde_json::json!({ "configs": configs }), library: None }
+}
+
+/// The designs the upper reference tries for the round after `history`: round 0's (uniform
+/// over the sizes), its smaller half of the sizes, its larger half, and the `frontier`
+/// curriculum's answer to the history.
+fn candidates(
+    base: &TrainConfig,
+    round0: &RoundConfig,
+    history: &History,
+    resolve: &dyn Fn(&TrainConfig) -> Result<Plugins, TrainError>,
+) -> Result<Vec<RoundConfig>, TrainError> {
+    let mut sizes = round0.sizes.clone();
+    sizes.sort_by_key(|s| s.size);
+    let part = |part: &[SizeConfig]| RoundConfig {
+        sizes: part.iter().map(|s| SizeConfig { data_ratio: 1.0 / part.len() as f64, ..s.clone() }).collect(),
+        ..round0.clone()
+    };
+    let half = sizes.len().div_ceil(2);
+    let mut with_frontier = base.clone();
+    with_frontier.rounds.curriculum = Some(PluginSpec {
+        name: "frontier".into(),
+        params: serde_json::json!({ "base": round0 }),
+        library: None,
+    });
+    with_frontier.rounds.engineer = None;
+    let mut frontier = resolve(&with_frontier)?
+        .curriculum
+        .ok_or_else(|| TrainError::Input("the frontier curriculum did not resolve".into()))?;
+    let designed = frontier.next_config(history).map_err(|e| TrainError::Input(format!("frontier: {e}")))?;
+    let mut out = vec![round0.clone(), part(&sizes[..half]), part(&sizes[half..]), designed];
+    out.truncate(BEST_OF);
+    Ok(out)
+}
+
+/// The validation valid rate of a finished round, over every size (weighted by instances).
+fn round_valid(folder: &RunFolder, r: u32) -> Result<f64, TrainError> {
+    let state = folder.read_state()?.ok_or_else(|| {
+        TrainError::Input(format!("{}: no run state after round {r}", folder.root().display()))
+    })?;
+    let record =
+        state.history.rounds.iter().find(|x| x.round == r).ok_or_else(|| {
+            TrainError::Input(format!("{}: round {r} has no record", folder.root().display()))
+        })?;
+    let (valid, n) = record.results.iter().fold((0.0, 0.0), |(v, n), x| {
+        (v + x.valid_rate * f64::from(x.instances), n + f64::from(x.instances))
+    });
+    Ok(if n > 0.0 { valid / n } else { 0.0 })
+}
+
+/// One choice of the upper reference: the round, each candidate's validation valid rate, the
+/// chosen one.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Choice {
+    pub round: u32,
+    pub valid: Vec<f64>,
+    pub chosen: usize,
+    pub config: RoundConfig,
+}
+
+/// Runs (or resumes) the upper reference with one seed in `dir`: round 0 in `round-0/`, then for
+/// each later round every candidate design ([`candidates`]) for that round alone, from the
+/// chosen branch so far ([`RunFolder::fork`], in `round-<r>/candidate-<k>/`), the best on the
+/// validation set kept (the first among equals). `dir/choices.json` records the choices.
+/// Returns the folder of the final branch.
+fn run_best_of(
+    x: &Experiment,
+    cfg: &TrainConfig,
+    dir: &Path,
+    resolve: &dyn Fn(&TrainConfig) -> Result<Plugins, TrainError>,
+    progress: &dyn Progress,
+) -> Result<std::path::PathBuf, TrainError> {
+    let round0 = cfg.rounds.round0.clone().unwrap_or_else(RoundConfig::round0_default);
+    let with = |plan: &[RoundConfig]| TrainConfig {
+        rounds: crate::config::RoundsConfig { curriculum: Some(schedule_spec(plan)), ..cfg.rounds.clone() },
+        ..cfg.clone()
+    };
+    let opts = |d: &Path, r: u32| RunOptions { resume: true, stop_after: Some(r), ..RunOptions::new(d) };
+    let mut at = dir.join("round-0");
+    let mut plan = vec![round0.clone()];
+    let first = with(&plan);
+    run::run_with_progress(&first, &opts(&at, 0), resolve(&first)?, progress)?;
+    let mut choices = Vec::new();
+    for r in 1..x.rounds {
+        let history = RunFolder::new(&at).read_state()?.map(|s| s.history).unwrap_or_default();
+        let mut tried = Vec::new();
+        for (k, design) in candidates(cfg, &round0, &history, resolve)?.into_iter().enumerate() {
+            let branch = dir.join(format!("round-{r}")).join(format!("candidate-{k}"));
+            let mut p = plan.clone();
+            p.push(design.clone());
+            let c = with(&p);
+            if RunFolder::new(&branch).read_state()?.is_none() {
+                let settings = serde_json::to_value(&c).map_err(|e| TrainError::Input(e.to_string()))?;
+                RunFolder::new(&at).fork(&branch, &settings)?;
+            }
+            progress.line(&format!("experiment: best-of-n round {r}, candidate {k}"));
+            run::run_with_progress(&c, &opts(&branch, r), resolve(&c)?, progress)?;
+            tried.push((round_valid(&RunFolder::new(&branch), r)?, design, branch));
+        }
+        let best = (0..tried.len()).fold(0, |b, i| if tried[i].0 > tried[b].0 { i } else { b });
+        choices.push(Choice {
+            round: r,
+            valid: tried.iter().map(|t| t.0).collect(),
+            chosen: best,
+            config: tried[best].1.clone(),
+        });
+        plan.push(tried[best].1.clone());
+        at = tried.swap_remove(best).2;
+    }
+    let p = dir.join("choices.json");
+    std::fs::write(&p, serde_json::to_string_pretty(&choices).unwrap_or_default() + "\n")
+        .map_err(|e| TrainError::io(&p, e))?;
+    Ok(at)
 }
 
 fn outcomes_of(
@@ -389,11 +606,16 @@ pub fn run_experiment(
     for &seed in &x.seeds {
         for (c, per_seed) in x.contenders.iter().zip(&mut per_contender) {
             let dir = out.join(c.name.name()).join(format!("seed-{seed}"));
-            let cfg = x.run_config(c, seed, &warm);
+            let cfg = x.run_config(c, seed, &warm)?;
             progress.line(&format!("experiment: {} with seed {seed}", c.name));
-            run::run_with_progress(&cfg, &opts(&dir), resolve(&cfg)?, progress)?;
+            let last = if c.name == ContenderName::BestOfN {
+                run_best_of(x, &cfg, &dir, resolve, progress)?
+            } else {
+                run::run_with_progress(&cfg, &opts(&dir), resolve(&cfg)?, progress)?;
+                dir.clone()
+            };
             per_seed.push(outcomes_of(
-                &dir.join("checkpoint.safetensors"),
+                &last.join("checkpoint.safetensors"),
                 &dir.join("suite-outcomes.json"),
                 &suite,
                 batch,
@@ -447,12 +669,26 @@ mod tests {
             assert_eq!(b.name().parse::<Budget>(), Ok(b));
         }
         let names: Vec<&str> = ContenderName::ALL.map(ContenderName::name).to_vec();
-        assert_eq!(names, ["fixed", "difficulty-scaling", "plr", "sec", "engineer"]);
+        assert_eq!(
+            names,
+            [
+                "fixed",
+                "fixed-random",
+                "difficulty-scaling",
+                "plr",
+                "sec",
+                "frontier",
+                "engineer",
+                "best-of-n"
+            ]
+        );
+        assert!(!Budget::Small.contenders().contains(&ContenderName::BestOfN));
+        assert_eq!(Budget::Medium.contenders(), ContenderName::ALL.to_vec());
         let e = "PLR".parse::<ContenderName>().unwrap_err();
         assert!(e.contains("not a contender") && e.contains("difficulty-scaling"), "{e}");
         assert!("huge".parse::<Budget>().unwrap_err().contains("small, medium, full"));
         // An experiment's file names its contenders as before.
-        let x = Experiment::new(Budget::Small, PluginSpec::builtin("rules"));
+        let x = Experiment::new(Budget::Small, PluginSpec::builtin("rules"), Inputs::Planner);
         let json = serde_json::to_value(&x).unwrap();
         let written: Vec<&str> =
             json["contenders"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();

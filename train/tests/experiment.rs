@@ -7,11 +7,12 @@ mod common;
 
 use floe_plugin_api::PluginSpec;
 use floe_train::config::ValidationConfig;
-use floe_train::experiment::{run_experiment, Budget, ContenderName, Experiment};
+use floe_train::experiment::{random_config, run_experiment, Budget, ContenderName, Experiment, BEST_OF};
+use floe_train::tokens::Inputs;
 use floe_train::TrainError;
 
 fn tiny() -> Experiment {
-    let mut x = Experiment::new(Budget::Small, PluginSpec::builtin("rules"));
+    let mut x = Experiment::new(Budget::Small, PluginSpec::builtin("rules"), Inputs::Planner);
     let t = common::tiny(1);
     x.base.model = t.model;
     x.base.model.layout.max_side = 10;
@@ -34,6 +35,56 @@ fn tiny() -> Experiment {
     x.suite.per_cell = 1;
     x.suite.wait_ratios = vec![0.5];
     x
+}
+
+/// The paper's random baseline keeps its seed's drawn configuration from round 0 on; the
+/// upper reference tries every candidate design for round 1 from round 0's checkpoint and keeps
+/// the one with the best validation; `frontier` runs as a curriculum.
+#[test]
+fn the_random_baseline_the_frontier_and_the_upper_reference_run() {
+    let mut x = tiny();
+    x.contenders = Experiment::new(Budget::Medium, PluginSpec::builtin("rules"), Inputs::Planner).contenders;
+    x.contenders.retain(|c| {
+        matches!(c.name, ContenderName::FixedRandom | ContenderName::Frontier | ContenderName::BestOfN)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let resolve = |cfg: &floe_train::TrainConfig| Ok(common::plugins(cfg));
+    let table = run_experiment(&x, dir.path(), &resolve, &floe_core::progress::Silent).unwrap();
+    for row in ["| fixed-random |", "| frontier |", "| best-of-n |"] {
+        assert!(table.contains(row), "{row}\n{table}");
+    }
+    let drawn = random_config(&x.base.rounds.design_limits, 0).unwrap();
+    let state = |p: std::path::PathBuf| floe_rounds::RunFolder::new(p).read_state().unwrap().unwrap();
+    let random = state(dir.path().join("fixed-random/seed-0"));
+    assert_eq!(random.history.rounds.len(), 2);
+    assert!(random.history.rounds.iter().all(|r| r.config == drawn), "{:?}", random.history);
+    assert_ne!(drawn, x.base.rounds.round0.clone().unwrap());
+    // The upper reference: every candidate trained round 1 from the same round 0.
+    let best = dir.path().join("best-of-n/seed-0");
+    let choices: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(best.join("choices.json")).unwrap()).unwrap();
+    let valid: Vec<f64> =
+        choices[0]["valid"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert_eq!(valid.len(), BEST_OF);
+    let chosen = choices[0]["chosen"].as_u64().unwrap() as usize;
+    assert!(valid.iter().all(|&v| v <= valid[chosen]), "{choices}");
+    let round0 = state(best.join("round-0"));
+    assert_eq!(round0.rounds_done, 1);
+    for k in 0..BEST_OF {
+        let s = state(best.join(format!("round-1/candidate-{k}")));
+        assert_eq!(s.rounds_done, 2);
+        assert_eq!(s.history.rounds[0], round0.history.rounds[0], "candidate {k} branched from round 0");
+    }
+    let configs: Vec<_> = (0..BEST_OF)
+        .map(|k| state(best.join(format!("round-1/candidate-{k}"))).history.rounds[1].config.clone())
+        .collect();
+    assert_eq!(serde_json::to_value(&configs[chosen]).unwrap(), choices[0]["config"]);
+    assert!(configs.windows(2).any(|w| w[0] != w[1]), "the candidates are different designs");
+    // Resuming trains nothing again.
+    let steps = best.join("round-1/candidate-0/steps.jsonl");
+    let before = std::fs::read_to_string(&steps).unwrap();
+    assert_eq!(run_experiment(&x, dir.path(), &resolve, &floe_core::progress::Silent).unwrap(), table);
+    assert_eq!(std::fs::read_to_string(&steps).unwrap(), before);
 }
 
 #[test]

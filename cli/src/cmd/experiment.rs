@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use floe_plugin_host::PluginSpec;
 use floe_train::experiment::{run_experiment, Budget, ContenderName, Experiment};
+use floe_train::tokens::Inputs;
 use floe_train::{Outcome, TrainError};
 
 use crate::cmd::engineer::EngineerFlags;
@@ -31,15 +32,20 @@ pub struct Args {
         value_parser = PossibleValuesParser::new(Budget::ALL.map(Budget::name)).try_map(|s| s.parse::<Budget>())
     )]
     budget: Budget,
-    /// The contenders, comma-separated (in table order whatever the order here).
+    /// The contenders, comma-separated (in table order whatever the order here) [every one;
+    /// best-of-n, the upper reference, from `medium` on].
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "fixed,difficulty-scaling,plr,sec,engineer",
         value_parser = PossibleValuesParser::new(ContenderName::ALL.map(ContenderName::name))
             .try_map(|s| s.parse::<ContenderName>())
     )]
-    contenders: Vec<ContenderName>,
+    contenders: Option<Vec<ContenderName>>,
+    /// The trainee: `planner` (tokens with the cost-to-go and each move's status) or `map`
+    /// (only the grid, the starts and goals, and its own moves, as the paper's model reads).
+    #[arg(long, default_value = "planner", value_parser = PossibleValuesParser::new(["planner", "map"])
+        .try_map(|s| serde_json::from_value::<Inputs>(serde_json::Value::String(s))))]
+    inputs: Inputs,
     /// Seeds per contender (default: the budget's).
     #[arg(long)]
     seeds: Option<u64>,
@@ -55,8 +61,9 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         .engineer
         .apply(Some(PluginSpec::builtin("embedded")))?
         .unwrap_or_else(|| PluginSpec::builtin("embedded"));
-    let mut x = Experiment::new(a.budget, engineer);
-    x.contenders.retain(|c| a.contenders.contains(&c.name));
+    let mut x = Experiment::new(a.budget, engineer, a.inputs);
+    let wanted = a.contenders.clone().unwrap_or_else(|| a.budget.contenders());
+    x.contenders.retain(|c| wanted.contains(&c.name));
     if let Some(n) = a.seeds {
         if n == 0 {
             return Err(CliError::Input("--seeds must be at least 1".into()));
@@ -183,7 +190,7 @@ mod tests {
     }
 
     fn experiment() -> (Experiment, Vec<Instance>) {
-        let mut x = Experiment::new(Budget::Small, PluginSpec::builtin("rules"));
+        let mut x = Experiment::new(Budget::Small, PluginSpec::builtin("rules"), Inputs::Planner);
         x.suite = SuiteConfig {
             agents: vec![3, 4],
             max_size: 4,
@@ -206,7 +213,19 @@ mod tests {
         let (rows, n) = differences(&x, &out).unwrap().expect("fixed is a contender");
         assert_eq!(n, suite.len());
         let names: Vec<&str> = rows.iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(names, ["warm start", "difficulty-scaling", "plr", "sec", "engineer"]);
+        assert_eq!(
+            names,
+            [
+                "warm start",
+                "fixed-random",
+                "difficulty-scaling",
+                "plr",
+                "sec",
+                "frontier",
+                "engineer",
+                "best-of-n"
+            ]
+        );
         let read = |p: PathBuf| outcomes(&[p]).unwrap().remove(0);
         let mut table_rows =
             vec![("warm start".to_string(), vec![read(out.join("warm/suite-outcomes.json"))])];
