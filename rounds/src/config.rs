@@ -41,10 +41,13 @@ pub struct RoundsConfig {
     /// Round 0's configuration; absent: the curriculum's answer to an empty history, or with an
     /// engineer alone floe's round-0 default clamped into `design_limits` \[absent\].
     pub round0: Option<RoundConfig>,
-    /// The reward \[`tiered` with `prefix_credit` and `goal_credit` 0.2: an invalid plan earns
-    /// 0.1 plus up to 0.4 for its legal prefix and agents on goal; valid 0.6, optimal 1\]. It
-    /// must score verified plans: a reward that scores only steps is refused when the
-    /// configuration's plugins are resolved.
+    /// The reward \[`tiered` without partial credit (`prefix_credit` and `goal_credit` 0): an
+    /// unreadable answer 0, an invalid plan 0.1, valid 0.6, optimal 1\]. It pays for validity
+    /// and optimality and for nothing a policy could reach instead: with the partial credit a
+    /// weak policy learned to wander legally and never arrive (docs/training-results.md, "A
+    /// reward that cannot be gamed"); the shipped configurations that pin figures set the
+    /// credit they were measured with. It must score verified plans: a reward that scores only
+    /// steps is refused when the configuration's plugins are resolved.
     pub reward: PluginSpec,
 }
 
@@ -68,7 +71,7 @@ impl Default for RoundsConfig {
             round0: None,
             reward: PluginSpec {
                 name: "tiered".into(),
-                params: serde_json::json!({"prefix_credit": 0.2, "goal_credit": 0.2}),
+                params: serde_json::json!({"prefix_credit": 0.0, "goal_credit": 0.0}),
                 library: None,
             },
         }
