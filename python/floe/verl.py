@@ -48,7 +48,7 @@ from .datasets import write_verl_parquet
 from .rounds.config import RoundsConfig, add_run_flags, apply_run_flags, saved_run
 from .rounds.driver import RunState, drive
 from .rounds.engineers import run_engineer
-from .rounds.trl_trainee import load_model, round_of
+from .rounds.trl_trainee import load_model, round_of, save_model, supervised_warm_start
 from .rounds.validation import chat_prompts, generate_texts
 
 #: verl's keys the driver sets for each round; a configuration's ``verl`` section cannot set them.
@@ -189,9 +189,16 @@ class VerlTrainee:
         """verl's files of round ``r``: its data, checkpoints, log and commands."""
         return os.path.join(self.out, "verl", f"round-{r}")
 
+    def warm_dir(self) -> str:
+        """The warm start's model (``warm-start/``, as :mod:`floe.rounds` saves it)."""
+        return os.path.join(self.out, "warm-start")
+
     def model_before(self, r: int) -> str:
-        """The model round ``r`` starts from: the run's model, then the last round's."""
-        return self.model_path if r == 0 else self.model_dir(r - 1)
+        """The model round ``r`` starts from: the run's model (or its warm start's), then the
+        last round's."""
+        if r > 0:
+            return self.model_dir(r - 1)
+        return self.warm_dir() if self.cfg.warm_start else self.model_path
 
     def trainer_overrides(self, r: int, seed: int) -> dict:
         """verl's overrides of round ``r`` (data seed ``seed``): the configuration's, then the
@@ -280,10 +287,22 @@ class VerlTrainee:
     def restore(self, folder: str, saved: Optional[dict]) -> Optional[dict]:
         if saved is not None and saved["rounds_done"]:
             self.current = self.model_dir(saved["rounds_done"] - 1)
+        elif saved is not None and saved.get("warm_start_done") and os.path.isdir(self.warm_dir()):
+            self.current = self.warm_dir()
         return saved
 
     def warm_start(self) -> Optional[dict]:
-        return None
+        """The same supervised warm start as :mod:`floe.rounds`' (TRL's ``SFTTrainer`` on
+        optimal plans, the answer's tokens only), in this process before verl's first round;
+        its model, saved in ``warm-start/``, is round 0's actor. A dry run does not train: its
+        command names that folder."""
+        if not self.cfg.warm_start or self.dry_run:
+            return None
+        model, tokenizer = load_model(self.model_path)
+        model, figures = supervised_warm_start(model, tokenizer, self.cfg, self.out)
+        self.current = save_model(self.out, "warm-start", model, tokenizer)
+        self._loaded.clear()
+        return figures
 
     def train(self, round: dict) -> dict:
         """verl's trainer on the round's data, then its last checkpoint merged into ``round-<r>/``."""

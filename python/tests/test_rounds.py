@@ -250,6 +250,33 @@ def test_a_warm_start_lowers_the_answer_loss_and_is_a_stage(tiny_model_dir, tmp_
         RoundsConfig.from_dict({**SETTINGS, "warm_start": {"steps": 0, "samples": 4}})
 
 
+@needs_trl
+def test_verls_warm_start_is_trls_and_round_0_starts_from_it(tiny_model_dir, tmp_path):
+    """floe.verl's warm start is the same supervised step, in process before verl's first round:
+    its loss falls, its model is saved in `warm-start/`, and round 0's verl command trains that
+    model; a resumed run before round 0 answers with it."""
+    from floe.verl import VerlTrainee
+
+    warm = {"steps": 6, "samples": 12, "learning_rate": 1e-2, "batch_size": 4}
+    base = {k: v for k, v in SETTINGS.items() if k != "trl"}  # TRL's arguments are not verl's
+    cfg = RoundsConfig.from_dict({**base, "samples": 8, "engineer": "fixed", "warm_start": warm})
+    out = str(tmp_path / "run")
+    t = VerlTrainee(tiny_model_dir, out, cfg, {"data.train_batch_size": 4, "trainer.save_freq": 1}, say=lambda _: None)
+    figures = t.warm_start()
+    losses = [s["loss"] for s in figures["steps"]]
+    assert len(losses) == 6 and losses[-1] < 0.8 * losses[0], losses
+    warm_dir = os.path.join(out, "warm-start")
+    assert os.path.exists(os.path.join(warm_dir, "model.safetensors")) and t.current == warm_dir
+    assert f"actor_rollout_ref.model.path={warm_dir}" in t.trainer_command(0, 1)
+    again = VerlTrainee(tiny_model_dir, out, cfg, {"data.train_batch_size": 4, "trainer.save_freq": 1}, say=lambda _: None)
+    again.restore(out, {"rounds_done": 0, "warm_start_done": True})
+    assert again.current == warm_dir
+    # Without a warm start, round 0 trains the given model.
+    plain = RoundsConfig.from_dict({**base, "samples": 8, "engineer": "fixed"})
+    bare = VerlTrainee(tiny_model_dir, str(tmp_path / "bare"), plain, {"data.train_batch_size": 4, "trainer.save_freq": 1})
+    assert bare.warm_start() is None and bare.model_before(0) == os.path.abspath(tiny_model_dir)
+
+
 # The engineer's handling of replies, with real models.
 
 

@@ -68,6 +68,54 @@ def round_of(stage: str) -> Optional[int]:
     return int(stage.split()[1]) if stage.startswith("round ") else None
 
 
+def supervised_warm_start(model: Any, tokenizer: Any, cfg: RoundsConfig, out: str) -> tuple:
+    """TRL's ``SFTTrainer`` on the generator's optimal plans written in the prompt's answer
+    format (the settings' ``warm_start``: ``steps``, ``samples``, ``config``, ``learning_rate``,
+    ``batch_size``), the loss on the answer's tokens only (prompt-completion data). Returns the
+    trained model and the warm start's figures (its logged steps, its seconds)."""
+    import datasets
+    from trl import SFTConfig, SFTTrainer
+
+    w = cfg.warm_start
+    config = w.get("config") or cfg.round0 or round0_config(limits=cfg.design_limits)[0]
+    instances = round_instances(config, int(w["samples"]), seed=round_seed(cfg.seed, WARM_ROUND))
+    system = [{"role": "system", "content": cfg.system}] if cfg.system is not None else []
+    rows = [
+        {
+            "prompt": system + [{"role": "user", "content": prompt(inst)}],
+            "completion": [{"role": "assistant", "content": written_plan(inst)}],
+        }
+        for inst in instances
+    ]
+    args = SFTConfig(
+        output_dir=os.path.join(out, "trl", "warm-start"),
+        max_steps=int(w["steps"]),
+        learning_rate=float(w.get("learning_rate", 1e-4)),
+        per_device_train_batch_size=int(w.get("batch_size", 8)),
+        completion_only_loss=True,
+        max_length=None,
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        seed=round_seed(cfg.seed, WARM_ROUND) % (1 << 31),
+        use_cpu=bool(cfg.trl_args().get("use_cpu", False)),
+        bf16=bool(cfg.trl_args().get("bf16", False)),
+    )
+    trainer = SFTTrainer(
+        model=model, args=args, train_dataset=datasets.Dataset.from_list(rows), processing_class=tokenizer
+    )
+    t0 = time.perf_counter()
+    trainer.train()
+    seconds = time.perf_counter() - t0
+    model = trainer.model
+    log = [dict(e) for e in trainer.state.log_history if "loss" in e and "train_runtime" not in e]
+    for e in log:
+        e.update(phase="warm_start", step=int(e["step"]) - 1)
+    del trainer
+    gc.collect()
+    return model, {"steps": log, "train_s": seconds}
+
+
 class TrlTrainee:
     """The model in folder ``model`` trained round by round with TRL's ``GRPOTrainer``."""
 
@@ -101,55 +149,12 @@ class TrlTrainee:
         return saved
 
     def warm_start(self) -> Optional[dict]:
-        """Supervised fine-tuning on optimal plans (``warm_start`` in the settings), the loss on
-        the answer's tokens only (TRL's prompt-completion data); None without one."""
-        w = self.cfg.warm_start
-        if not w:
+        """Supervised fine-tuning on optimal plans (:func:`supervised_warm_start`); None without
+        a ``warm_start`` in the settings."""
+        if not self.cfg.warm_start:
             return None
-        import datasets
-        from trl import SFTConfig, SFTTrainer
-
-        cfg = self.cfg
-        config = w.get("config") or cfg.round0 or round0_config(limits=cfg.design_limits)[0]
-        instances = round_instances(config, int(w["samples"]), seed=round_seed(cfg.seed, WARM_ROUND))
-        system = [{"role": "system", "content": cfg.system}] if cfg.system is not None else []
-        rows = [
-            {
-                "prompt": system + [{"role": "user", "content": prompt(inst)}],
-                "completion": [{"role": "assistant", "content": written_plan(inst)}],
-            }
-            for inst in instances
-        ]
-        args = SFTConfig(
-            output_dir=os.path.join(self.out, "trl", "warm-start"),
-            max_steps=int(w["steps"]),
-            learning_rate=float(w.get("learning_rate", 1e-4)),
-            per_device_train_batch_size=int(w.get("batch_size", 8)),
-            completion_only_loss=True,
-            max_length=None,
-            logging_steps=1,
-            save_strategy="no",
-            report_to="none",
-            seed=round_seed(cfg.seed, WARM_ROUND) % (1 << 31),
-            use_cpu=bool(cfg.trl_args().get("use_cpu", False)),
-            bf16=bool(cfg.trl_args().get("bf16", False)),
-        )
-        trainer = SFTTrainer(
-            model=self.model,
-            args=args,
-            train_dataset=datasets.Dataset.from_list(rows),
-            processing_class=self.tokenizer,
-        )
-        t0 = time.perf_counter()
-        trainer.train()
-        seconds = time.perf_counter() - t0
-        self.model = trainer.model
-        log = [dict(e) for e in trainer.state.log_history if "loss" in e and "train_runtime" not in e]
-        for e in log:
-            e.update(phase="warm_start", step=int(e["step"]) - 1)
-        del trainer
-        gc.collect()
-        return {"steps": log, "train_s": seconds}
+        self.model, figures = supervised_warm_start(self.model, self.tokenizer, self.cfg, self.out)
+        return figures
 
     def train(self, round: dict) -> dict:
         """GRPO on the round's prompts; the figures of the round's training."""
