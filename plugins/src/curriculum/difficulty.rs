@@ -201,18 +201,7 @@ impl Curriculum for DifficultyScaling {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use floe_plugin_api::SizeResult;
-
-    fn result(size: u32, valid_rate: f64) -> SizeResult {
-        SizeResult {
-            size,
-            valid_rate,
-            optimal_rate: 0.0,
-            instances: 100,
-            failures: Default::default(),
-            mean_abs_advantage: None,
-        }
-    }
+    use crate::curriculum::result;
 
     fn close(a: f64, b: f64) {
         assert!((a - b).abs() < 1e-9, "{a} != {b}");

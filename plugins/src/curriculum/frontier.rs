@@ -107,18 +107,8 @@ impl Curriculum for Frontier {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::curriculum::result;
     use floe_plugin_api::{RoundRecord, SizeResult};
-
-    fn result(size: u32, valid_rate: f64) -> SizeResult {
-        SizeResult {
-            size,
-            valid_rate,
-            optimal_rate: 0.0,
-            instances: 20,
-            failures: Default::default(),
-            mean_abs_advantage: None,
-        }
-    }
 
     #[test]
     fn more_data_at_the_frontier_than_on_a_learned_size() {

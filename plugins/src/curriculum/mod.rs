@@ -33,3 +33,17 @@ pub(crate) fn positive(name: &'static str, v: f64) -> Result<f64, ConfigError> {
         Err(ConfigError::param(name, format!("{v} is not a positive number")))
     }
 }
+
+/// A validation result of `size` at `valid_rate` (100 instances, nothing else recorded), for
+/// the curricula's tests.
+#[cfg(test)]
+pub(crate) fn result(size: u32, valid_rate: f64) -> floe_plugin_api::SizeResult {
+    floe_plugin_api::SizeResult {
+        size,
+        valid_rate,
+        optimal_rate: 0.0,
+        instances: 100,
+        failures: Default::default(),
+        mean_abs_advantage: None,
+    }
+}
