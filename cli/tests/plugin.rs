@@ -20,7 +20,7 @@ fn inspect_lists_a_rust_library_and_describes_a_c_plugin() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let list = v.as_array().expect("a list for a Rust library");
-    assert_eq!(list.len(), 7);
+    assert_eq!(list.len(), 9);
     assert_eq!(list[0]["abi"], "abi_stable");
     assert_eq!(list[0]["kind"], "reward");
     assert_eq!(list[0]["name"], "tiered");
@@ -28,8 +28,8 @@ fn inspect_lists_a_rust_library_and_describes_a_c_plugin() {
     assert_eq!(list[0]["capabilities"], serde_json::json!(["scores_plans"]));
     assert_eq!(list[1]["capabilities"], serde_json::json!(["scores_steps"]));
     assert_eq!(list[4]["capabilities"], serde_json::json!(["replays"]));
-    assert_eq!(list[6]["kind"], "env_engineer");
-    assert_eq!(list[6]["capabilities"], serde_json::json!([]));
+    assert_eq!(list[8]["kind"], "env_engineer");
+    assert_eq!(list[8]["capabilities"], serde_json::json!([]));
 
     let out = inspect(&common::c_plugin("valid_reward"));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -236,15 +236,20 @@ fn the_ablation_configurations_are_valid_and_differ_in_their_preset() {
     }
 }
 
-/// `floe experiment`'s budget and contenders are names clap checks, listed in the help; a name
-/// that is none of them is refused before any work.
+/// `floe experiment`'s budget, contenders and trainee inputs are names clap checks, listed in
+/// the help; a name that is none of them is refused before any work.
 #[test]
 fn experiment_budgets_and_contenders_are_checked_names() {
     let d = dir("names");
     let out = d.join("experiment");
     for (flag, value, listed) in [
         ("--budget", "huge", "small, medium, full"),
-        ("--contenders", "fixed,PLR", "fixed, difficulty-scaling, plr, sec, engineer"),
+        (
+            "--contenders",
+            "fixed,PLR",
+            "fixed, fixed-random, difficulty-scaling, plr, sec, frontier, engineer, best-of-n",
+        ),
+        ("--inputs", "grid", "planner, map"),
     ] {
         let o = run(&["experiment", "--out", s(&out), flag, value]);
         let err = String::from_utf8_lossy(&o.stderr);
@@ -254,5 +259,7 @@ fn experiment_budgets_and_contenders_are_checked_names() {
     }
     let help = String::from_utf8_lossy(&run(&["experiment", "--help"]).stdout).into_owned();
     assert!(help.contains("[possible values: small, medium, full]"), "{help}");
-    assert!(help.contains("[possible values: fixed, difficulty-scaling, plr, sec, engineer]"), "{help}");
+    let contenders = "fixed, fixed-random, difficulty-scaling, plr, sec, frontier, engineer, best-of-n";
+    assert!(help.contains(&format!("[possible values: {contenders}]")), "{help}");
+    assert!(help.contains("[default: planner] [possible values: planner, map]"), "{help}");
 }
