@@ -89,6 +89,8 @@ fn the_builtin_library_loads_and_matches_the_in_process_plugins() {
             (PluginKind::Curriculum, "difficulty-scaling"),
             (PluginKind::Curriculum, "plr"),
             (PluginKind::Curriculum, "sec"),
+            (PluginKind::Curriculum, "frontier"),
+            (PluginKind::Curriculum, "schedule"),
             (PluginKind::EnvEngineer, "rules"),
         ]
     );
@@ -121,7 +123,7 @@ fn the_builtin_library_loads_and_matches_the_in_process_plugins() {
 
     // Curricula: configurations and replay picks cross as JSON and slices, unchanged.
     let h = history();
-    for name in ["fixed", "difficulty-scaling", "plr", "sec"] {
+    for name in ["fixed", "difficulty-scaling", "plr", "sec", "frontier", "schedule"] {
         let mut loaded = lib.new_curriculum(name, "").unwrap();
         let mut local = new_curriculum(&builtins, name, "").unwrap();
         assert_eq!(loaded.next_config(&h).unwrap(), local.next_config(&h).unwrap(), "{name}");
