@@ -77,7 +77,8 @@ impl Handle for floe_plugin {
 /// Makes a plugin instance of `kind` (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM or _ENV_ENGINEER) named
 /// `name`, with `params_json` (NULL for its defaults), resolved as a training configuration's
 /// plugin spec is (floe-plugin-host's registry). With `library` NULL, `name` is a built-in
-/// (rewards `tiered`, `shaped`; curricula `fixed`, `difficulty-scaling`, `plr`, `sec`, `frontier`, `schedule`; engineers
+/// (rewards `tiered`, `shaped`; curricula `fixed`, `difficulty-scaling`, `plr`, `sec`,
+/// `frontier`, `schedule`; engineers
 /// `rules`, `endpoint` (an OpenAI-compatible server, parameters as in `floe train`), and
 /// `embedded` in builds with the `embedded` feature); otherwise `library` is the path of a plugin
 /// library, Rust or C (as `floe plugin inspect` reads), which stays loaded while the plugin

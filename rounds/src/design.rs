@@ -2,7 +2,7 @@
 //!
 //! - **Round 0**: `rounds.round0` when given; else the curriculum's answer to an empty history;
 //!   else (an engineer alone) floe's round-0 default ([`RoundConfig::round0_default`]) clamped
-//!   into the design limits. The paper's "GRPO (random)" round.
+//!   into the design limits. ([`random_config`] draws the paper's "GRPO (random)" round 0.)
 //! - **Later rounds, with an engineer** (`rounds.engineer`, alone or alongside a curriculum):
 //!   the driver assembles the context from the run's own records ([`ContextOptions`]: F, G, H,
 //!   S, T), asks the engineer, clamps its configuration into `rounds.design_limits` (noting

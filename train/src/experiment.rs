@@ -1,14 +1,17 @@
 //! The paper's comparison: which environment design gives the most per round of GRPO, when the
-//! policy's demonstrations cover 2-agent boards only and the evaluation is on 3, 4 and 5 agents.
+//! policy's demonstrations cover 2-agent boards only.
 //!
 //! Every contender starts from one shared warm start (supervised, on 2-agent boards), gets the
-//! same rounds, the same round 0 (floe's default scaled to the design limits: the paper's
-//! "GRPO (random)"), the same prompts a round and the same seeds; only the design of rounds
-//! 1, 2, … differs: `fixed` (round 0's configuration every round, the baseline),
-//! `difficulty-scaling`, `plr` (level replay), `sec` (a bandit over sizes) and `engineer` (an
-//! LLM environment engineer, the embedded model unless an endpoint is given). The final
-//! checkpoints answer one held-out suite of the paper's shape (3 agents on 3×3…10×10, 4 on
-//! 4×4…10×10, 5 on 5×5…10×10, wait ratios 0.25 / 0.5 / 0.75), and the table gives valid /
+//! same rounds, the same round 0 (uniform over the sizes 3…10), the same prompts a round and the
+//! same seeds; only the design of rounds 1, 2, … differs: `fixed` (round 0's configuration every
+//! round, the baseline), `fixed-random` (the paper's "GRPO (random)": a configuration drawn per
+//! seed, from round 0 on), `difficulty-scaling`, `plr` (level replay), `sec` (a bandit over
+//! sizes), `frontier` (data where valid × (1 − valid) is highest), `engineer` (an LLM environment
+//! engineer, the embedded model unless an endpoint is given) and `best-of-n` (the upper
+//! reference, a hindsight search). The trainee is the planner or, with [`Inputs::Map`], the one
+//! that reads only the map. The final checkpoints answer one held-out suite (the planner's of the
+//! paper's shape: 3 agents on 3×3…10×10, 4 on 4×4…10×10, 5 on 5×5…10×10; the map trainee's 2 and
+//! 3 agents; wait ratios 0.25 / 0.5 / 0.75), and the table gives valid /
 //! optimal rates per agent count and per map size (means over seeds, with their standard
 //! errors), the warm start as a row, and each contender's paired difference from `fixed`: over
 //! every (seed, instance) pair, the mean of the difference in outcome, with its standard error
@@ -17,8 +20,8 @@
 //! also paired with the warm start: the rounds do measurable work when it beats it by more than
 //! [`ROUNDS_WORK_SE`] standard errors.
 //!
-//! The protocol: the warm start is short (40 supervised steps on 2-agent boards) and stands for
-//! the paper's base model; the GRPO rounds, on 2-agent boards too, are the main training.
+//! The protocol: the warm start is short (40 supervised steps on 2-agent boards for the planner,
+//! [`MAP_WARM_STEPS`] for the map trainee) and stands for the paper's base model; the GRPO rounds, on 2-agent boards too, are the main training.
 //!
 //! Everything lives in one folder: `warm/` (the warm start's run), `<contender>/seed-<s>/` (each
 //! run, with `suite-outcomes.json` once evaluated), `table.md`. Re-running the same command
@@ -42,7 +45,7 @@ pub use floe_rounds::stats::{paired_difference, Outcomes, TableSetup, RESOLVED_S
 use crate::config::{TrainConfig, ValidationConfig};
 use crate::error::TrainError;
 use crate::eval::{evaluate_each, Outcome};
-use crate::run::{self, load_policy, Plugins, RunOptions};
+use crate::run::{self, load_policy, Plugins, RunOptions, Stage};
 use crate::tokens::Inputs;
 
 /// How much to spend (times on an idle 2-core machine, build excluded).
@@ -450,19 +453,17 @@ fn candidates(
     Ok(out)
 }
 
-/// The validation valid rate of a finished round, over every size (weighted by instances).
+/// The validation valid rate of a finished round, as the run recorded it.
 fn round_valid(folder: &RunFolder, r: u32) -> Result<f64, TrainError> {
     let state = folder.read_state()?.ok_or_else(|| {
         TrainError::Input(format!("{}: no run state after round {r}", folder.root().display()))
     })?;
-    let record =
-        state.history.rounds.iter().find(|x| x.round == r).ok_or_else(|| {
-            TrainError::Input(format!("{}: round {r} has no record", folder.root().display()))
-        })?;
-    let (valid, n) = record.results.iter().fold((0.0, 0.0), |(v, n), x| {
-        (v + x.valid_rate * f64::from(x.instances), n + f64::from(x.instances))
-    });
-    Ok(if n > 0.0 { valid / n } else { 0.0 })
+    state
+        .evals
+        .iter()
+        .find(|e| e.stage == Stage::Round(r))
+        .map(|e| e.valid)
+        .ok_or_else(|| TrainError::Input(format!("{}: round {r} has no validation", folder.root().display())))
 }
 
 /// One choice of the upper reference: the round, each candidate's validation valid rate, the
@@ -481,7 +482,6 @@ pub struct Choice {
 /// validation set kept (the first among equals). `dir/choices.json` records the choices.
 /// Returns the folder of the final branch.
 fn run_best_of(
-    x: &Experiment,
     cfg: &TrainConfig,
     dir: &Path,
     resolve: &dyn Fn(&TrainConfig) -> Result<Plugins, TrainError>,
@@ -498,7 +498,7 @@ fn run_best_of(
     let first = with(&plan);
     run::run_with_progress(&first, &opts(&at, 0), resolve(&first)?, progress)?;
     let mut choices = Vec::new();
-    for r in 1..x.rounds {
+    for r in 1..cfg.rounds.rounds {
         let history = RunFolder::new(&at).read_state()?.map(|s| s.history).unwrap_or_default();
         let mut tried = Vec::new();
         for (k, design) in candidates(cfg, &round0, &history, resolve)?.into_iter().enumerate() {
@@ -609,7 +609,7 @@ pub fn run_experiment(
             let cfg = x.run_config(c, seed, &warm)?;
             progress.line(&format!("experiment: {} with seed {seed}", c.name));
             let last = if c.name == ContenderName::BestOfN {
-                run_best_of(x, &cfg, &dir, resolve, progress)?
+                run_best_of(&cfg, &dir, resolve, progress)?
             } else {
                 run::run_with_progress(&cfg, &opts(&dir), resolve(&cfg)?, progress)?;
                 dir.clone()

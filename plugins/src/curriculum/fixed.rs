@@ -1,5 +1,6 @@
 //! `fixed`: the same configuration every round, by default floe's round-0 default
-//! ([`RoundConfig::round0_default`]): the paper's "GRPO (random)" baseline. When the
+//! ([`RoundConfig::round0_default`]): the baseline every design is compared with (`floe
+//! experiment`'s `fixed`, and with a randomly drawn configuration its `fixed-random`). When the
 //! configuration asks for replay (`replay_fraction > 0`), instances are replayed uniformly at
 //! random among those played before, which makes it the uniform-replay baseline for PLR.
 
