@@ -44,9 +44,9 @@ use crate::error::RoundsError;
 use crate::folder::RunFolder;
 use crate::metrics::JsonLines;
 use crate::replay::Pool;
-use crate::report::{score, EvalReport};
+use crate::report::{count, EvalReport};
 use crate::state::{RunState, Stage, StageEval};
-use crate::verdicts::Answer;
+use crate::verdicts::{verdicts, Answer};
 
 /// One round's training set, as the trainee receives it.
 #[derive(Debug)]
@@ -279,8 +279,12 @@ impl Session<'_> {
         let refs: Vec<&Instance> = validation.iter().collect();
         let t0 = Instant::now();
         self.progress.begin("validation", refs.len() as u64);
-        let report = match trainee.answer(&validation, self.progress).and_then(|a| score(&refs, &a)) {
-            Ok(report) => report,
+        let scored = trainee.answer(&validation, self.progress).and_then(|answers| {
+            let records = verdicts(&refs, &answers)?;
+            Ok((count(&refs, &records).0, answers, records))
+        });
+        let (report, answers, records) = match scored {
+            Ok(scored) => scored,
             Err(e) => {
                 self.progress.end(&format!("{stage}: validation stopped: {e}"));
                 return Err(e);
@@ -313,6 +317,7 @@ impl Session<'_> {
         }
         self.rounds.write(&line)?;
         self.folder.write_eval(stage, &report)?;
+        self.folder.write_answers(stage, &refs, &answers, &records)?;
         self.progress.end(&format!(
             "{stage}: validation valid {:.1}%, optimal {:.1}% ({} instances, {:.0} s)",
             100.0 * valid,

@@ -8,6 +8,7 @@
 //! | `rounds.jsonl` | one line per evaluation stage (before training, warm start, each round): rates, failures per size, the round's configuration and how it came about, the trainee's figures |
 //! | `engineer/round-<r>/` | with an engineer: `context.md` and `limits.json` (what it was given, written before it is asked), `reply.txt` (its reply), `reply-1.txt`, `reply-2.txt`, … (a language model's raw replies, one a file, in order), `config.json` (the configuration applied), `rationale.txt`, `log.txt` (what was clamped or retried, or why the previous configuration stood) |
 //! | `validation/round-<r>.md` | round r's validation as the paper's tables |
+//! | `validation/<stage>.jsonl` | every validation answer of a stage (`untrained`, `warm-start`, `round-<r>`, …), a line each in the validation set's order: its agents and size, the answer (a written answer's text, a decoded plan's moves), and its verdict (`valid`, `optimal`, `failure`, `soc`, `optimal_soc`); what paired comparisons between stages read |
 //! | `eval.md`, `eval.json` | the last validation as tables |
 //!
 //! The trainee keeps its models beside them (floe's policy: `checkpoint.safetensors`,
@@ -19,14 +20,16 @@
 
 use std::path::{Path, PathBuf};
 
+use floe_core::{FailureKind, Instance};
 use floe_plugin_api::design::DesignLimits;
-use floe_plugin_api::RoundConfig;
+use floe_plugin_api::{RoundConfig, VerdictRecord};
 
 use crate::error::RoundsError;
 use crate::limits::Adopted;
 use crate::metrics::JsonLines;
 use crate::report::EvalReport;
 use crate::state::{RunState, Stage};
+use crate::verdicts::Answer;
 
 /// The format written in `state.json`.
 pub const STATE_FORMAT: &str = "floe-rounds/2";
@@ -257,6 +260,49 @@ impl RunFolder {
             write(&dir.join(format!("round-{r}.md")), &md)?;
         }
         Ok(())
+    }
+
+    /// Writes every validation answer of `stage` with its verdict (`records[i]` of `answers[i]`
+    /// to `instances[i]`): `validation/<stage>.jsonl`, the stage's name with `-` for spaces
+    /// (`warm-start`, `round-3`).
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn write_answers(
+        &self,
+        stage: Stage,
+        instances: &[&Instance],
+        answers: &[Answer],
+        records: &[VerdictRecord],
+    ) -> Result<(), RoundsError> {
+        let dir = self.join("validation");
+        std::fs::create_dir_all(&dir).map_err(|e| RoundsError::io(&dir, e))?;
+        let mut text = String::new();
+        for (i, ((inst, answer), r)) in instances.iter().zip(answers).zip(records).enumerate() {
+            let answer = match answer {
+                Answer::Text(t) => serde_json::Value::from(t.as_str()),
+                Answer::Plan(p) => p
+                    .moves
+                    .iter()
+                    .map(|m| m.iter().map(|mv| mv.letter()).collect::<String>())
+                    .collect::<Vec<_>>()
+                    .into(),
+            };
+            let line = serde_json::json!({
+                "index": i,
+                "agents": inst.num_agents(),
+                "size": inst.grid.width().max(inst.grid.height()),
+                "valid": r.failure == 0,
+                "optimal": r.failure == 0 && r.optimal == 1,
+                "failure": FailureKind::from_code(u32::from(r.failure)).map_or("none", FailureKind::name),
+                "soc": r.soc,
+                "optimal_soc": r.optimal_soc,
+                "answer": answer,
+            });
+            text.push_str(&line.to_string());
+            text.push('\n');
+        }
+        write(&dir.join(format!("{}.jsonl", stage.to_string().replace([' ', '@'], "-"))), &text)
     }
 
     /// Files what round `r`'s engineer is given, before it is asked (a reply that never comes

@@ -200,6 +200,22 @@ fn a_run_counts_designs_replays_and_files_as_the_trainee_deserves() {
     assert!(std::fs::read_to_string(dir.path().join("eval.md"))
         .unwrap()
         .starts_with("# Validation after round 2"));
+    // Every stage's answers with their verdicts, in the validation set's order (sizes 3 to 6,
+    // five each): after the warm start, 3×3 answered and right, the rest unanswered.
+    for (name, skill) in [("untrained", 0), ("warm-start", 3), ("round-0", 4), ("round-2", 6)] {
+        let text = std::fs::read_to_string(dir.path().join(format!("validation/{name}.jsonl"))).unwrap();
+        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 20, "{name}");
+        for (i, l) in lines.iter().enumerate() {
+            let size = l["size"].as_u64().unwrap();
+            assert_eq!((l["index"].as_u64(), size), (Some(i as u64), 3 + i as u64 / 5), "{name}");
+            let right = size <= skill;
+            assert_eq!(l["valid"], right, "{name} {l}");
+            assert_eq!(l["optimal"], right, "{name} {l}");
+            assert_eq!(l["failure"], if right { "none" } else { "parse_error" }, "{name} {l}");
+            assert_eq!(l["answer"].as_str().unwrap().starts_with("Agent 0: "), right, "{name} {l}");
+        }
+    }
     // A second run into the same folder is refused unless it resumes or overwrites.
     let again = floe_rounds::run(&mut skilled(), &protocol(), designers(), &opts, &Silent);
     assert!(matches!(again, Err(RoundsError::Input(m)) if m.contains("holds a run already")));

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""A run's validation stage by stage, with standard errors, from its run folder's
+`validation/<stage>.jsonl` (every answer with its verdict, written by floe-rounds):
+
+    python3 scripts/stages.py out/cpu-learn [--plans 3]
+
+prints a Markdown table of valid % and optimal % per stage (± the standard error over the
+validation instances, sqrt(p(1 − p)/n)), per map size, and each stage's paired difference from
+the stage before it and from the warm start (± the standard error of the per-instance
+differences, the same instances answered twice); with `--plans N`, the first N answers of the
+warm start and of the last stage, with their verdicts. Standard library only.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+
+
+def load(folder):
+    """[(stage name, [answer lines])] in the order the run validated them (rounds.jsonl)."""
+    stages = []
+    with open(os.path.join(folder, "rounds.jsonl"), encoding="utf-8") as f:
+        for line in f:
+            name = json.loads(line)["stage"].replace(" ", "-").replace("@", "-")
+            path = os.path.join(folder, "validation", f"{name}.jsonl")
+            if not os.path.exists(path):
+                sys.exit(f"{path}: missing (a run folder written before answers were kept?)")
+            with open(path, encoding="utf-8") as g:
+                stages.append((name, [json.loads(l) for l in g]))
+    if not stages:
+        sys.exit(f"{folder}: no stage validated yet")
+    return stages
+
+
+def rate(xs):
+    """Mean (%) and its standard error (points) of 0/1 outcomes."""
+    n = len(xs)
+    p = sum(xs) / n
+    return 100 * p, 100 * math.sqrt(p * (1 - p) / n)
+
+
+def paired(a, b):
+    """Mean (points) and standard error of b − a over the same instances."""
+    d = [int(y) - int(x) for x, y in zip(a, b)]
+    n = len(d)
+    m = sum(d) / n
+    var = sum((x - m) ** 2 for x in d) / (n - 1) if n > 1 else 0.0
+    return 100 * m, 100 * math.sqrt(var / n)
+
+
+def cell(xs):
+    v, s = rate(xs)
+    return f"{v:.1f} ± {s:.1f}"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("run")
+    p.add_argument("--plans", type=int, default=0)
+    a = p.parse_args()
+    stages = load(a.run)
+    n = {len(lines) for _, lines in stages}
+    if len(n) != 1:
+        sys.exit(f"stages answered different numbers of instances: {sorted(n)}")
+    sizes = sorted({l["size"] for l in stages[0][1]})
+    print(f"{n.pop()} validation instances; valid % / optimal %, ± standard error\n")
+    print("| stage | valid | optimal | " + " | ".join(f"{s}×{s} valid" for s in sizes) + " |")
+    print("|---|---|---|" + "---|" * len(sizes))
+    for name, lines in stages:
+        by = [cell([l["valid"] for l in lines if l["size"] == s]) for s in sizes]
+        print(f"| {name} | {cell([l['valid'] for l in lines])} | {cell([l['optimal'] for l in lines])} | " + " | ".join(by) + " |")
+    names = [s for s, _ in stages]
+    outcome = {s: lines for s, lines in stages}
+    print("\nPaired differences (points ± standard error over the instances; valid / optimal):\n")
+    print("| stage | from the stage before | from the warm start |")
+    print("|---|---|---|")
+    for i, name in enumerate(names[1:], 1):
+        row = []
+        for ref in (names[i - 1], "warm-start"):
+            if ref not in outcome or ref == name:
+                row.append("")
+                continue
+            dv, sv = paired([l["valid"] for l in outcome[ref]], [l["valid"] for l in outcome[name]])
+            do, so = paired([l["optimal"] for l in outcome[ref]], [l["optimal"] for l in outcome[name]])
+            row.append(f"{dv:+.1f} ± {sv:.1f} / {do:+.1f} ± {so:.1f} (vs {ref})")
+        print(f"| {name} | " + " | ".join(row) + " |")
+    for name in [s for s in ("warm-start", names[-1]) if s in outcome][: 2 if a.plans else 0]:
+        print(f"\nThe first {a.plans} answers after {name}:\n")
+        for l in outcome[name][: a.plans]:
+            verdict = "valid" + (", optimal" if l["optimal"] else "") if l["valid"] else l["failure"]
+            print(f"- {l['size']}×{l['size']}, {l['agents']} agents: {verdict} (soc {l['soc']}, optimum {l['optimal_soc']})")
+            print("  ```text\n  " + str(l["answer"]).replace("\n", "\n  ") + "\n  ```")
+
+
+if __name__ == "__main__":
+    main()
