@@ -244,10 +244,32 @@ def test_a_warm_start_lowers_the_answer_loss_and_is_a_stage(tiny_model_dir, tmp_
     assert [s["step"] for s in sft] == list(range(8))
     assert sft[-1]["loss"] < 0.8 * sft[0]["loss"], [s["loss"] for s in sft]
     assert os.path.exists(os.path.join(out, "warm-start", "model.safetensors"))
+    answers = [json.loads(l) for l in open(os.path.join(out, "validation", "warm-start.jsonl"))]
+    assert len(answers) == 4 and all({"answer", "valid", "failure"} <= set(a) for a in answers)
     lines = [json.loads(l) for l in open(os.path.join(out, "rounds.jsonl"))]
     assert [l["stage"] for l in lines] == ["untrained", "warm start", "round 0"]
     with pytest.raises(floe.ConfigError, match="warm_start"):
         RoundsConfig.from_dict({**SETTINGS, "warm_start": {"steps": 0, "samples": 4}})
+
+
+def test_every_written_form_of_a_warm_start_plan_is_read_as_the_optimal_plan():
+    """The warm start's plans in each answer form (words, letters, coordinates from the start
+    cell, a wait repeating a cell) are read back by floe's verifier as valid and optimal; an
+    unknown form is refused."""
+    from floe.rounds.trl_trainee import written_plan
+
+    config = {"sizes": [{"size": s, "data_ratio": 0.5, "hole_ratio": 0.3, "wait_ratio": 0.7} for s in (3, 5)], "agents": [2, 3]}
+    instances = floe.round_instances(config, 40, seed=3)
+    for form in ("words", "letters", "coordinates"):
+        texts = [written_plan(inst, form) for inst in instances]
+        v = floe.verify_batch(instances, texts)
+        assert v["valid"].all() and v["optimal"].all(), (form, texts[:2])
+    text = written_plan(instances[0], "coordinates")
+    start = json.loads(instances[0].to_json())["agents"][0]["start"]
+    assert text.startswith(f"Agent 0: ({start[0]}, {start[1]})"), text
+    assert any(" -> (" in t and "WAIT" not in t for t in texts)
+    with pytest.raises(floe.ConfigError, match="coordinates"):
+        RoundsConfig.from_dict({**SETTINGS, "warm_start": {"steps": 1, "samples": 4, "answer": "cells"}})
 
 
 @needs_trl

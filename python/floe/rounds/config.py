@@ -25,6 +25,9 @@ TRL_DEFAULTS: dict[str, Any] = {
     "report_to": "none",
 }
 
+#: How a warm start's plans may be written (:func:`floe.rounds.trl_trainee.written_plan`).
+ANSWERS = ("words", "letters", "coordinates")
+
 #: TRL arguments floe sets itself, per round: they cannot be set in ``trl``.
 TRL_OWN = ("output_dir", "num_train_epochs", "seed")
 
@@ -93,7 +96,9 @@ class RoundsConfig:
     #: optimal plans written in the prompt's answer format, the loss on the answer's tokens
     #: only. ``steps``, ``samples`` (instances), ``config`` (their generator configuration
     #: [``round0``, else floe's round-0 default within ``design_limits``]), ``learning_rate``
-    #: [1e-4], ``batch_size`` [8]. Validated after it as the stage ``warm start``.
+    #: [1e-4], ``batch_size`` [8], ``answer`` (how its plans are written: ``words``, the
+    #: prompt's example [default], ``letters`` or ``coordinates``). Validated after it as the
+    #: stage ``warm start``.
     warm_start: Optional[dict] = None
     #: TRL's ``GRPOConfig`` arguments, over :data:`TRL_DEFAULTS` (``output_dir``,
     #: ``num_train_epochs`` and ``seed`` are floe's).
@@ -119,11 +124,12 @@ class RoundsConfig:
         if not self.engineer:
             raise ConfigError("engineer: empty; self, base, fixed, a URL or a plugin name")
         if self.warm_start is not None:
-            unknown = sorted(set(self.warm_start) - {"steps", "samples", "config", "learning_rate", "batch_size"})
-            if unknown or int(self.warm_start.get("steps", 0)) < 1 or int(self.warm_start.get("samples", 0)) < 1:
+            w = self.warm_start
+            unknown = sorted(set(w) - {"steps", "samples", "config", "learning_rate", "batch_size", "answer"})
+            if unknown or int(w.get("steps", 0)) < 1 or int(w.get("samples", 0)) < 1 or w.get("answer", "words") not in ANSWERS:
                 raise ConfigError(
                     "warm_start: steps and samples (at least 1), and optionally config, learning_rate, "
-                    f"batch_size{'; unknown ' + ', '.join(unknown) if unknown else ''}"
+                    f"batch_size, answer ({', '.join(ANSWERS)}){'; unknown ' + ', '.join(unknown) if unknown else ''}"
                 )
         own = sorted(set(self.trl) & set(TRL_OWN))
         if own:

@@ -7,6 +7,7 @@ a round's GRPO, greedy answers, and the model saved after each round as ``round-
 from __future__ import annotations
 
 import gc
+import json
 import os
 import shutil
 import time
@@ -55,12 +56,28 @@ WORDS = {"W": "WAIT", "U": "UP", "D": "DOWN", "L": "LEFT", "R": "RIGHT"}
 WARM_ROUND = 0xFFFF_FFFF
 
 
-def written_plan(inst: Instance) -> str:
-    """An optimal plan of the instance in the prompt's answer format (its stored plan, or the
-    solver's)."""
-    return "\n".join(
-        f"Agent {a}: " + (" ".join(WORDS[c] for c in m) or "WAIT") for a, m in enumerate(solve(inst)["moves"])
-    )
+#: Cell steps of the moves, as (row, column).
+STEPS = {"W": (0, 0), "U": (-1, 0), "D": (1, 0), "L": (0, -1), "R": (0, 1)}
+
+
+def written_plan(inst: Instance, answer: str = "words") -> str:
+    """An optimal plan of the instance (the solver's) in the prompt's answer format, its moves
+    as words (``RIGHT DOWN``), as letters (``answer="letters"``: ``R D``, the shortest form floe
+    reads, one token a move in common tokenizers) or as the cells each agent passes through
+    (``answer="coordinates"``: ``(0, 0) -> (0, 1) -> (1, 1)``, from its start, a wait
+    repeating a cell: the form a model can write by copying cells from the prompt and changing
+    one number a step)."""
+    moves = solve(inst)["moves"]
+    if answer == "coordinates":
+        lines = []
+        for a, (agent, m) in enumerate(zip(json.loads(inst.to_json())["agents"], moves)):
+            cells = [tuple(agent["start"])]
+            for c in m:
+                cells.append((cells[-1][0] + STEPS[c][0], cells[-1][1] + STEPS[c][1]))
+            lines.append(f"Agent {a}: " + " -> ".join(f"({r}, {c})" for r, c in cells))
+        return "\n".join(lines)
+    word = WORDS.get if answer == "words" else str
+    return "\n".join(f"Agent {a}: " + (" ".join(word(c) for c in m) or word("W")) for a, m in enumerate(moves))
 
 
 def round_of(stage: str) -> Optional[int]:
@@ -76,14 +93,14 @@ def supervised_warm_start(model: Any, tokenizer: Any, cfg: RoundsConfig, out: st
     import datasets
     from trl import SFTConfig, SFTTrainer
 
-    w = cfg.warm_start
+    w, trl = cfg.warm_start, cfg.trl_args()
     config = w.get("config") or cfg.round0 or round0_config(limits=cfg.design_limits)[0]
     instances = round_instances(config, int(w["samples"]), seed=round_seed(cfg.seed, WARM_ROUND))
     system = [{"role": "system", "content": cfg.system}] if cfg.system is not None else []
     rows = [
         {
             "prompt": system + [{"role": "user", "content": prompt(inst)}],
-            "completion": [{"role": "assistant", "content": written_plan(inst)}],
+            "completion": [{"role": "assistant", "content": written_plan(inst, w.get("answer", "words"))}],
         }
         for inst in instances
     ]
@@ -98,8 +115,9 @@ def supervised_warm_start(model: Any, tokenizer: Any, cfg: RoundsConfig, out: st
         save_strategy="no",
         report_to="none",
         seed=round_seed(cfg.seed, WARM_ROUND) % (1 << 31),
-        use_cpu=bool(cfg.trl_args().get("use_cpu", False)),
-        bf16=bool(cfg.trl_args().get("bf16", False)),
+        use_cpu=bool(trl.get("use_cpu", False)),
+        bf16=bool(trl.get("bf16", False)),
+        gradient_checkpointing=bool(trl.get("gradient_checkpointing", True)),
     )
     trainer = SFTTrainer(
         model=model, args=args, train_dataset=datasets.Dataset.from_list(rows), processing_class=tokenizer
@@ -224,7 +242,12 @@ class TrlTrainee:
         self.model.eval()
         try:
             texts, _ = generate_texts(
-                self.model, self.tokenizer, chat_prompts(self.tokenizer, instances, cfg.system), max_tokens, cfg.eval_batch
+                self.model,
+                self.tokenizer,
+                chat_prompts(self.tokenizer, instances, cfg.system),
+                max_tokens,
+                cfg.eval_batch,
+                bool(cfg.trl_args().get("bf16", False)),
             )
         finally:
             self.model.train(was_training)

@@ -20,9 +20,15 @@ def chat_prompts(tokenizer: Any, instances: Sequence[Instance], system: Optional
     return texts
 
 
-def generate_texts(model: Any, tokenizer: Any, texts: Sequence[str], max_tokens: int, batch: int) -> tuple:
-    """Greedy completions of ``texts`` in batches: ``(completions, generated tokens)``."""
+def generate_texts(model: Any, tokenizer: Any, texts: Sequence[str], max_tokens: int, batch: int, bf16: bool = False) -> tuple:
+    """Greedy completions of ``texts`` in batches: ``(completions, generated tokens)``. With
+    ``bf16`` the model runs under bfloat16 autocast (its weights stay as they are), as TRL's
+    ``bf16`` trains it: on a CPU with AVX-512 BF16 a prompt's prefill is several times faster."""
+    import contextlib
+
     import torch
+
+    cast = torch.autocast(model.device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
 
     side = tokenizer.padding_side
     tokenizer.padding_side = "left"
@@ -31,7 +37,7 @@ def generate_texts(model: Any, tokenizer: Any, texts: Sequence[str], max_tokens:
         for at in range(0, len(texts), batch):
             enc = tokenizer(list(texts[at : at + batch]), return_tensors="pt", padding=True, add_special_tokens=False)
             enc = {k: v.to(model.device) for k, v in enc.items()}
-            with torch.no_grad():
+            with torch.no_grad(), cast:
                 ids = model.generate(
                     **enc,
                     max_new_tokens=max_tokens,
