@@ -86,11 +86,12 @@ def main():
             do, so = paired([l["optimal"] for l in outcome[ref]], [l["optimal"] for l in outcome[name]])
             row.append(f"{dv:+.1f} ± {sv:.1f} / {do:+.1f} ± {so:.1f} (vs {ref})")
         print(f"| {name} | " + " | ".join(row) + " |")
-    for name in [s for s in ("warm-start", names[-1]) if s in outcome][: 2 if a.plans else 0]:
+    for name in [s for s in dict.fromkeys(("warm-start", names[-1])) if s in outcome and a.plans]:
         print(f"\nThe first {a.plans} answers after {name}:\n")
         for l in outcome[name][: a.plans]:
             verdict = "valid" + (", optimal" if l["optimal"] else "") if l["valid"] else l["failure"]
-            print(f"- {l['size']}×{l['size']}, {l['agents']} agents: {verdict} (soc {l['soc']}, optimum {l['optimal_soc']})")
+            soc = f"sum of costs {l['soc']}, " if l["valid"] else ""
+            print(f"- {l['size']}×{l['size']}, {l['agents']} agents: {verdict} ({soc}optimum {l['optimal_soc']})")
             print("  ```text\n  " + str(l["answer"]).replace("\n", "\n  ") + "\n  ```")
 
 
