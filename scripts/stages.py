@@ -23,7 +23,7 @@ def load(folder):
     stages = []
     with open(os.path.join(folder, "rounds.jsonl"), encoding="utf-8") as f:
         for line in f:
-            name = json.loads(line)["stage"].replace(" ", "-").replace("@", "-")
+            name = json.loads(line)["stage"].replace(" @", "-").replace(" ", "-")
             path = os.path.join(folder, "validation", f"{name}.jsonl")
             if not os.path.exists(path):
                 sys.exit(f"{path}: missing (a run folder written before answers were kept?)")

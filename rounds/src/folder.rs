@@ -264,7 +264,7 @@ impl RunFolder {
 
     /// Writes every validation answer of `stage` with its verdict (`records[i]` of `answers[i]`
     /// to `instances[i]`): `validation/<stage>.jsonl`, the stage's name with `-` for spaces
-    /// (`warm-start`, `round-3`).
+    /// (`warm-start`, `warm-start-40`, `round-3`).
     ///
     /// # Errors
     /// I/O errors.
@@ -302,7 +302,7 @@ impl RunFolder {
             text.push_str(&line.to_string());
             text.push('\n');
         }
-        write(&dir.join(format!("{}.jsonl", stage.to_string().replace([' ', '@'], "-"))), &text)
+        write(&dir.join(format!("{}.jsonl", stage.to_string().replace(" @", "-").replace(' ', "-"))), &text)
     }
 
     /// Files what round `r`'s engineer is given, before it is asked (a reply that never comes
