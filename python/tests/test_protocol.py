@@ -154,7 +154,10 @@ def test_floe_train_and_a_python_trainee_write_the_same_protocol(tmp_path):
         for f in fs
         if not f.endswith((".safetensors", ".png", ".txt"))
     )
-    assert protocol_files(rust) == protocol_files(py)
+    # floe train warm-starts and validates that stage too; the stub has no warm start.
+    rust_files = protocol_files(rust)
+    rust_files.remove("validation/warm-start.jsonl")
+    assert rust_files == protocol_files(py)
     a, b = read_state(str(rust)), read_state(str(py))
     assert a.designs == b.designs
     assert [r["config"] for r in a.history["rounds"]] == [r["config"] for r in b.history["rounds"]]
