@@ -23,8 +23,11 @@ def load(folder):
     stages = []
     with open(os.path.join(folder, "rounds.jsonl"), encoding="utf-8") as f:
         for line in f:
-            name = json.loads(line)["stage"].replace(" @", "-").replace(" ", "-")
-            path = os.path.join(folder, "validation", f"{name}.jsonl")
+            entry = json.loads(line)
+            if "answers" not in entry:
+                sys.exit(f"{folder}: stage {entry['stage']!r} kept no answers (a run folder written before they were kept?)")
+            name = os.path.basename(entry["answers"]).removesuffix(".jsonl")
+            path = os.path.join(folder, entry["answers"])
             if not os.path.exists(path):
                 sys.exit(f"{path}: missing (a run folder written before answers were kept?)")
             with open(path, encoding="utf-8") as g:

@@ -281,9 +281,10 @@ impl Session<'_> {
         self.progress.begin("validation", refs.len() as u64);
         let scored = trainee.answer(&validation, self.progress).and_then(|answers| {
             let records = verdicts(&refs, &answers)?;
-            Ok((count(&refs, &records).0, answers, records))
+            let (report, outcomes) = count(&refs, &records);
+            Ok((report, answers, records, outcomes))
         });
-        let (report, answers, records) = match scored {
+        let (report, answers, records, outcomes) = match scored {
             Ok(scored) => scored,
             Err(e) => {
                 self.progress.end(&format!("{stage}: validation stopped: {e}"));
@@ -304,6 +305,7 @@ impl Session<'_> {
             "stage": stage, "valid_rate": valid, "optimal_rate": optimal, "grpo_step": e.grpo_step,
             "train_s": e.train_s, "elapsed_s": self.started.elapsed().as_secs_f64(),
             "per_size": report.size_results(), "report": report.to_json(), "validation_s": seconds,
+            "answers": RunFolder::answers_path(stage),
         });
         if let (Stage::Round(r), Some(last)) = (stage, self.state.history.last()) {
             line["round"] = last.round.into();
@@ -317,7 +319,7 @@ impl Session<'_> {
         }
         self.rounds.write(&line)?;
         self.folder.write_eval(stage, &report)?;
-        self.folder.write_answers(stage, &refs, &answers, &records)?;
+        self.folder.write_answers(stage, &refs, &answers, &records, &outcomes)?;
         self.progress.end(&format!(
             "{stage}: validation valid {:.1}%, optimal {:.1}% ({} instances, {:.0} s)",
             100.0 * valid,

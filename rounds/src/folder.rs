@@ -8,7 +8,7 @@
 //! | `rounds.jsonl` | one line per evaluation stage (before training, warm start, each round): rates, failures per size, the round's configuration and how it came about, the trainee's figures |
 //! | `engineer/round-<r>/` | with an engineer: `context.md` and `limits.json` (what it was given, written before it is asked), `reply.txt` (its reply), `reply-1.txt`, `reply-2.txt`, … (a language model's raw replies, one a file, in order), `config.json` (the configuration applied), `rationale.txt`, `log.txt` (what was clamped or retried, or why the previous configuration stood) |
 //! | `validation/round-<r>.md` | round r's validation as the paper's tables |
-//! | `validation/<stage>.jsonl` | every validation answer of a stage (`untrained`, `warm-start`, `round-<r>`, …), a line each in the validation set's order: its agents and size, the answer (a written answer's text, a decoded plan's moves), and its verdict (`valid`, `optimal`, `failure`, `soc`, `optimal_soc`); what paired comparisons between stages read |
+//! | `validation/<stage>.jsonl` | every validation answer of a stage (`untrained`, `warm-start`, `round-<r>`, …), a line each in the validation set's order: its agents and size, the answer (a written answer's text, a decoded plan's moves), and its verdict (`valid`, `optimal`, `failure`, `soc`, `optimal_soc`); what paired comparisons between stages read; the stage's line of `rounds.jsonl` names it (`answers`) |
 //! | `eval.md`, `eval.json` | the last validation as tables |
 //!
 //! The trainee keeps its models beside them (floe's policy: `checkpoint.safetensors`,
@@ -27,7 +27,7 @@ use floe_plugin_api::{RoundConfig, VerdictRecord};
 use crate::error::RoundsError;
 use crate::limits::Adopted;
 use crate::metrics::JsonLines;
-use crate::report::EvalReport;
+use crate::report::{EvalReport, Outcome};
 use crate::state::{RunState, Stage};
 use crate::verdicts::Answer;
 
@@ -262,9 +262,15 @@ impl RunFolder {
         Ok(())
     }
 
-    /// Writes every validation answer of `stage` with its verdict (`records[i]` of `answers[i]`
-    /// to `instances[i]`): `validation/<stage>.jsonl`, the stage's name with `-` for spaces
-    /// (`warm-start`, `warm-start-40`, `round-3`).
+    /// Where `stage`'s answers are kept, relative to the folder: `validation/<stage>.jsonl`, the
+    /// stage's name with `-` for spaces (`warm-start`, `warm-start-40`, `round-3`).
+    #[must_use]
+    pub fn answers_path(stage: Stage) -> String {
+        format!("validation/{}.jsonl", stage.to_string().replace(" @", "-").replace(' ', "-"))
+    }
+
+    /// Writes every validation answer of `stage` with its verdict (`records[i]` and
+    /// `outcomes[i]` of `answers[i]` to `instances[i]`) at [`RunFolder::answers_path`].
     ///
     /// # Errors
     /// I/O errors.
@@ -274,11 +280,13 @@ impl RunFolder {
         instances: &[&Instance],
         answers: &[Answer],
         records: &[VerdictRecord],
+        outcomes: &[Outcome],
     ) -> Result<(), RoundsError> {
         let dir = self.join("validation");
         std::fs::create_dir_all(&dir).map_err(|e| RoundsError::io(&dir, e))?;
         let mut text = String::new();
-        for (i, ((inst, answer), r)) in instances.iter().zip(answers).zip(records).enumerate() {
+        let each = instances.iter().zip(answers).zip(records.iter().zip(outcomes));
+        for (i, ((inst, answer), (r, o))) in each.enumerate() {
             let answer = match answer {
                 Answer::Text(t) => serde_json::Value::from(t.as_str()),
                 Answer::Plan(p) => p
@@ -292,8 +300,8 @@ impl RunFolder {
                 "index": i,
                 "agents": inst.num_agents(),
                 "size": inst.grid.width().max(inst.grid.height()),
-                "valid": r.failure == 0,
-                "optimal": r.failure == 0 && r.optimal == 1,
+                "valid": o.valid,
+                "optimal": o.optimal,
                 "failure": FailureKind::from_code(u32::from(r.failure)).map_or("none", FailureKind::name),
                 "soc": r.soc,
                 "optimal_soc": r.optimal_soc,
@@ -302,7 +310,7 @@ impl RunFolder {
             text.push_str(&line.to_string());
             text.push('\n');
         }
-        write(&dir.join(format!("{}.jsonl", stage.to_string().replace(" @", "-").replace(' ', "-"))), &text)
+        write(&self.join(Self::answers_path(stage)), &text)
     }
 
     /// Files what round `r`'s engineer is given, before it is asked (a reply that never comes

@@ -202,6 +202,16 @@ fn a_run_counts_designs_replays_and_files_as_the_trainee_deserves() {
         .starts_with("# Validation after round 2"));
     // Every stage's answers with their verdicts, in the validation set's order (sizes 3 to 6,
     // five each): after the warm start, 3×3 answered and right, the rest unanswered.
+    let named: Vec<String> = rounds
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["answers"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert_eq!(
+        named[..3],
+        ["validation/untrained.jsonl", "validation/warm-start.jsonl", "validation/round-0.jsonl"]
+    );
     for (name, skill) in [("untrained", 0), ("warm-start", 3), ("round-0", 4), ("round-2", 6)] {
         let text = std::fs::read_to_string(dir.path().join(format!("validation/{name}.jsonl"))).unwrap();
         let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
