@@ -1,27 +1,10 @@
-"""The paper's loop with verl's trainer: a round driver around ``python -m verl.trainer.main_ppo``.
-
-verl 0.9.1 builds its sampler itself (``verl.trainer.ppo.utils.create_rl_sampler``: random or
-sequential, no curriculum sampler), so the round's data cannot change inside one trainer run;
-instead each round is one run of verl's trainer on that round's data. The protocol is floe-rounds'
-(:mod:`floe.rounds.driver`, the one ``floe train`` runs: designs, round seeds, curricula and
-replay, validation and its count, the run folder); :class:`VerlTrainee` is what is verl's. Round r:
-
-1. the driver gives its configuration and instances;
-2. they are written in verl's parquet layout (``floe.write_verl_parquet``) into
-   ``verl/round-<r>/train.parquet``;
-3. verl's trainer, a subprocess, on the previous round's model with floe's reward
-   (``reward.custom_reward_function``: ``compute_score`` of ``pkg://floe.rewards``), checkpoints
-   in ``verl/round-<r>/checkpoints``;
-4. verl's model merger turns the last checkpoint into a Hugging Face folder, ``round-<r>/``;
-5. that model's greedy answers to floe's fixed validation set go back to the driver.
-
-Between rounds verl's trainer has exited, and with it its rollout servers: the engineer
-(``self``) is the merged checkpoint ``round-<r>/``, loaded with transformers in this process;
-``--engineer URL`` asks an OpenAI-compatible server instead (for example vLLM serving
-``round-<r>/``), with the reply's schema as ``response_format``. The run folder is
-:mod:`floe.rounds`' layout, so ``floe engineer --run`` reads it, and a killed run resumes
-after its last finished round; a killed trainer run resumes from its last checkpoint
-(``trainer.resume_mode=auto``).
+"""The paper's loop with verl's trainer (docs/rounds.md, "verl"): the protocol is floe-rounds'
+(:mod:`floe.rounds.driver`), and :class:`VerlTrainee` trains each round as one run of
+``python -m verl.trainer.main_ppo`` (verl 0.9.1 builds its sampler itself, so a round's data
+cannot change inside one trainer run) on that round's data in verl's parquet layout, with floe's
+reward (``compute_score`` of ``pkg://floe.rewards``), from the previous round's model; verl's
+merger turns the last checkpoint into ``round-<r>/``, which answers the validation set and is
+the ``self`` engineer. A killed trainer run resumes from its last checkpoint.
 
     python -m floe.verl --model DIR --out DIR --verl-config configs/verl/qwen3-4b.yaml \\
         [--engineer self|base|fixed|URL|PLUGIN] [--rounds N] [--resume] [--dry-run]
@@ -29,8 +12,7 @@ after its last finished round; a killed trainer run resumes from its last checkp
 ``--verl-config`` is a YAML file with two sections: ``floe`` (:class:`floe.rounds.RoundsConfig`'s
 settings, without ``trl``) and ``verl`` (Hydra overrides of verl's ``ppo_trainer``
 configuration, dotted keys). ``--dry-run`` runs the protocol up to round 0's data in the run
-folder's ``dry-run/`` (the model is not asked: its validation there counts every answer as
-unread), writes round 0's data and prints verl's command.
+folder's ``dry-run/`` (the model is not asked) and prints verl's command.
 """
 
 from __future__ import annotations
@@ -45,11 +27,9 @@ from typing import Any, Callable, Optional, Sequence
 
 from ._floe import ConfigError, Engineer, FloeError, Instance, round_seed
 from .datasets import write_verl_parquet
-from .rounds.config import RoundsConfig, add_run_flags, apply_run_flags, saved_run
-from .rounds.driver import RunState, drive
-from .rounds.engineers import run_engineer
-from .rounds.trl_trainee import load_model, round_of, save_model, supervised_warm_start
-from .rounds.validation import chat_prompts, generate_texts
+from .rounds.config import RoundsConfig, add_run_flags, cli_main, cli_settings
+from .rounds.driver import RunState, drive, say_stderr
+from .rounds.trl_trainee import greedy_answers, load_model, round_of, save_model, supervised_warm_start
 
 #: verl's keys the driver sets for each round; a configuration's ``verl`` section cannot set them.
 DRIVER_KEYS = (
@@ -70,10 +50,6 @@ REWARD_MODULE = "pkg://floe.rewards"
 
 #: verl's own default of ``data.train_batch_size`` (its ``legacy_data.yaml``).
 VERL_TRAIN_BATCH = 1024
-
-
-def _say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def hydra_value(value: Any) -> str:
@@ -144,8 +120,9 @@ class DryRunDone(Exception):
 
 class VerlTrainee:
     """A Hugging Face model trained round by round with verl's trainer (one trainer run a
-    round, its last checkpoint merged into ``round-<r>/``). ``dry_run``: round 0's data and
-    command are written, then :class:`DryRunDone` stops the run, and no model is asked."""
+    round, its last checkpoint merged into ``round-<r>/``) into the run folder ``out``;
+    :meth:`run` drives it. ``dry_run``: the run folder is ``<out>/dry-run``, round 0's data and
+    command are written there, then :class:`DryRunDone` stops the run; no model is asked."""
 
     def __init__(
         self,
@@ -156,7 +133,7 @@ class VerlTrainee:
         *,
         python: Optional[str] = None,
         dry_run: bool = False,
-        say: Callable[[str], None] = _say,
+        say: Callable[[str], None] = say_stderr,
     ) -> None:
         if config.trl:
             raise ConfigError("trl: TRL's arguments do not apply to verl")
@@ -170,7 +147,7 @@ class VerlTrainee:
         self.verl = dict(verl)
         self.python = python or sys.executable
         self.model_path = os.path.abspath(model)
-        self.out = os.path.abspath(out)
+        self.out = os.path.abspath(os.path.join(out, "dry-run") if dry_run else out)
         self.dry_run = dry_run
         self.say = say
         self.current = self.model_path
@@ -200,10 +177,11 @@ class VerlTrainee:
             return self.model_dir(r - 1)
         return self.warm_dir() if self.cfg.warm_start else self.model_path
 
-    def trainer_overrides(self, r: int, seed: int) -> dict:
-        """verl's overrides of round ``r`` (data seed ``seed``): the configuration's, then the
-        driver's own."""
+    def trainer_overrides(self, r: int, seed: Optional[int] = None) -> dict:
+        """verl's overrides of round ``r`` (data seed ``seed``, by default the round's seed):
+        the configuration's, then the driver's own."""
         d = self.round_dir(r)
+        seed = round_seed(self.cfg.seed, r) if seed is None else seed
         return {
             **self.verl,
             "data.train_files": os.path.join(d, "train.parquet"),
@@ -280,6 +258,24 @@ class VerlTrainee:
             raise FloeError(f"{command[2]} exited with status {code}; its output is in {log}")
         return time.perf_counter() - t0
 
+    def current_model(self) -> tuple:
+        """The model the next round starts from (the ``self`` engineer)."""
+        return self.load(self.current)
+
+    def base_model(self) -> tuple:
+        """The run's model (the ``base`` engineer)."""
+        return self.load(self.model_path)
+
+    def run(self, *, resume: bool = False, engineer: Optional[Engineer] = None) -> Optional[RunState]:
+        """Runs the rounds not done yet; a dry run returns None once round 0's command is written."""
+        settings = {"model": self.model_path, "trainer": "verl", "settings": self.cfg.to_dict(), "verl": dict(self.verl)}
+        if engineer is not None:
+            settings["engineer"] = f"given: {engineer.name}"
+        try:
+            return drive(self, self.cfg, self.out, settings, engineer=engineer, resume=resume, overwrite=self.dry_run, say=self.say)
+        except DryRunDone:
+            return None
+
     # The trainee's side of the protocol.
     def describe(self) -> str:
         return f"{self.model_path} with verl's trainer"
@@ -346,13 +342,7 @@ class VerlTrainee:
             return [""] * len(instances)
         model, tokenizer = self.load(self.current)
         max_tokens = self.cfg.validation_max_tokens or int(self.verl.get("data.max_response_length", 512))
-        was_training = model.training
-        model.eval()
-        try:
-            texts, _ = generate_texts(model, tokenizer, chat_prompts(tokenizer, instances, self.cfg.system), max_tokens, self.cfg.eval_batch)
-        finally:
-            model.train(was_training)
-        return texts
+        return greedy_answers(model, tokenizer, instances, self.cfg.system, max_tokens, self.cfg.eval_batch)[0]
 
     def save(self, stage: str, folder: str, state: dict) -> None:
         """verl's merger has put the round's model in ``round-<r>/`` already."""
@@ -364,60 +354,6 @@ class VerlTrainee:
         return {"verl": self.verl}
 
 
-class VerlRounds:
-    """One run of rounds with verl's trainer: the trainee, its engineer and run folder.
-    :func:`run_verl_rounds` makes one and runs it. ``dry_run`` runs the protocol up to round 0's
-    data in ``<out>/dry-run/`` (see the module)."""
-
-    def __init__(
-        self,
-        model: str,
-        out: str,
-        config: RoundsConfig,
-        verl: dict,
-        *,
-        python: Optional[str] = None,
-        resume: bool = False,
-        dry_run: bool = False,
-        engineer: Optional[Engineer] = None,
-        say: Callable[[str], None] = _say,
-    ) -> None:
-        self.cfg, self.resume, self.say = config, resume, say
-        self.settings = {"model": os.path.abspath(model), "trainer": "verl", "settings": config.to_dict(), "verl": dict(verl)}
-        if engineer is not None:
-            self.settings["engineer"] = f"given: {engineer.name}"
-        self.folder = os.path.join(out, "dry-run") if dry_run else out
-        self.trainee = VerlTrainee(model, self.folder, config, verl, python=python, dry_run=dry_run, say=say)
-        t = self.trainee
-        if engineer is None and config.designs():
-            engineer, _ = run_engineer(config, trainee=lambda: t.load(t.current), base=lambda: t.load(t.model_path))
-        self.engineer = engineer
-
-    def trainer_overrides(self, r: int) -> dict:
-        """verl's overrides of round ``r``, with the round's data seed."""
-        return self.trainee.trainer_overrides(r, round_seed(self.cfg.seed, r))
-
-    def run(self) -> Optional[RunState]:
-        """Runs the rounds not done yet; a dry run returns None once round 0's command is written."""
-        try:
-            return drive(
-                self.trainee,
-                self.cfg,
-                self.folder,
-                self.settings,
-                engineer=self.engineer,
-                resume=self.resume,
-                overwrite=self.trainee.dry_run,
-                say=self.say,
-            )
-        except DryRunDone:
-            return None
-
-    def command(self) -> list:
-        """verl's command of the last round given to the trainee (a dry run's round 0)."""
-        return self.trainee.command or []
-
-
 def run_verl_rounds(
     model: str,
     out: str,
@@ -427,14 +363,14 @@ def run_verl_rounds(
     python: Optional[str] = None,
     resume: bool = False,
     engineer: Optional[Engineer] = None,
-    say: Callable[[str], None] = _say,
+    say: Callable[[str], None] = say_stderr,
 ) -> RunState:
     """Trains the Hugging Face model in folder ``model`` for ``config.rounds`` rounds of GRPO with
     verl's trainer (Hydra overrides ``verl``, dotted keys) into the run folder ``out``; see the
     module's description. ``python`` runs verl's trainer and merger [this interpreter].
 
     Raises :class:`floe.ConfigError` for bad settings, :class:`floe.FloeError` when verl fails."""
-    state = VerlRounds(model, out, config, verl, python=python, resume=resume, engineer=engineer, say=say).run()
+    state = VerlTrainee(model, out, config, verl, python=python, say=say).run(resume=resume, engineer=engineer)
     assert state is not None
     return state
 
@@ -455,13 +391,8 @@ def parse(argv: list) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def settings(a: argparse.Namespace) -> tuple:
-    """``(model folder, RoundsConfig, verl overrides)`` that the flags ask for."""
-    saved = saved_run(a, a.verl_config is not None or bool(a.overrides))
-    if saved is not None:
-        return saved["model"], RoundsConfig.from_dict(saved["settings"]), saved["verl"]
-    if a.model is None:
-        raise ConfigError("--model: required (except with --resume alone, which reads the run's own)")
+def read_files(a: argparse.Namespace) -> tuple:
+    """``(floe settings, verl overrides)`` of ``--verl-config`` and the overrides given."""
     data, verl = read_verl_config(a.verl_config) if a.verl_config else ({}, {})
     for item in a.overrides:
         key, eq, value = item.partition("=")
@@ -470,23 +401,22 @@ def settings(a: argparse.Namespace) -> tuple:
         import yaml
 
         verl[key] = yaml.safe_load(value)
-    return a.model, RoundsConfig.from_dict(apply_run_flags(data, a)), verl
+    return data, verl
 
 
 def main(argv: Optional[list] = None) -> int:
     a = parse(sys.argv[1:] if argv is None else argv)
-    try:
-        model, cfg, verl = settings(a)
-        run = VerlRounds(model, a.out, cfg, verl, python=a.python, resume=a.resume, dry_run=a.dry_run)
-        state = run.run()
+
+    def run() -> Optional[str]:
+        model, cfg, verl = cli_settings(a, a.verl_config is not None or bool(a.overrides), lambda: read_files(a))
+        trainee = VerlTrainee(model, a.out, cfg, verl, python=a.python, dry_run=a.dry_run)
+        state = trainee.run(resume=a.resume)
         if a.dry_run:
-            print(shlex.join(run.command()))
-            return 0
-    except FloeError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(f"{state.rounds_done if state else 0} rounds done; run folder {a.out}", file=sys.stderr)
-    return 0
+            print(shlex.join(trainee.command or []))
+            return None
+        return f"{state.rounds_done if state else 0} rounds done; run folder {a.out}"
+
+    return cli_main(run)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import pytest
 
 import floe
 from floe.rounds import RoundsConfig, read_state
-from floe.verl import VerlRounds, overrides, read_verl_config
+from floe.verl import VerlTrainee, overrides, read_verl_config
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CONFIGS = [os.path.join(ROOT, "configs", "verl", f) for f in ("qwen3-4b.yaml", "smollm2-135m.yaml")]
@@ -40,9 +40,9 @@ def small_run(out, samples=32, **verl):
     """A dry run of the one-GPU configuration with ``samples`` prompts a round: round 0 written."""
     data, overrides_ = read_verl_config(SMALL)
     cfg = RoundsConfig.from_dict({**data, "samples": samples})
-    run = VerlRounds(MODEL, str(out), cfg, {**overrides_, **verl}, dry_run=True, say=lambda _: None)
+    run = VerlTrainee(MODEL, str(out), cfg, {**overrides_, **verl}, dry_run=True, say=lambda _: None)
     assert run.run() is None
-    return run, run.command()
+    return run, run.command
 
 
 def compose(values: dict):
@@ -66,7 +66,7 @@ def answer(moves) -> str:
 def test_overrides_compose_with_verls_configuration(path, tmp_path):
     data, values = read_verl_config(path)
     cfg = RoundsConfig.from_dict({**data, "samples": max(data.get("samples", 0), 2048)})
-    run = VerlRounds(MODEL, str(tmp_path / "run"), cfg, values, say=lambda _: None)
+    run = VerlTrainee(MODEL, str(tmp_path / "run"), cfg, values, say=lambda _: None)
     composed = compose(run.trainer_overrides(0))
     assert composed.algorithm.adv_estimator == "grpo"
     assert composed.actor_rollout_ref.rollout.name == "vllm"
@@ -104,7 +104,7 @@ def test_the_rounds_parquet_loads_through_verls_dataset(tmp_path):
     ds = create_rl_dataset([values["data.train_files"]], data_config, tokenizer, None, is_train=True)
     assert isinstance(ds, RLHFDataset)
     # The round's instances, as the driver made them (round 0's configuration, its round seed).
-    given = run.trainee.round
+    given = run.round
     instances = floe.round_instances(given["config"], 40, seed=floe.round_seed(run.cfg.seed, 0))
     assert instances == given["instances"]
     assert len(ds) == len(instances) == 40
@@ -117,7 +117,7 @@ def test_the_rounds_parquet_loads_through_verls_dataset(tmp_path):
     # The validation set, as verl's validation data.
     val = create_rl_dataset([values["data.val_files"]], data_config, tokenizer, None, is_train=False)
     assert [v["raw_prompt"][0]["content"] for v in (val[i] for i in range(len(val)))] == [
-        floe.prompt(inst) for inst in run.trainee.validation
+        floe.prompt(inst) for inst in run.validation
     ]
 
 
@@ -178,7 +178,7 @@ def test_the_runs_reward_plugin_reaches_verls_reward_function(tmp_path):
     data, overrides_ = read_verl_config(SMALL)
     params = {"unparseable": 0.05, "invalid": 0.3}
     cfg = RoundsConfig.from_dict({**data, "samples": 32, "reward_params": params})
-    run = VerlRounds(MODEL, str(tmp_path / "run"), cfg, overrides_, say=lambda _: None)
+    run = VerlTrainee(MODEL, str(tmp_path / "run"), cfg, overrides_, say=lambda _: None)
     fn = get_custom_reward_fn(compose(run.trainer_overrides(0)))
     inst = floe.generate(2, 4, count=1, seed=3)[0]
     moves = floe.solve(inst)["moves"]
@@ -189,7 +189,7 @@ def test_the_runs_reward_plugin_reaches_verls_reward_function(tmp_path):
     got = [fn(data_source=floe.datasets.DATA_SOURCE, solution_str=t, ground_truth=inst.to_json()) for t in texts]
     assert got == pytest.approx(want, abs=0)
     with pytest.raises(floe.ConfigError, match="set by floe.verl"):
-        VerlRounds(MODEL, str(tmp_path / "other"), cfg, {**overrides_, "+reward.custom_reward_function.reward_kwargs.reward": "x"})
+        VerlTrainee(MODEL, str(tmp_path / "other"), cfg, {**overrides_, "+reward.custom_reward_function.reward_kwargs.reward": "x"})
 
 
 def test_dry_run_writes_round_0_and_verls_command(tmp_path):
@@ -233,9 +233,9 @@ def test_settings_the_driver_owns_are_refused(tmp_path):
         ({"data.train_batch_size": 1024}, "fewer than verl's data.train_batch_size"),
     ):
         with pytest.raises(floe.ConfigError, match=match):
-            VerlRounds(MODEL, str(tmp_path / "r"), cfg, {**values, **bad}, say=lambda _: None)
+            VerlTrainee(MODEL, str(tmp_path / "r"), cfg, {**values, **bad}, say=lambda _: None)
     with pytest.raises(floe.ConfigError, match="trl"):
-        VerlRounds(MODEL, str(tmp_path / "r"), RoundsConfig.from_dict({**data, "trl": {"max_steps": 1}}), values)
+        VerlTrainee(MODEL, str(tmp_path / "r"), RoundsConfig.from_dict({**data, "trl": {"max_steps": 1}}), values)
     bad_file = tmp_path / "bad.yaml"
     bad_file.write_text("floe: {}\nverl: {trainer.default_local_dir: here, trainer.save_freq: 1}\n")
     with pytest.raises(floe.ConfigError, match="trainer.default_local_dir"):

@@ -22,8 +22,7 @@ import time
 
 import floe
 from floe.rounds.config import RoundsConfig
-from floe.rounds.trl_trainee import TrlTrainee, supervised_warm_start
-from floe.rounds.validation import chat_prompts, generate_texts
+from floe.rounds.trl_trainee import TrlTrainee, greedy_answers, supervised_warm_start
 
 ROUND0 = {
     "sizes": [{"size": s, "data_ratio": 1 / 3, "hole_ratio": 0.2, "wait_ratio": 0.5} for s in (3, 4, 5)],
@@ -58,13 +57,10 @@ def main():
         for name, trl, batch in (("before", BEFORE, 16), ("after", AFTER, 32)):
             cfg = settings(trl)
             t = TrlTrainee(a.model, cfg, tmp)
-            t.model.eval()
-            texts = chat_prompts(t.tokenizer, instances)
             t0 = time.perf_counter()
-            answers, tokens = generate_texts(t.model, t.tokenizer, texts, 40, batch, bool(trl["bf16"]))
+            answers, tokens = greedy_answers(t.model, t.tokenizer, instances, None, 40, batch, bool(trl["bf16"]))
             gen_s = time.perf_counter() - t0
             valid = int(floe.verify_batch(instances, answers)["valid"].sum())
-            t.model.train()
             model, sft = supervised_warm_start(t.model, t.tokenizer, cfg, tmp)
             t.model = model
             sft_s = sft["train_s"] / len(sft["steps"])

@@ -17,8 +17,8 @@ import argparse
 import json
 import sys
 
-from .._floe import ConfigError, FloeError
-from .config import RoundsConfig, add_run_flags, apply_run_flags, saved_run
+from .._floe import ConfigError
+from .config import RoundsConfig, add_run_flags, cli_main, cli_settings
 from .trl_trainee import run_rounds
 
 
@@ -36,16 +36,9 @@ def parse(argv: list) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def settings(a: argparse.Namespace) -> tuple:
-    """The model folder and the settings the flags ask for."""
-    saved = saved_run(a, a.config is not None or a.trl_config is not None)
-    if saved is not None:
-        return saved["model"], RoundsConfig.from_dict(saved["settings"])
-    if a.model is None:
-        raise ConfigError("--model: required (except with --resume alone, which reads the run's own)")
-    data = {}
-    if a.config:
-        data = RoundsConfig.from_file(a.config).to_dict()
+def read_files(a: argparse.Namespace) -> tuple:
+    """The settings of ``--config`` with ``--trl-config``'s TRL arguments over its ``trl``."""
+    data = RoundsConfig.from_file(a.config).to_dict() if a.config else {}
     if a.trl_config:
         try:
             with open(a.trl_config, encoding="utf-8") as f:
@@ -55,19 +48,18 @@ def settings(a: argparse.Namespace) -> tuple:
         if not isinstance(trl, dict):
             raise ConfigError(f"{a.trl_config}: a JSON object of GRPOConfig arguments")
         data["trl"] = {**data.get("trl", {}), **trl}
-    return a.model, RoundsConfig.from_dict(apply_run_flags(data, a))
+    return data, None
 
 
 def main(argv: list | None = None) -> int:
     a = parse(sys.argv[1:] if argv is None else argv)
-    try:
-        model, cfg = settings(a)
+
+    def run() -> str:
+        model, cfg, _ = cli_settings(a, a.config is not None or a.trl_config is not None, lambda: read_files(a))
         state = run_rounds(model, a.out, cfg, resume=a.resume)
-    except FloeError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(f"{state.rounds_done} rounds done; run folder {a.out}", file=sys.stderr)
-    return 0
+        return f"{state.rounds_done} rounds done; run folder {a.out}"
+
+    return cli_main(run)
 
 
 if __name__ == "__main__":

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from .._floe import ConfigError, round0_config, run_settings
+from .._floe import ConfigError, FloeError, round0_config, run_settings
 
 #: TRL arguments floe sets for every round unless the configuration's ``trl`` sets them.
 TRL_DEFAULTS: dict[str, Any] = {
@@ -221,25 +222,34 @@ def add_run_flags(parser: Any) -> None:
     parser.add_argument("--resume", action="store_true", help="continue the run in --out after its last finished round")
 
 
-def run_flags_given(a: Any) -> bool:
-    """Whether any flag of :func:`add_run_flags` but ``--resume`` was given."""
-    return a.engineer_model is not None or any(getattr(a, key) is not None for key in FLAG_SETTINGS)
-
-
-def apply_run_flags(data: dict, a: Any) -> dict:
-    """``data`` (settings as a dict) with the flags of :func:`add_run_flags` over it."""
+def cli_settings(a: Any, files_given: bool, read: Callable[[], tuple]) -> tuple:
+    """``(model folder, RoundsConfig, the trainer's own settings)`` that a driver's flags ask
+    for: with ``--resume`` alone (no ``--model``, no file, no other flag) the run folder's own
+    (its ``config.json``); else ``read()``'s ``(settings dict, own settings)`` from the files,
+    with the flags of :func:`add_run_flags` over them."""
+    given = files_given or a.engineer_model is not None or any(getattr(a, k) is not None for k in FLAG_SETTINGS)
+    if a.resume and a.model is None and not given:
+        saved = run_settings(a.out)
+        if saved is not None:
+            return saved["model"], RoundsConfig.from_dict(saved["settings"]), saved.get("verl")
+    if a.model is None:
+        raise ConfigError("--model: required (except with --resume alone, which reads the run's own)")
+    data, own = read()
     for key in FLAG_SETTINGS:
         if getattr(a, key) is not None:
             data[key] = getattr(a, key)
     if a.engineer_model is not None:
         data["engineer_params"] = {**(data.get("engineer_params") or {}), "model": a.engineer_model}
-    return data
+    return a.model, RoundsConfig.from_dict(data), own
 
 
-def saved_run(a: Any, other_flags: bool) -> Optional[dict]:
-    """The run folder's own settings (its ``config.json``) when ``--resume`` is given alone (no
-    ``--model``, no other flag): a resumed run takes its model and settings from there; else
-    None."""
-    if not (a.resume and a.model is None and not other_flags and not run_flags_given(a)):
-        return None
-    return run_settings(a.out)
+def cli_main(run: Callable[[], Optional[str]]) -> int:
+    """A driver's exit status: ``run()``'s message on standard error and 0, or floe's error and 2."""
+    try:
+        message = run()
+    except FloeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if message:
+        print(message, file=sys.stderr)
+    return 0

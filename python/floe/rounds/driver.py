@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional, Protocol, Sequence
 
 from .._floe import Engineer, Instance, drive_rounds, run_state
 from .config import RoundsConfig
+from .engineers import run_engineer
 
 
 def say_stderr(message: str) -> None:
@@ -20,7 +21,9 @@ def say_stderr(message: str) -> None:
 
 
 class Trainee(Protocol):
-    """What the driver calls (see :func:`floe.drive_rounds` for every method's contract)."""
+    """What the driver calls (see :func:`floe.drive_rounds` for every method's contract); a
+    trainee whose settings name the ``self`` or ``base`` engineer also has ``current_model()``
+    and ``base_model()``, each a ``(model, tokenizer)``."""
 
     def describe(self) -> str: ...
 
@@ -70,17 +73,18 @@ def drive(
     say: Callable[[str], None] = say_stderr,
 ) -> RunState:
     """Runs ``config``'s rounds with ``trainee`` into the run folder ``out``; ``settings`` is
-    what its ``config.json`` records (a resumed run must give the same). ``engineer`` designs
-    the rounds after round 0 unless ``config.engineer`` is ``fixed``."""
+    what its ``config.json`` records (a resumed run must give the same). The rounds after round
+    0 are designed by ``engineer`` when given, else by the one ``config.engineer`` names
+    (:func:`floe.rounds.engineers.run_engineer`), else by the curriculum."""
     if engineer is not None and not config.designs():
         config = dataclasses.replace(config, engineer=engineer.name)
-    if config.designs() and engineer is None:
-        raise ValueError(f"engineer {config.engineer!r} designs the rounds: pass the floe.Engineer")
+    if engineer is None:
+        engineer = run_engineer(config, trainee)
     state = drive_rounds(
         trainee,
         config.protocol(settings),
         out,
-        engineer=engineer if config.designs() else None,
+        engineer=engineer,
         resume=resume,
         overwrite=overwrite,
         say=say,

@@ -123,53 +123,22 @@ class ModelEngineer:
         return tokenizer.decode(new, skip_special_tokens=True)
 
 
-def is_url(name: str) -> bool:
-    return name.startswith("http://") or name.startswith("https://")
-
-
-def make_engineer(
-    name: str,
-    *,
-    trainee: Callable[[], tuple],
-    base: Callable[[], tuple],
-    params: Optional[dict] = None,
-    library: Optional[str] = None,
-    seed: int = 0,
-    retries: int = 2,
-    max_tokens: int = 640,
-    temperature: float = 0.7,
-    constraint: str = "schema",
-) -> tuple:
-    """The engineer named ``name`` (see :attr:`RoundsConfig.engineer`): ``(floe.Engineer or None
-    for "fixed", the ModelEngineer or None)``."""
+def run_engineer(config: Any, trainee: Any) -> Optional[Engineer]:
+    """The engineer a run's settings (a :class:`floe.rounds.RoundsConfig`) name, None for
+    ``fixed``: ``self`` and ``base`` ask the trainee's ``current_model()`` or ``base_model()``
+    (each a ``(model, tokenizer)``) through a :class:`ModelEngineer`; a URL is floe's
+    ``endpoint`` engineer; any other name a floe engineer plugin."""
+    name = config.engineer
     if name == "fixed":
-        return None, None
+        return None
     if name in MODEL_ENGINEERS:
         model = ModelEngineer(
-            trainee if name == "self" else base,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            constraint=constraint,
+            trainee.current_model if name == "self" else trainee.base_model,
+            max_tokens=config.engineer_max_tokens,
+            temperature=config.engineer_temperature,
+            constraint=config.engineer_constraint,
         )
-        return Engineer.from_model(model, retries=retries, seed=seed, name=name), model
-    if is_url(name):
-        p = {"model": "default", **(params or {}), "base_url": name}
-        return Engineer("endpoint", p), None
-    return Engineer(name, params, library), None
-
-
-def run_engineer(config: Any, *, trainee: Callable[[], tuple], base: Callable[[], tuple]) -> tuple:
-    """:func:`make_engineer` for a run's settings (a :class:`floe.rounds.RoundsConfig`): its
-    engineer, parameters, library, seed and a model engineer's settings."""
-    return make_engineer(
-        config.engineer,
-        trainee=trainee,
-        base=base,
-        params=config.engineer_params,
-        library=config.engineer_library,
-        seed=config.seed,
-        retries=config.engineer_retries,
-        max_tokens=config.engineer_max_tokens,
-        temperature=config.engineer_temperature,
-        constraint=config.engineer_constraint,
-    )
+        return Engineer.from_model(model, retries=config.engineer_retries, seed=config.seed, name=name)
+    if name.startswith(("http://", "https://")):
+        return Engineer("endpoint", {"model": "default", **(config.engineer_params or {}), "base_url": name})
+    return Engineer(name, config.engineer_params, config.engineer_library)

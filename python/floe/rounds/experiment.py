@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
-from .._floe import Engineer, Instance, experiment_table, suite as make_suite, verify_batch
+from .._floe import Instance, experiment_table, suite as make_suite, verify_batch
 from .config import RoundsConfig
 from .driver import Trainee, drive, say_stderr
 
@@ -74,15 +74,14 @@ def experiment(
     contenders: Sequence[Contender],
     seeds: Sequence[int],
     suite: dict,
-    make_engineer: Optional[Callable[[Contender, Trainee], Engineer]] = None,
     say: Callable[[str], None] = say_stderr,
 ) -> str:
     """Runs (or resumes) the comparison in ``out`` and returns the table as Markdown.
 
     ``make_trainee(contender, seed, folder)`` makes a fresh trainee from the shared starting
     model (``contender`` None: the start itself, whose suite outcomes are the table's ``warm
-    start`` row); ``make_engineer(contender, trainee)`` makes the engineer of a contender that
-    has one. ``suite`` holds :func:`floe.suite`'s settings (``agents``, ``max_size``,
+    start`` row); a contender's engineer is the one its settings name (``self`` and ``base``
+    ask the trainee's models). ``suite`` holds :func:`floe.suite`'s settings (``agents``, ``max_size``,
     ``per_cell``, …; the others its defaults)."""
     cells = make_suite(**suite)
     instances = [inst for _, cell in cells for inst in cell]
@@ -95,14 +94,9 @@ def experiment(
             folder = os.path.join(out, c.name, f"seed-{seed}")
             cfg = c.config(config, seed)
             trainee = make_trainee(c, seed, folder)
-            engineer = None
-            if cfg.designs():
-                if make_engineer is None:
-                    raise ValueError(f"contender {c.name!r} has an engineer: pass make_engineer")
-                engineer = make_engineer(c, trainee)
             say(f"experiment: {c.name} with seed {seed}")
             settings = {"experiment": c.name, "seed": seed, "settings": cfg.to_dict()}
-            drive(trainee, cfg, folder, settings, engineer=engineer, resume=True, say=say)
+            drive(trainee, cfg, folder, settings, resume=True, say=say)
             per[c.name].append(outcomes(trainee, instances, os.path.join(folder, "suite-outcomes.json")))
     rows += [(c.name, per[c.name]) for c in contenders]
     setup = {
