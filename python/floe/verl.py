@@ -199,14 +199,15 @@ class VerlTrainee:
         }
 
     def reward_kwargs(self) -> dict:
-        """The run's reward plugin (``reward``, ``reward_params``, ``reward_library``) as verl's
-        ``reward_kwargs``, which verl passes to :func:`floe.compute_score` on every call."""
+        """The run's reward plugin (:meth:`RoundsConfig.reward_spec`) as verl's ``reward_kwargs``,
+        which verl passes to :func:`floe.compute_score` on every call."""
         key = "+reward.custom_reward_function.reward_kwargs"
-        kwargs = {f"{key}.reward": self.cfg.reward}
-        if self.cfg.reward_params is not None:
-            kwargs[f"{key}.reward_params"] = self.cfg.reward_params
-        if self.cfg.reward_library is not None:
-            kwargs[f"{key}.reward_library"] = self.cfg.reward_library
+        spec = self.cfg.reward_spec()
+        kwargs = {f"{key}.reward": spec["name"]}
+        if spec["params"] is not None:
+            kwargs[f"{key}.reward_params"] = spec["params"]
+        if spec["library"] is not None:
+            kwargs[f"{key}.reward_library"] = spec["library"]
         return kwargs
 
     def trainer_command(self, r: int, seed: int) -> list:

@@ -370,6 +370,14 @@ pub fn round_seed(seed: u64, r: u32) -> u64 {
     floe_rounds::data::round_seed(seed, r)
 }
 
+/// The reward a run of the round protocol gets when its settings name none (floe train's
+/// too): `{"name", "params", "library"}`.
+#[pyfunction]
+pub fn default_reward<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    let spec = floe_rounds::RoundsConfig::default().reward;
+    json_to_py(py, &serde_json::json!({"name": spec.name, "params": spec.params, "library": spec.library}))
+}
+
 /// A row's outcomes as Python gives them: per seed, per suite instance, (valid, optimal).
 type RowOutcomes = Vec<Vec<(bool, bool)>>;
 

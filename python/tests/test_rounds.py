@@ -436,6 +436,25 @@ def test_the_validation_set_is_fixed():
         floe.validation_set(sizes=[], per_cell=2)
 
 
+def test_the_default_reward_is_floe_trains():
+    """A run that names no reward gets floe-rounds' default, the one ``floe train`` gets: ``tiered``
+    without the partial credit a weak policy farms; parameters alone keep its name."""
+    default = floe.default_reward()
+    assert default["name"] == "tiered" and default["params"] == {"prefix_credit": 0.0, "goal_credit": 0.0}
+    assert RoundsConfig().reward_spec() == default
+    assert RoundsConfig().protocol({})["rounds"]["reward"] == default
+    assert RoundsConfig(reward_params={"invalid": 0.3}).reward_spec()["params"] == {"invalid": 0.3}
+    assert RoundsConfig(reward_params={"invalid": 0.3}).reward_spec()["name"] == "tiered"
+    assert RoundsConfig(reward="tiered").reward_spec() == {"name": "tiered", "params": None, "library": None}
+    # What it pays: 0.1 for a plan that stays legal and stops short, as for any other failure.
+    inst = floe.generate(2, 4, count=1, seed=3)[0]
+    moves = floe.solve(inst)["moves"]
+    short = "\n".join(f"Agent {a}: " + " ".join(m[:-1] if a == 0 else m) for a, m in enumerate(moves))
+    assert floe.verify_batch([inst], [short])["valid"].tolist() == [False]
+    assert floe.Reward(default["name"], default["params"]).score([inst], [short]).tolist() == pytest.approx([0.1])
+    assert floe.Reward("tiered").score([inst], [short]).tolist()[0] > 0.1
+
+
 def test_settings_are_checked():
     with pytest.raises(floe.ConfigError, match="unknown settings: round"):
         RoundsConfig.from_dict({"round": 3})

@@ -144,7 +144,9 @@ def test_verls_reward_path_scores_with_floes_compute_score(tmp_path):
     unparseable = "I cannot solve this."
     verdicts = floe.verify_batch([inst] * 3, [correct, wrong, unparseable])
     assert list(verdicts["optimal"]) == [True, False, False] and list(verdicts["valid"]) == [True, False, False]
-    expected = floe.Reward("tiered").score([inst] * 3, [correct, wrong, unparseable]).tolist()
+    # The run names no reward: floe-rounds' default, the one floe train gets.
+    default = floe.default_reward()
+    expected = floe.Reward(default["name"], default["params"]).score([inst] * 3, [correct, wrong, unparseable]).tolist()
     assert len(set(expected)) == 3  # three different tiers
 
     got = []

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from .._floe import ConfigError, FloeError, round0_config, run_settings
+from .._floe import ConfigError, FloeError, default_reward, round0_config, run_settings
 
 #: TRL arguments floe sets for every round unless the configuration's ``trl`` sets them.
 TRL_DEFAULTS: dict[str, Any] = {
@@ -69,8 +69,10 @@ class RoundsConfig:
     validation_max_tokens: Optional[int] = None
     #: Validation prompts answered in one batch [16].
     eval_batch: int = 16
-    #: The reward plugin (a built-in name) [``tiered``]; ``reward_library`` for a plugin library.
-    reward: str = "tiered"
+    #: The reward plugin (a built-in name; ``reward_library`` for a plugin library) [floe-rounds'
+    #: default, ``floe train``'s: ``tiered`` without partial credit, :func:`floe.default_reward`],
+    #: and its parameters [the default's when ``reward`` is not set, else the plugin's own].
+    reward: Optional[str] = None
     reward_params: Optional[dict] = None
     reward_library: Optional[str] = None
     #: A system message before each prompt [none].
@@ -166,11 +168,19 @@ class RoundsConfig:
             "engineer": engineer,
             "design_limits": self.design_limits,
             "round0": self.round0,
-            "reward": spec(self.reward, self.reward_params, self.reward_library),
+            "reward": self.reward_spec(),
         }
         if context is not None:
             rounds["context"] = context
         return {"seed": self.seed, "rounds": rounds, "validation": self.validation, "settings": settings}
+
+    def reward_spec(self) -> dict:
+        """The run's reward as a plugin spec (``name``, ``params``, ``library``)."""
+        if self.reward is not None:
+            return {"name": self.reward, "params": self.reward_params, "library": self.reward_library}
+        default = default_reward()
+        params = self.reward_params if self.reward_params is not None else default["params"]
+        return {"name": default["name"], "params": params, "library": self.reward_library}
 
     def trl_args(self) -> dict:
         """TRL's arguments as every round uses them, before floe's own per round."""

@@ -181,7 +181,8 @@ class TrlTrainee:
         self.model_path = os.path.abspath(model)
         self.out = out
         self.model, self.tokenizer = load_model(self.model_path)
-        self.reward = trl_reward(config.reward, config.reward_params, config.reward_library)
+        spec = config.reward_spec()
+        self.reward = trl_reward(spec["name"], spec["params"], spec["library"])
         self._base: Optional[tuple] = None
 
     def current_model(self) -> tuple:
