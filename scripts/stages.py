@@ -8,7 +8,11 @@ prints a Markdown table of valid % and optimal % per stage (± the standard erro
 validation instances, sqrt(p(1 − p)/n)), per map size, and each stage's paired difference from
 the stage before it and from the warm start (± the standard error of the per-instance
 differences, the same instances answered twice); with `--plans N`, the first N answers of the
-warm start and of the last stage, with their verdicts. Standard library only.
+warm start and of the last stage, with their verdicts. With `--blind` (and floe importable: run
+it with the Python the run used), how many of each stage's valid answers a planner that cannot
+see the map would also get: the instances where each agent's straight path to its goal, its
+rows first or its columns first, with no wait, make a valid plan. Standard library only
+otherwise.
 """
 
 import argparse
@@ -58,10 +62,40 @@ def cell(xs):
     return f"{v:.1f} ± {s:.1f}"
 
 
+def map_blind(folder):
+    """Per validation instance of a floe.rounds run folder, whether a plan that ignores the map
+    is valid: each agent walks its rows first or its columns first, straight to its goal, no
+    wait (any of the combinations)."""
+    import itertools
+
+    import floe
+
+    settings = json.load(open(os.path.join(folder, "config.json"), encoding="utf-8"))["settings"]
+    instances = floe.validation_set(**settings["validation"])
+    step = {(1, 0): "DOWN", (-1, 0): "UP", (0, 1): "RIGHT", (0, -1): "LEFT"}
+
+    def walk(start, goal, rows_first):
+        (r, c), (gr, gc) = start, goal
+        vertical = [step[(1 if gr > r else -1, 0)]] * abs(gr - r)
+        horizontal = [step[(0, 1 if gc > c else -1)]] * abs(gc - c)
+        return (vertical + horizontal if rows_first else horizontal + vertical) or ["WAIT"]
+
+    out = []
+    for inst in instances:
+        agents = json.loads(inst.to_json())["agents"]
+        plans = [
+            "\n".join(f"Agent {a}: " + " ".join(walk(x["start"], x["goal"], o)) for a, (x, o) in enumerate(zip(agents, order)))
+            for order in itertools.product((True, False), repeat=len(agents))
+        ]
+        out.append(bool(floe.verify_batch([inst] * len(plans), plans)["valid"].any()))
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("run")
     p.add_argument("--plans", type=int, default=0)
+    p.add_argument("--blind", action="store_true", help="compare with a planner that cannot see the map (needs floe)")
     a = p.parse_args()
     stages = load(a.run)
     n = {len(lines) for _, lines in stages}
@@ -89,6 +123,21 @@ def main():
             do, so = paired([l["optimal"] for l in outcome[ref]], [l["optimal"] for l in outcome[name]])
             row.append(f"{dv:+.1f} ± {sv:.1f} / {do:+.1f} ± {so:.1f} (vs {ref})")
         print(f"| {name} | " + " | ".join(row) + " |")
+    if a.blind:
+        blind = map_blind(a.run)
+        if len(blind) != len(stages[0][1]):
+            sys.exit("the validation set of config.json is not the one the stages answered")
+        solvable = sum(blind)
+        print(f"\nA plan that ignores the map (each agent straight to its goal, rows or columns first) is valid on "
+              f"{solvable} of {len(blind)} instances ({100 * solvable / len(blind):.1f}%; "
+              + ", ".join(f"{s}×{s} {cell([b for b, l in zip(blind, stages[0][1]) if l['size'] == s])}" for s in sizes)
+              + ").\n")
+        print("| stage | valid answers | where a map-blind plan is valid too | elsewhere |")
+        print("|---|---|---|---|")
+        for name, lines in stages:
+            on = sum(1 for b, l in zip(blind, lines) if l["valid"] and b)
+            off = sum(1 for b, l in zip(blind, lines) if l["valid"] and not b)
+            print(f"| {name} | {on + off} | {on} of {solvable} | {off} of {len(blind) - solvable} |")
     for name in [s for s in dict.fromkeys(("warm-start", names[-1])) if s in outcome and a.plans]:
         print(f"\nThe first {a.plans} answers after {name}:\n")
         for l in outcome[name][: a.plans]:
