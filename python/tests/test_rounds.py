@@ -471,7 +471,7 @@ def test_the_shipped_settings_load():
     ``--config`` takes: every key known, every value in range."""
     folder = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "rounds")
     names = sorted(os.listdir(folder))
-    assert names == ["cpu-learn.json", "cpu.json", "paper.json", "smollm2-h200.json"]
+    assert names == ["cpu-learn-credit.json", "cpu-learn.json", "cpu.json", "paper.json", "smollm2-h200.json"]
     for name in names:
         config = RoundsConfig.from_file(os.path.join(folder, name))
         assert config.rounds >= 2 and config.trl, name
