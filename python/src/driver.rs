@@ -378,65 +378,109 @@ pub fn default_reward<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
     json_to_py(py, &serde_json::json!({"name": spec.name, "params": spec.params, "library": spec.library}))
 }
 
-/// A row's outcomes as Python gives them: per seed, per suite instance, (valid, optimal).
-type RowOutcomes = Vec<Vec<(bool, bool)>>;
+/// A Python experiment's side: `run(contender, seed, folder)` trains (or resumes) a run and
+/// returns its trainee (`contender` None: the shared start), whose `answer(instances)` answers
+/// the suite.
+struct PyContest {
+    run: Py<PyAny>,
+    first_seed: u64,
+}
 
-/// The paper-style table of an experiment: `rows` are `(name, outcomes)` with `outcomes[seed][i]`
-/// a `(valid, optimal)` pair on `suite[i]`; `setup` is `{"suite": suite settings (`floe.suite`'s,
-/// the rest its defaults), "seeds", "rounds", "samples"}`. Rows named `warm start` and `fixed` give the "rounds work" and the
-/// paired differences from `fixed`, with standard errors clustered by seed and instance.
-#[pyfunction]
-pub fn experiment_table(
-    setup: &Bound<'_, PyAny>,
-    suite: Vec<PyRef<'_, Instance>>,
-    rows: Vec<(String, RowOutcomes)>,
-) -> PyResult<String> {
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Setup {
-        suite: serde_json::Map<String, serde_json::Value>,
-        seeds: usize,
-        rounds: u32,
-        samples: usize,
+impl PyContest {
+    fn call(
+        &self,
+        contender: Option<usize>,
+        seed: u64,
+        dir: &std::path::Path,
+    ) -> Result<Py<PyAny>, RoundsError> {
+        Python::attach(|py| {
+            let folder = dir.display().to_string();
+            self.run.bind(py).call1((contender, seed, folder)).map(Bound::unbind).map_err(raised)
+        })
     }
-    let s: Setup = from_json("setup", setup)?;
-    let mut suite_settings =
-        serde_json::to_value(floe_core::suite::SuiteConfig::default()).unwrap_or_default();
-    if let Some(o) = suite_settings.as_object_mut() {
-        for (k, v) in s.suite {
+}
+
+impl floe_rounds::experiment::Contest for PyContest {
+    type Model = Py<PyAny>;
+    type Error = RoundsError;
+
+    fn start(&mut self, dir: &std::path::Path, _: &dyn Progress) -> Result<Py<PyAny>, RoundsError> {
+        self.call(None, self.first_seed, dir)
+    }
+
+    fn run(
+        &mut self,
+        contender: usize,
+        seed: u64,
+        dir: &std::path::Path,
+        _: &dyn Progress,
+    ) -> Result<Py<PyAny>, RoundsError> {
+        self.call(Some(contender), seed, dir)
+    }
+
+    fn outcomes(
+        &mut self,
+        trainee: Py<PyAny>,
+        suite: &[&floe_core::Instance],
+        progress: &dyn Progress,
+    ) -> Result<Vec<floe_rounds::Outcome>, RoundsError> {
+        let owned: Vec<floe_core::Instance> = suite.iter().map(|&i| i.clone()).collect();
+        let answers = PyTrainee { obj: trainee, engineer_raised: None }.answer(&owned, progress)?;
+        Ok(floe_rounds::report::score_each(suite, &answers)?.1)
+    }
+}
+
+/// Runs (or resumes) the comparison of designs in `out` with floe-rounds' loop, the one `floe
+/// experiment` runs (`floe.rounds.experiment` is its front): the start's run in `warm/`, each
+/// contender's (`contenders`: their names, in table order) with each seed in
+/// `<contender>/seed-<s>/`, each final trainee's answers to the suite verified and kept
+/// (`suite-outcomes.json`), the table in `table.md`.
+///
+/// `run(contender, seed, folder)` trains (or resumes) one run and returns its trainee
+/// (`contender` an index into `contenders`, None for the start). `suite` holds `floe.suite`'s
+/// settings (the others its defaults); `rounds` and `samples` are what the table says of each
+/// run; `record` the experiment's settings (`experiment.json`: a folder holding another
+/// experiment, but for `seeds`, is refused). Returns the table as Markdown.
+#[pyfunction]
+#[pyo3(signature = (run, out, *, contenders, seeds, suite, rounds, samples, record, say=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn run_experiment(
+    py: Python<'_>,
+    run: Py<PyAny>,
+    out: String,
+    contenders: Vec<String>,
+    seeds: Vec<u64>,
+    suite: &Bound<'_, PyAny>,
+    rounds: u32,
+    samples: usize,
+    record: &Bound<'_, PyAny>,
+    say: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    let given: serde_json::Map<String, serde_json::Value> = from_json("suite", suite)?;
+    let mut settings = serde_json::to_value(floe_core::suite::SuiteConfig::default()).unwrap_or_default();
+    if let Some(o) = settings.as_object_mut() {
+        for (k, v) in given {
             if !o.contains_key(&k) {
-                return Err(config_text(format!("setup.suite: unknown `{k}`")));
+                return Err(config_text(format!("suite: unknown `{k}`")));
             }
             o.insert(k, v);
         }
     }
-    let suite_config: floe_core::suite::SuiteConfig =
-        serde_json::from_value(suite_settings).map_err(|e| config_text(format!("setup.suite: {e}")))?;
-    let insts: Vec<&floe_core::Instance> = suite.iter().map(|i| &i.inner).collect();
-    let rows: Vec<(String, floe_rounds::stats::Outcomes)> = rows
-        .into_iter()
-        .map(|(name, seeds)| {
-            let o = seeds
-                .into_iter()
-                .map(|seed| {
-                    seed.into_iter().map(|(valid, optimal)| floe_rounds::Outcome { valid, optimal }).collect()
-                })
-                .collect();
-            (name, o)
-        })
-        .collect();
-    if let Some((name, _)) =
-        rows.iter().find(|(_, o)| o.iter().any(|seed: &Vec<_>| seed.len() != insts.len()))
-    {
-        return Err(bad_input(format!("row {name:?}: every seed needs one outcome per suite instance")));
+    let suite = serde_json::from_value(settings).map_err(|e| config_text(format!("suite: {e}")))?;
+    let Some(&first_seed) = seeds.first() else { return Err(config_text("seeds: at least one")) };
+    if contenders.is_empty() {
+        return Err(config_text("contenders: at least one"));
     }
-    let setup = floe_rounds::stats::TableSetup {
-        suite: suite_config,
-        seeds: s.seeds,
-        rounds: s.rounds,
-        samples: s.samples,
+    let plan = floe_rounds::experiment::Plan {
+        record: from_json("record", record)?,
+        contenders: &contenders,
+        seeds: &seeds,
+        setup: floe_rounds::stats::TableSetup { suite, seeds: seeds.len(), rounds, samples },
     };
-    Ok(floe_rounds::stats::table(&setup, &insts, &rows))
+    let mut contest = PyContest { run, first_seed };
+    let progress = Say(say);
+    let got = py.detach(|| floe_rounds::experiment::run(&mut contest, out.as_ref(), &plan, &progress));
+    Ok(got.map_err(to_py)?.table)
 }
 
 /// The settings the run folder `out` was started with (its `config.json`), or None.

@@ -194,3 +194,26 @@ def test_an_experiment_over_python_trainees_prints_the_table(tmp_path):
     assert "| fixed − warm start | +0.00 ± 0.00" in table
     assert any(l.startswith("| sec | +66.67 ±") and l.endswith("yes, better |") for l in table.splitlines()), table
     assert open(tmp_path / "x" / "table.md").read() == table
+    assert (tmp_path / "x" / "warm" / "suite-outcomes.json").is_file()
+    # floe-rounds' loop resumes: the runs are finished and their outcomes kept, nothing answers again.
+    made = []
+    again = experiment(
+        lambda contender, seed, folder: made.append(folder) or Skilled(skill=0),
+        settings(rounds=2),
+        out=str(tmp_path / "x"),
+        contenders=[Contender("fixed"), Contender("sec", curriculum="sec", curriculum_params={"base": ROUND0})],
+        seeds=[0, 1],
+        suite={"agents": [2], "min_size": 3, "max_size": 5, "wait_ratios": [0.5], "per_cell": 3},
+        say=lambda _: None,
+    )
+    assert again == table and len(made) == 5
+    with pytest.raises(floe.ConfigError, match="holds another experiment"):
+        experiment(
+            lambda contender, seed, folder: Skilled(),
+            settings(rounds=3),
+            out=str(tmp_path / "x"),
+            contenders=[Contender("fixed")],
+            seeds=[0],
+            suite={"agents": [2], "min_size": 3, "max_size": 5, "wait_ratios": [0.5], "per_cell": 3},
+            say=lambda _: None,
+        )

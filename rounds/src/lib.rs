@@ -22,6 +22,7 @@
 //! | [`folder`] | the run folder: every file written and read in one place |
 //! | [`metrics`] | JSON Lines metrics, cut back on resume |
 //! | [`stats`] | standard errors clustered by seed and instance, paired differences |
+//! | [`experiment`] | the comparison of designs over any trainee ([`experiment::Contest`]): contenders, seeds, suite outcomes, the table |
 //! | [`config`] | [`RoundsConfig`], [`ValidationConfig`] |
 
 pub mod config;
@@ -30,6 +31,7 @@ pub mod data;
 pub mod design;
 pub mod driver;
 pub mod error;
+pub mod experiment;
 pub mod folder;
 pub mod grammar;
 pub mod limits;

@@ -23,15 +23,15 @@
 //! The protocol: the warm start is short (40 supervised steps on 2-agent boards for the planner,
 //! [`MAP_WARM_STEPS`] for the map trainee) and stands for the paper's base model; the GRPO rounds, on 2-agent boards too, are the main training.
 //!
-//! Everything lives in one folder: `warm/` (the warm start's run), `<contender>/seed-<s>/` (each
-//! run, with `suite-outcomes.json` once evaluated), `table.md`. Re-running the same command
-//! resumes: finished runs and evaluations are kept, an interrupted run resumes from its
-//! checkpoint.
+//! The loop and the folder are floe-rounds' ([`floe_rounds::experiment`]): `warm/` (the warm
+//! start's run), `<contender>/seed-<s>/` (each run, with `suite-outcomes.json` once evaluated),
+//! `table.md`. Re-running the same command resumes: finished runs and evaluations are kept, an
+//! interrupted run resumes from its checkpoint.
 
 use std::path::Path;
 
 use floe_core::progress::Progress;
-use floe_core::suite::{build_suite_with_progress, SuiteConfig};
+use floe_core::suite::SuiteConfig;
 use floe_core::Instance;
 use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{History, PluginSpec, RoundConfig, SizeConfig};
@@ -530,127 +530,93 @@ fn run_best_of(
     Ok(at)
 }
 
-fn outcomes_of(
-    checkpoint: &Path,
-    file: &Path,
-    suite: &[&Instance],
-    batch: usize,
-    progress: &dyn Progress,
-) -> Result<Vec<Outcome>, TrainError> {
-    if let Ok(text) = std::fs::read_to_string(file) {
-        if let Ok(o) = serde_json::from_str::<Vec<Outcome>>(&text) {
-            if o.len() == suite.len() {
-                return Ok(o);
-            }
-        }
-    }
-    let policy = load_policy(checkpoint)?;
-    progress.begin("suite evaluation", suite.len() as u64);
-    let (_, outcomes) = evaluate_each(&policy, suite, batch, progress)?;
-    progress.end(&format!("suite evaluation of {}", checkpoint.display()));
-    std::fs::write(file, serde_json::to_string(&outcomes).unwrap_or_default())
-        .map_err(|e| TrainError::io(file, e))?;
-    Ok(outcomes)
+/// floe's policy in an experiment: its runs, and its checkpoints' answers to the suite.
+struct PolicyContest<'a> {
+    x: &'a Experiment,
+    resolve: &'a dyn Fn(&TrainConfig) -> Result<Plugins, TrainError>,
+    warm: std::path::PathBuf,
 }
 
-/// Runs (or resumes) the experiment in `out` and returns the table as Markdown.
+impl floe_rounds::experiment::Contest for PolicyContest<'_> {
+    /// A checkpoint.
+    type Model = std::path::PathBuf;
+    type Error = TrainError;
+
+    fn start(&mut self, dir: &Path, progress: &dyn Progress) -> Result<std::path::PathBuf, TrainError> {
+        let opts = RunOptions { resume: true, ..RunOptions::new(dir) };
+        run::run_with_progress(&self.x.base, &opts, (self.resolve)(&self.x.base)?, progress)?;
+        Ok(dir.join("reference.safetensors"))
+    }
+
+    fn run(
+        &mut self,
+        contender: usize,
+        seed: u64,
+        dir: &Path,
+        progress: &dyn Progress,
+    ) -> Result<std::path::PathBuf, TrainError> {
+        let c = &self.x.contenders[contender];
+        let cfg = self.x.run_config(c, seed, &self.warm)?;
+        let last = if c.name == ContenderName::BestOfN {
+            run_best_of(&cfg, dir, self.resolve, progress)?
+        } else {
+            let opts = RunOptions { resume: true, ..RunOptions::new(dir) };
+            run::run_with_progress(&cfg, &opts, (self.resolve)(&cfg)?, progress)?;
+            dir.to_path_buf()
+        };
+        Ok(last.join("checkpoint.safetensors"))
+    }
+
+    fn outcomes(
+        &mut self,
+        checkpoint: std::path::PathBuf,
+        suite: &[&Instance],
+        progress: &dyn Progress,
+    ) -> Result<Vec<Outcome>, TrainError> {
+        let policy = load_policy(&checkpoint)?;
+        progress.begin("suite evaluation", suite.len() as u64);
+        let (_, outcomes) = evaluate_each(&policy, suite, self.x.base.eval_batch, progress)?;
+        progress.end(&format!("suite evaluation of {}", checkpoint.display()));
+        Ok(outcomes)
+    }
+}
+
+/// Runs (or resumes) the experiment in `out` (floe-rounds' loop,
+/// [`floe_rounds::experiment::run`]) and returns the table as Markdown and its rows.
 ///
 /// # Errors
-/// What a run, the suite's generation or an evaluation returns; plugins `resolve` refuses.
+/// What a run, the suite's generation or an evaluation returns; plugins `resolve` refuses; a
+/// folder holding another experiment (a different budget or contenders; the seeds may differ).
 pub fn run_experiment(
     x: &Experiment,
     out: &Path,
     resolve: &dyn Fn(&TrainConfig) -> Result<Plugins, TrainError>,
     progress: &dyn Progress,
-) -> Result<String, TrainError> {
-    std::fs::create_dir_all(out).map_err(|e| TrainError::io(out, e))?;
-    let write_json = |name: &str, v: &dyn erased::Json| {
-        let p = out.join(name);
-        std::fs::write(&p, v.json()).map_err(|e| TrainError::io(&p, e))
+) -> Result<floe_rounds::experiment::Results, TrainError> {
+    let names: Vec<String> = x.contenders.iter().map(|c| c.name.to_string()).collect();
+    let plan = floe_rounds::experiment::Plan {
+        record: serde_json::to_value(x).map_err(|e| TrainError::Input(e.to_string()))?,
+        contenders: &names,
+        seeds: &x.seeds,
+        setup: setup(x),
     };
-    // Resuming is only sound for the same experiment: finished runs and suite outcomes are
-    // reused. The seeds may differ: every (contender, seed) run stands alone, so more seeds
-    // extend an experiment and fewer give the table of those alone.
-    let recorded = out.join("experiment.json");
-    if let Ok(text) = std::fs::read_to_string(&recorded) {
-        let same = serde_json::from_str::<Experiment>(&text)
-            .is_ok_and(|r| Experiment { seeds: x.seeds.clone(), ..r } == *x);
-        if !same {
-            return Err(TrainError::Input(format!(
-                "{} holds another experiment (a different budget or contenders): resume it with the same \
-                 command (any --seeds), or give a new output folder",
-                out.display()
-            )));
-        }
-    }
-    write_json("experiment.json", &x)?;
-    let warm = out.join("warm");
-    let opts = |dir: &Path| RunOptions { resume: true, ..RunOptions::new(dir) };
-    // The suite first: a suite configuration that gives nothing is refused before any training.
-    let cells = build_suite_with_progress(&x.suite, progress)?;
-    progress.line("experiment: the shared warm start");
-    run::run_with_progress(&x.base, &opts(&warm), resolve(&x.base)?, progress)?;
-    let suite: Vec<&Instance> = cells.iter().flat_map(|c| c.instances.iter()).collect();
-    let batch = x.base.eval_batch;
-    let warm_out = outcomes_of(
-        &warm.join("reference.safetensors"),
-        &warm.join("suite-outcomes.json"),
-        &suite,
-        batch,
-        progress,
-    )?;
-    let mut rows: Vec<(String, Outcomes)> = vec![("warm start".into(), vec![warm_out])];
-    // Seed by seed, every contender: an interrupted experiment has as many finished runs of
-    // each, and its finished seeds give a table (`--seeds`).
-    let mut per_contender: Vec<Outcomes> = vec![Vec::new(); x.contenders.len()];
-    for &seed in &x.seeds {
-        for (c, per_seed) in x.contenders.iter().zip(&mut per_contender) {
-            let dir = out.join(c.name.name()).join(format!("seed-{seed}"));
-            let cfg = x.run_config(c, seed, &warm)?;
-            progress.line(&format!("experiment: {} with seed {seed}", c.name));
-            let last = if c.name == ContenderName::BestOfN {
-                run_best_of(&cfg, &dir, resolve, progress)?
-            } else {
-                run::run_with_progress(&cfg, &opts(&dir), resolve(&cfg)?, progress)?;
-                dir.clone()
-            };
-            per_seed.push(outcomes_of(
-                &last.join("checkpoint.safetensors"),
-                &dir.join("suite-outcomes.json"),
-                &suite,
-                batch,
-                progress,
-            )?);
-        }
-    }
-    rows.extend(x.contenders.iter().map(|c| c.name.to_string()).zip(per_contender));
-    let table = table(x, &suite, &rows);
-    let p = out.join("table.md");
-    std::fs::write(&p, &table).map_err(|e| TrainError::io(&p, e))?;
-    Ok(table)
+    let mut contest = PolicyContest { x, resolve, warm: out.join(floe_rounds::experiment::START) };
+    floe_rounds::experiment::run(&mut contest, out, &plan, progress)
 }
 
-mod erased {
-    pub trait Json {
-        fn json(&self) -> String;
-    }
-    impl<T: serde::Serialize> Json for T {
-        fn json(&self) -> String {
-            serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
-        }
+fn setup(x: &Experiment) -> TableSetup {
+    TableSetup {
+        suite: x.suite.clone(),
+        seeds: x.seeds.len(),
+        rounds: x.rounds,
+        samples: x.base.rounds.samples,
     }
 }
 
 /// The paper-style table of an experiment's rows.
 #[must_use]
 pub fn table(x: &Experiment, suite: &[&Instance], rows: &[(String, Outcomes)]) -> String {
-    let setup = TableSetup {
-        suite: x.suite.clone(),
-        seeds: x.seeds.len(),
-        rounds: x.rounds,
-        samples: x.base.rounds.samples,
-    };
-    floe_rounds::stats::table(&setup, suite, rows)
+    floe_rounds::stats::table(&setup(x), suite, rows)
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ fn the_random_baseline_the_frontier_and_the_upper_reference_run() {
     });
     let dir = tempfile::tempdir().unwrap();
     let resolve = |cfg: &floe_train::TrainConfig| Ok(common::plugins(cfg));
-    let table = run_experiment(&x, dir.path(), &resolve, &floe_core::progress::Silent).unwrap();
+    let table = run_experiment(&x, dir.path(), &resolve, &floe_core::progress::Silent).unwrap().table;
     for row in ["| fixed-random |", "| frontier |", "| best-of-n |"] {
         assert!(table.contains(row), "{row}\n{table}");
     }
@@ -83,7 +83,7 @@ fn the_random_baseline_the_frontier_and_the_upper_reference_run() {
     // Resuming trains nothing again.
     let steps = best.join("round-1/candidate-0/steps.jsonl");
     let before = std::fs::read_to_string(&steps).unwrap();
-    assert_eq!(run_experiment(&x, dir.path(), &resolve, &floe_core::progress::Silent).unwrap(), table);
+    assert_eq!(run_experiment(&x, dir.path(), &resolve, &floe_core::progress::Silent).unwrap().table, table);
     assert_eq!(std::fs::read_to_string(&steps).unwrap(), before);
 }
 
@@ -93,7 +93,7 @@ fn an_experiment_runs_resumes_and_refuses_a_folder_of_another() {
     let dir = tempfile::tempdir().unwrap();
     let resolve = |cfg: &floe_train::TrainConfig| Ok(common::plugins(cfg));
     let silent = floe_core::progress::Silent;
-    let table = run_experiment(&x, dir.path(), &resolve, &silent).unwrap();
+    let table = run_experiment(&x, dir.path(), &resolve, &silent).unwrap().table;
     for row in ["| warm start |", "| fixed |", "| engineer |", "Paired difference from `fixed`"] {
         assert!(table.contains(row), "{row}\n{table}");
     }
@@ -112,7 +112,7 @@ fn an_experiment_runs_resumes_and_refuses_a_folder_of_another() {
     // The same call resumes: nothing trains again, the table is the same.
     let steps = dir.path().join("engineer/seed-0/steps.jsonl");
     let before = std::fs::read_to_string(&steps).unwrap();
-    assert_eq!(run_experiment(&x, dir.path(), &resolve, &silent).unwrap(), table);
+    assert_eq!(run_experiment(&x, dir.path(), &resolve, &silent).unwrap().table, table);
     assert_eq!(std::fs::read_to_string(&steps).unwrap(), before);
     // Another experiment in the same folder would mix runs: refused, and nothing changes.
     let mut other = x.clone();

@@ -2,14 +2,14 @@
 //! `floe_train::experiment`): one shared warm start on 2-agent boards, the same GRPO budget under
 //! each curriculum and the LLM engineer, several seeds, one held-out suite of 3, 4 and 5 agents,
 //! and a paper-style table; then the chart of each contender's paired difference from `fixed`
-//! (`<out>/experiment.png`, see `crate::render::chart`), drawn from the suite outcomes the runs
-//! left in the folder. Re-running the same command resumes.
+//! (`<out>/experiment.png`, see `crate::render::chart`), drawn from the suite outcomes of the runs. Re-running the same command resumes.
 
 use std::path::{Path, PathBuf};
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use floe_plugin_host::PluginSpec;
-use floe_train::experiment::{run_experiment, Budget, ContenderName, Experiment};
+use floe_rounds::experiment::START_ROW;
+use floe_train::experiment::{run_experiment, Budget, ContenderName, Experiment, Outcomes};
 use floe_train::tokens::Inputs;
 use floe_train::{Outcome, TrainError};
 
@@ -74,9 +74,9 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         crate::cmd::train::plugins(cfg).map_err(|e| TrainError::Input(e.to_string()))
     };
     let bars = crate::progress::Bars::new("floe experiment", a.quiet);
-    let table = run_experiment(&x, &a.out, &resolve, &bars).map_err(crate::cmd::train::cli_error)?;
-    crate::emit(None, &table)?;
-    match draw_chart(&x, &a.out)? {
+    let got = run_experiment(&x, &a.out, &resolve, &bars).map_err(crate::cmd::train::cli_error)?;
+    crate::emit(None, &got.table)?;
+    match draw_chart(&x, &got.rows, &a.out)? {
         Some(p) => eprintln!(
             "floe experiment: the chart of the paired differences from fixed is {} (beside table.md)",
             p.display()
@@ -91,57 +91,35 @@ pub fn run(a: &Args) -> Result<(), CliError> {
 /// The chart's file in the experiment's folder.
 pub const CHART: &str = "experiment.png";
 
-/// The suite outcomes in `files`, one file per seed, as `floe_train::experiment` leaves them:
-/// `<out>/<contender>/seed-<s>/suite-outcomes.json`, `<out>/warm/suite-outcomes.json`.
-fn outcomes(files: &[PathBuf]) -> Result<Vec<Vec<Outcome>>, CliError> {
-    files
-        .iter()
-        .map(|f| {
-            let text = std::fs::read_to_string(f)
-                .map_err(|e| CliError::input(f, format!("cannot read the suite outcomes: {e}")))?;
-            serde_json::from_str::<Vec<Outcome>>(&text)
-                .map_err(|e| CliError::input(f, format!("not a list of suite outcomes: {e}")))
-        })
-        .collect()
-}
-
 /// The chart's rows: the warm start, then every contender but `fixed`, each paired with `fixed`
-/// on the whole suite; and the suite's size. `None` when `fixed` is not a contender.
-fn differences(x: &Experiment, out: &Path) -> Result<Option<(Vec<Difference>, usize)>, CliError> {
-    if !x.contenders.iter().any(|c| c.name == ContenderName::Fixed) {
-        return Ok(None);
-    }
-    let seeds = |name: &str| -> Vec<PathBuf> {
-        x.seeds.iter().map(|s| out.join(name).join(format!("seed-{s}")).join("suite-outcomes.json")).collect()
-    };
+/// on the whole suite; and the suite's size. `None` when `fixed` is not a contender. `rows` are
+/// the experiment's ([`floe_rounds::experiment::Results::rows`]).
+fn differences(rows: &[(String, Outcomes)]) -> Result<Option<(Vec<Difference>, usize)>, CliError> {
+    let name = ContenderName::Fixed.name();
+    let Some((_, fixed)) = rows.iter().find(|(n, _)| n == name) else { return Ok(None) };
     let flags = |o: &[Vec<Outcome>], f: fn(&Outcome) -> bool| -> Vec<Vec<bool>> {
         o.iter().map(|seed| seed.iter().map(f).collect()).collect()
     };
-    let fixed = outcomes(&seeds(ContenderName::Fixed.name()))?;
-    let row = |name: &str, o: &[Vec<Outcome>], reference: bool| -> Result<Difference, CliError> {
+    let row = |(name, o): &(String, Outcomes)| -> Result<Difference, CliError> {
         let pair = |f: fn(&Outcome) -> bool| {
-            floe_train::experiment::paired_difference(&flags(o, f), &flags(&fixed, f))
-                .map_err(|e| CliError::Failed(format!("{}: {name} against fixed: {e}", out.display())))
+            floe_train::experiment::paired_difference(&flags(o, f), &flags(fixed, f))
+                .map_err(|e| CliError::Failed(format!("{name} against fixed: {e}")))
         };
         Ok(Difference {
-            name: name.into(),
+            name: name.clone(),
             valid: pair(|o| o.valid)?,
             optimal: pair(|o| o.optimal)?,
-            reference,
+            reference: name == START_ROW,
         })
     };
-    let warm = outcomes(&[out.join("warm").join("suite-outcomes.json")])?;
-    let mut rows = vec![row("warm start", &warm, true)?];
-    for c in x.contenders.iter().filter(|c| c.name != ContenderName::Fixed) {
-        rows.push(row(c.name.name(), &outcomes(&seeds(c.name.name()))?, false)?);
-    }
-    Ok(Some((rows, warm[0].len())))
+    let n = rows.first().and_then(|(_, o)| o.first()).map_or(0, Vec::len);
+    Ok(Some((rows.iter().filter(|(n, _)| n != name).map(row).collect::<Result<_, _>>()?, n)))
 }
 
-/// Draws `<out>/experiment.png` from the suite outcomes in `out`; its path, or `None` when
-/// `fixed` is not a contender.
-fn draw_chart(x: &Experiment, out: &Path) -> Result<Option<PathBuf>, CliError> {
-    let Some((rows, instances)) = differences(x, out)? else { return Ok(None) };
+/// Draws `<out>/experiment.png` from the experiment's rows; its path, or `None` when `fixed`
+/// is not a contender.
+fn draw_chart(x: &Experiment, rows: &[(String, Outcomes)], out: &Path) -> Result<Option<PathBuf>, CliError> {
+    let Some((rows, instances)) = differences(rows)? else { return Ok(None) };
     let title = format!(
         "floe experiment: paired difference from fixed, {} seed{} × {} suite instances, {} GRPO rounds",
         x.seeds.len(),
@@ -163,15 +141,9 @@ mod tests {
     use floe_core::Instance;
     use floe_train::experiment::table;
 
-    /// A folder as a finished experiment leaves it: the warm start and each contender's seeds,
-    /// with outcomes that differ from one another in a fixed pattern.
-    fn folder(name: &str, x: &Experiment, n: usize, shift: usize) -> PathBuf {
-        let out = std::env::temp_dir().join(format!("floe-chart-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&out);
-        let write = |dir: PathBuf, o: &[Outcome]| {
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(dir.join("suite-outcomes.json"), serde_json::to_string(o).unwrap()).unwrap();
-        };
+    /// An experiment's rows: the warm start and each contender's seeds, with outcomes that
+    /// differ from one another in a fixed pattern.
+    fn rows_of(x: &Experiment, n: usize, shift: usize) -> Vec<(String, Outcomes)> {
         let pattern = |k: usize, s: usize| -> Vec<Outcome> {
             (0..n)
                 .map(|i| {
@@ -180,12 +152,17 @@ mod tests {
                 })
                 .collect()
         };
-        write(out.join("warm"), &pattern(7, 0));
+        let mut rows = vec![(START_ROW.to_string(), vec![pattern(7, 0)])];
         for (k, c) in x.contenders.iter().enumerate() {
-            for &s in &x.seeds {
-                write(out.join(c.name.name()).join(format!("seed-{s}")), &pattern(k, s as usize));
-            }
+            rows.push((c.name.to_string(), x.seeds.iter().map(|&s| pattern(k, s as usize)).collect()));
         }
+        rows
+    }
+
+    fn folder(name: &str) -> PathBuf {
+        let out = std::env::temp_dir().join(format!("floe-chart-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(&out).unwrap();
         out
     }
 
@@ -209,23 +186,13 @@ mod tests {
     #[test]
     fn the_chart_shows_the_tables_paired_differences() {
         let (x, suite) = experiment();
-        let out = folder("table", &x, suite.len(), 0);
-        let (rows, n) = differences(&x, &out).unwrap().expect("fixed is a contender");
+        let table_rows = rows_of(&x, suite.len(), 0);
+        let (rows, n) = differences(&table_rows).unwrap().expect("fixed is a contender");
         assert_eq!(n, suite.len());
         let names: Vec<&str> = rows.iter().map(|d| d.name.as_str()).collect();
         let others =
             ContenderName::ALL.into_iter().filter(|&c| c != ContenderName::Fixed).map(ContenderName::name);
         assert_eq!(names, std::iter::once("warm start").chain(others).collect::<Vec<_>>());
-        let read = |p: PathBuf| outcomes(&[p]).unwrap().remove(0);
-        let mut table_rows =
-            vec![("warm start".to_string(), vec![read(out.join("warm/suite-outcomes.json"))])];
-        for c in &x.contenders {
-            let seeds = x
-                .seeds
-                .iter()
-                .map(|s| read(out.join(c.name.name()).join(format!("seed-{s}/suite-outcomes.json"))));
-            table_rows.push((c.name.to_string(), seeds.collect()));
-        }
         let refs: Vec<&Instance> = suite.iter().collect();
         let t = table(&x, &refs, &table_rows);
         let cell =
@@ -243,32 +210,29 @@ mod tests {
         assert!(line.contains(&turned), "{warm:?}\n{line}");
         assert!(rows.iter().any(|d| d.valid.0.abs() > 1.0), "the pattern gives some difference: {rows:?}");
 
-        let path = draw_chart(&x, &out).unwrap().expect("a chart");
+        let out = folder("table");
+        let path = draw_chart(&x, &table_rows, &out).unwrap().expect("a chart");
         assert_eq!(path, out.join(CHART));
         let bytes = std::fs::read(&path).unwrap();
         let reader = png::Decoder::new(std::io::Cursor::new(bytes.as_slice())).read_info().unwrap();
         assert_eq!((reader.info().width, reader.info().height), (chart::WIDTH, chart::HEIGHT));
         // Other outcomes, another chart.
-        let other = folder("other", &x, suite.len(), 1);
-        let other = std::fs::read(draw_chart(&x, &other).unwrap().expect("a chart")).unwrap();
+        let other_rows = rows_of(&x, suite.len(), 1);
+        let other = std::fs::read(draw_chart(&x, &other_rows, &out).unwrap().expect("a chart")).unwrap();
         assert_ne!(bytes, other);
     }
 
     #[test]
-    fn no_fixed_no_chart_and_missing_outcomes_are_named() {
-        let (mut x, suite) = experiment();
-        let out = folder("missing", &x, suite.len(), 0);
-        std::fs::remove_file(out.join("plr/seed-1/suite-outcomes.json")).unwrap();
-        let e = draw_chart(&x, &out).unwrap_err().to_string();
-        assert!(e.contains("plr/seed-1/suite-outcomes.json") && e.contains("cannot read"), "{e}");
-        std::fs::write(out.join("plr/seed-1/suite-outcomes.json"), "[{\"valid\": 1}]").unwrap();
-        let e = draw_chart(&x, &out).unwrap_err().to_string();
-        assert!(e.contains("not a list of suite outcomes"), "{e}");
-        std::fs::write(out.join("plr/seed-1/suite-outcomes.json"), "[]").unwrap();
-        let e = draw_chart(&x, &out).unwrap_err().to_string();
+    fn no_fixed_no_chart_and_other_suites_are_named() {
+        let (x, suite) = experiment();
+        let out = folder("missing");
+        let mut rows = rows_of(&x, suite.len(), 0);
+        let plr = rows.iter_mut().find(|(n, _)| n == "plr").unwrap();
+        plr.1[1].pop();
+        let e = draw_chart(&x, &rows, &out).unwrap_err().to_string();
         assert!(e.contains("plr against fixed") && e.contains("not the same suite"), "{e}");
-        x.contenders.retain(|c| c.name != ContenderName::Fixed);
-        assert!(draw_chart(&x, &out).unwrap().is_none());
+        rows.retain(|(n, _)| n != "fixed");
+        assert!(draw_chart(&x, &rows, &out).unwrap().is_none());
         assert!(!out.join(CHART).exists());
     }
 }

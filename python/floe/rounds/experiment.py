@@ -10,20 +10,19 @@ prints for floe's own policy.
                        contenders=[Contender("fixed"), Contender("sec", curriculum="sec")],
                        seeds=[0, 1], suite={"agents": [2], "max_size": 4, "per_cell": 4})
 
-Everything lives in ``out``: ``start/`` (the starting model's suite outcomes),
-``<contender>/seed-<s>/`` (each run's folder, with ``suite-outcomes.json`` once evaluated) and
-``table.md``. Running it again resumes: finished runs and evaluations are kept.
+The loop and the folder are floe-rounds' (:func:`floe.run_experiment`): ``warm/`` (the starting
+model's suite outcomes), ``<contender>/seed-<s>/`` (each run's folder, with
+``suite-outcomes.json`` once evaluated), ``experiment.json`` and ``table.md``. Running it again
+resumes: finished runs and evaluations are kept.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
-from .._floe import Instance, experiment_table, suite as make_suite, verify_batch
+from .._floe import run_experiment
 from .config import RoundsConfig
 from .driver import Trainee, drive, say_stderr
 
@@ -48,24 +47,6 @@ class Contender:
         )
 
 
-def outcomes(trainee: Trainee, suite: Sequence[Instance], path: str) -> list:
-    """The trainee's ``(valid, optimal)`` on every suite instance, kept in ``path`` (read back
-    when it holds as many)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            kept = [tuple(o) for o in json.load(f)]
-        if len(kept) == len(suite):
-            return kept
-    except (OSError, ValueError):
-        pass
-    v = verify_batch(list(suite), trainee.answer(suite))
-    got = [(bool(a), bool(b)) for a, b in zip(v["valid"], v["optimal"])]
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(got, f)
-    return got
-
-
 def experiment(
     make_trainee: Callable[[Optional[Contender], int, str], Trainee],
     config: RoundsConfig,
@@ -83,29 +64,25 @@ def experiment(
     start`` row); a contender's engineer is the one its settings name (``self`` and ``base``
     ask the trainee's models). ``suite`` holds :func:`floe.suite`'s settings (``agents``, ``max_size``,
     ``per_cell``, …; the others its defaults)."""
-    cells = make_suite(**suite)
-    instances = [inst for _, cell in cells for inst in cell]
-    os.makedirs(out, exist_ok=True)
-    start = os.path.join(out, "start")
-    rows = [("warm start", [outcomes(make_trainee(None, seeds[0], start), instances, os.path.join(start, "suite-outcomes.json"))])]
-    per = {c.name: [] for c in contenders}
-    for seed in seeds:
-        for c in contenders:
-            folder = os.path.join(out, c.name, f"seed-{seed}")
-            cfg = c.config(config, seed)
-            trainee = make_trainee(c, seed, folder)
-            say(f"experiment: {c.name} with seed {seed}")
-            settings = {"experiment": c.name, "seed": seed, "settings": cfg.to_dict()}
-            drive(trainee, cfg, folder, settings, resume=True, say=say)
-            per[c.name].append(outcomes(trainee, instances, os.path.join(folder, "suite-outcomes.json")))
-    rows += [(c.name, per[c.name]) for c in contenders]
-    setup = {
-        "suite": {k: v for k, v in suite.items() if k != "out"},
-        "seeds": len(seeds),
-        "rounds": config.rounds,
-        "samples": config.samples,
+
+    def run(c: Optional[int], seed: int, folder: str) -> Trainee:
+        if c is None:
+            return make_trainee(None, seed, folder)
+        contender = contenders[c]
+        cfg = contender.config(config, seed)
+        trainee = make_trainee(contender, seed, folder)
+        settings = {"experiment": contender.name, "seed": seed, "settings": cfg.to_dict()}
+        drive(trainee, cfg, folder, settings, resume=True, say=say)
+        return trainee
+
+    record = {
+        "settings": config.to_dict(),
+        "contenders": [dataclasses.asdict(c) for c in contenders],
+        "suite": suite,
+        "seeds": list(seeds),
     }
-    table = experiment_table(setup, instances, rows)
-    with open(os.path.join(out, "table.md"), "w", encoding="utf-8") as f:
-        f.write(table)
-    return table
+    names = [c.name for c in contenders]
+    return run_experiment(
+        run, out, contenders=names, seeds=list(seeds), suite=suite,
+        rounds=config.rounds, samples=config.samples, record=record, say=say,
+    )  # fmt: skip
