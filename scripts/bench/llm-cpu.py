@@ -9,7 +9,10 @@ settings of configs/rounds/cpu-learn.json, side by side in one run:
   generated tokens/s and answers/s;
 - supervised steps: 3 of TRL's SFTTrainer (batch 8), `before` with TRL's defaults (float32,
   gradient checkpointing), `after` with bf16 and no checkpointing; seconds a step (the first
-  step included).
+  step included);
+- GRPO steps (`--grpo-steps`, 2 by default; 0 skips them): TRL's GRPOTrainer as cpu-learn.json's
+  rounds run it (16 completions a step, 8 a prompt, up to 128 tokens, temperature 1), `before`
+  and `after` as above; seconds a step and generated tokens/s.
 MODEL defaults to SmolLM2-135M-Instruct (third_party/models/); a warm-started folder answers at
 its real length. Prints a Markdown table; nothing is written but TRL's scratch in a temp folder.
 """
@@ -30,6 +33,8 @@ ROUND0 = {
 }
 BEFORE = {"use_cpu": True, "bf16": False}
 AFTER = {"use_cpu": True, "bf16": True, "gradient_checkpointing": False}
+#: cpu-learn.json's GRPO step.
+GRPO = {"num_generations": 8, "per_device_train_batch_size": 16, "max_completion_length": 128, "temperature": 1.0}
 
 
 def settings(trl):
@@ -50,6 +55,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("model", nargs="?", default="third_party/models/SmolLM2-135M-Instruct")
     p.add_argument("--prompts", type=int, default=64)
+    p.add_argument("--grpo-steps", type=int, default=2)
     a = p.parse_args()
     instances = floe.round_instances(ROUND0, a.prompts, seed=99)
     rows = []
@@ -64,13 +70,18 @@ def main():
             model, sft = supervised_warm_start(t.model, t.tokenizer, cfg, tmp)
             t.model = model
             sft_s = sft["train_s"] / len(sft["steps"])
-            rows.append((name, batch, tokens, gen_s, valid, sft_s))
+            grpo = "—"
+            if a.grpo_steps > 0:
+                t.cfg = settings({**trl, **GRPO, "max_steps": a.grpo_steps})
+                got = t.train({"round": 0, "instances": instances[:16], "seed": 1, "grpo_steps": 0})["figures"]
+                grpo = f"{got['round_train_s'] / got['grpo_steps']:.1f}, {got['tokens_per_s']:.1f}"
+            rows.append((name, batch, tokens, gen_s, valid, sft_s, grpo))
             print(f"{name}: done", file=sys.stderr, flush=True)
     print(f"{a.prompts} validation prompts, {os.cpu_count()} CPUs, torch threads {__import__('torch').get_num_threads()}\n")
-    print("| settings | validation: batch, tokens, tokens/s, answers/s, valid | SFT s/step |")
-    print("|---|---|---|")
-    for name, batch, tokens, gen_s, valid, sft_s in rows:
-        print(f"| {name} | {batch}, {tokens}, {tokens / gen_s:.1f}, {a.prompts / gen_s:.2f}, {valid} | {sft_s:.1f} |")
+    print("| settings | validation: batch, tokens, tokens/s, answers/s, valid | SFT s/step | GRPO: s/step, tokens/s |")
+    print("|---|---|---|---|")
+    for name, batch, tokens, gen_s, valid, sft_s, grpo in rows:
+        print(f"| {name} | {batch}, {tokens}, {tokens / gen_s:.1f}, {a.prompts / gen_s:.2f}, {valid} | {sft_s:.1f} | {grpo} |")
 
 
 if __name__ == "__main__":
