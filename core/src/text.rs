@@ -104,6 +104,74 @@ pub fn render_prompt(instance: &Instance) -> Result<String, String> {
     Ok(out)
 }
 
+/// How [`write_answer`] writes a plan: three of the forms [`parse_answer`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AnswerForm {
+    /// The prompt's example: `Agent 0: RIGHT DOWN WAIT`.
+    #[default]
+    Words,
+    /// One letter a move, the shortest form read: `Agent 0: R D W`.
+    Letters,
+    /// The cells each agent passes through, from its start, a wait repeating a cell:
+    /// `Agent 0: (0, 0) -> (0, 1) -> (1, 1) -> (1, 1)`.
+    Coordinates,
+}
+
+impl AnswerForm {
+    /// Every form, by its name.
+    pub const ALL: [(&'static str, AnswerForm); 3] = [
+        ("words", AnswerForm::Words),
+        ("letters", AnswerForm::Letters),
+        ("coordinates", AnswerForm::Coordinates),
+    ];
+}
+
+impl std::str::FromStr for AnswerForm {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        AnswerForm::ALL.iter().find(|(n, _)| *n == s).map(|&(_, f)| f).ok_or_else(|| {
+            let names: Vec<&str> = AnswerForm::ALL.iter().map(|(n, _)| *n).collect();
+            format!("{s}: not an answer form; use {}", names.join(", "))
+        })
+    }
+}
+
+/// `moves` (one list per agent of the instance) written as an answer in `form`, one line an
+/// agent, which [`parse_answer`] reads back as the same plan. An agent without a move writes one
+/// wait.
+///
+/// # Errors
+/// As many move lists as the instance has agents are needed.
+pub fn write_answer(instance: &Instance, moves: &[Vec<Move>], form: AnswerForm) -> Result<String, String> {
+    if moves.len() != instance.num_agents() {
+        return Err(format!(
+            "{} move lists for {}",
+            moves.len(),
+            count(instance.num_agents() as u64, "agent", "agents")
+        ));
+    }
+    let line = |(a, m): (usize, &Vec<Move>)| -> String {
+        let m: &[Move] = if m.is_empty() { &[Move::Wait] } else { m };
+        let body = match form {
+            AnswerForm::Words => m.iter().map(|m| m.word()).collect::<Vec<_>>().join(" "),
+            AnswerForm::Letters => m.iter().map(|m| m.letter().to_string()).collect::<Vec<_>>().join(" "),
+            AnswerForm::Coordinates => {
+                let start =
+                    (i64::from(instance.agents[a].start.row), i64::from(instance.agents[a].start.col));
+                let cells = std::iter::once(start).chain(m.iter().scan(start, |at, mv| {
+                    let (dr, dc) = mv.delta();
+                    *at = (at.0 + dr, at.1 + dc);
+                    Some(*at)
+                }));
+                cells.map(|(r, c)| format!("({r}, {c})")).collect::<Vec<_>>().join(" -> ")
+            }
+        };
+        format!("Agent {a}: {body}")
+    };
+    Ok(moves.iter().enumerate().map(line).collect::<Vec<_>>().join("\n"))
+}
+
 /// Why an answer could not be turned into a plan for the instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AnswerError {
@@ -483,6 +551,34 @@ mod tests {
         }
         let coords = parse_answer("Agent 0: (0, 0) -> (0, 1) -> (0, 2)\nAgent 1: [(2,1), (2,2)]", &inst());
         assert_eq!(coords, Ok(Plan::Paths(vec![vec![(0, 0), (0, 1), (0, 2)], vec![(2, 0), (2, 1), (2, 2)]])));
+    }
+
+    #[test]
+    fn every_written_form_reads_back_as_the_plan() {
+        let i = inst();
+        let moves = vec![vec![Move::Right, Move::Wait, Move::Right], vec![]];
+        let want = |form: &str| -> Vec<Vec<(i64, i64)>> {
+            let plan = parse_answer(&write_answer(&i, &moves, form.parse().unwrap()).unwrap(), &i).unwrap();
+            let start = |a: usize| (i64::from(i.agents[a].start.row), i64::from(i.agents[a].start.col));
+            (0..2).map(|a| plan.path(a, start(a)).unwrap()).collect()
+        };
+        assert_eq!(
+            write_answer(&i, &moves, AnswerForm::Words).unwrap(),
+            "Agent 0: RIGHT WAIT RIGHT\nAgent 1: WAIT"
+        );
+        assert_eq!(write_answer(&i, &moves, AnswerForm::Letters).unwrap(), "Agent 0: R W R\nAgent 1: W");
+        assert_eq!(
+            write_answer(&i, &moves, AnswerForm::Coordinates).unwrap(),
+            "Agent 0: (0, 0) -> (0, 1) -> (0, 1) -> (0, 2)\nAgent 1: (2, 0) -> (2, 0)"
+        );
+        let words = want("words");
+        assert_eq!(words, [vec![(0, 0), (0, 1), (0, 1), (0, 2)], vec![(2, 0), (2, 0)]]);
+        assert_eq!((want("letters"), want("coordinates")), (words.clone(), words));
+        assert!("json".parse::<AnswerForm>().unwrap_err().contains("words, letters, coordinates"));
+        assert_eq!(
+            write_answer(&i, &moves[..1], AnswerForm::Words).unwrap_err(),
+            "1 move lists for 2 agents"
+        );
     }
 
     #[test]

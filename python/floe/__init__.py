@@ -49,6 +49,7 @@ from ._floe import (
     verdict_lines,
     verify,
     verify_batch,
+    write_answer,
     write_instances,
 )
 from .rewards import compute_score, make_compute_score, trl_reward
@@ -100,6 +101,7 @@ __all__ = [
     "verdict_lines",
     "verify",
     "verify_batch",
+    "write_answer",
     "write_instances",
     "write_verl_parquet",
 ]

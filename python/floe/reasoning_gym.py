@@ -38,19 +38,10 @@ except ImportError as e:  # pragma: no cover - exercised by a test in a separate
         "pip install 'floe[reasoning-gym]' (or pip install reasoning-gym)"
     ) from e
 
-from ._floe import Instance, Reward, generate
+from ._floe import Instance, Reward, generate, write_answer
 from .datasets import build_records
 
 DATASET_NAME = "floe_mapf"
-
-_WORDS = {"U": "UP", "D": "DOWN", "L": "LEFT", "R": "RIGHT", "W": "WAIT"}
-
-
-def plan_text(moves: Sequence[str]) -> str:
-    """A plan's moves (one string of ``U D L R W`` letters per agent, as in an instance's
-    ``optimal.moves``) as an answer in the format the paper's prompt asks for."""
-    return "\n".join(f"Agent {a}: " + " ".join(_WORDS[c] for c in m) for a, m in enumerate(moves))
-
 
 @dataclass
 class FloeMapfConfig:
@@ -133,7 +124,7 @@ class FloeMapfDataset(ProceduralDataset):
         moves = json.loads(record["instance"])["optimal"]["moves"]
         return {
             "question": record["prompt"][-1]["content"],
-            "answer": plan_text(moves),
+            "answer": write_answer(inst, moves),
             "metadata": {
                 "source_dataset": DATASET_NAME,
                 "source_index": idx,

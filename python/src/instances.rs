@@ -8,7 +8,7 @@ use std::time::Duration;
 use floe_core::generator::{GenerateError, GeneratorConfig};
 use floe_core::instance::parse_instances;
 use floe_core::suite::{build_suite, write_suite, SuiteConfig};
-use floe_core::text::{parse_answer as parse_text, render_prompt};
+use floe_core::text::{parse_answer as parse_text, render_prompt, write_answer as write_text, AnswerForm};
 use floe_core::{solve as solve_core, Answer, Check, PlanForm, SolverConfig};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
@@ -292,6 +292,30 @@ pub fn prompt(instance: &Instance) -> PyResult<String> {
 pub fn parse_answer<'py>(py: Python<'py>, instance: &Instance, answer: &str) -> PyResult<Bound<'py, PyAny>> {
     let plan = parse_text(answer, &instance.inner).map_err(|e| bad_input(e.to_string()))?;
     py.import("json")?.call_method1("loads", (plan.to_json(),))
+}
+
+/// A plan written as an answer in the paper's format, one line an agent, which floe reads back
+/// as the same plan: `moves` is one move string per agent (`W U D L R`, the form of
+/// `floe.solve(inst)["moves"]`), `form` `"words"` (the prompt's example, `Agent 0: RIGHT DOWN`),
+/// `"letters"` (`Agent 0: R D`) or `"coordinates"` (the cells each agent passes through from its
+/// start, `Agent 0: (0, 0) -> (0, 1) -> (1, 1)`). An agent without a move writes one wait.
+///
+/// Raises `floe.BadInput` for a letter that is not a move, other than one string per agent, or
+/// an unknown form.
+#[pyfunction]
+#[pyo3(signature = (instance, moves, form="words"))]
+pub fn write_answer(instance: &Instance, moves: Vec<String>, form: &str) -> PyResult<String> {
+    let form: AnswerForm = form.parse().map_err(bad_input)?;
+    let moves = moves
+        .iter()
+        .enumerate()
+        .map(|(a, m)| {
+            floe_core::moves::parse_moves(m).map_err(|(i, ch)| {
+                bad_input(format!("moves: agent {a}: {ch:?} at {i} is not a move (W U D L R)"))
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    write_text(&instance.inner, &moves, form).map_err(|e| bad_input(format!("moves: {e}")))
 }
 
 /// Instances from a JSON, JSON Lines or JSON-array file (as the CLI reads `--instance`).

@@ -30,6 +30,7 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(instances::verify, m)?)?;
     m.add_function(wrap_pyfunction!(instances::prompt, m)?)?;
     m.add_function(wrap_pyfunction!(instances::parse_answer, m)?)?;
+    m.add_function(wrap_pyfunction!(instances::write_answer, m)?)?;
     m.add_function(wrap_pyfunction!(instances::read_instances, m)?)?;
     m.add_function(wrap_pyfunction!(instances::write_instances, m)?)?;
     m.add_function(wrap_pyfunction!(batch::verify_batch, m)?)?;

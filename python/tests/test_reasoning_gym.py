@@ -29,7 +29,7 @@ def _conflict_plan(entry):
     instance that needs a wait) two agents meet."""
     inst = floe.Instance.from_json(entry["metadata"]["instance"])
     moves = [m.replace("W", "") for m in json.loads(entry["metadata"]["instance"])["optimal"]["moves"]]
-    text = frg.plan_text(moves)
+    text = floe.write_answer(inst, moves)
     verdict = floe.verify(inst, text)
     if not verdict["valid"] and "conflict" in verdict["failure"]["kind"]:
         return text

@@ -270,6 +270,14 @@ def test_every_written_form_of_a_warm_start_plan_is_read_as_the_optimal_plan():
     assert any(" -> (" in t and "WAIT" not in t for t in texts)
     with pytest.raises(floe.ConfigError, match="coordinates"):
         RoundsConfig.from_dict({**SETTINGS, "warm_start": {"steps": 1, "samples": 4, "answer": "cells"}})
+    # floe.write_answer, which writes them, refuses what is not a plan of the instance.
+    moves = floe.solve(instances[0])["moves"]
+    with pytest.raises(floe.BadInput, match="not an answer form"):
+        floe.write_answer(instances[0], moves, "cells")
+    with pytest.raises(floe.BadInput, match="is not a move"):
+        floe.write_answer(instances[0], ["RX"] + moves[1:])
+    with pytest.raises(floe.BadInput, match="move lists for"):
+        floe.write_answer(instances[0], moves[:1])
 
 
 @needs_trl

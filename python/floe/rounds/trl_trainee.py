@@ -7,13 +7,12 @@ a round's GRPO, greedy answers, and the model saved after each round as ``round-
 from __future__ import annotations
 
 import gc
-import json
 import os
 import shutil
 import time
 from typing import Any, Callable, Optional, Sequence
 
-from .._floe import Engineer, Instance, prompt, round0_config, round_instances, round_seed, solve, verify_batch
+from .._floe import Engineer, Instance, prompt, round0_config, round_instances, round_seed, solve, verify_batch, write_answer
 from ..datasets import to_hf_dataset
 from ..rewards import trl_reward
 from .config import RoundsConfig
@@ -88,35 +87,17 @@ def greedy_answers(model: Any, tokenizer: Any, instances: Sequence[Instance], sy
     return out, generated
 
 
-#: The words of the moves in the prompt's answer format.
-WORDS = {"W": "WAIT", "U": "UP", "D": "DOWN", "L": "LEFT", "R": "RIGHT"}
-
 #: The warm start's data are drawn as if for this round (a round no run reaches).
 WARM_ROUND = 0xFFFF_FFFF
 
 
-#: Cell steps of the moves, as (row, column).
-STEPS = {"W": (0, 0), "U": (-1, 0), "D": (1, 0), "L": (0, -1), "R": (0, 1)}
-
-
 def written_plan(inst: Instance, answer: str = "words") -> str:
-    """An optimal plan of the instance (the solver's) in the prompt's answer format, its moves
-    as words (``RIGHT DOWN``), as letters (``answer="letters"``: ``R D``, the shortest form floe
-    reads, one token a move in common tokenizers) or as the cells each agent passes through
-    (``answer="coordinates"``: ``(0, 0) -> (0, 1) -> (1, 1)``, from its start, a wait
-    repeating a cell: the form a model can write by copying cells from the prompt and changing
-    one number a step)."""
-    moves = solve(inst)["moves"]
-    if answer == "coordinates":
-        lines = []
-        for a, (agent, m) in enumerate(zip(json.loads(inst.to_json())["agents"], moves)):
-            cells = [tuple(agent["start"])]
-            for c in m:
-                cells.append((cells[-1][0] + STEPS[c][0], cells[-1][1] + STEPS[c][1]))
-            lines.append(f"Agent {a}: " + " -> ".join(f"({r}, {c})" for r, c in cells))
-        return "\n".join(lines)
-    word = WORDS.get if answer == "words" else str
-    return "\n".join(f"Agent {a}: " + (" ".join(word(c) for c in m) or word("W")) for a, m in enumerate(moves))
+    """An optimal plan of the instance (the solver's) written in the prompt's answer format
+    (:func:`floe.write_answer`): its moves as words (``RIGHT DOWN``), as letters
+    (``answer="letters"``: ``R D``, one token a move in common tokenizers) or as the cells each
+    agent passes through (``answer="coordinates"``: ``(0, 0) -> (0, 1) -> (1, 1)``: the form a
+    model can write by copying cells from the prompt and changing one number a step)."""
+    return write_answer(inst, solve(inst)["moves"], answer)
 
 
 def round_of(stage: str) -> Optional[int]:
