@@ -29,7 +29,7 @@ from ._floe import ConfigError, Engineer, FloeError, Instance, round_seed
 from .datasets import write_verl_parquet
 from .rounds.config import RoundsConfig, add_run_flags, cli_main, cli_settings
 from .rounds.driver import RunState, drive, say_stderr
-from .rounds.trl_trainee import greedy_answers, load_model, round_of, save_model, supervised_warm_start
+from .rounds.trl_trainee import greedy_answers, load_model, round_of, save_model, saved_model, supervised_warm_start
 
 #: verl's keys the driver sets for each round; a configuration's ``verl`` section cannot set them.
 DRIVER_KEYS = (
@@ -282,10 +282,7 @@ class VerlTrainee:
         return f"{self.model_path} with verl's trainer"
 
     def restore(self, folder: str, saved: Optional[dict]) -> Optional[dict]:
-        if saved is not None and saved["rounds_done"]:
-            self.current = self.model_dir(saved["rounds_done"] - 1)
-        elif saved is not None and saved.get("warm_start_done") and os.path.isdir(self.warm_dir()):
-            self.current = self.warm_dir()
+        self.current = saved_model(folder, saved) or self.current
         return saved
 
     def warm_start(self) -> Optional[dict]:

@@ -100,6 +100,17 @@ def written_plan(inst: Instance, answer: str = "words") -> str:
     return write_answer(inst, solve(inst)["moves"], answer)
 
 
+def saved_model(folder: str, saved: Optional[dict]) -> Optional[str]:
+    """The model folder a resumed run (``saved``, its run state) continues from: the last
+    finished round's, else the warm start's; None to start from the run's model."""
+    if saved is not None and saved["rounds_done"]:
+        return os.path.join(folder, f"round-{saved['rounds_done'] - 1}")
+    warm = os.path.join(folder, "warm-start")
+    if saved is not None and saved.get("warm_start_done") and os.path.isdir(warm):
+        return warm
+    return None
+
+
 def round_of(stage: str) -> Optional[int]:
     """``r`` of a stage ``"round r"``; None for the stages before the rounds."""
     return int(stage.split()[1]) if stage.startswith("round ") else None
@@ -181,14 +192,9 @@ class TrlTrainee:
         return f"{n} parameters ({self.model_path})"
 
     def restore(self, folder: str, saved: Optional[dict]) -> Optional[dict]:
-        if saved is None:
-            return None
-        done = saved["rounds_done"]
-        warm = os.path.join(folder, "warm-start")
-        if done:
-            self.model, self.tokenizer = load_model(os.path.join(folder, f"round-{done - 1}"))
-        elif saved.get("warm_start_done") and os.path.isdir(warm):
-            self.model, self.tokenizer = load_model(warm)
+        path = saved_model(folder, saved)
+        if path is not None:
+            self.model, self.tokenizer = load_model(path)
         return saved
 
     def warm_start(self) -> Optional[dict]:
