@@ -179,15 +179,20 @@ def test_an_experiment_over_python_trainees_prints_the_table(tmp_path):
             self.skill -= 0 if self.learns else 1
             return out
 
-    table = experiment(
-        lambda contender, seed, folder: Learner(contender),
-        settings(rounds=2),
-        out=str(tmp_path / "x"),
-        contenders=[Contender("fixed"), Contender("sec", curriculum="sec", curriculum_params={"base": ROUND0})],
-        seeds=[0, 1],
-        suite={"agents": [2], "min_size": 3, "max_size": 5, "wait_ratios": [0.5], "per_cell": 3},
-        say=lambda _: None,
-    )
+    both = (Contender("fixed"), Contender("sec", curriculum="sec", curriculum_params={"base": ROUND0}))
+
+    def run(make, rounds=2, contenders=both, seeds=(0, 1)):
+        return experiment(
+            make,
+            settings(rounds=rounds),
+            out=str(tmp_path / "x"),
+            contenders=list(contenders),
+            seeds=list(seeds),
+            suite={"agents": [2], "min_size": 3, "max_size": 5, "wait_ratios": [0.5], "per_cell": 3},
+            say=lambda _: None,
+        )
+
+    table = run(lambda contender, seed, folder: Learner(contender))
     assert "| contender | 2 agents | all |" in table
     # 9 suite instances on 3x3..5x5: the start answers 3x3, sec after two rounds all of them.
     assert "| warm start | 33.33 ± " in table and "| sec | 100.00 ± 0.00" in table
@@ -197,23 +202,7 @@ def test_an_experiment_over_python_trainees_prints_the_table(tmp_path):
     assert (tmp_path / "x" / "warm" / "suite-outcomes.json").is_file()
     # floe-rounds' loop resumes: the runs are finished and their outcomes kept, nothing answers again.
     made = []
-    again = experiment(
-        lambda contender, seed, folder: made.append(folder) or Skilled(skill=0),
-        settings(rounds=2),
-        out=str(tmp_path / "x"),
-        contenders=[Contender("fixed"), Contender("sec", curriculum="sec", curriculum_params={"base": ROUND0})],
-        seeds=[0, 1],
-        suite={"agents": [2], "min_size": 3, "max_size": 5, "wait_ratios": [0.5], "per_cell": 3},
-        say=lambda _: None,
-    )
-    assert again == table and len(made) == 5
+    assert run(lambda contender, seed, folder: made.append(folder) or Skilled(skill=0)) == table
+    assert len(made) == 5
     with pytest.raises(floe.ConfigError, match="holds another experiment"):
-        experiment(
-            lambda contender, seed, folder: Skilled(),
-            settings(rounds=3),
-            out=str(tmp_path / "x"),
-            contenders=[Contender("fixed")],
-            seeds=[0],
-            suite={"agents": [2], "min_size": 3, "max_size": 5, "wait_ratios": [0.5], "per_cell": 3},
-            say=lambda _: None,
-        )
+        run(lambda contender, seed, folder: Skilled(), rounds=3, contenders=[Contender("fixed")], seeds=[0])
