@@ -483,6 +483,17 @@ pub fn run_experiment(
     Ok(got.map_err(to_py)?.table)
 }
 
+/// Mean and standard error, in percentage points, of the paired differences `a − b` over every
+/// (seed, instance) pair, the standard error clustered by seed and by instance (`floe
+/// experiment`'s "all" column): `a[s][i]` is seed `s`'s outcome (True: valid, or optimal) on
+/// instance `i`; a side with one seed pairs with every seed of the other (a shared start).
+///
+/// Raises `floe.BadInput` for sides whose seeds or instances do not pair up.
+#[pyfunction]
+pub fn paired_difference(a: Vec<Vec<bool>>, b: Vec<Vec<bool>>) -> PyResult<(f64, f64)> {
+    floe_rounds::stats::paired_difference(&a, &b).map_err(bad_input)
+}
+
 /// The settings the run folder `out` was started with (its `config.json`), or None.
 ///
 /// Raises `floe.ConfigError` for a file that is not JSON.

@@ -46,6 +46,7 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(driver::round_seed, m)?)?;
     m.add_function(wrap_pyfunction!(driver::default_reward, m)?)?;
     m.add_function(wrap_pyfunction!(driver::run_experiment, m)?)?;
+    m.add_function(wrap_pyfunction!(driver::paired_difference, m)?)?;
     m.add_function(wrap_pyfunction!(driver::run_settings, m)?)?;
     m.add_function(wrap_pyfunction!(driver::run_state, m)?)?;
     m.add_function(wrap_pyfunction!(shards::generate_slots, m)?)?;

@@ -206,3 +206,14 @@ def test_an_experiment_over_python_trainees_prints_the_table(tmp_path):
     assert len(made) == 5
     with pytest.raises(floe.ConfigError, match="holds another experiment"):
         run(lambda contender, seed, folder: Skilled(), rounds=3, contenders=[Contender("fixed")], seeds=[0])
+
+
+def test_paired_difference_is_the_experiments():
+    # Two seeds of a against one shared start b on three instances: every (seed, instance) pair.
+    a, b = [[True, False, True], [True, True, False]], [[False, False, True]]
+    mean, se = floe.paired_difference(a, b)
+    assert abs(mean - 100 * (1 + 0 + 0 + 1 + 1 - 1) / 6) < 1e-9 and se > 0
+    assert floe.paired_difference(b, a)[0] == -mean
+    assert floe.paired_difference(a, a) == (0.0, 0.0)
+    with pytest.raises(floe.BadInput):
+        floe.paired_difference(a, [[True, False]])
