@@ -236,6 +236,27 @@ fn the_ablation_configurations_are_valid_and_differ_in_their_preset() {
     }
 }
 
+/// The `map` trainee's longer rounds (docs/training-results.md): a valid configuration that
+/// starts from `floe experiment --inputs map`'s warm start and keeps round 0's uniform
+/// configuration, with eight times the experiment's prompts a round and the legal prefix of a
+/// failed answer left out of its penalty.
+#[test]
+fn the_map_trainees_longer_rounds_are_a_valid_configuration() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/map-rounds.json");
+    let o = run(&["train", "--config", path, "--print-config"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cfg: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(cfg["model"]["layout"]["inputs"], "map");
+    assert_eq!(
+        (cfg["rounds"]["samples"].as_u64(), cfg["grpo"]["blame_failure"].as_bool()),
+        (Some(3072), Some(true))
+    );
+    assert_eq!(cfg["rounds"]["curriculum"]["name"], "fixed");
+    assert_eq!(cfg["rounds"]["curriculum"]["params"]["config"], cfg["rounds"]["round0"]);
+    assert_eq!(cfg["warm_start"]["steps"], 0);
+    assert!(cfg["init_checkpoint"].as_str().unwrap().ends_with("warm/reference.safetensors"));
+}
+
 /// `floe experiment`'s budget, contenders and trainee inputs are names clap checks, listed in
 /// the help; a name that is none of them is refused before any work.
 #[test]
