@@ -4,7 +4,7 @@
 //!   else (an engineer alone) floe's round-0 default ([`RoundConfig::round0_default`]) clamped
 //!   into the design limits. ([`random_config`] draws the paper's "GRPO (random)" round 0.)
 //! - **Later rounds, with an engineer** (`rounds.engineer`, alone or alongside a curriculum):
-//!   the driver assembles the context from the run's own records ([`ContextOptions`]: F, G, H,
+//!   the driver assembles the context from the run's own records ([`ContextOptions`](crate::context::ContextOptions): F, G, H,
 //!   S, T), asks the engineer, clamps its configuration into `rounds.design_limits` (noting
 //!   why), and applies it. If the engineer gives no usable configuration (its error after its
 //!   own retries, or one that stays invalid), the previous round's configuration stands and the
