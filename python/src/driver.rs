@@ -207,21 +207,7 @@ impl Trainee for PyTrainee {
         instances: &[floe_core::Instance],
         progress: &dyn Progress,
     ) -> Result<Vec<Answer>, RoundsError> {
-        let wrapped: Vec<Instance> = instances.iter().map(|i| Instance { inner: i.clone() }).collect();
-        let texts: Vec<String> = Python::attach(|py| {
-            let out = self.obj.bind(py).call_method1("answer", (wrapped,)).map_err(raised)?;
-            out.extract::<Vec<String>>()
-                .map_err(|e| RoundsError::Input(format!("answer: a list of texts: {e}")))
-        })?;
-        if texts.len() != instances.len() {
-            return Err(RoundsError::Input(format!(
-                "answer: {} texts for {} instances",
-                texts.len(),
-                instances.len()
-            )));
-        }
-        progress.advance(texts.len() as u64, "");
-        Ok(texts.into_iter().map(Answer::Text).collect())
+        answers(&self.obj, instances.iter(), progress)
     }
 
     fn save(&mut self, stage: Stage, folder: &RunFolder, state: &RunState) -> Result<(), RoundsError> {
@@ -242,6 +228,25 @@ impl Trainee for PyTrainee {
             self.obj.bind(py).call_method0("details").ok().and_then(|d| to_json(&d).ok()).unwrap_or_default()
         })
     }
+}
+
+/// A Python trainee's `answer(instances)`: one text per instance, each an [`Answer::Text`].
+fn answers<'a>(
+    trainee: &Py<PyAny>,
+    instances: impl ExactSizeIterator<Item = &'a floe_core::Instance>,
+    progress: &dyn Progress,
+) -> Result<Vec<Answer>, RoundsError> {
+    let n = instances.len();
+    let wrapped: Vec<Instance> = instances.map(|i| Instance { inner: i.clone() }).collect();
+    let texts: Vec<String> = Python::attach(|py| {
+        let out = trainee.bind(py).call_method1("answer", (wrapped,)).map_err(raised)?;
+        out.extract::<Vec<String>>().map_err(|e| RoundsError::Input(format!("answer: a list of texts: {e}")))
+    })?;
+    if texts.len() != n {
+        return Err(RoundsError::Input(format!("answer: {} texts for {n} instances", texts.len())));
+    }
+    progress.advance(n as u64, "");
+    Ok(texts.into_iter().map(Answer::Text).collect())
 }
 
 /// Steps and training time a trainee reports: `steps` to `steps.jsonl`, `train_s` counted.
@@ -424,8 +429,7 @@ impl floe_rounds::experiment::Contest for PyContest {
         suite: &[&floe_core::Instance],
         progress: &dyn Progress,
     ) -> Result<Vec<floe_rounds::Outcome>, RoundsError> {
-        let owned: Vec<floe_core::Instance> = suite.iter().map(|&i| i.clone()).collect();
-        let answers = PyTrainee { obj: trainee, engineer_raised: None }.answer(&owned, progress)?;
+        let answers = answers(&trainee, suite.iter().copied(), progress)?;
         Ok(floe_rounds::report::score_each(suite, &answers)?.1)
     }
 }
@@ -475,7 +479,9 @@ pub fn run_experiment(
         record: from_json("record", record)?,
         contenders: &contenders,
         seeds: &seeds,
-        setup: floe_rounds::stats::TableSetup { suite, seeds: seeds.len(), rounds, samples },
+        suite,
+        rounds,
+        samples,
     };
     let mut contest = PyContest { run, first_seed };
     let progress = Say(say);

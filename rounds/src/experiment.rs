@@ -17,7 +17,7 @@
 use std::path::Path;
 
 use floe_core::progress::Progress;
-use floe_core::suite::build_suite_with_progress;
+use floe_core::suite::{build_suite_with_progress, SuiteConfig};
 use floe_core::Instance;
 
 use crate::error::RoundsError;
@@ -82,8 +82,11 @@ pub struct Plan<'a> {
     /// The contenders' names, in table order: their folders and rows.
     pub contenders: &'a [String],
     pub seeds: &'a [u64],
-    /// The suite and what the table's first line says.
-    pub setup: TableSetup,
+    /// The held-out suite the final models answer.
+    pub suite: SuiteConfig,
+    /// What the table's first line says of each run: its GRPO rounds and prompts a round.
+    pub rounds: u32,
+    pub samples: usize,
 }
 
 /// What [`run`] returns.
@@ -163,7 +166,7 @@ pub fn run<C: Contest>(
     }
     let record = serde_json::to_string_pretty(&plan.record).unwrap_or_default() + "\n";
     write(&recorded, &record)?;
-    let cells = build_suite_with_progress(&plan.setup.suite, progress).map_err(RoundsError::from)?;
+    let cells = build_suite_with_progress(&plan.suite, progress).map_err(RoundsError::from)?;
     let suite: Vec<&Instance> = cells.iter().flat_map(|c| c.instances.iter()).collect();
     progress.line("experiment: the shared start");
     let start = out.join(START);
@@ -180,7 +183,13 @@ pub fn run<C: Contest>(
         }
     }
     rows.extend(plan.contenders.iter().cloned().zip(per));
-    let table = crate::stats::table(&plan.setup, &suite, &rows);
+    let setup = TableSetup {
+        suite: plan.suite.clone(),
+        seeds: plan.seeds.len(),
+        rounds: plan.rounds,
+        samples: plan.samples,
+    };
+    let table = crate::stats::table(&setup, &suite, &rows);
     write(&out.join(TABLE), &table)?;
     Ok(Results { table, rows })
 }
@@ -240,12 +249,7 @@ mod tests {
             per_cell: 4,
             ..SuiteConfig::default()
         };
-        Plan {
-            record,
-            contenders,
-            seeds,
-            setup: TableSetup { suite, seeds: seeds.len(), rounds: 2, samples: 8 },
-        }
+        Plan { record, contenders, seeds, suite, rounds: 2, samples: 8 }
     }
 
     #[test]

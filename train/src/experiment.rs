@@ -598,25 +598,24 @@ pub fn run_experiment(
         record: serde_json::to_value(x).map_err(|e| TrainError::Input(e.to_string()))?,
         contenders: &names,
         seeds: &x.seeds,
-        setup: setup(x),
+        suite: x.suite.clone(),
+        rounds: x.rounds,
+        samples: x.base.rounds.samples,
     };
     let mut contest = PolicyContest { x, resolve, warm: out.join(floe_rounds::experiment::START) };
     floe_rounds::experiment::run(&mut contest, out, &plan, progress)
 }
 
-fn setup(x: &Experiment) -> TableSetup {
-    TableSetup {
+/// The paper-style table of an experiment's rows.
+#[must_use]
+pub fn table(x: &Experiment, suite: &[&Instance], rows: &[(String, Outcomes)]) -> String {
+    let setup = TableSetup {
         suite: x.suite.clone(),
         seeds: x.seeds.len(),
         rounds: x.rounds,
         samples: x.base.rounds.samples,
-    }
-}
-
-/// The paper-style table of an experiment's rows.
-#[must_use]
-pub fn table(x: &Experiment, suite: &[&Instance], rows: &[(String, Outcomes)]) -> String {
-    floe_rounds::stats::table(&setup(x), suite, rows)
+    };
+    floe_rounds::stats::table(&setup, suite, rows)
 }
 
 #[cfg(test)]
