@@ -49,6 +49,14 @@ pub struct Args {
     /// Seeds per contender (default: the budget's).
     #[arg(long)]
     seeds: Option<u64>,
+    /// Training prompts per round (default: the budget's). The `map` trainee's rounds teach it
+    /// at eight times the `medium` budget's (3072; docs/training-results.md).
+    #[arg(long)]
+    prompts: Option<usize>,
+    /// Blame each failed plan's located failure on the moves that caused it (`grpo.blame_failure`
+    /// of `floe train`) in every contender's rounds.
+    #[arg(long)]
+    blame_failure: bool,
     /// No progress on stderr.
     #[arg(long, short)]
     quiet: bool,
@@ -57,19 +65,7 @@ pub struct Args {
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {
-    let engineer = a
-        .engineer
-        .apply(Some(PluginSpec::builtin("embedded")))?
-        .unwrap_or_else(|| PluginSpec::builtin("embedded"));
-    let mut x = Experiment::new(a.budget, engineer, a.inputs);
-    let wanted = a.contenders.clone().unwrap_or_else(|| a.budget.contenders());
-    x.contenders.retain(|c| wanted.contains(&c.name));
-    if let Some(n) = a.seeds {
-        if n == 0 {
-            return Err(CliError::Input("--seeds must be at least 1".into()));
-        }
-        x.seeds = (0..n).collect();
-    }
+    let x = experiment(a)?;
     let resolve = |cfg: &floe_train::TrainConfig| {
         crate::cmd::train::plugins(cfg).map_err(|e| TrainError::Input(e.to_string()))
     };
@@ -86,6 +82,31 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+/// The experiment the flags ask for.
+fn experiment(a: &Args) -> Result<Experiment, CliError> {
+    let engineer = a
+        .engineer
+        .apply(Some(PluginSpec::builtin("embedded")))?
+        .unwrap_or_else(|| PluginSpec::builtin("embedded"));
+    let mut x = Experiment::new(a.budget, engineer, a.inputs);
+    let wanted = a.contenders.clone().unwrap_or_else(|| a.budget.contenders());
+    x.contenders.retain(|c| wanted.contains(&c.name));
+    if let Some(n) = a.seeds {
+        if n == 0 {
+            return Err(CliError::Input("--seeds must be at least 1".into()));
+        }
+        x.seeds = (0..n).collect();
+    }
+    if let Some(n) = a.prompts {
+        if n == 0 {
+            return Err(CliError::Input("--prompts must be at least 1".into()));
+        }
+        x.base.rounds.samples = n;
+    }
+    x.base.grpo.blame_failure |= a.blame_failure;
+    Ok(x)
 }
 
 /// The chart's file in the experiment's folder.
@@ -179,6 +200,34 @@ mod tests {
         let suite: Vec<Instance> =
             build_suite(&x.suite).unwrap().into_iter().flat_map(|c| c.instances).collect();
         (x, suite)
+    }
+
+    /// `--prompts` and `--blame-failure` reach every contender's rounds; without them the
+    /// budget's prompts and no blame.
+    #[test]
+    fn the_rounds_flags_reach_every_contenders_run() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        let of = |flags: &[&str]| {
+            let cli = <Cli as clap::Parser>::try_parse_from(
+                ["experiment", "--budget", "medium", "--inputs", "map"].iter().chain(flags),
+            )
+            .unwrap();
+            super::experiment(&cli.args)
+        };
+        let warm = Path::new("warm");
+        let x = of(&["--prompts", "3072", "--blame-failure"]).unwrap();
+        for c in &x.contenders {
+            let cfg = x.run_config(c, 3, warm).unwrap();
+            assert_eq!((cfg.rounds.samples, cfg.grpo.blame_failure), (3072, true), "{}", c.name);
+        }
+        let x = of(&[]).unwrap();
+        let cfg = x.run_config(&x.contenders[0], 3, warm).unwrap();
+        assert_eq!((cfg.rounds.samples, cfg.grpo.blame_failure), (384, false));
+        assert!(matches!(of(&["--prompts", "0"]), Err(CliError::Input(m)) if m.contains("--prompts")));
     }
 
     /// The chart's numbers are the table's: its "all" column of the paired differences from
