@@ -153,6 +153,47 @@ class Engineer:
         replay: bool = False,
     ) -> dict[str, Any]: ...
 
+class RoundsConfig:
+    """A language-model run's settings (docs/rounds.md, "Settings"); every setting an attribute."""
+
+    rounds: int
+    epochs: int
+    samples: int
+    seed: int
+    round0: Optional[dict[str, Any]]
+    design_limits: dict[str, Any]
+    context: Optional[dict[str, Any]]
+    validation: dict[str, Any]
+    curriculum: Optional[str]
+    curriculum_params: Optional[dict[str, Any]]
+    curriculum_library: Optional[str]
+    validation_max_tokens: Optional[int]
+    eval_batch: int
+    reward: Optional[str]
+    reward_params: Optional[dict[str, Any]]
+    reward_library: Optional[str]
+    system: Optional[str]
+    engineer: str
+    engineer_params: Optional[dict[str, Any]]
+    engineer_library: Optional[str]
+    engineer_retries: int
+    engineer_max_tokens: int
+    engineer_temperature: float
+    engineer_constraint: str
+    warm_start: Optional[dict[str, Any]]
+    trl: dict[str, Any]
+    def __init__(self, **settings: Any) -> None: ...
+    @staticmethod
+    def from_dict(data: JsonLike) -> RoundsConfig: ...
+    @staticmethod
+    def from_file(path: str) -> RoundsConfig: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def replace(self, **changes: Any) -> RoundsConfig: ...
+    def designs(self) -> bool: ...
+    def model_engineer(self) -> bool: ...
+    def reward_spec(self) -> dict[str, Any]: ...
+    def protocol(self, settings: Any) -> dict[str, Any]: ...
+
 def engineer_context(
     history: JsonLike,
     *,

@@ -13,6 +13,7 @@ mod env;
 mod errors;
 mod instances;
 mod rounds;
+mod settings;
 mod shards;
 mod validation;
 
@@ -39,6 +40,7 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(env::unpack_bits, m)?)?;
     m.add_class::<rounds::Curriculum>()?;
     m.add_class::<rounds::Engineer>()?;
+    m.add_class::<settings::RoundsConfig>()?;
     m.add_function(wrap_pyfunction!(rounds::round_instances, m)?)?;
     m.add_function(wrap_pyfunction!(rounds::engineer_context, m)?)?;
     m.add_function(wrap_pyfunction!(rounds::round0_config, m)?)?;

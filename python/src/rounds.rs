@@ -319,6 +319,19 @@ fn read_limits(limits: Option<&Bound<'_, PyAny>>, replay: bool) -> PyResult<Desi
     Ok(l)
 }
 
+/// Round 0's default configuration clamped into the design limits of a `rounds.design_limits`
+/// object (without replay), as `floe train` makes it when nothing gives round 0.
+pub(crate) fn round0_within(limits: &serde_json::Value) -> Result<RoundConfig, String> {
+    let mut l: DesignLimits =
+        serde_json::from_value(limits.clone()).map_err(|e| format!("design_limits: {e}"))?;
+    l.max_replay_fraction = 0.0;
+    l.validate().map_err(|e| format!("design_limits: {e}"))?;
+    let (c, _) = l
+        .clamp(&RoundConfig::round0_default())
+        .map_err(|e| format!("round 0's default configuration: {e}"))?;
+    Ok(c)
+}
+
 /// What `floe train` knows when it assembles an engineer's context, read from Python.
 struct DesignArgs {
     history: History,

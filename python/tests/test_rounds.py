@@ -470,8 +470,37 @@ def test_settings_are_checked():
         RoundsConfig(trl={"seed": 3})
     with pytest.raises(floe.ConfigError, match="engineer_constraint"):
         RoundsConfig(engineer_constraint="regex")
+    with pytest.raises(floe.ConfigError, match="samples"):
+        RoundsConfig(samples="many")
+    with pytest.raises(floe.ConfigError, match="rounds: at least 1"):
+        RoundsConfig().replace(rounds=0)
     config, notes = floe.round0_config(limits=LIMITS)
     assert [s["size"] for s in config["sizes"]] == [3, 4] and notes
+    # Defaults, attributes, a checked copy, and the settings as data.
+    c = RoundsConfig(samples=8)
+    assert (c.rounds, c.epochs, c.samples, c.seed, c.engineer, c.trl) == (3, 2, 8, 1, "self", {})
+    d = c.replace(seed=5, engineer="fixed")
+    assert (d.seed, d.engineer, d.samples, c.seed) == (5, "fixed", 8, 1)
+    assert RoundsConfig.from_dict(d.to_dict()) == d != c
+    with pytest.raises(AttributeError):
+        c.sample
+
+
+def test_the_protocol_has_the_designers_the_settings_name():
+    """Engineer ``fixed`` without a curriculum keeps round 0 with floe's ``fixed`` curriculum:
+    the given round 0, or floe's default clamped into the design limits; an engineer goes into
+    the protocol, and the built-in ``rules`` reads the history as JSON."""
+    round0 = {"sizes": [{"size": 3, "data_ratio": 1.0, "hole_ratio": 0.2, "wait_ratio": 0.5}], "agents": [2]}
+    p = RoundsConfig(engineer="fixed", round0=round0, seed=7).protocol({"a": 1})
+    assert p["rounds"]["curriculum"] == {"name": "fixed", "params": {"config": round0}, "library": None}
+    assert p["rounds"]["engineer"] is None and (p["seed"], p["settings"]) == (7, {"a": 1})
+    p = RoundsConfig(engineer="fixed", design_limits=LIMITS).protocol(None)
+    assert p["rounds"]["curriculum"]["params"]["config"] == floe.round0_config(limits=LIMITS)[0]
+    p = RoundsConfig(engineer="rules").protocol(None)
+    assert p["rounds"]["engineer"]["name"] == "rules" and p["rounds"]["context"] == {"history_json": True}
+    assert p["rounds"]["curriculum"] is None
+    p = RoundsConfig(engineer="fixed", curriculum="sec", curriculum_params={"base": round0}).protocol(None)
+    assert p["rounds"]["curriculum"] == {"name": "sec", "params": {"base": round0}, "library": None}
 
 
 def test_the_shipped_settings_load():

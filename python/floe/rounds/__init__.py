@@ -9,11 +9,11 @@ verl, and :func:`experiment` compares designs over any trainee.
     state = run_rounds("path/to/model", "out/llm", RoundsConfig(rounds=3, engineer="base"))
 """
 
-from .config import TRL_DEFAULTS, RoundsConfig
+from .config import RoundsConfig
 from .driver import RunState, Trainee, drive, read_state
 from .engineers import ModelEngineer, run_engineer
 from .experiment import Contender, experiment
-from .trl_trainee import TrlTrainee, load_model, run_rounds
+from .trl_trainee import TRL_DEFAULTS, TrlTrainee, load_model, run_rounds
 
 __all__ = [
     "Contender",

@@ -7,7 +7,6 @@ for the next configuration, and writes the run folder (``floe engineer --run`` r
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from typing import Any, Callable, Optional, Protocol, Sequence
 
@@ -77,7 +76,7 @@ def drive(
     0 are designed by ``engineer`` when given, else by the one ``config.engineer`` names
     (:func:`floe.rounds.engineers.run_engineer`), else by the curriculum."""
     if engineer is not None and not config.designs():
-        config = dataclasses.replace(config, engineer=engineer.name)
+        config = config.replace(engineer=engineer.name)
     if engineer is None:
         engineer = run_engineer(config, trainee)
     state = drive_rounds(

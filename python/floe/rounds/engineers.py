@@ -16,9 +16,6 @@ from typing import Any, Callable, Optional
 
 from .._floe import ConfigError, Engineer
 
-#: The engineers that are not plugins.
-MODEL_ENGINEERS = ("self", "base")
-
 
 def bounded_strings(schema: Any) -> Any:
     """``schema`` with every string that has a ``maxLength`` (the reply's rationale) written as a
@@ -131,7 +128,7 @@ def run_engineer(config: Any, trainee: Any) -> Optional[Engineer]:
     name = config.engineer
     if name == "fixed":
         return None
-    if name in MODEL_ENGINEERS:
+    if config.model_engineer():
         model = ModelEngineer(
             trainee.current_model if name == "self" else trainee.base_model,
             max_tokens=config.engineer_max_tokens,

@@ -38,12 +38,8 @@ class Contender:
 
     def config(self, base: RoundsConfig, seed: int) -> RoundsConfig:
         """``base`` with this contender's designers and ``seed``."""
-        return dataclasses.replace(
-            base,
-            seed=seed,
-            engineer=self.engineer,
-            curriculum=self.curriculum,
-            curriculum_params=self.curriculum_params,
+        return base.replace(
+            seed=seed, engineer=self.engineer, curriculum=self.curriculum, curriculum_params=self.curriculum_params
         )
 
 

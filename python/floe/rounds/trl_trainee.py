@@ -18,6 +18,23 @@ from ..rewards import trl_reward
 from .config import RoundsConfig
 from .driver import RunState, drive, say_stderr
 
+#: TRL arguments floe sets for every round unless the settings' ``trl`` sets them.
+TRL_DEFAULTS: dict[str, Any] = {
+    "per_device_train_batch_size": 8,
+    "num_generations": 4,
+    "max_completion_length": 256,
+    "learning_rate": 1e-6,
+    "logging_steps": 1,
+    "save_strategy": "no",
+    "report_to": "none",
+}
+
+
+def trl_args(cfg: RoundsConfig) -> dict:
+    """TRL's arguments as every round uses them (the settings' ``trl`` over
+    :data:`TRL_DEFAULTS`), before floe's own per round."""
+    return {**TRL_DEFAULTS, **cfg.trl}
+
 
 def load_model(path: str, device: Optional[Any] = None) -> tuple:
     """A causal language model and its tokenizer from a Hugging Face folder (a pad token set to
@@ -124,7 +141,7 @@ def supervised_warm_start(model: Any, tokenizer: Any, cfg: RoundsConfig, out: st
     import datasets
     from trl import SFTConfig, SFTTrainer
 
-    w, trl = cfg.warm_start, cfg.trl_args()
+    w, trl = cfg.warm_start, trl_args(cfg)
     config = w.get("config") or cfg.round0 or round0_config(limits=cfg.design_limits)[0]
     instances = round_instances(config, int(w["samples"]), seed=round_seed(cfg.seed, WARM_ROUND))
     system = [{"role": "system", "content": cfg.system}] if cfg.system is not None else []
@@ -231,7 +248,7 @@ class TrlTrainee:
             output_dir=os.path.join(self.out, "trl", f"round-{r}"),
             num_train_epochs=cfg.epochs,
             seed=round["seed"] % (1 << 31),
-            **cfg.trl_args(),
+            **trl_args(cfg),
         )
         trainer = GRPOTrainer(
             model=self.model,
@@ -268,8 +285,9 @@ class TrlTrainee:
 
     def answer(self, instances: Sequence[Instance]) -> list:
         cfg = self.cfg
-        max_tokens = cfg.validation_max_tokens or cfg.max_completion_length()
-        bf16 = bool(cfg.trl_args().get("bf16", False))
+        trl = trl_args(cfg)
+        max_tokens = cfg.validation_max_tokens or int(trl["max_completion_length"])
+        bf16 = bool(trl.get("bf16", False))
         return greedy_answers(self.model, self.tokenizer, instances, cfg.system, max_tokens, cfg.eval_batch, bf16)[0]
 
     def save(self, stage: str, folder: str, state: dict) -> None:
@@ -280,7 +298,7 @@ class TrlTrainee:
             save_model(folder, "warm-start", self.model, self.tokenizer)
 
     def details(self) -> dict:
-        return {"trl": self.cfg.trl_args()}
+        return {"trl": trl_args(self.cfg)}
 
 
 def run_rounds(
