@@ -254,10 +254,18 @@ impl Settings {
             }
             (None, true) => Value::Null,
         };
-        let engineer = if self.designs() {
-            spec(&self.engineer, &self.engineer_params, &self.engineer_library)
-        } else {
+        let engineer = if !self.designs() {
             Value::Null
+        } else if self.engineer.starts_with("http://") || self.engineer.starts_with("https://") {
+            // floe's `endpoint` engineer at that URL.
+            let mut params = json!({"model": "default"});
+            if let (Value::Object(p), Some(Value::Object(given))) = (&mut params, &self.engineer_params) {
+                p.extend(given.clone());
+            }
+            params["base_url"] = json!(self.engineer);
+            spec("endpoint", &Some(params), &None)
+        } else {
+            spec(&self.engineer, &self.engineer_params, &self.engineer_library)
         };
         let mut rounds = json!({
             "rounds": self.rounds,

@@ -501,6 +501,12 @@ def test_the_protocol_has_the_designers_the_settings_name():
     assert p["rounds"]["curriculum"] is None
     p = RoundsConfig(engineer="fixed", curriculum="sec", curriculum_params={"base": round0}).protocol(None)
     assert p["rounds"]["curriculum"] == {"name": "sec", "params": {"base": round0}, "library": None}
+    # A URL is floe's `endpoint` engineer there, its parameters over the model name `default`.
+    url = "http://127.0.0.1:9/v1"
+    p = RoundsConfig(engineer=url, engineer_params={"timeout_s": 5}).protocol(None)
+    want = {"model": "default", "timeout_s": 5, "base_url": url}
+    assert p["rounds"]["engineer"] == {"name": "endpoint", "params": want, "library": None}
+    assert floe.rounds.run_engineer(RoundsConfig(engineer=url), None) is None
 
 
 def test_the_shipped_settings_load():

@@ -121,21 +121,16 @@ class ModelEngineer:
 
 
 def run_engineer(config: Any, trainee: Any) -> Optional[Engineer]:
-    """The engineer a run's settings (a :class:`floe.rounds.RoundsConfig`) name, None for
-    ``fixed``: ``self`` and ``base`` ask the trainee's ``current_model()`` or ``base_model()``
-    (each a ``(model, tokenizer)``) through a :class:`ModelEngineer`; a URL is floe's
-    ``endpoint`` engineer; any other name a floe engineer plugin."""
-    name = config.engineer
-    if name == "fixed":
+    """The engineer of a run whose settings (a :class:`floe.rounds.RoundsConfig`) name one of the
+    trainee's own models: ``self`` or ``base`` asks the trainee's ``current_model()`` or
+    ``base_model()`` (each a ``(model, tokenizer)``) through a :class:`ModelEngineer`. None for
+    any other: floe makes a URL's ``endpoint`` engineer or a plugin from the settings."""
+    if not config.model_engineer():
         return None
-    if config.model_engineer():
-        model = ModelEngineer(
-            trainee.current_model if name == "self" else trainee.base_model,
-            max_tokens=config.engineer_max_tokens,
-            temperature=config.engineer_temperature,
-            constraint=config.engineer_constraint,
-        )
-        return Engineer.from_model(model, retries=config.engineer_retries, seed=config.seed, name=name)
-    if name.startswith(("http://", "https://")):
-        return Engineer("endpoint", {"model": "default", **(config.engineer_params or {}), "base_url": name})
-    return Engineer(name, config.engineer_params, config.engineer_library)
+    model = ModelEngineer(
+        trainee.current_model if config.engineer == "self" else trainee.base_model,
+        max_tokens=config.engineer_max_tokens,
+        temperature=config.engineer_temperature,
+        constraint=config.engineer_constraint,
+    )
+    return Engineer.from_model(model, retries=config.engineer_retries, seed=config.seed, name=config.engineer)
