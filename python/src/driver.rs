@@ -30,7 +30,7 @@ use pyo3::prelude::*;
 
 use crate::errors::{bad_input, config_text, failed, registry as registry_error};
 use crate::instances::{json_to_py, py_to_json, Instance};
-use crate::rounds::Engineer;
+use crate::rounds::{from_py, Engineer};
 
 /// A Python exception inside the driver, kept whole to be raised again.
 #[derive(Debug)]
@@ -60,10 +60,6 @@ fn to_py(e: RoundsError) -> PyErr {
         RoundsError::Plugin(e) => crate::errors::plugin(e),
         other => failed(other.to_string()),
     }
-}
-
-fn from_json<T: serde::de::DeserializeOwned>(what: &str, value: &Bound<'_, PyAny>) -> PyResult<T> {
-    serde_json::from_str(&py_to_json(value)?).map_err(|e| config_text(format!("{what}: {e}")))
 }
 
 fn to_json(value: &Bound<'_, PyAny>) -> Result<serde_json::Value, RoundsError> {
@@ -322,7 +318,7 @@ pub fn drive_rounds<'py>(
     overwrite: bool,
     say: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let p: BTreeMap<String, serde_json::Value> = from_json("protocol", protocol)?;
+    let p: BTreeMap<String, serde_json::Value> = from_py("protocol", protocol)?;
     let get = |k: &str| p.get(k).cloned().ok_or_else(|| config_text(format!("protocol: no `{k}`")));
     let unknown: Vec<&String> =
         p.keys().filter(|k| !["seed", "rounds", "validation", "settings"].contains(&k.as_str())).collect();
@@ -460,7 +456,7 @@ pub fn run_experiment(
     record: &Bound<'_, PyAny>,
     say: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    let given: serde_json::Map<String, serde_json::Value> = from_json("suite", suite)?;
+    let given: serde_json::Map<String, serde_json::Value> = from_py("suite", suite)?;
     let mut settings = serde_json::to_value(floe_core::suite::SuiteConfig::default()).unwrap_or_default();
     if let Some(o) = settings.as_object_mut() {
         for (k, v) in given {
@@ -476,7 +472,7 @@ pub fn run_experiment(
         return Err(config_text("contenders: at least one"));
     }
     let plan = floe_rounds::experiment::Plan {
-        record: from_json("record", record)?,
+        record: from_py("record", record)?,
         contenders: &contenders,
         seeds: &seeds,
         suite,

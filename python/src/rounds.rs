@@ -308,28 +308,33 @@ impl Engineer {
 /// validated. Without `replay` (as in the trainer, when nothing can choose instances to replay)
 /// `max_replay_fraction` is taken as 0.
 fn read_limits(limits: Option<&Bound<'_, PyAny>>, replay: bool) -> PyResult<DesignLimits> {
-    let mut l: DesignLimits = match limits {
+    let l = match limits {
         Some(l) => from_py("limits", l)?,
         None => DesignLimits::default(),
     };
+    ready(l, replay).map_err(config)
+}
+
+/// Limits as the trainer uses them: without `replay`, `max_replay_fraction` 0; validated.
+fn ready(mut l: DesignLimits, replay: bool) -> Result<DesignLimits, floe_plugin_api::ConfigError> {
     if !replay {
         l.max_replay_fraction = 0.0;
     }
-    l.validate().map_err(config)?;
+    l.validate()?;
     Ok(l)
+}
+
+/// Round 0's default configuration clamped into `limits`, and the notes saying what was clamped.
+fn round0_in(limits: &DesignLimits) -> Result<(RoundConfig, Vec<String>), String> {
+    limits.clamp(&RoundConfig::round0_default()).map_err(|e| format!("round 0's default configuration: {e}"))
 }
 
 /// Round 0's default configuration clamped into the design limits of a `rounds.design_limits`
 /// object (without replay), as `floe train` makes it when nothing gives round 0.
 pub(crate) fn round0_within(limits: &serde_json::Value) -> Result<RoundConfig, String> {
-    let mut l: DesignLimits =
-        serde_json::from_value(limits.clone()).map_err(|e| format!("design_limits: {e}"))?;
-    l.max_replay_fraction = 0.0;
-    l.validate().map_err(|e| format!("design_limits: {e}"))?;
-    let (c, _) = l
-        .clamp(&RoundConfig::round0_default())
-        .map_err(|e| format!("round 0's default configuration: {e}"))?;
-    Ok(c)
+    let l = serde_json::from_value(limits.clone()).map_err(|e| format!("design_limits: {e}"))?;
+    let l = ready(l, false).map_err(|e| format!("design_limits: {e}"))?;
+    Ok(round0_in(&l)?.0)
 }
 
 /// What `floe train` knows when it assembles an engineer's context, read from Python.
@@ -344,7 +349,7 @@ struct DesignArgs {
     options: ContextOptions,
 }
 
-fn from_py<T: serde::de::DeserializeOwned>(what: &str, value: &Bound<'_, PyAny>) -> PyResult<T> {
+pub(crate) fn from_py<T: serde::de::DeserializeOwned>(what: &str, value: &Bound<'_, PyAny>) -> PyResult<T> {
     serde_json::from_str(&py_to_json(value)?).map_err(|e| config_text(format!("{what}: {e}")))
 }
 
@@ -451,10 +456,7 @@ pub fn round0_config<'py>(
     limits: Option<&Bound<'py, PyAny>>,
     replay: bool,
 ) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
-    let l = read_limits(limits, replay)?;
-    let (c, notes) = l
-        .clamp(&RoundConfig::round0_default())
-        .map_err(|e| config_text(format!("round 0's default configuration: {e}")))?;
+    let (c, notes) = round0_in(&read_limits(limits, replay)?).map_err(config_text)?;
     Ok((json_to_py(py, &config_value(&c))?, notes))
 }
 

@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::errors::config_text;
-use crate::instances::{json_to_py, py_to_json};
+use crate::instances::json_to_py;
+use crate::rounds::from_py;
 
 /// How a warm start's plans may be written (`floe.write_answer`'s forms).
 const ANSWERS: [&str; 3] = ["words", "letters", "coordinates"];
@@ -144,21 +145,16 @@ impl Settings {
     fn from_value(value: Value) -> Result<Self, String> {
         let mut known = Self::names();
         known.sort();
-        if let Value::Object(m) = &value {
-            let unknown: Vec<&str> = m.keys().filter(|k| !known.contains(k)).map(String::as_str).collect();
-            if !unknown.is_empty() {
-                return Err(format!(
-                    "unknown settings: {} (known: {})",
-                    unknown.join(", "),
-                    known.join(", ")
-                ));
-            }
+        let Value::Object(m) = &value else {
+            return Err(format!("a JSON object of settings, not {value:.40}"));
+        };
+        let unknown: Vec<&str> = m.keys().filter(|k| !known.contains(k)).map(String::as_str).collect();
+        if !unknown.is_empty() {
+            return Err(format!("unknown settings: {} (known: {})", unknown.join(", "), known.join(", ")));
         }
         let s: Settings = serde_json::from_value(value.clone()).map_err(|e| {
             // Name the setting: the first that fails alone.
-            let bad = value.as_object().and_then(|m| {
-                m.iter().find(|(k, v)| serde_json::from_value::<Settings>(json!({ *k: v })).is_err())
-            });
+            let bad = m.iter().find(|(k, v)| serde_json::from_value::<Settings>(json!({ *k: v })).is_err());
             match bad {
                 Some((k, v)) => format!("{k} {v:.60}: {e}"),
                 None => format!("settings: {e}"),
@@ -306,12 +302,7 @@ impl RoundsConfig {
 }
 
 fn dict_value(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Value> {
-    match kwargs {
-        Some(k) => {
-            serde_json::from_str(&py_to_json(k.as_any())?).map_err(|e| config_text(format!("settings: {e}")))
-        }
-        None => Ok(json!({})),
-    }
+    kwargs.map_or(Ok(json!({})), |k| from_py("settings", k.as_any()))
 }
 
 #[pymethods]
@@ -325,12 +316,7 @@ impl RoundsConfig {
     /// Settings from a dict (or JSON text).
     #[staticmethod]
     fn from_dict(data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let v: Value =
-            serde_json::from_str(&py_to_json(data)?).map_err(|e| config_text(format!("settings: {e}")))?;
-        if !v.is_object() {
-            return Err(config_text(format!("settings: a JSON object, not {v:.40}")));
-        }
-        Ok(Self { s: Settings::from_value(v).map_err(config_text)? })
+        Ok(Self { s: Settings::from_value(from_py("settings", data)?).map_err(config_text)? })
     }
 
     /// Settings from a JSON file.
@@ -338,9 +324,6 @@ impl RoundsConfig {
     fn from_file(path: &str) -> PyResult<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| config_text(format!("{path}: {e}")))?;
         let v: Value = serde_json::from_str(&text).map_err(|e| config_text(format!("{path}: {e}")))?;
-        if !v.is_object() {
-            return Err(config_text(format!("{path}: a JSON object of settings")));
-        }
         Ok(Self { s: Settings::from_value(v).map_err(|e| config_text(format!("{path}: {e}")))? })
     }
 
@@ -379,9 +362,7 @@ impl RoundsConfig {
     /// and `validation` sections, the seed), with `settings` what the run folder's
     /// `config.json` records; floe-rounds checks it when the run starts.
     fn protocol<'py>(&self, py: Python<'py>, settings: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        let settings: Value = serde_json::from_str(&py_to_json(settings)?)
-            .map_err(|e| config_text(format!("settings: {e}")))?;
-        json_to_py(py, &self.s.protocol(settings).map_err(config_text)?)
+        json_to_py(py, &self.s.protocol(from_py("settings", settings)?).map_err(config_text)?)
     }
 
     fn __getattr__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable, Optional
 
-from .._floe import FloeError, RoundsConfig, run_settings, ConfigError
+from .._floe import ConfigError, FloeError, RoundsConfig, run_settings
 
 __all__ = ["RoundsConfig", "add_run_flags", "cli_settings", "cli_main"]
 
