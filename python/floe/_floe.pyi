@@ -194,6 +194,51 @@ class RoundsConfig:
     def reward_spec(self) -> dict[str, Any]: ...
     def protocol(self, settings: Any) -> dict[str, Any]: ...
 
+class Contender:
+    """One design of an experiment's rounds after round 0: an engineer and a curriculum."""
+
+    name: str
+    engineer: str
+    curriculum: Optional[str]
+    curriculum_params: Optional[dict[str, Any]]
+    def __init__(
+        self,
+        name: str,
+        engineer: str = "fixed",
+        curriculum: Optional[str] = None,
+        curriculum_params: Optional[JsonLike] = None,
+    ) -> None: ...
+    def config(self, base: RoundsConfig, seed: int) -> RoundsConfig: ...
+
+def drive_rounds(
+    trainee: Any,
+    config: RoundsConfig,
+    out: str,
+    settings: Optional[JsonLike] = None,
+    *,
+    engineer: Optional[Engineer] = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    say: Optional[Callable[[str], None]] = None,
+) -> dict[str, Any]: ...
+def experiment(
+    make_trainee: Callable[[Optional[Contender], int, str], Any],
+    config: RoundsConfig,
+    *,
+    out: str,
+    contenders: Sequence[Contender],
+    seeds: Sequence[int],
+    suite: JsonLike,
+    say: Optional[Callable[[str], None]] = None,
+) -> str: ...
+def command_line(trainer: str, argv: Sequence[str], run: Callable[[dict[str, Any]], Any]) -> int: ...
+def read_verl_config(path: str) -> tuple[dict[str, Any], dict[str, Any]]: ...
+def verl_check(config: RoundsConfig, verl: JsonLike) -> None: ...
+def verl_overrides(
+    config: RoundsConfig, verl: JsonLike, *, out: str, round: int, model: str, seed: Optional[int] = None
+) -> dict[str, Any]: ...
+def hydra_overrides(values: JsonLike) -> list[str]: ...
+
 def engineer_context(
     history: JsonLike,
     *,

@@ -17,101 +17,29 @@ folder's ``dry-run/`` (the model is not asked) and prints verl's command.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import subprocess
 import sys
 import time
-from typing import Any, Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
-from ._floe import ConfigError, Engineer, FloeError, Instance, round_seed
+from ._floe import (
+    Engineer,
+    FloeError,
+    Instance,
+    RoundsConfig,
+    command_line,
+    hydra_overrides,
+    read_verl_config,
+    verl_check,
+    verl_overrides,
+)
 from .datasets import write_verl_parquet
-from .rounds.config import RoundsConfig, add_run_flags, cli_main, cli_settings
-from .rounds.driver import RunState, drive, say_stderr
+from .rounds.driver import RunState, drive
 from .rounds.trl_trainee import greedy_answers, load_model, round_of, save_model, saved_model, supervised_warm_start
 
-#: verl's keys the driver sets for each round; a configuration's ``verl`` section cannot set them.
-DRIVER_KEYS = (
-    "data.train_files",
-    "data.val_files",
-    "data.seed",
-    "actor_rollout_ref.model.path",
-    "reward.custom_reward_function.path",
-    "reward.custom_reward_function.name",
-    "reward.custom_reward_function.reward_kwargs",
-    "trainer.default_local_dir",
-    "trainer.total_epochs",
-    "trainer.experiment_name",
-)
-
-#: floe's reward for verl's ``reward.custom_reward_function.path`` (``compute_score`` in it).
-REWARD_MODULE = "pkg://floe.rewards"
-
-#: verl's own default of ``data.train_batch_size`` (its ``legacy_data.yaml``).
-VERL_TRAIN_BATCH = 1024
-
-
-def hydra_value(value: Any) -> str:
-    """``value`` as the right-hand side of a Hydra override: ``true``/``false``, ``null``,
-    numbers as written, lists as ``[a,b]``, dicts as ``{k:v}``, and strings quoted when Hydra's
-    grammar would read them otherwise."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(hydra_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{k}:{hydra_value(v)}" for k, v in value.items()) + "}"
-    text = str(value)
-    if text and all(c.isalnum() or c in "_-./:+@~" for c in text) and text not in ("true", "false", "null"):
-        return text
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def overrides(values: dict) -> list:
-    """Hydra overrides ``key=value`` of a mapping of dotted keys."""
-    return [f"{k}={hydra_value(v)}" for k, v in values.items()]
-
-
-def read_verl_config(path: str) -> tuple:
-    """``(floe settings as a dict, verl overrides as a dict)`` from a ``--verl-config`` YAML file.
-
-    Raises :class:`floe.ConfigError` for an unreadable file, unknown sections, TRL settings, or
-    verl keys the driver sets itself."""
-    import yaml
-
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f) or {}
-    except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(f"{path}: {e}") from e
-    if not isinstance(data, dict) or set(data) - {"floe", "verl"}:
-        raise ConfigError(f"{path}: a mapping with the sections `floe` and `verl` only")
-    floe_part, verl_part = dict(data.get("floe") or {}), dict(data.get("verl") or {})
-    if "trl" in floe_part:
-        raise ConfigError(f"{path}: floe.trl: TRL's arguments do not apply to verl; set verl's keys under `verl`")
-    check_overrides(verl_part, path)
-    return floe_part, verl_part
-
-
-def check_overrides(values: dict, where: str = "verl") -> None:
-    """Refuses keys the driver sets and a checkpoint frequency that would leave no checkpoint."""
-    def driver_sets(key: str) -> bool:
-        key = key.lstrip("+~")
-        return any(key == own or key.startswith(own + ".") for own in DRIVER_KEYS)
-
-    own = sorted(k.lstrip("+~") for k in values if driver_sets(k))
-    if own:
-        raise ConfigError(f"{where}: {', '.join(own)} are set by floe.verl for each round")
-    if int(values.get("trainer.save_freq", -1)) <= 0:
-        raise ConfigError(
-            f"{where}: trainer.save_freq must be positive: the round's model is merged from the "
-            "checkpoint verl writes at its last step"
-        )
+__all__ = ["VerlTrainee", "hydra_overrides", "read_verl_config"]
 
 
 class DryRunDone(Exception):
@@ -133,23 +61,16 @@ class VerlTrainee:
         *,
         python: Optional[str] = None,
         dry_run: bool = False,
-        say: Callable[[str], None] = say_stderr,
+        say: Optional[Callable[[str], None]] = None,
     ) -> None:
-        if config.trl:
-            raise ConfigError("trl: TRL's arguments do not apply to verl")
-        check_overrides(verl)
-        batch = int(verl.get("data.train_batch_size", VERL_TRAIN_BATCH))
-        if config.samples < batch:
-            raise ConfigError(
-                f"samples {config.samples}: fewer than verl's data.train_batch_size {batch}, so a round has no step"
-            )
+        verl_check(config, verl)
         self.cfg = config
         self.verl = dict(verl)
         self.python = python or sys.executable
         self.model_path = os.path.abspath(model)
         self.out = os.path.abspath(os.path.join(out, "dry-run") if dry_run else out)
         self.dry_run = dry_run
-        self.say = say
+        self.say = say or (lambda text: print(text, file=sys.stderr, flush=True))
         self.current = self.model_path
         self._loaded: dict = {}
         self.command: Optional[list] = None
@@ -178,41 +99,13 @@ class VerlTrainee:
         return self.warm_dir() if self.cfg.warm_start else self.model_path
 
     def trainer_overrides(self, r: int, seed: Optional[int] = None) -> dict:
-        """verl's overrides of round ``r`` (data seed ``seed``, by default the round's seed):
-        the configuration's, then the driver's own."""
-        d = self.round_dir(r)
-        seed = round_seed(self.cfg.seed, r) if seed is None else seed
-        return {
-            **self.verl,
-            "data.train_files": os.path.join(d, "train.parquet"),
-            "data.val_files": os.path.join(self.out, "verl", "validation.parquet"),
-            "data.seed": seed % (1 << 31),
-            "actor_rollout_ref.model.path": self.model_before(r),
-            # As a module, not a file: floe/rewards.py imports floe's extension relatively.
-            "reward.custom_reward_function.path": REWARD_MODULE,
-            "reward.custom_reward_function.name": "compute_score",
-            # The run's reward plugin, handed to compute_score by verl's reward_kwargs.
-            **self.reward_kwargs(),
-            "trainer.default_local_dir": os.path.join(d, "checkpoints"),
-            "trainer.total_epochs": self.cfg.epochs,
-            "trainer.experiment_name": f"round-{r}",
-        }
-
-    def reward_kwargs(self) -> dict:
-        """The run's reward plugin (:meth:`RoundsConfig.reward_spec`) as verl's ``reward_kwargs``,
-        which verl passes to :func:`floe.compute_score` on every call."""
-        key = "+reward.custom_reward_function.reward_kwargs"
-        spec = self.cfg.reward_spec()
-        kwargs = {f"{key}.reward": spec["name"]}
-        if spec["params"] is not None:
-            kwargs[f"{key}.reward_params"] = spec["params"]
-        if spec["library"] is not None:
-            kwargs[f"{key}.reward_library"] = spec["library"]
-        return kwargs
+        """verl's overrides of round ``r`` (:func:`floe._floe.verl_overrides`; data seed ``seed``, by
+        default the round's)."""
+        return verl_overrides(self.cfg, self.verl, out=self.out, round=r, model=self.model_before(r), seed=seed)
 
     def trainer_command(self, r: int, seed: int) -> list:
         """verl's trainer for round ``r``, as an argument list."""
-        return [self.python, "-m", "verl.trainer.main_ppo", *overrides(self.trainer_overrides(r, seed))]
+        return [self.python, "-m", "verl.trainer.main_ppo", *hydra_overrides(self.trainer_overrides(r, seed))]
 
     def merge_command(self, r: int, actor_dir: str, target: str) -> list:
         """verl's model merger: the FSDP checkpoint in ``actor_dir`` as a Hugging Face folder."""
@@ -352,69 +245,17 @@ class VerlTrainee:
         return {"verl": self.verl}
 
 
-def run_verl_rounds(
-    model: str,
-    out: str,
-    config: RoundsConfig,
-    verl: dict,
-    *,
-    python: Optional[str] = None,
-    resume: bool = False,
-    engineer: Optional[Engineer] = None,
-    say: Callable[[str], None] = say_stderr,
-) -> RunState:
-    """Trains the Hugging Face model in folder ``model`` for ``config.rounds`` rounds of GRPO with
-    verl's trainer (Hydra overrides ``verl``, dotted keys) into the run folder ``out``; see the
-    module's description. ``python`` runs verl's trainer and merger [this interpreter].
-
-    Raises :class:`floe.ConfigError` for bad settings, :class:`floe.FloeError` when verl fails."""
-    state = VerlTrainee(model, out, config, verl, python=python, say=say).run(resume=resume, engineer=engineer)
-    assert state is not None
+def run(a: dict) -> Optional[RunState]:
+    """A command line's run (:func:`floe._floe.command_line`); a dry run prints verl's command."""
+    trainee = VerlTrainee(a["model"], a["out"], a["config"], a["verl"], python=a["python"], dry_run=a["dry_run"])
+    state = trainee.run(resume=a["resume"])
+    if a["dry_run"]:
+        print(shlex.join(trainee.command or []))
     return state
 
 
-def parse(argv: list) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        prog="python -m floe.verl",
-        description="GRPO rounds with verl's trainer on MAPF-FrozenLake; between rounds an environment "
-        "engineer (by default the trainee's merged checkpoint) writes the next round's generator configuration.",
-    )
-    p.add_argument("--model", help="a Hugging Face causal LM folder (round 0's actor)")
-    p.add_argument("--out", required=True, help="the run folder (on a filesystem every Ray node sees)")
-    p.add_argument("--verl-config", help="a YAML file: `floe` (floe.rounds settings) and `verl` (Hydra overrides)")
-    add_run_flags(p)
-    p.add_argument("--python", help="the Python that runs verl [this one]")
-    p.add_argument("--dry-run", action="store_true", help="write the next round's data and print verl's command")
-    p.add_argument("overrides", nargs="*", help="more verl overrides, key=value (over the file's)")
-    return p.parse_args(argv)
-
-
-def read_files(a: argparse.Namespace) -> tuple:
-    """``(floe settings, verl overrides)`` of ``--verl-config`` and the overrides given."""
-    data, verl = read_verl_config(a.verl_config) if a.verl_config else ({}, {})
-    for item in a.overrides:
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise ConfigError(f"{item}: a verl override is key=value")
-        import yaml
-
-        verl[key] = yaml.safe_load(value)
-    return data, verl
-
-
 def main(argv: Optional[list] = None) -> int:
-    a = parse(sys.argv[1:] if argv is None else argv)
-
-    def run() -> Optional[str]:
-        model, cfg, verl = cli_settings(a, a.verl_config is not None or bool(a.overrides), lambda: read_files(a))
-        trainee = VerlTrainee(model, a.out, cfg, verl, python=a.python, dry_run=a.dry_run)
-        state = trainee.run(resume=a.resume)
-        if a.dry_run:
-            print(shlex.join(trainee.command or []))
-            return None
-        return f"{state.rounds_done if state else 0} rounds done; run folder {a.out}"
-
-    return cli_main(run)
+    return command_line("verl", sys.argv[1:] if argv is None else argv, run)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@
 //! | `save(stage, folder, state)` | saves the model after `stage` (`"untrained"`, `"warm start"`, `"round 2"`) |
 //! | `details() -> dict` | what the engineer's module T reports of the trainee (`full` detail) |
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use floe_core::progress::Progress;
@@ -31,6 +30,7 @@ use pyo3::prelude::*;
 use crate::errors::{bad_input, config_text, failed, registry as registry_error};
 use crate::instances::{json_to_py, py_to_json, Instance};
 use crate::rounds::{from_py, Engineer};
+use crate::settings::RoundsConfig;
 
 /// A Python exception inside the driver, kept whole to be raised again.
 #[derive(Debug)]
@@ -49,7 +49,7 @@ fn raised(e: PyErr) -> RoundsError {
 }
 
 /// The driver's error as a Python exception: a trainee's own exception as it was raised.
-fn to_py(e: RoundsError) -> PyErr {
+pub(crate) fn to_py(e: RoundsError) -> PyErr {
     match e {
         RoundsError::Trainee(inner) => match inner.downcast::<Raised>() {
             Ok(r) => r.0,
@@ -292,47 +292,81 @@ impl Progress for Say {
     }
 }
 
-/// Runs the round protocol over `trainee` (see the module's table of its methods) into the run
-/// folder `out`: the same driver, seeds, designs and files as `floe train`.
+/// Runs `config`'s rounds (a `floe.rounds.RoundsConfig`) over `trainee` (see the module's table
+/// of its methods) into the run folder `out`: the same driver, seeds, designs and files as `floe
+/// train`. `settings` is what the folder's `config.json` records (a resumed run must give the
+/// same).
 ///
-/// `protocol` is `{"seed", "rounds", "validation", "settings"}`: `rounds` in `floe train`'s
-/// `rounds` form (`curriculum` and `engineer` specs, `context`, `design_limits`, `round0`, …),
-/// `validation` its `validation` section, `settings` what `config.json` records (a resumed run
-/// must have the same). `engineer` (a `floe.Engineer`) is the run's engineer when
-/// `rounds.engineer` names one; otherwise the engineer and the curriculum are made from their
-/// specs. `resume` continues the run in `out`; `overwrite` starts anew in a folder that holds a
-/// run (refused without it). `say` receives the driver's lines (standard error without it).
+/// The rounds after round 0 are designed by `engineer` (a `floe.Engineer`) when given, else by
+/// the one the settings name (`self` and `base` ask the trainee's `current_model()` or
+/// `base_model()` through `floe.rounds.engineers.run_engineer`; a URL is floe's `endpoint`
+/// engineer), else by the curriculum. `resume` continues the run in `out`; `overwrite` starts
+/// anew in a folder that holds a run (refused without it). `say` receives the driver's lines
+/// (standard error without it).
 ///
 /// Returns the final run state (a dict). Raises the trainee's own exceptions as they were
 /// raised, `floe.ConfigError` for bad settings or a folder holding another run.
 #[pyfunction]
-#[pyo3(signature = (trainee, protocol, out, *, engineer=None, resume=false, overwrite=false, say=None))]
+#[pyo3(signature = (trainee, config, out, settings=None, *, engineer=None, resume=false, overwrite=false, say=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn drive_rounds<'py>(
     py: Python<'py>,
     trainee: Py<PyAny>,
-    protocol: &Bound<'py, PyAny>,
+    config: &RoundsConfig,
     out: String,
+    settings: Option<&Bound<'py, PyAny>>,
     engineer: Option<Py<Engineer>>,
     resume: bool,
     overwrite: bool,
     say: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let p: BTreeMap<String, serde_json::Value> = from_py("protocol", protocol)?;
-    let get = |k: &str| p.get(k).cloned().ok_or_else(|| config_text(format!("protocol: no `{k}`")));
-    let unknown: Vec<&String> =
-        p.keys().filter(|k| !["seed", "rounds", "validation", "settings"].contains(&k.as_str())).collect();
-    if !unknown.is_empty() {
-        return Err(config_text(format!(
-            "protocol: unknown {unknown:?} (known: seed, rounds, validation, settings)"
-        )));
-    }
+    let settings = settings.map_or(Ok(serde_json::Value::Null), |s| from_py("settings", s))?;
+    let run = Run { config, out, settings, resume, overwrite };
+    let state = drive(py, &trainee, run, engineer, &Say(say))?;
+    json_to_py(py, &state_value(&state))
+}
+
+/// One run of [`drive`]: its settings, its folder and what `config.json` records.
+struct Run<'a> {
+    config: &'a RoundsConfig,
+    out: String,
+    settings: serde_json::Value,
+    resume: bool,
+    overwrite: bool,
+}
+
+/// [`drive_rounds`]' run, its state as the driver returns it.
+fn drive(
+    py: Python<'_>,
+    trainee: &Py<PyAny>,
+    run: Run<'_>,
+    engineer: Option<Py<Engineer>>,
+    progress: &Say,
+) -> PyResult<RunState> {
+    // A given engineer designs even where the settings name none.
+    let config = match &engineer {
+        Some(e) if !run.config.designs() => {
+            run.config.with(serde_json::json!({"engineer": e.get().name()}))?
+        }
+        _ => run.config.clone(),
+    };
+    let engineer: Option<Py<Engineer>> = match engineer {
+        Some(e) => Some(e),
+        None if config.model_engineer() => py
+            .import("floe.rounds.engineers")?
+            .getattr("run_engineer")?
+            .call1((config.clone(), trainee.clone_ref(py)))?
+            .extract()?,
+        None => None,
+    };
+    let p = config.protocol_value(run.settings)?;
+    let get = |k: &str| p.get(k).cloned().unwrap_or_default();
     let protocol = Protocol {
-        seed: serde_json::from_value(get("seed")?).map_err(|e| config_text(format!("protocol.seed: {e}")))?,
-        rounds: serde_json::from_value(get("rounds")?).map_err(|e| config_text(format!("rounds: {e}")))?,
-        validation: serde_json::from_value(get("validation")?)
+        seed: serde_json::from_value(get("seed")).map_err(|e| config_text(format!("seed: {e}")))?,
+        rounds: serde_json::from_value(get("rounds")).map_err(|e| config_text(format!("rounds: {e}")))?,
+        validation: serde_json::from_value(get("validation"))
             .map_err(|e| config_text(format!("validation: {e}")))?,
-        settings: get("settings")?,
+        settings: get("settings"),
     };
     let curriculum = protocol
         .rounds
@@ -353,15 +387,18 @@ pub fn drive_rounds<'py>(
         curriculum: curriculum.map(|(c, _)| c),
         engineer,
     };
-    let mut t = PyTrainee { obj: trainee, engineer_raised };
-    let opts =
-        floe_rounds::RunOptions { out_dir: out.into(), resume, overwrite, cancel: None, stop_after: None };
-    let progress = Say(say);
-    let state = py.detach(|| floe_rounds::run(&mut t, &protocol, designers, &opts, &progress));
+    let mut t = PyTrainee { obj: trainee.clone_ref(py), engineer_raised };
+    let opts = floe_rounds::RunOptions {
+        out_dir: run.out.into(),
+        resume: run.resume,
+        overwrite: run.overwrite,
+        cancel: None,
+        stop_after: None,
+    };
+    let state = py.detach(|| floe_rounds::run(&mut t, &protocol, designers, &opts, progress));
     // An exception the engineer's model raised ends the run as the model's.
     t.check_engineer().map_err(to_py)?;
-    let state = state.map_err(to_py)?;
-    json_to_py(py, &state_value(&state))
+    state.map_err(to_py)
 }
 
 /// The seed of round `r`'s newly generated instances in a run seeded `seed` (floe train's and
@@ -379,12 +416,76 @@ pub fn default_reward<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
     json_to_py(py, &serde_json::json!({"name": spec.name, "params": spec.params, "library": spec.library}))
 }
 
-/// A Python experiment's side: `run(contender, seed, folder)` trains (or resumes) a run and
-/// returns its trainee (`contender` None: the shared start), whose `answer(instances)` answers
-/// the suite.
+/// One design of the rounds after round 0 in an experiment: `engineer` (`fixed`: none) and a
+/// curriculum.
+#[pyclass(module = "floe._floe", frozen)]
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Contender {
+    name: String,
+    engineer: String,
+    curriculum: Option<String>,
+    curriculum_params: serde_json::Value,
+}
+
+#[pymethods]
+impl Contender {
+    #[new]
+    #[pyo3(signature = (name, engineer="fixed".to_string(), curriculum=None, curriculum_params=None))]
+    fn new(
+        name: String,
+        engineer: String,
+        curriculum: Option<String>,
+        curriculum_params: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let params =
+            curriculum_params.map_or(Ok(serde_json::Value::Null), |p| from_py("curriculum_params", p))?;
+        Ok(Self { name, engineer, curriculum, curriculum_params: params })
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    #[getter]
+    fn engineer(&self) -> &str {
+        &self.engineer
+    }
+
+    #[getter]
+    fn curriculum(&self) -> Option<&str> {
+        self.curriculum.as_deref()
+    }
+
+    #[getter]
+    fn curriculum_params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        json_to_py(py, &self.curriculum_params)
+    }
+
+    /// `base` with this contender's designers and `seed`.
+    fn config(&self, base: &RoundsConfig, seed: u64) -> PyResult<RoundsConfig> {
+        base.with(serde_json::json!({
+            "seed": seed,
+            "engineer": self.engineer,
+            "curriculum": self.curriculum,
+            "curriculum_params": self.curriculum_params,
+        }))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Contender({})", serde_json::to_value(self).unwrap_or_default())
+    }
+}
+
+/// A Python experiment's side: `make(contender, seed, folder)` makes a trainee, which a
+/// contender's run then drives (or resumes) with its settings; the trainee's `answer(instances)`
+/// answers the suite.
 struct PyContest {
-    run: Py<PyAny>,
+    make: Py<PyAny>,
+    config: RoundsConfig,
+    contenders: Vec<Py<Contender>>,
     first_seed: u64,
+    say: Option<Py<PyAny>>,
 }
 
 impl PyContest {
@@ -396,8 +497,19 @@ impl PyContest {
     ) -> Result<Py<PyAny>, RoundsError> {
         Python::attach(|py| {
             let folder = dir.display().to_string();
-            self.run.bind(py).call1((contender, seed, folder)).map(Bound::unbind).map_err(raised)
+            let Some(c) = contender.map(|c| &self.contenders[c]) else {
+                return self.make.bind(py).call1((py.None(), seed, folder)).map(Bound::unbind);
+            };
+            let config = c.get().config(&self.config, seed)?;
+            let trainee = self.make.bind(py).call1((c.clone_ref(py), seed, &folder))?.unbind();
+            let settings =
+                serde_json::json!({"experiment": c.get().name, "seed": seed, "settings": config.value()});
+            let run = Run { config: &config, out: folder, settings, resume: true, overwrite: false };
+            let say = Say(self.say.as_ref().map(|s| s.clone_ref(py)));
+            drive(py, &trainee, run, None, &say)?;
+            Ok(trainee)
         })
+        .map_err(raised)
     }
 }
 
@@ -430,36 +542,38 @@ impl floe_rounds::experiment::Contest for PyContest {
     }
 }
 
-/// Runs (or resumes) the comparison of designs in `out` with floe-rounds' loop, the one `floe
-/// experiment` runs (`floe.rounds.experiment` is its front): the start's run in `warm/`, each
-/// contender's (`contenders`: their names, in table order) with each seed in
-/// `<contender>/seed-<s>/`, each final trainee's answers to the suite verified and kept
-/// (`suite-outcomes.json`), the table in `table.md`.
+/// Runs (or resumes) the paper's comparison of designs in `out` over any trainee, with
+/// floe-rounds' loop, the one `floe experiment` runs for floe's own policy: every contender
+/// (`contenders`, `floe.rounds.Contender`s in table order) trains from the same start with
+/// `config`'s settings and each of `seeds`, the final models answer one held-out suite, and the
+/// table gives valid / optimal rates with standard errors clustered by seed and instance, the
+/// rounds' gain over the start, and each contender's paired difference from `fixed`.
 ///
-/// `run(contender, seed, folder)` trains (or resumes) one run and returns its trainee
-/// (`contender` an index into `contenders`, None for the start). `suite` holds `floe.suite`'s
-/// settings (the others its defaults); `rounds` and `samples` are what the table says of each
-/// run; `record` the experiment's settings (`experiment.json`: a folder holding another
-/// experiment, but for `seeds`, is refused). Returns the table as Markdown.
+/// `make_trainee(contender, seed, folder)` makes a fresh trainee from the shared start
+/// (`contender` None: the start itself, whose suite outcomes are the table's `warm start` row);
+/// a contender's engineer is the one its settings name. `suite` holds `floe.suite`'s settings
+/// (`agents`, `max_size`, `per_cell`, …; the others its defaults). The folder: `warm/` (the
+/// start's suite outcomes), `<contender>/seed-<s>/` (each run's folder, with
+/// `suite-outcomes.json` once evaluated), `experiment.json` (a folder holding another
+/// experiment, but for `seeds`, is refused) and `table.md`. Running it again resumes: finished
+/// runs and evaluations are kept. Returns the table as Markdown.
 #[pyfunction]
-#[pyo3(signature = (run, out, *, contenders, seeds, suite, rounds, samples, record, say=None))]
+#[pyo3(signature = (make_trainee, config, *, out, contenders, seeds, suite, say=None))]
 #[allow(clippy::too_many_arguments)]
-pub fn run_experiment(
+pub fn experiment(
     py: Python<'_>,
-    run: Py<PyAny>,
+    make_trainee: Py<PyAny>,
+    config: &RoundsConfig,
     out: String,
-    contenders: Vec<String>,
+    contenders: Vec<Py<Contender>>,
     seeds: Vec<u64>,
     suite: &Bound<'_, PyAny>,
-    rounds: u32,
-    samples: usize,
-    record: &Bound<'_, PyAny>,
     say: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let given: serde_json::Map<String, serde_json::Value> = from_py("suite", suite)?;
     let mut settings = serde_json::to_value(floe_core::suite::SuiteConfig::default()).unwrap_or_default();
     if let Some(o) = settings.as_object_mut() {
-        for (k, v) in given {
+        for (k, v) in given.clone() {
             if !o.contains_key(&k) {
                 return Err(config_text(format!("suite: unknown `{k}`")));
             }
@@ -471,16 +585,24 @@ pub fn run_experiment(
     if contenders.is_empty() {
         return Err(config_text("contenders: at least one"));
     }
+    let names: Vec<String> = contenders.iter().map(|c| c.get().name.clone()).collect();
+    let value = config.value();
+    let record = serde_json::json!({
+        "settings": value,
+        "contenders": contenders.iter().map(|c| serde_json::to_value(c.get()).unwrap_or_default()).collect::<Vec<_>>(),
+        "suite": given,
+        "seeds": seeds,
+    });
     let plan = floe_rounds::experiment::Plan {
-        record: from_py("record", record)?,
-        contenders: &contenders,
+        record,
+        contenders: &names,
         seeds: &seeds,
         suite,
-        rounds,
-        samples,
+        rounds: value["rounds"].as_u64().unwrap_or_default() as u32,
+        samples: value["samples"].as_u64().unwrap_or_default() as usize,
     };
-    let mut contest = PyContest { run, first_seed };
-    let progress = Say(say);
+    let progress = Say(say.as_ref().map(|s| s.clone_ref(py)));
+    let mut contest = PyContest { make: make_trainee, config: config.clone(), contenders, first_seed, say };
     let got = py.detach(|| floe_rounds::experiment::run(&mut contest, out.as_ref(), &plan, &progress));
     Ok(got.map_err(to_py)?.table)
 }

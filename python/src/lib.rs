@@ -8,6 +8,7 @@
 //! message; long work runs with the GIL released.
 
 mod batch;
+mod commands;
 mod driver;
 mod env;
 mod errors;
@@ -47,7 +48,13 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(driver::drive_rounds, m)?)?;
     m.add_function(wrap_pyfunction!(driver::round_seed, m)?)?;
     m.add_function(wrap_pyfunction!(driver::default_reward, m)?)?;
-    m.add_function(wrap_pyfunction!(driver::run_experiment, m)?)?;
+    m.add_function(wrap_pyfunction!(driver::experiment, m)?)?;
+    m.add_class::<driver::Contender>()?;
+    m.add_function(wrap_pyfunction!(commands::command_line, m)?)?;
+    m.add_function(wrap_pyfunction!(commands::read_verl_config, m)?)?;
+    m.add_function(wrap_pyfunction!(commands::verl_check, m)?)?;
+    m.add_function(wrap_pyfunction!(commands::verl_overrides, m)?)?;
+    m.add_function(wrap_pyfunction!(commands::hydra_overrides, m)?)?;
     m.add_function(wrap_pyfunction!(driver::paired_difference, m)?)?;
     m.add_function(wrap_pyfunction!(driver::run_settings, m)?)?;
     m.add_function(wrap_pyfunction!(driver::run_state, m)?)?;

@@ -195,7 +195,7 @@ impl Engineer {
     }
 
     #[getter]
-    fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         &self.name
     }
 

@@ -296,8 +296,33 @@ pub struct RoundsConfig {
 }
 
 impl RoundsConfig {
-    fn value(&self) -> Value {
+    /// The settings as JSON, every setting present.
+    pub(crate) fn value(&self) -> Value {
         serde_json::to_value(&self.s).unwrap_or_default()
+    }
+
+    /// Settings from a JSON object, checked.
+    pub(crate) fn from_json(v: Value) -> PyResult<Self> {
+        Ok(Self { s: Settings::from_value(v).map_err(config_text)? })
+    }
+
+    /// The run's reward as a plugin spec (`name`, `params`, `library`).
+    pub(crate) fn reward_value(&self) -> Value {
+        self.s.reward_spec()
+    }
+
+    /// A copy with the settings of the JSON object `changes` changed, checked again.
+    pub(crate) fn with(&self, changes: Value) -> PyResult<Self> {
+        let mut v = self.value();
+        if let (Value::Object(m), Value::Object(c)) = (&mut v, changes) {
+            m.extend(c);
+        }
+        Self::from_json(v)
+    }
+
+    /// [`Settings::protocol`], refused as `floe.ConfigError`.
+    pub(crate) fn protocol_value(&self, settings: Value) -> PyResult<Value> {
+        self.s.protocol(settings).map_err(config_text)
     }
 }
 
@@ -310,18 +335,18 @@ impl RoundsConfig {
     #[new]
     #[pyo3(signature = (**settings))]
     fn new(settings: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        Ok(Self { s: Settings::from_value(dict_value(settings)?).map_err(config_text)? })
+        Self::from_json(dict_value(settings)?)
     }
 
     /// Settings from a dict (or JSON text).
     #[staticmethod]
     fn from_dict(data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        Ok(Self { s: Settings::from_value(from_py("settings", data)?).map_err(config_text)? })
+        Self::from_json(from_py("settings", data)?)
     }
 
     /// Settings from a JSON file.
     #[staticmethod]
-    fn from_file(path: &str) -> PyResult<Self> {
+    pub(crate) fn from_file(path: &str) -> PyResult<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| config_text(format!("{path}: {e}")))?;
         let v: Value = serde_json::from_str(&text).map_err(|e| config_text(format!("{path}: {e}")))?;
         Ok(Self { s: Settings::from_value(v).map_err(|e| config_text(format!("{path}: {e}")))? })
@@ -335,21 +360,17 @@ impl RoundsConfig {
     /// A copy with the given settings changed, checked again.
     #[pyo3(signature = (**changes))]
     fn replace(&self, changes: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let mut v = self.value();
-        if let (Value::Object(m), Value::Object(c)) = (&mut v, dict_value(changes)?) {
-            m.extend(c);
-        }
-        Ok(Self { s: Settings::from_value(v).map_err(config_text)? })
+        self.with(dict_value(changes)?)
     }
 
     /// Whether a designer other than the curriculum designs the rounds after round 0 (the
     /// engineer is not `fixed`).
-    fn designs(&self) -> bool {
+    pub(crate) fn designs(&self) -> bool {
         self.s.designs()
     }
 
     /// Whether the engineer is one of the trainee's own models (`self`, `base`).
-    fn model_engineer(&self) -> bool {
+    pub(crate) fn model_engineer(&self) -> bool {
         MODEL_ENGINEERS.contains(&self.s.engineer.as_str())
     }
 
@@ -362,7 +383,7 @@ impl RoundsConfig {
     /// and `validation` sections, the seed), with `settings` what the run folder's
     /// `config.json` records; floe-rounds checks it when the run starts.
     fn protocol<'py>(&self, py: Python<'py>, settings: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        json_to_py(py, &self.s.protocol(from_py("settings", settings)?).map_err(config_text)?)
+        json_to_py(py, &self.protocol_value(from_py("settings", settings)?)?)
     }
 
     fn __getattr__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {

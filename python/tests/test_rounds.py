@@ -519,3 +519,66 @@ def test_the_shipped_settings_load():
         config = RoundsConfig.from_file(os.path.join(folder, name))
         assert config.rounds >= 2 and config.trl, name
     assert RoundsConfig.from_file(os.path.join(folder, "cpu.json")).trl["use_cpu"] is True
+
+
+def test_the_command_lines_read_flags_files_and_the_run_folder(tmp_path, capsys):
+    """floe reads both drivers' command lines: help, usage errors and floe's errors as exit
+    statuses, the flags over ``--config`` and ``--trl-config``, and ``--resume`` alone reading
+    the run folder's own model and settings."""
+    from floe._floe import command_line
+
+    got = []
+    run = lambda a: got.append(a)  # noqa: E731
+    assert command_line("trl", ["--help"], run) == 0
+    assert "python -m floe.rounds" in capsys.readouterr().out and not got
+    assert command_line("verl", ["--out", "x", "--bogus"], run) == 2
+    assert "--bogus" in capsys.readouterr().err
+    assert command_line("trl", ["--out", str(tmp_path)], run) == 2
+    assert "error: --model: required" in capsys.readouterr().err
+    config, trl = tmp_path / "run.json", tmp_path / "trl.json"
+    config.write_text(json.dumps({"rounds": 4, "samples": 9, "trl": {"max_steps": 2, "bf16": False}}))
+    trl.write_text(json.dumps({"max_steps": 3}))
+    argv = ["--model", "m", "--out", "o", "--config", str(config), "--trl-config", str(trl)]
+    flags = ["--rounds", "2", "--engineer", "http://127.0.0.1:9/v1", "--engineer-model", "q", "--resume"]
+    assert command_line("trl", argv + flags, run) == 0
+    a = got.pop()
+    assert (a["model"], a["out"], a["resume"], "verl" in a) == ("m", "o", True, False)
+    c = a["config"]
+    assert (c.rounds, c.samples, c.trl, c.engineer_params) == (2, 9, {"max_steps": 3, "bf16": False}, {"model": "q"})
+    # verl: the file's overrides, then the given ones as YAML values; a bad one is refused.
+    yaml_file = tmp_path / "verl.yaml"
+    yaml_file.write_text("floe: {samples: 64}\nverl: {trainer.save_freq: 1, trainer.n_gpus_per_node: 1}\n")
+    verl = ["--model", "m", "--out", "o", "--verl-config", str(yaml_file), "--dry-run"]
+    assert command_line("verl", verl + ["trainer.n_gpus_per_node=2", "x.y=[1, a]"], run) == 0
+    a = got.pop()
+    assert a["verl"] == {"trainer.save_freq": 1, "trainer.n_gpus_per_node": 2, "x.y": [1, "a"]}
+    assert (a["config"].samples, a["dry_run"], a["python"]) == (64, True, None)
+    assert command_line("verl", verl + ["novalue"], run) == 2
+    assert "novalue: a verl override is key=value" in capsys.readouterr().err
+    # --resume alone: the run folder's config.json.
+    out = tmp_path / "folder"
+    out.mkdir()
+    saved = {"model": "/m", "settings": RoundsConfig(rounds=5).to_dict(), "verl": {"a.b": 1}}
+    (out / "config.json").write_text(json.dumps(saved))
+    assert command_line("verl", ["--out", str(out), "--resume"], run) == 0
+    a = got.pop()
+    assert (a["model"], a["config"].rounds, a["verl"]) == ("/m", 5, {"a.b": 1})
+    # What run returns: a state's rounds are said; floe's errors are exit status 2.
+    assert command_line("trl", ["--model", "m", "--out", "o"], lambda a: {"rounds_done": 3}) == 0
+    assert capsys.readouterr().err == "3 rounds done; run folder o\n"
+
+    def refused(a):
+        raise floe.ConfigError("no")
+
+    assert command_line("trl", ["--model", "m", "--out", "o"], refused) == 2
+    assert capsys.readouterr().err == "error: no\n"
+
+
+def test_verls_overrides_are_written_as_hydra_reads_them():
+    from floe._floe import hydra_overrides
+
+    values = {"a": [1, 2.5, True, None], "b": "x y", "c": "it's", "d": "true", "e": "m/p-1.5", "f": {"g": 1e-6}}
+    assert hydra_overrides(values) == [
+        "a=[1,2.5,true,null]", "b='x y'", "c='it\\'s'", "d='true'", "e=m/p-1.5", "f={g:1e-6}",
+    ]  # fmt: skip
+    assert hydra_overrides({"s": ""}) == ["s=''"]

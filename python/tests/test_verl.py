@@ -19,7 +19,7 @@ import pytest
 
 import floe
 from floe.rounds import RoundsConfig, read_state
-from floe.verl import VerlTrainee, overrides, read_verl_config
+from floe.verl import VerlTrainee, hydra_overrides, read_verl_config
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CONFIGS = [os.path.join(ROOT, "configs", "verl", f) for f in ("qwen3-4b.yaml", "smollm2-135m.yaml")]
@@ -53,7 +53,7 @@ def compose(values: dict):
 
     config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
     with initialize_config_dir(config_dir=config_dir, version_base=None):
-        return hydra_compose(config_name="ppo_trainer", overrides=overrides(values))
+        return hydra_compose(config_name="ppo_trainer", overrides=hydra_overrides(values))
 
 
 def answer(moves) -> str:

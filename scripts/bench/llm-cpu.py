@@ -24,7 +24,7 @@ import tempfile
 import time
 
 import floe
-from floe.rounds.config import RoundsConfig
+from floe.rounds import RoundsConfig
 from floe.rounds.trl_trainee import TrlTrainee, greedy_answers, supervised_warm_start
 
 ROUND0 = {

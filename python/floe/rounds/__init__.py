@@ -2,17 +2,17 @@
 GRPO with TRL's ``GRPOTrainer`` on floe's prompts and reward, and between rounds an environment
 engineer (by default the trainee's own checkpoint) or a curriculum that writes the next round's
 generator configuration. The protocol is floe-rounds', the one ``floe train`` runs
-(:func:`drive`); :mod:`floe.rounds.trl_trainee` is what is TRL's, :mod:`floe.verl` the same for
-verl, and :func:`experiment` compares designs over any trainee.
+(:func:`drive`); its settings are :class:`RoundsConfig` and :func:`experiment` compares designs
+(:class:`Contender`) over any trainee, both floe's own (``floe._floe``).
+:mod:`floe.rounds.trl_trainee` is what is TRL's, :mod:`floe.verl` the same for verl.
 
     from floe.rounds import RoundsConfig, run_rounds
     state = run_rounds("path/to/model", "out/llm", RoundsConfig(rounds=3, engineer="base"))
 """
 
-from .config import RoundsConfig
+from .._floe import Contender, RoundsConfig, experiment
 from .driver import RunState, Trainee, drive, read_state
 from .engineers import ModelEngineer, run_engineer
-from .experiment import Contender, experiment
 from .trl_trainee import TRL_DEFAULTS, TrlTrainee, load_model, run_rounds
 
 __all__ = [

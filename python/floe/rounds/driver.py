@@ -1,28 +1,20 @@
 """The round protocol for a trainee written in Python: floe-rounds' driver, the one ``floe
-train`` runs, called through :func:`floe.drive_rounds`. A trainee is any object with the methods
-of :class:`Trainee`; the driver gives it each round's instances (from ``floe train``'s round
+train`` runs (:func:`floe.drive_rounds`, where every method's contract and the engineer's choice
+are described). The driver gives a trainee each round's instances (from ``floe train``'s round
 seeds), validates it on the fixed set, counts the failures, asks the curriculum or the engineer
 for the next configuration, and writes the run folder (``floe engineer --run`` reads it).
 """
 
 from __future__ import annotations
 
-import sys
-from typing import Any, Callable, Optional, Protocol, Sequence
+from typing import Any, Optional, Protocol, Sequence
 
-from .._floe import Engineer, Instance, drive_rounds, run_state
-from .config import RoundsConfig
-from .engineers import run_engineer
-
-
-def say_stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+from .._floe import Instance, drive_rounds, run_state
 
 
 class Trainee(Protocol):
-    """What the driver calls (see :func:`floe.drive_rounds` for every method's contract); a
-    trainee whose settings name the ``self`` or ``base`` engineer also has ``current_model()``
-    and ``base_model()``, each a ``(model, tokenizer)``."""
+    """What the driver calls; a trainee whose settings name the ``self`` or ``base`` engineer
+    also has ``current_model()`` and ``base_model()``, each a ``(model, tokenizer)``."""
 
     def describe(self) -> str: ...
 
@@ -60,32 +52,7 @@ def read_state(out: str) -> Optional[RunState]:
     return RunState(s) if s is not None else None
 
 
-def drive(
-    trainee: Trainee,
-    config: RoundsConfig,
-    out: str,
-    settings: dict,
-    *,
-    engineer: Optional[Engineer] = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    say: Callable[[str], None] = say_stderr,
-) -> RunState:
-    """Runs ``config``'s rounds with ``trainee`` into the run folder ``out``; ``settings`` is
-    what its ``config.json`` records (a resumed run must give the same). The rounds after round
-    0 are designed by ``engineer`` when given, else by the one ``config.engineer`` names
-    (:func:`floe.rounds.engineers.run_engineer`), else by the curriculum."""
-    if engineer is not None and not config.designs():
-        config = config.replace(engineer=engineer.name)
-    if engineer is None:
-        engineer = run_engineer(config, trainee)
-    state = drive_rounds(
-        trainee,
-        config.protocol(settings),
-        out,
-        engineer=engineer,
-        resume=resume,
-        overwrite=overwrite,
-        say=say,
-    )
-    return RunState(state)
+def drive(trainee: Trainee, config: Any, out: str, settings: dict, **options: Any) -> RunState:
+    """:func:`floe.drive_rounds` (``engineer``, ``resume``, ``overwrite``, ``say``), its state
+    as a :class:`RunState`."""
+    return RunState(drive_rounds(trainee, config, out, settings, **options))

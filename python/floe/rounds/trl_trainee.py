@@ -12,11 +12,10 @@ import shutil
 import time
 from typing import Any, Callable, Optional, Sequence
 
-from .._floe import Engineer, Instance, prompt, round0_config, round_instances, round_seed, solve, verify_batch, write_answer
+from .._floe import Engineer, Instance, RoundsConfig, prompt, round0_config, round_instances, round_seed, solve, verify_batch, write_answer
 from ..datasets import to_hf_dataset
 from ..rewards import trl_reward
-from .config import RoundsConfig
-from .driver import RunState, drive, say_stderr
+from .driver import RunState, drive
 
 #: TRL arguments floe sets for every round unless the settings' ``trl`` sets them.
 TRL_DEFAULTS: dict[str, Any] = {
@@ -308,7 +307,7 @@ def run_rounds(
     *,
     resume: bool = False,
     engineer: Optional[Engineer] = None,
-    say: Callable[[str], None] = say_stderr,
+    say: Optional[Callable[[str], None]] = None,
 ) -> RunState:
     """Trains the Hugging Face causal language model in folder ``model`` for ``config.rounds``
     rounds of GRPO into the run folder ``out``, the environment engineer (or the curriculum)
