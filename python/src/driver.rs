@@ -299,8 +299,7 @@ impl Progress for Say {
 ///
 /// The rounds after round 0 are designed by `engineer` (a `floe.Engineer`) when given, else by
 /// the one the settings name (`self` and `base` ask the trainee's `current_model()` or
-/// `base_model()` through `floe.rounds.engineers.run_engineer`; a URL is floe's `endpoint`
-/// engineer), else by the curriculum. `resume` continues the run in `out`; `overwrite` starts
+/// `base_model()` through `floe.rounds.ModelEngineer`; a URL is floe's `endpoint` engineer), else by the curriculum. `resume` continues the run in `out`; `overwrite` starts
 /// anew in a folder that holds a run (refused without it). `say` receives the driver's lines
 /// (standard error without it).
 ///
@@ -335,6 +334,36 @@ struct Run<'a> {
     overwrite: bool,
 }
 
+/// The engineer a run's settings name when it is one of the trainee's own models: `self` asks
+/// the trainee's `current_model()`, `base` its `base_model()` (each a model and its tokenizer),
+/// through `floe.rounds.engineers.ModelEngineer` with the settings' sampling and constraint,
+/// inside floe's language-model engineer (`Engineer.from_model`). None for any other.
+fn model_engineer(
+    py: Python<'_>,
+    config: &RoundsConfig,
+    trainee: &Py<PyAny>,
+) -> PyResult<Option<Py<Engineer>>> {
+    if !config.model_engineer() {
+        return Ok(None);
+    }
+    let s = config.value();
+    let name = s["engineer"].as_str().unwrap_or_default();
+    let source = trainee.bind(py).getattr(if name == "self" { "current_model" } else { "base_model" })?;
+    let options = pyo3::types::PyDict::new(py);
+    for (key, setting) in [
+        ("max_tokens", "engineer_max_tokens"),
+        ("temperature", "engineer_temperature"),
+        ("constraint", "engineer_constraint"),
+    ] {
+        options.set_item(key, json_to_py(py, &s[setting])?)?;
+    }
+    let model =
+        py.import("floe.rounds.engineers")?.getattr("ModelEngineer")?.call((source,), Some(&options))?;
+    let retries = s["engineer_retries"].as_u64().unwrap_or_default() as u32;
+    let engineer = Engineer::from_model(model, retries, s["seed"].as_u64().unwrap_or_default(), name)?;
+    Ok(Some(Py::new(py, engineer)?))
+}
+
 /// [`drive_rounds`]' run, its state as the driver returns it.
 fn drive(
     py: Python<'_>,
@@ -350,14 +379,9 @@ fn drive(
         }
         _ => run.config.clone(),
     };
-    let engineer: Option<Py<Engineer>> = match engineer {
+    let engineer = match engineer {
         Some(e) => Some(e),
-        None if config.model_engineer() => py
-            .import("floe.rounds.engineers")?
-            .getattr("run_engineer")?
-            .call1((config.clone(), trainee.clone_ref(py)))?
-            .extract()?,
-        None => None,
+        None => model_engineer(py, &config, trainee)?,
     };
     let p = config.protocol_value(run.settings)?;
     let get = |k: &str| p.get(k).cloned().unwrap_or_default();

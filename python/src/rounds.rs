@@ -180,7 +180,12 @@ impl Engineer {
     /// the attempts and is raised from `design` or `next_config`.
     #[staticmethod]
     #[pyo3(signature = (complete, *, retries=2, seed=0, name="model"))]
-    fn from_model(complete: Bound<'_, PyAny>, retries: u32, seed: u64, name: &str) -> PyResult<Self> {
+    pub(crate) fn from_model(
+        complete: Bound<'_, PyAny>,
+        retries: u32,
+        seed: u64,
+        name: &str,
+    ) -> PyResult<Self> {
         if !complete.is_callable() {
             return Err(bad_input("Engineer.from_model: complete must be callable"));
         }

@@ -12,7 +12,7 @@ generator configuration. The protocol is floe-rounds', the one ``floe train`` ru
 
 from .._floe import Contender, RoundsConfig, experiment
 from .driver import RunState, Trainee, drive, read_state
-from .engineers import ModelEngineer, run_engineer
+from .engineers import ModelEngineer
 from .trl_trainee import TRL_DEFAULTS, TrlTrainee, load_model, run_rounds
 
 __all__ = [
@@ -27,6 +27,5 @@ __all__ = [
     "experiment",
     "load_model",
     "read_state",
-    "run_engineer",
     "run_rounds",
 ]

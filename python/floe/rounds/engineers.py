@@ -1,5 +1,6 @@
-"""The environment engineer of a run: the trainee's current checkpoint (``self``), the round-0
-model (``base``), an OpenAI-compatible server (a URL) or a floe engineer plugin (a name).
+"""The environment engineer that is one of the trainee's own models: its current checkpoint
+(``self``) or the round-0 model (``base``); floe's driver makes it (an OpenAI-compatible server,
+a URL, and a floe engineer plugin, a name, are floe's own).
 
 A Hugging Face model answers through floe's own language-model engineer
 (:meth:`floe.Engineer.from_model`): floe gives it the context, the reply's JSON schema and GBNF
@@ -12,9 +13,9 @@ into the limits, or keeps the previous configuration and says why.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
-from .._floe import ConfigError, Engineer
+from .._floe import ConfigError
 
 
 def bounded_strings(schema: Any) -> Any:
@@ -118,19 +119,3 @@ class ModelEngineer:
         new = ids[0, enc["input_ids"].shape[1] :]
         self.calls.append({"tokens": int(new.numel()), "seconds": time.perf_counter() - t0})
         return tokenizer.decode(new, skip_special_tokens=True)
-
-
-def run_engineer(config: Any, trainee: Any) -> Optional[Engineer]:
-    """The engineer of a run whose settings (a :class:`floe.rounds.RoundsConfig`) name one of the
-    trainee's own models: ``self`` or ``base`` asks the trainee's ``current_model()`` or
-    ``base_model()`` (each a ``(model, tokenizer)``) through a :class:`ModelEngineer`. None for
-    any other: floe makes a URL's ``endpoint`` engineer or a plugin from the settings."""
-    if not config.model_engineer():
-        return None
-    model = ModelEngineer(
-        trainee.current_model if config.engineer == "self" else trainee.base_model,
-        max_tokens=config.engineer_max_tokens,
-        temperature=config.engineer_temperature,
-        constraint=config.engineer_constraint,
-    )
-    return Engineer.from_model(model, retries=config.engineer_retries, seed=config.seed, name=config.engineer)
