@@ -31,13 +31,15 @@ from ._floe import (
     RoundsConfig,
     command_line,
     hydra_overrides,
+    model_folder,
     read_verl_config,
+    resume_model,
     verl_check,
     verl_overrides,
 )
 from .datasets import write_verl_parquet
 from .rounds.driver import RunState, drive
-from .rounds.trl_trainee import greedy_answers, load_model, round_of, save_model, saved_model, supervised_warm_start
+from .rounds.trl_trainee import greedy_answers, load_model, save_model, supervised_warm_start
 
 __all__ = ["VerlTrainee", "hydra_overrides", "read_verl_config"]
 
@@ -81,22 +83,18 @@ class VerlTrainee:
 
     # Paths and commands.
     def model_dir(self, r: int) -> str:
-        return os.path.join(self.out, f"round-{r}")
+        return model_folder(self.out, f"round {r}")
 
     def round_dir(self, r: int) -> str:
         """verl's files of round ``r``: its data, checkpoints, log and commands."""
         return os.path.join(self.out, "verl", f"round-{r}")
-
-    def warm_dir(self) -> str:
-        """The warm start's model (``warm-start/``, as :mod:`floe.rounds` saves it)."""
-        return os.path.join(self.out, "warm-start")
 
     def model_before(self, r: int) -> str:
         """The model round ``r`` starts from: the run's model (or its warm start's), then the
         last round's."""
         if r > 0:
             return self.model_dir(r - 1)
-        return self.warm_dir() if self.cfg.warm_start else self.model_path
+        return model_folder(self.out, "warm start") if self.cfg.warm_start else self.model_path
 
     def trainer_overrides(self, r: int, seed: Optional[int] = None) -> dict:
         """verl's overrides of round ``r`` (:func:`floe._floe.verl_overrides`; data seed ``seed``, by
@@ -175,7 +173,7 @@ class VerlTrainee:
         return f"{self.model_path} with verl's trainer"
 
     def restore(self, folder: str, saved: Optional[dict]) -> Optional[dict]:
-        self.current = saved_model(folder, saved) or self.current
+        self.current = resume_model(folder, saved) or self.current
         return saved
 
     def warm_start(self) -> Optional[dict]:
@@ -187,7 +185,7 @@ class VerlTrainee:
             return None
         model, tokenizer = load_model(self.model_path)
         model, figures = supervised_warm_start(model, tokenizer, self.cfg, self.out)
-        self.current = save_model(self.out, "warm-start", model, tokenizer)
+        self.current = save_model(model_folder(self.out, "warm start"), model, tokenizer)
         self._loaded.clear()
         return figures
 
@@ -237,9 +235,9 @@ class VerlTrainee:
 
     def save(self, stage: str, folder: str, state: dict) -> None:
         """verl's merger has put the round's model in ``round-<r>/`` already."""
-        r = round_of(stage)
-        if r is not None and not os.path.isdir(self.model_dir(r)):
-            raise FloeError(f"{stage}: no merged model in {self.model_dir(r)}")
+        path = model_folder(folder, stage)
+        if stage.startswith("round") and not os.path.isdir(path):
+            raise FloeError(f"{stage}: no merged model in {path}")
 
     def details(self) -> dict:
         return {"verl": self.verl}

@@ -642,6 +642,33 @@ pub fn paired_difference(a: Vec<Vec<bool>>, b: Vec<Vec<bool>>) -> PyResult<(f64,
     floe_rounds::stats::paired_difference(&a, &b).map_err(bad_input)
 }
 
+/// Where a Hugging Face trainee keeps its model in the run folder `out` after `stage` (as
+/// `save` names it: `"round 2"`, `"warm start"`): `round-<r>/`, `warm-start/`; None for a stage
+/// before training (`"untrained"`).
+///
+/// Raises `floe.BadInput` for a name that is no stage.
+#[pyfunction]
+pub fn model_folder(out: String, stage: String) -> PyResult<Option<String>> {
+    let stage = Stage::try_from(stage).map_err(bad_input)?;
+    Ok(RunFolder::new(out).model_dir(stage).map(|p| p.display().to_string()))
+}
+
+/// The model folder a run resumed in the run folder `out` continues from, `saved` being the
+/// run state `restore` gets (its `rounds_done` and `warm_start_done`): its last finished
+/// round's model, else its warm start's when that folder is there; None: the run's own model.
+#[pyfunction]
+#[pyo3(signature = (out, saved=None))]
+pub fn resume_model(out: String, saved: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    let Some(saved) = saved.filter(|s| !s.is_none()) else { return Ok(None) };
+    let v: serde_json::Value = from_py("saved", saved)?;
+    let state = RunState {
+        rounds_done: v["rounds_done"].as_u64().unwrap_or_default() as u32,
+        warm_start_done: v["warm_start_done"].as_bool().unwrap_or_default(),
+        ..RunState::default()
+    };
+    Ok(RunFolder::new(out).resume_model_dir(&state).map(|p| p.display().to_string()))
+}
+
 /// The settings the run folder `out` was started with (its `config.json`), or None.
 ///
 /// Raises `floe.ConfigError` for a file that is not JSON.

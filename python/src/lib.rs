@@ -58,6 +58,8 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(driver::paired_difference, m)?)?;
     m.add_function(wrap_pyfunction!(driver::run_settings, m)?)?;
     m.add_function(wrap_pyfunction!(driver::run_state, m)?)?;
+    m.add_function(wrap_pyfunction!(driver::model_folder, m)?)?;
+    m.add_function(wrap_pyfunction!(driver::resume_model, m)?)?;
     m.add_function(wrap_pyfunction!(shards::generate_slots, m)?)?;
     m.add_function(wrap_pyfunction!(shards::suite_cells, m)?)?;
     m.add_function(wrap_pyfunction!(shards::round_configs, m)?)?;

@@ -217,3 +217,23 @@ def test_paired_difference_is_the_experiments():
     assert floe.paired_difference(a, a) == (0.0, 0.0)
     with pytest.raises(floe.BadInput):
         floe.paired_difference(a, [[True, False]])
+
+
+def test_the_run_folder_names_a_language_models_folders(tmp_path):
+    """Where a Hugging Face trainee keeps its model after each stage, and which one a resumed
+    run continues from: the run folder's layout, floe-rounds'."""
+    from floe._floe import model_folder, resume_model
+
+    out = str(tmp_path)
+    assert model_folder(out, "round 2") == os.path.join(out, "round-2")
+    assert model_folder(out, "warm start") == os.path.join(out, "warm-start")
+    assert model_folder(out, "untrained") is None
+    with pytest.raises(floe.BadInput, match="unknown stage"):
+        model_folder(out, "round two")
+    assert resume_model(out, None) is None
+    assert resume_model(out, {"rounds_done": 3, "warm_start_done": True}) == os.path.join(out, "round-2")
+    # The warm start's folder only when it was finished and saved.
+    assert resume_model(out, {"rounds_done": 0, "warm_start_done": True}) is None
+    os.mkdir(os.path.join(out, "warm-start"))
+    assert resume_model(out, {"rounds_done": 0, "warm_start_done": True}) == os.path.join(out, "warm-start")
+    assert resume_model(out, {"rounds_done": 0, "warm_start_done": False}) is None

@@ -114,6 +114,28 @@ impl RunFolder {
         self.root.join(name)
     }
 
+    /// Where a trainee that keeps its model as a folder (a Hugging Face model) keeps the model
+    /// after `stage`: `round-<r>/`, `warm-start/`; None for the stages before training.
+    #[must_use]
+    pub fn model_dir(&self, stage: Stage) -> Option<PathBuf> {
+        match stage {
+            Stage::Round(r) => Some(self.root.join(format!("round-{r}"))),
+            Stage::WarmStart => Some(self.root.join("warm-start")),
+            _ => None,
+        }
+    }
+
+    /// The model folder ([`Self::model_dir`]) a run resumed at `state` continues from: its last
+    /// finished round's, else its warm start's when that folder is there; None: the run's own
+    /// model.
+    #[must_use]
+    pub fn resume_model_dir(&self, state: &RunState) -> Option<PathBuf> {
+        match state.rounds_done {
+            0 => self.model_dir(Stage::WarmStart).filter(|d| state.warm_start_done && d.is_dir()),
+            n => self.model_dir(Stage::Round(n - 1)),
+        }
+    }
+
     /// The folder of round `r`'s engineer files.
     #[must_use]
     pub fn engineer_dir(&self, r: u32) -> PathBuf {

@@ -12,7 +12,7 @@ import shutil
 import time
 from typing import Any, Callable, Optional, Sequence
 
-from .._floe import Engineer, Instance, RoundsConfig, prompt, round0_config, round_instances, round_seed, solve, verify_batch, write_answer
+from .._floe import Engineer, Instance, RoundsConfig, model_folder, prompt, resume_model, round0_config, round_instances, round_seed, solve, verify_batch, write_answer
 from ..datasets import to_hf_dataset
 from ..rewards import trl_reward
 from .driver import RunState, drive
@@ -49,10 +49,9 @@ def load_model(path: str, device: Optional[Any] = None) -> tuple:
     return model, tokenizer
 
 
-def save_model(folder: str, r: Any, model: Any, tokenizer: Any) -> str:
-    """Saves the model after round ``r`` into ``round-<r>/`` of the run folder (``r`` a name:
-    into ``<r>/``), through a temporary folder, so that a folder there is whole."""
-    final = os.path.join(folder, f"round-{r}" if isinstance(r, int) else r)
+def save_model(final: str, model: Any, tokenizer: Any) -> str:
+    """Saves the model into the folder ``final`` (:func:`floe._floe.model_folder`'s) through a
+    temporary folder, so that a folder there is whole."""
     tmp = final + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp)
@@ -114,22 +113,6 @@ def written_plan(inst: Instance, answer: str = "words") -> str:
     agent passes through (``answer="coordinates"``: ``(0, 0) -> (0, 1) -> (1, 1)``: the form a
     model can write by copying cells from the prompt and changing one number a step)."""
     return write_answer(inst, solve(inst)["moves"], answer)
-
-
-def saved_model(folder: str, saved: Optional[dict]) -> Optional[str]:
-    """The model folder a resumed run (``saved``, its run state) continues from: the last
-    finished round's, else the warm start's; None to start from the run's model."""
-    if saved is not None and saved["rounds_done"]:
-        return os.path.join(folder, f"round-{saved['rounds_done'] - 1}")
-    warm = os.path.join(folder, "warm-start")
-    if saved is not None and saved.get("warm_start_done") and os.path.isdir(warm):
-        return warm
-    return None
-
-
-def round_of(stage: str) -> Optional[int]:
-    """``r`` of a stage ``"round r"``; None for the stages before the rounds."""
-    return int(stage.split()[1]) if stage.startswith("round ") else None
 
 
 def supervised_warm_start(model: Any, tokenizer: Any, cfg: RoundsConfig, out: str) -> tuple:
@@ -208,7 +191,7 @@ class TrlTrainee:
         return f"{n} parameters ({self.model_path})"
 
     def restore(self, folder: str, saved: Optional[dict]) -> Optional[dict]:
-        path = saved_model(folder, saved)
+        path = resume_model(folder, saved)
         if path is not None:
             self.model, self.tokenizer = load_model(path)
         return saved
@@ -290,11 +273,9 @@ class TrlTrainee:
         return greedy_answers(self.model, self.tokenizer, instances, cfg.system, max_tokens, cfg.eval_batch, bf16)[0]
 
     def save(self, stage: str, folder: str, state: dict) -> None:
-        r = round_of(stage)
-        if r is not None:
-            save_model(folder, r, self.model, self.tokenizer)
-        elif stage == "warm start":
-            save_model(folder, "warm-start", self.model, self.tokenizer)
+        path = model_folder(folder, stage)
+        if path is not None:
+            save_model(path, self.model, self.tokenizer)
 
     def details(self) -> dict:
         return {"trl": trl_args(self.cfg)}
