@@ -256,7 +256,9 @@ def test_every_written_form_of_a_warm_start_plan_is_read_as_the_optimal_plan():
     """The warm start's plans in each answer form (words, letters, coordinates from the start
     cell, a wait repeating a cell) are read back by floe's verifier as valid and optimal; an
     unknown form is refused."""
-    from floe.rounds.trl_trainee import written_plan
+
+    def written_plan(inst, form):
+        return floe.write_answer(inst, floe.solve(inst)["moves"], form)
 
     config = {"sizes": [{"size": s, "data_ratio": 0.5, "hole_ratio": 0.3, "wait_ratio": 0.7} for s in (3, 5)], "agents": [2, 3]}
     instances = floe.round_instances(config, 40, seed=3)
@@ -270,6 +272,17 @@ def test_every_written_form_of_a_warm_start_plan_is_read_as_the_optimal_plan():
     assert any(" -> (" in t and "WAIT" not in t for t in texts)
     with pytest.raises(floe.ConfigError, match="coordinates"):
         RoundsConfig.from_dict({**SETTINGS, "warm_start": {"steps": 1, "samples": 4, "answer": "cells"}})
+    # The warm start's data: its configuration's instances, seeded as if for round 2^32 - 1,
+    # each with the solver's plan in the form asked.
+    warm = {"steps": 1, "samples": 12, "config": config, "answer": "coordinates"}
+    seed, data = RoundsConfig(seed=7, warm_start=warm).warm_start_data()
+    assert seed == floe.round_seed(7, 0xFFFFFFFF)
+    assert [i for i, _ in data] == floe.round_instances(config, 12, seed=seed)
+    assert [p for _, p in data] == [written_plan(i, "coordinates") for i, _ in data]
+    # Without a configuration of its own: round 0's, else the default within the limits.
+    seed, data = RoundsConfig(seed=7, design_limits=LIMITS, warm_start={"steps": 1, "samples": 4}).warm_start_data()
+    assert [i for i, _ in data] == floe.round_instances(floe.round0_config(limits=LIMITS)[0], 4, seed=seed)
+    assert RoundsConfig().warm_start_data()[1] == []
     # floe.write_answer, which writes them, refuses what is not a plan of the instance.
     moves = floe.solve(instances[0])["moves"]
     with pytest.raises(floe.BadInput, match="not an answer form"):

@@ -12,7 +12,7 @@ import shutil
 import time
 from typing import Any, Callable, Optional, Sequence
 
-from .._floe import Engineer, Instance, RoundsConfig, model_folder, prompt, resume_model, round0_config, round_instances, round_seed, solve, verify_batch, write_answer
+from .._floe import Engineer, Instance, RoundsConfig, model_folder, prompt, resume_model, verify_batch
 from ..datasets import to_hf_dataset
 from ..rewards import trl_reward
 from .driver import RunState, drive
@@ -102,19 +102,6 @@ def greedy_answers(model: Any, tokenizer: Any, instances: Sequence[Instance], sy
     return out, generated
 
 
-#: The warm start's data are drawn as if for this round (a round no run reaches).
-WARM_ROUND = 0xFFFF_FFFF
-
-
-def written_plan(inst: Instance, answer: str = "words") -> str:
-    """An optimal plan of the instance (the solver's) written in the prompt's answer format
-    (:func:`floe.write_answer`): its moves as words (``RIGHT DOWN``), as letters
-    (``answer="letters"``: ``R D``, one token a move in common tokenizers) or as the cells each
-    agent passes through (``answer="coordinates"``: ``(0, 0) -> (0, 1) -> (1, 1)``: the form a
-    model can write by copying cells from the prompt and changing one number a step)."""
-    return write_answer(inst, solve(inst)["moves"], answer)
-
-
 def supervised_warm_start(model: Any, tokenizer: Any, cfg: RoundsConfig, out: str) -> tuple:
     """TRL's ``SFTTrainer`` on the generator's optimal plans written in the prompt's answer
     format (the settings' ``warm_start``: ``steps``, ``samples``, ``config``, ``learning_rate``,
@@ -124,15 +111,14 @@ def supervised_warm_start(model: Any, tokenizer: Any, cfg: RoundsConfig, out: st
     from trl import SFTConfig, SFTTrainer
 
     w, trl = cfg.warm_start, trl_args(cfg)
-    config = w.get("config") or cfg.round0 or round0_config(limits=cfg.design_limits)[0]
-    instances = round_instances(config, int(w["samples"]), seed=round_seed(cfg.seed, WARM_ROUND))
+    seed, data = cfg.warm_start_data()
     system = [{"role": "system", "content": cfg.system}] if cfg.system is not None else []
     rows = [
         {
             "prompt": system + [{"role": "user", "content": prompt(inst)}],
-            "completion": [{"role": "assistant", "content": written_plan(inst, w.get("answer", "words"))}],
+            "completion": [{"role": "assistant", "content": plan}],
         }
-        for inst in instances
+        for inst, plan in data
     ]
     args = SFTConfig(
         output_dir=os.path.join(out, "trl", "warm-start"),
@@ -144,7 +130,7 @@ def supervised_warm_start(model: Any, tokenizer: Any, cfg: RoundsConfig, out: st
         logging_steps=1,
         save_strategy="no",
         report_to="none",
-        seed=round_seed(cfg.seed, WARM_ROUND) % (1 << 31),
+        seed=seed % (1 << 31),
         use_cpu=bool(trl.get("use_cpu", False)),
         bf16=bool(trl.get("bf16", False)),
         gradient_checkpointing=bool(trl.get("gradient_checkpointing", True)),
