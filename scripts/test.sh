@@ -24,6 +24,8 @@ RUSTDOCFLAGS="-D warnings" cargo doc -p floe-core --no-deps --features gpu
 cargo test --release -p floe-cli --test cli
 # setup.sh installed lavapipe, so the GPU golden tests must find an adapter here.
 FLOE_REQUIRE_GPU=1 cargo test --workspace --release --features floe-cli/train,floe-ffi/train
+# configs/two-agents.json's pinned validation figures, digit for digit (libtorch's AVX2 kernels).
+bash scripts/pinned.sh
 # The C API as C and C++ programs meet it: installed, under valgrind and sanitizers, from CMake
 # and pkg-config consumers.
 FLOE_REQUIRE_GPU=1 bash scripts/c-api.sh
