@@ -52,12 +52,16 @@ struct RunFlags {
     /// fixed, difficulty-scaling, plr, sec, frontier, or a plugin name
     #[arg(long)]
     curriculum: Option<String>,
+    /// GRPO rounds (the setting `rounds`)
     #[arg(long)]
     rounds: Option<u32>,
+    /// Passes over a round's prompts (`epochs`)
     #[arg(long)]
     epochs: Option<u32>,
+    /// Training prompts a round (`samples`)
     #[arg(long)]
     samples: Option<u64>,
+    /// The run's seed (`seed`)
     #[arg(long)]
     seed: Option<u64>,
     /// Continue the run in --out after its last finished round; alone, with the settings and
