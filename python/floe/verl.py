@@ -234,9 +234,10 @@ class VerlTrainee:
         return greedy_answers(model, tokenizer, instances, self.cfg.system, max_tokens, self.cfg.eval_batch)[0]
 
     def save(self, stage: str, folder: str, state: dict) -> None:
-        """verl's merger has put the round's model in ``round-<r>/`` already."""
+        """verl's merger has put the round's model in ``round-<r>/`` already (the warm start's
+        is in ``warm-start/``)."""
         path = model_folder(folder, stage)
-        if stage.startswith("round") and not os.path.isdir(path):
+        if path is not None and not os.path.isdir(path):
             raise FloeError(f"{stage}: no merged model in {path}")
 
     def details(self) -> dict:

@@ -384,14 +384,14 @@ fn verl_file(py: Python<'_>, path: &str) -> PyResult<(Map<String, Value>, Map<St
 #[pyfunction]
 pub fn verl_check(config: &RoundsConfig, verl: &Bound<'_, PyAny>) -> PyResult<()> {
     let values: Map<String, Value> = from_py("verl", verl)?;
-    let settings = config.value();
-    if settings["trl"].as_object().is_some_and(|t| !t.is_empty()) {
+    let settings = config.settings();
+    if !settings.trl.is_empty() {
         return Err(config_text("trl: TRL's arguments do not apply to verl"));
     }
     check_overrides(&values, "verl")?;
     let batch = integer(values.get("data.train_batch_size")).unwrap_or(VERL_TRAIN_BATCH);
-    let samples = settings["samples"].as_i64().unwrap_or_default();
-    if samples < batch {
+    let samples = settings.samples;
+    if i64::try_from(samples).unwrap_or(i64::MAX) < batch {
         return Err(config_text(format!(
             "samples {samples}: fewer than verl's data.train_batch_size {batch}, so a round has no step"
         )));
@@ -416,9 +416,8 @@ pub fn verl_overrides<'py>(
     seed: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let mut values: Map<String, Value> = from_py("verl", verl)?;
-    let settings = config.value();
-    let seed =
-        seed.unwrap_or_else(|| floe_rounds::data::round_seed(settings["seed"].as_u64().unwrap_or(1), round));
+    let settings = config.settings();
+    let seed = seed.unwrap_or_else(|| floe_rounds::data::round_seed(settings.seed, round));
     let dir = std::path::Path::new(out).join("verl");
     let round_dir = dir.join(format!("round-{round}"));
     let path = |p: std::path::PathBuf| json!(p.display().to_string());
@@ -440,7 +439,7 @@ pub fn verl_overrides<'py>(
     }
     values.extend([
         ("trainer.default_local_dir".into(), path(round_dir.join("checkpoints"))),
-        ("trainer.total_epochs".into(), settings["epochs"].clone()),
+        ("trainer.total_epochs".into(), json!(settings.epochs)),
         ("trainer.experiment_name".into(), json!(format!("round-{round}"))),
     ]);
     json_to_py(py, &Value::Object(values))

@@ -299,9 +299,10 @@ impl Progress for Say {
 ///
 /// The rounds after round 0 are designed by `engineer` (a `floe.Engineer`) when given, else by
 /// the one the settings name (`self` and `base` ask the trainee's `current_model()` or
-/// `base_model()` through `floe.rounds.ModelEngineer`; a URL is floe's `endpoint` engineer), else by the curriculum. `resume` continues the run in `out`; `overwrite` starts
-/// anew in a folder that holds a run (refused without it). `say` receives the driver's lines
-/// (standard error without it).
+/// `base_model()` through `floe.rounds.ModelEngineer`; a URL is floe's `endpoint` engineer),
+/// else by the curriculum. `resume` continues the run in `out`; `overwrite` starts anew in a
+/// folder that holds a run (refused without it). `say` receives the driver's lines (standard
+/// error without it).
 ///
 /// Returns the final run state (a dict). Raises the trainee's own exceptions as they were
 /// raised, `floe.ConfigError` for bad settings or a folder holding another run.
@@ -346,21 +347,16 @@ fn model_engineer(
     if !config.model_engineer() {
         return Ok(None);
     }
-    let s = config.value();
-    let name = s["engineer"].as_str().unwrap_or_default();
-    let source = trainee.bind(py).getattr(if name == "self" { "current_model" } else { "base_model" })?;
+    let s = config.settings();
+    let source =
+        trainee.bind(py).getattr(if s.engineer == "self" { "current_model" } else { "base_model" })?;
     let options = pyo3::types::PyDict::new(py);
-    for (key, setting) in [
-        ("max_tokens", "engineer_max_tokens"),
-        ("temperature", "engineer_temperature"),
-        ("constraint", "engineer_constraint"),
-    ] {
-        options.set_item(key, json_to_py(py, &s[setting])?)?;
-    }
+    options.set_item("max_tokens", s.engineer_max_tokens)?;
+    options.set_item("temperature", s.engineer_temperature)?;
+    options.set_item("constraint", &s.engineer_constraint)?;
     let model =
         py.import("floe.rounds.engineers")?.getattr("ModelEngineer")?.call((source,), Some(&options))?;
-    let retries = s["engineer_retries"].as_u64().unwrap_or_default() as u32;
-    let engineer = Engineer::from_model(model, retries, s["seed"].as_u64().unwrap_or_default(), name)?;
+    let engineer = Engineer::from_model(model, s.engineer_retries, s.seed, &s.engineer)?;
     Ok(Some(Py::new(py, engineer)?))
 }
 
@@ -610,9 +606,8 @@ pub fn experiment(
         return Err(config_text("contenders: at least one"));
     }
     let names: Vec<String> = contenders.iter().map(|c| c.get().name.clone()).collect();
-    let value = config.value();
     let record = serde_json::json!({
-        "settings": value,
+        "settings": config.value(),
         "contenders": contenders.iter().map(|c| serde_json::to_value(c.get()).unwrap_or_default()).collect::<Vec<_>>(),
         "suite": given,
         "seeds": seeds,
@@ -622,8 +617,8 @@ pub fn experiment(
         contenders: &names,
         seeds: &seeds,
         suite,
-        rounds: value["rounds"].as_u64().unwrap_or_default() as u32,
-        samples: value["samples"].as_u64().unwrap_or_default() as usize,
+        rounds: config.settings().rounds,
+        samples: config.settings().samples,
     };
     let progress = Say(say.as_ref().map(|s| s.clone_ref(py)));
     let mut contest = PyContest { make: make_trainee, config: config.clone(), contenders, first_seed, say };

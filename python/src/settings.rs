@@ -36,16 +36,16 @@ const MODEL_ENGINEERS: [&str; 2] = ["self", "base"];
 /// A run's settings; defaults in brackets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-struct Settings {
+pub(crate) struct Settings {
     /// Rounds [3]: round 0 on `round0`, each later one on the designer's configuration.
-    rounds: u32,
+    pub(crate) rounds: u32,
     /// Passes of GRPO over a round's prompts [2] (TRL's `num_train_epochs`).
-    epochs: u32,
+    pub(crate) epochs: u32,
     /// Training prompts per round [256], shared among map sizes by `data_ratio`.
-    samples: usize,
+    pub(crate) samples: usize,
     /// The run's seed [1]: round r's prompts come from `floe.round_seed(seed, r)` (`floe
     /// train`'s), its GRPO from the trainer's seed of the same.
-    seed: u64,
+    pub(crate) seed: u64,
     /// Round 0's configuration [floe's round-0 default clamped into `design_limits`].
     round0: Option<Value>,
     /// What the designer may design (`rounds.design_limits` of `floe train`) [its defaults].
@@ -76,17 +76,17 @@ struct Settings {
     /// (the round-0 model), `fixed` (none: the curriculum designs every round; without one,
     /// round 0's configuration is kept, the paper's "GRPO on a fixed configuration"), an
     /// `http(s)://` URL (floe's `endpoint` engineer) or a floe engineer plugin's name.
-    engineer: String,
+    pub(crate) engineer: String,
     /// Parameters of an endpoint or plugin engineer (for a URL: `model`, `api_key_env`, …).
     engineer_params: Option<Value>,
     engineer_library: Option<String>,
     /// A model engineer's attempts after an unusable reply [2], tokens a reply may take [640],
     /// sampling temperature [0.7; 0: greedy], and what constrains its tokens [`schema`: the
     /// reply's JSON schema; `grammar`: floe's GBNF grammar; `none`].
-    engineer_retries: u32,
-    engineer_max_tokens: u32,
-    engineer_temperature: f64,
-    engineer_constraint: String,
+    pub(crate) engineer_retries: u32,
+    pub(crate) engineer_max_tokens: u32,
+    pub(crate) engineer_temperature: f64,
+    pub(crate) engineer_constraint: String,
     /// A supervised warm start before round 0 [none]: `steps`, `samples` (instances), `config`
     /// (their generator configuration [`round0`, else the round-0 default]), `learning_rate`
     /// [1e-4], `batch_size` [8], `answer` (`words` [default], `letters` or `coordinates`).
@@ -94,7 +94,7 @@ struct Settings {
     warm_start: Option<Value>,
     /// TRL's `GRPOConfig` arguments over floe's defaults (`output_dir`, `num_train_epochs` and
     /// `seed` are floe's).
-    trl: serde_json::Map<String, Value>,
+    pub(crate) trl: serde_json::Map<String, Value>,
 }
 
 impl Default for Settings {
@@ -303,6 +303,11 @@ pub struct RoundsConfig {
 }
 
 impl RoundsConfig {
+    /// The settings, read.
+    pub(crate) fn settings(&self) -> &Settings {
+        &self.s
+    }
+
     /// The settings as JSON, every setting present.
     pub(crate) fn value(&self) -> Value {
         serde_json::to_value(&self.s).unwrap_or_default()
