@@ -1,8 +1,9 @@
 // Shared by every floe kernel. The host prepends `const WG: u32 = <workgroup size>u;`,
 // `const MAX_K: u32 = <agent slots>u;`, `const MAX_OBS_WORDS: u32 = <words>u;` and the codes
 // rendered from the Rust constants (`wgsl::prelude` in core/src/engine/shaders.rs): AGENT_ACTIVE,
-// AGENT_ARRIVED, POS_MASK, NONE, EV_* (events), OUT_* (outcomes), KIND_* (failure kinds).
-// Mirrors core/src/engine/hash.rs and core/src/engine/layout.rs bit for bit.
+// AGENT_ARRIVED, POS_MASK, NONE, STATUS_WORDS, ALIAS_ONE, EV_* (events), OUT_* (outcomes),
+// KIND_* (failure kinds). Mirrors core/src/engine/hash.rs and core/src/engine/levels.rs bit for
+// bit.
 
 struct Params {
     num_envs: u32,
@@ -33,6 +34,10 @@ struct Params {
     off_opt: u32,
     obs_bits: u32,      // 1: observations as bits (plane_words words a plane); 0: bytes
     plane_words: u32,
+    weighted: u32,      // 1: level draws follow the alias table at off_alias in the pool
+    off_alias: u32,
+    skip_final: u32,    // 1: the observation kernel writes no final observations
+    pad1: u32,
 }
 
 fn mix32(x0: u32) -> u32 {
@@ -60,6 +65,14 @@ fn env_seed(lo: u32, hi: u32, env: u32) -> vec2<u32> {
 
 fn pool_pick(seed: vec2<u32>, episode: u32, pool_len: u32) -> u32 {
     return hash4(seed.x, seed.y, episode, 0x00a11ce0u) % pool_len;
+}
+
+// The slot an episode plays (core/src/engine/levels.rs, level_pick): pool_pick's column, kept or
+// swapped for its alias by a second hash when the draw is weighted. `pool` is the kernel's pool
+// buffer, which holds the alias table (two words a slot) at params.off_alias.
+fn level_pick_in(seed: vec2<u32>, episode: u32, keep: u32, other: u32, i: u32) -> u32 {
+    if ((hash4(seed.x, seed.y, episode, 0x00a11ce1u) >> 8u) < keep) { return i; }
+    return other;
 }
 
 fn step_hash(seed: vec2<u32>, episode: u32, step: u32) -> u32 {

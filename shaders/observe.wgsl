@@ -92,12 +92,12 @@ fn build(e: u32, a: u32, dims: u32, p: u32, use_final: bool, slot: u32) {
             }
         }
     }
+    // The goal always shows: outside the window, on its border in the goal's direction (the
+    // offset clamped to the radius, as core/src/engine/cpu/maps.rs's goal_place).
     let goal = pool[params.off_goals + p * kk + a];
-    let gr = i32(rc_row(goal)) - r0 + r;
-    let gc = i32(rc_col(goal)) - c0 + r;
-    if (gr >= 0 && gc >= 0 && gr < win && gc < win) {
-        set_cell(2u, u32(gr * win + gc), plane);
-    }
+    let gr = clamp(i32(rc_row(goal)) - r0, -r, r) + r;
+    let gc = clamp(i32(rc_col(goal)) - c0, -r, r) + r;
+    set_cell(2u, u32(gr * win + gc), plane);
 }
 
 @compute @workgroup_size(WG)
@@ -135,9 +135,9 @@ fn observe(
     let base = i * params.stride_words;
     build(e, a, env_state[e * 4u], env_state[e * 4u + 3u], false, slot);
     for (var j = 0u; j < params.stride_words; j++) { obs[base + j] = words[j]; }
-    if ((status[e * 6u] & 3u) != 0u) {
-        // The episode that ended played pool instance status[e * 6 + 5].
-        let fp = status[e * 6u + 5u];
+    if (params.skip_final == 0u && (status[e * STATUS_WORDS] & 3u) != 0u) {
+        // The episode that ended played pool instance status[e * STATUS_WORDS + 5].
+        let fp = status[e * STATUS_WORDS + 5u];
         build(e, a, pool[fp], fp, true, NONE);
         for (var j = 0u; j < params.stride_words; j++) { final_obs[base + j] = words[j]; }
     }

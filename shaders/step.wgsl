@@ -39,6 +39,15 @@ fn action_of(e: u32, a: u32, h: u32) -> u32 {
     return (actions[idx / 4u] >> (8u * (idx % 4u))) & 0xffu;
 }
 
+// The slot episode `episode` of an environment with seed words `seed` plays: pool_pick, or with
+// sampling weights the alias table's choice (core/src/engine/levels.rs).
+fn pick(seed: vec2<u32>, episode: u32) -> u32 {
+    let i = pool_pick(seed, episode, params.pool_len);
+    if (params.weighted == 0u) { return i; }
+    let at = params.off_alias + 2u * i;
+    return level_pick_in(seed, episode, pool[at], pool[at + 1u], i);
+}
+
 fn reward_of(x: u32) -> f32 {
     var r: f32 = 0.0;
     if ((x & EV_REACHED) != 0u) { r += params.w_reach; }
@@ -244,6 +253,7 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var all_home = true;
     var any_alive = false;
     var dropped = NONE;
+    var home = 0u;
     for (var a = 0u; a < k; a++) {
         let ag = agents[e * kk + a];
         if ((ag & AGENT_ACTIVE) == 0u) {
@@ -255,6 +265,7 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let goal = pool[params.off_goals + p * kk + a];
         if ((ag & POS_MASK) == goal) {
             ev[a] |= EV_AT_GOAL;
+            home++;
             // Paid once an episode: the first arrival sets the agent's ARRIVED bit.
             if (cur[a] != rc_row(goal) * w + rc_col(goal) && (ag & AGENT_ARRIVED) == 0u) {
                 ev[a] |= EV_REACHED;
@@ -264,10 +275,15 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             all_home = false;
         }
     }
+    // The episode's return: this step's rewards added agent by agent, as the CPU adds them.
+    let sw = e * STATUS_WORDS;
+    var ret = bitcast<f32>(status[sw + 8u]);
     for (var a = 0u; a < kk; a++) {
         if (a < k) {
             events[e * kk + a] = ev[a];
-            rewards[e * kk + a] = reward_of(ev[a]);
+            let rw = reward_of(ev[a]);
+            rewards[e * kk + a] = rw;
+            ret = ret + rw;
         } else {
             events[e * kk + a] = EV_INACTIVE;
             rewards[e * kk + a] = 0.0;
@@ -294,19 +310,22 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     let terminated = out == OUT_SUCCESS || out == OUT_FAILURE;
     let truncated = out == OUT_TRUNCATED;
-    status[e * 6u] = select(0u, 1u, terminated) | select(0u, 2u, truncated);
-    status[e * 6u + 1u] = steps;
-    status[e * 6u + 2u] = out;
-    status[e * 6u + 3u] = kind;
-    status[e * 6u + 4u] = who;
-    status[e * 6u + 5u] = p;
+    status[sw] = select(0u, 1u, terminated) | select(0u, 2u, truncated);
+    status[sw + 1u] = steps;
+    status[sw + 2u] = out;
+    status[sw + 3u] = kind;
+    status[sw + 4u] = who;
+    status[sw + 5u] = p;
+    status[sw + 6u] = bitcast<u32>(ret);
+    status[sw + 7u] = home;
+    status[sw + 8u] = select(bitcast<u32>(ret), 0u, terminated || truncated);
 
     if (terminated || truncated) {
         for (var a = 0u; a < kk; a++) {
             final_agents[e * kk + a] = agents[e * kk + a];
         }
         let next = episode + 1u;
-        let q = pool_pick(seed, next, params.pool_len);
+        let q = pick(seed, next);
         let qd = pool[q];
         env_state[base] = qd;
         env_state[base + 1u] = 0u;
@@ -329,7 +348,7 @@ fn reset(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     if (e >= params.num_envs) { return; }
     let kk = params.k_max;
     let seed = env_seed(params.seed_lo, params.seed_hi, e);
-    let q = pool_pick(seed, 0u, params.pool_len);
+    let q = pick(seed, 0u);
     let qd = pool[q];
     env_state[e * 4u] = qd;
     env_state[e * 4u + 1u] = 0u;
@@ -342,5 +361,5 @@ fn reset(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
             agents[e * kk + a] = 0u;
         }
     }
-    for (var i = 0u; i < 6u; i++) { status[e * 6u + i] = 0u; }
+    for (var i = 0u; i < STATUS_WORDS; i++) { status[e * STATUS_WORDS + i] = 0u; }
 }

@@ -31,6 +31,22 @@ pub struct InstancePool {
     pub(crate) goals: Vec<u32>,
     pub(crate) holes: Vec<u32>,
     pub(crate) optimal_soc: Vec<u32>,
+    /// Per slot, how many times it was refilled ([`InstancePool::replace`]).
+    pub(crate) generation: Vec<u32>,
+    /// The largest side an instance may have: the largest of the instances' and the room's.
+    pub(crate) side: u32,
+}
+
+/// Room a pool keeps for the levels that will refill its slots ([`InstancePool::replace`]): its
+/// agent slots per instance and hole words per instance are fixed when it is made, so an
+/// instance refilled into it must have at most `agents` agents and a grid of at most `side` ×
+/// `side` cells. A pool made without room has the room of its largest instances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Room {
+    /// Agents per instance.
+    pub agents: usize,
+    /// The side of the largest grid.
+    pub side: u32,
 }
 
 /// Where a pool's optimal sums of costs come from.
@@ -64,12 +80,30 @@ impl InstancePool {
     /// [`EngineError::TooLarge`] when the packed arrays cannot be allocated (every instance takes
     /// the room of the largest: its agent count and its grid).
     pub fn new(instances: &[Instance], optima: Optima) -> Result<Self, EngineError> {
-        let solve_missing = optima == Optima::SolveMissing;
+        Self::with_room(instances, optima, Room::default())
+    }
+
+    /// Packs instances as [`InstancePool::new`] does, keeping room for refills with up to
+    /// `room.agents` agents on grids of up to `room.side` × `room.side` cells (or the largest
+    /// instance's, when larger).
+    ///
+    /// # Errors
+    /// As [`InstancePool::new`]; a room over the engine's limits.
+    pub fn with_room(instances: &[Instance], optima: Optima, room: Room) -> Result<Self, EngineError> {
         if instances.is_empty() {
             return Err(EngineError::EmptyPool);
         }
-        let max_agents = instances.iter().map(Instance::num_agents).max().unwrap_or(0);
-        let max_cells = instances.iter().map(|i| i.grid.cells()).max().unwrap_or(0) as usize;
+        if room.agents > MAX_AGENTS || room.side > MAX_SIDE {
+            return Err(EngineError::Invalid(format!(
+                "room for {} agents on {}x{} is over the engine's limits ({MAX_AGENTS} agents, side {MAX_SIDE})",
+                room.agents, room.side, room.side
+            )));
+        }
+        let max_agents = instances.iter().map(Instance::num_agents).max().unwrap_or(0).max(room.agents);
+        let side =
+            instances.iter().map(|i| i.grid.width().max(i.grid.height())).max().unwrap_or(0).max(room.side);
+        let max_cells =
+            instances.iter().map(|i| i.grid.cells()).max().unwrap_or(0).max(room.side * room.side) as usize;
         let words = max_cells.div_ceil(32);
         let n = instances.len();
         let what = |field: &'static str| {
@@ -85,7 +119,9 @@ impl InstancePool {
             starts: try_vec(slots, 0, what("starts"))?,
             goals: try_vec(slots, 0, what("goals"))?,
             holes: try_vec(checked_count(&[n, words], what("holes"))?, 0, what("holes"))?,
-            optimal_soc: try_with_capacity(n, what("optima"))?,
+            optimal_soc: try_vec(n, NONE, what("optima"))?,
+            generation: try_vec(n, 0, what("generations"))?,
+            side,
         };
         for (i, inst) in instances.iter().enumerate() {
             let (w, h, k) = (inst.grid.width(), inst.grid.height(), inst.num_agents());
@@ -95,24 +131,92 @@ impl InstancePool {
                     what: format!("{k} agents on {w}x{h} is over the engine's limits ({MAX_AGENTS} agents, side {MAX_SIDE})"),
                 });
             }
-            pool.dims.push(pack_dims(w, h, k as u32));
-            for (a, ag) in inst.agents.iter().enumerate() {
-                pool.starts[i * max_agents + a] = pack_rc(ag.start.row, ag.start.col);
-                pool.goals[i * max_agents + a] = pack_rc(ag.goal.row, ag.goal.col);
-            }
-            for c in 0..inst.grid.cells() {
-                if inst.grid.is_hole(c) {
-                    pool.holes[i * words + (c / 32) as usize] |= 1 << (c % 32);
-                }
-            }
-            let opt = match &inst.optimal {
-                Some(o) => o.soc,
-                None if solve_missing => solve(inst, &SolverConfig::default()).map_or(NONE, |s| s.soc),
-                None => NONE,
-            };
-            pool.optimal_soc.push(opt);
+            pool.dims.push(0);
+            pool.write(i, inst, optima);
         }
         Ok(pool)
+    }
+
+    /// Packs `inst` into slot `i` (whose arrays have room for it).
+    fn write(&mut self, i: usize, inst: &Instance, optima: Optima) {
+        let (k_max, words) = (self.max_agents, self.words);
+        let (w, h) = (inst.grid.width(), inst.grid.height());
+        self.dims[i] = pack_dims(w, h, inst.num_agents() as u32);
+        self.starts[i * k_max..(i + 1) * k_max].fill(0);
+        self.goals[i * k_max..(i + 1) * k_max].fill(0);
+        for (a, ag) in inst.agents.iter().enumerate() {
+            self.starts[i * k_max + a] = pack_rc(ag.start.row, ag.start.col);
+            self.goals[i * k_max + a] = pack_rc(ag.goal.row, ag.goal.col);
+        }
+        let holes = &mut self.holes[i * words..(i + 1) * words];
+        holes.fill(0);
+        for c in (0..inst.grid.cells()).filter(|&c| inst.grid.is_hole(c)) {
+            holes[(c / 32) as usize] |= 1 << (c % 32);
+        }
+        self.optimal_soc[i] = match &inst.optimal {
+            Some(o) => o.soc,
+            None if optima == Optima::SolveMissing => {
+                solve(inst, &SolverConfig::default()).map_or(NONE, |s| s.soc)
+            }
+            None => NONE,
+        };
+    }
+
+    /// The room this pool keeps for refills: its agent slots and its largest side.
+    #[must_use]
+    pub fn room(&self) -> Room {
+        Room { agents: self.max_agents, side: self.side }
+    }
+
+    /// Whether `inst` fits the pool's room (see [`Room`]), or why not.
+    ///
+    /// # Errors
+    /// [`EngineError::Invalid`] naming what is too large.
+    pub fn check_fits(&self, inst: &Instance) -> Result<(), EngineError> {
+        let (w, h, k) = (inst.grid.width(), inst.grid.height(), inst.num_agents());
+        if k > self.max_agents
+            || w > self.side
+            || h > self.side
+            || inst.grid.cells() as usize > self.words * 32
+        {
+            return Err(EngineError::Invalid(format!(
+                "a level of {k} agents on {w}x{h} does not fit the pool's room ({} agents, {} cells, side {}): \
+                 make the pool with room for it (InstancePool::with_room)",
+                self.max_agents,
+                self.words * 32,
+                self.side
+            )));
+        }
+        Ok(())
+    }
+
+    /// Replaces the level in slot `i` by `inst` and counts one more generation for the slot. An
+    /// engine that plays the pool refills it through [`crate::engine::Engine::refill`], which
+    /// also moves the environments that play the slot.
+    ///
+    /// # Errors
+    /// A slot out of range, or an instance that does not fit ([`InstancePool::check_fits`]);
+    /// the pool is then unchanged.
+    pub fn replace(&mut self, i: usize, inst: &Instance, optima: Optima) -> Result<(), EngineError> {
+        if i >= self.len() {
+            return Err(EngineError::Invalid(format!(
+                "slot {i} is out of range: the pool has {} slots",
+                self.len()
+            )));
+        }
+        self.check_fits(inst)?;
+        self.write(i, inst, optima);
+        self.generation[i] = self.generation[i].wrapping_add(1);
+        Ok(())
+    }
+
+    /// How many times slot `i` was refilled.
+    ///
+    /// # Panics
+    /// `i` out of range.
+    #[must_use]
+    pub fn generation(&self, i: usize) -> u32 {
+        self.generation[i]
     }
 
     /// Number of instances.
@@ -192,10 +296,10 @@ impl InstancePool {
         grid
     }
 
-    /// The largest side of any instance.
+    /// The largest side of any instance the pool holds or has room for.
     #[must_use]
     pub fn max_side(&self) -> u32 {
-        self.dims.iter().map(|&d| (d & 0xfff).max((d >> 12) & 0xfff)).max().unwrap_or(0)
+        self.side
     }
 }
 

@@ -443,7 +443,10 @@ fn observations_match_a_naive_window() {
                     }
                     let (r0, c0) = pos(&agents[a]);
                     let (gr, gc) = pool.goal(p, a);
-                    let goal = (i64::from(gr), i64::from(gc));
+                    // The goal shows in the window, or on its border in its direction.
+                    let rr = i64::from(radius);
+                    let goal =
+                        ((i64::from(gr) - r0).clamp(-rr, rr) + rr, (i64::from(gc) - c0).clamp(-rr, rr) + rr);
                     for dy in 0..win {
                         for dx in 0..win {
                             let (r, c) = (r0 + dy - i64::from(radius), c0 + dx - i64::from(radius));
@@ -456,7 +459,7 @@ fn observations_match_a_naive_window() {
                                     .any(|b| b != a && agents[b].active == 1 && pos(&agents[b]) == (r, c));
                             assert_eq!(o[i], u8::from(hole), "hole channel, env {e} agent {a}");
                             assert_eq!(o[plane + i], u8::from(other), "agent channel, env {e} agent {a}");
-                            assert_eq!(o[2 * plane + i], u8::from(goal == (r, c)), "goal channel");
+                            assert_eq!(o[2 * plane + i], u8::from(goal == (dy, dx)), "goal channel");
                         }
                     }
                 }

@@ -9,7 +9,7 @@ use floe_core::engine::gpu::{GpuContext, GpuEngine, GpuVerifier, GPU_MAX_AGENTS}
 use floe_core::engine::records::event;
 use floe_core::engine::{
     obs_stride, CollisionMode, CpuEngine, Engine, EngineError, EnvConfig, HoleRule, InstancePool, ObsFormat,
-    Optima, StepBuffers,
+    Optima, Room, StepBuffers,
 };
 use floe_core::generator::{random_instances, GeneratorConfig};
 use floe_core::rng::Rng;
@@ -46,8 +46,14 @@ fn assert_same(cpu: &StepBuffers, gpu: &StepBuffers, what: &str) {
     assert_eq!(cpu.events, gpu.events, "{what}: events");
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&cpu.rewards), bits(&gpu.rewards), "{what}: rewards");
-    assert_eq!(cpu.obs, gpu.obs, "{what}: obs");
-    assert_eq!(cpu.final_obs, gpu.final_obs, "{what}: final obs");
+    for (name, c, g) in [("obs", &cpu.obs, &gpu.obs), ("final obs", &cpu.final_obs, &gpu.final_obs)] {
+        // The first byte that differs, and the agent slot it belongs to (not the whole buffers).
+        if let Some(i) = c.iter().zip(g.iter()).position(|(x, y)| x != y) {
+            let slot = i / (c.len() / cpu.rewards.len()).max(1);
+            panic!("{what}: {name} differs first at byte {i} (agent slot {slot}): cpu {} gpu {}", c[i], g[i]);
+        }
+        assert_eq!(c.len(), g.len(), "{what}: {name} length");
+    }
 }
 
 /// One step of both engines, with `actions` or (`None`) each engine's own random actions, then
@@ -603,5 +609,84 @@ fn a_goal_is_paid_once_on_both_backends() {
             }
         }
         assert_eq!(reached, vec![0, 8], "{mode:?}");
+    }
+}
+
+/// Level sampling on both backends: weighted draws (with slots of weight 0), new weights between
+/// steps, refills of slots with levels of other sizes (their running episodes truncated) and the
+/// episode records (returns to the bit): the same bytes on both.
+#[test]
+fn weighted_draws_and_refills_are_identical_on_both_backends() {
+    let Some(ctx) = context() else { return };
+    let draw = |size: u32, agents: usize, count: usize, seed: u64| {
+        random_instances(
+            &GeneratorConfig::default().size(size).agents(agents).hole_ratio(0.2).count(count).seed(seed),
+        )
+        .expect("draws")
+    };
+    let levels = draw(5, 3, 12, 1);
+    let pool = Arc::new(
+        InstancePool::with_room(&levels, Optima::AsStored, Room { agents: 6, side: 11 }).expect("pool"),
+    );
+    let k = pool.max_agents();
+    for (mode, radius, format) in [
+        (CollisionMode::Soft, 2, ObsFormat::Bytes),
+        (CollisionMode::Strict, 3, ObsFormat::Bits),
+        (CollisionMode::Soft, 1, ObsFormat::None),
+    ] {
+        let cfg = EnvConfig {
+            num_envs: 70,
+            mode,
+            episode_limit: 9,
+            obs_radius: radius,
+            obs_format: format,
+            ..EnvConfig::default()
+        };
+        let what = format!("{mode:?}/r{radius}/{format:?}");
+        let mut cpu = CpuEngine::new(cfg.clone(), Arc::clone(&pool)).expect("cpu");
+        let mut gpu = GpuEngine::new(Arc::clone(&ctx), cfg, Arc::clone(&pool)).expect("gpu");
+        let (mut a, mut b) = (StepBuffers::new(&cpu.sizes()), StepBuffers::new(&gpu.sizes()));
+        let mut weights: Vec<f64> = (0..12).map(|i| if i % 3 == 0 { 0.0 } else { f64::from(i) }).collect();
+        cpu.set_weights(Some(&weights)).expect("weights");
+        gpu.set_weights(Some(&weights)).expect("weights");
+        cpu.reset(21, a.view()).expect("reset");
+        gpu.reset(21, b.view()).expect("reset");
+        assert_eq!(a.obs, b.obs, "{what}: first observation");
+        let mut rng = Rng::from_counters(&[8]);
+        let (mut truncated, mut generations) = (0, 0);
+        for t in 0..36 {
+            let actions: Vec<u8> = (0..70 * k).map(|_| rng.below(5) as u8).collect();
+            step_both((&mut cpu, &mut gpu), (&mut a, &mut b), Some(&actions), &format!("{what}, step {t}"));
+            let bits =
+                |s: &StepBuffers| s.info.iter().map(|i| i.episode_return.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&a), bits(&b), "{what}, step {t}: returns");
+            generations += a.info.iter().filter(|i| i.generation > 0).count();
+            if t % 6 == 5 {
+                // New levels of other sizes in three slots (one of them of weight 0).
+                let size = 5 + (t as u32 / 6) % 7;
+                let new = draw(size, 2 + t / 6 % 5, 3, t as u64);
+                let slots = [t % 12, (t + 4) % 12, (t + 7) % 12];
+                let c = cpu.refill(&slots, &new, a.view()).expect("cpu refill");
+                let g = gpu.refill(&slots, &new, b.view()).expect("gpu refill");
+                assert_eq!(c, g, "{what}, step {t}: refill");
+                truncated += c.truncated;
+                assert_same(&a, &b, &format!("{what}, step {t}: after the refill"));
+                let (sc, sg) = (cpu.state().expect("state"), gpu.state().expect("state"));
+                assert_eq!(sc, sg, "{what}, step {t}: state after the refill");
+            }
+            if t == 17 {
+                weights.reverse();
+                cpu.set_weights(Some(&weights)).expect("weights");
+                gpu.set_weights(Some(&weights)).expect("weights");
+            }
+            if t == 27 {
+                cpu.set_weights(None).expect("weights");
+                gpu.set_weights(None).expect("weights");
+            }
+        }
+        assert!(
+            truncated > 3 && generations > 3,
+            "{what}: {truncated} truncated, {generations} records of refilled slots"
+        );
     }
 }

@@ -13,9 +13,11 @@
 //! | terminated | every active agent on its goal, or (strict) a failure, or (soft) nobody left |
 //! | truncated | the episode reached `episode_limit` steps without terminating |
 //! | auto-reset | **same step**: an environment whose episode ended writes its final observation into `final_obs` (valid only where `terminated` or `truncated` is set), resets, and returns the new episode's first observation in `obs`; `info` describes the episode that ended |
-//! | seeds | [`Engine::reset`]`(seed)`: environment `e` uses `seed + e`; episode `n` plays pool instance `pool_pick(seed + e, n)`, a counter-based hash, so results do not depend on backend, batch size or threads |
+//! | seeds | [`Engine::reset`]`(seed)`: environment `e` uses `seed + e`; episode `n` plays pool instance `level_pick(seed + e, n)`, a counter-based hash, so results do not depend on backend, batch size or threads |
+//! | level sampling | [`Engine::set_weights`]: per-slot weights every draw follows (uniform when unset, exactly as before weights existed); [`Engine::refill`]: new levels in pool slots between steps, the episodes playing them truncated; [`levels`] defines the draw |
 //! | replay | [`Engine::reset_to`] puts an environment on an exact pool instance |
-//! | memory | per agent one `u32` (cell, active bit, and whether it has arrived on its goal in the episode); per environment 4 `u32` (dims, step, episode, pool instance); goals and hole bits are read from the instance pool |
+//! | memory | per agent one `u32` (cell, active bit, and whether it has arrived on its goal in the episode); per environment 4 `u32` (dims, step, episode, pool instance) and the episode's return; goals and hole bits are read from the instance pool |
+//! | info | per environment an [`EnvInfo`]: steps, outcome, failure kind and agent, pool slot and its generation, return, agents on their goals: what a level sampler scores by |
 //!
 //! The caller owns every output buffer: a step writes into a [`StepBuffersMut`], a view of seven
 //! slices the caller allocated (sizes from [`BufferSizes`]); [`StepBuffers`] is an owned
@@ -50,6 +52,7 @@ pub mod cpu;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod hash;
+pub mod levels;
 pub mod open;
 pub mod records;
 pub mod shaders;
@@ -58,11 +61,13 @@ use std::sync::Arc;
 
 pub use crate::error::EngineError;
 use crate::error::{checked_count, try_vec, TooLarge};
-pub use crate::pool::{InstancePool, Optima};
+use crate::instance::Instance;
+pub use crate::pool::{InstancePool, Optima, Room};
 pub use config::{
     obs_plane_words, obs_stride, unpack_bits, CollisionMode, EnvConfig, HoleRule, ObsFormat, RewardWeights,
 };
 pub use cpu::{CpuEngine, MAX_OBS_RADIUS};
+pub use levels::LevelWeights;
 pub use open::{open, Backend, EngineSpec, OpenError};
 pub use records::{event, outcome, AgentRecord, EnvInfo, EnvRecord, NONE};
 
@@ -125,6 +130,47 @@ pub trait Engine: Send + std::fmt::Debug {
     /// A device error.
     fn state(&self) -> Result<EnvState, EngineError>;
 
+    /// Sets the sampling weights of the pool's slots: from now on every draw of a level (each
+    /// auto-reset, and [`Engine::reset`]) picks slot `i` with probability `weights[i] / Σ
+    /// weights`, by the counter-based draw [`levels`] defines, the same on every backend. `None`,
+    /// or equal weights, draws exactly as an engine without weights. The weights stay until
+    /// replaced, refills included (they are the slots', not the levels').
+    ///
+    /// # Errors
+    /// What [`levels::check_weights`] refuses (a length other than the pool's, a negative, NaN
+    /// or infinite weight, all weights zero), naming the value; nothing changes then.
+    fn set_weights(&mut self, weights: Option<&[f64]>) -> Result<(), EngineError>;
+
+    /// The sampling weights set, if any.
+    fn weights(&self) -> Option<&[f64]>;
+
+    /// Replaces the levels of pool slots `slots` by `levels` (one each, with their stored optima),
+    /// between steps, without rebuilding the engine: SFL and PLR replace part of their buffer
+    /// with new levels, ACCEL adds edited ones. Each slot counts one more generation
+    /// ([`EnvInfo::generation`]). Pass the outputs of the last step (or reset) in `out`: an
+    /// environment that plays a refilled slot
+    /// - at the first step of its episode (it has not moved yet) is put on the slot's new level,
+    ///   its observation written into `out.obs`;
+    /// - later in its episode has that episode truncated in `out`, as if the step had truncated
+    ///   it: `truncated` set, `final_obs` the observation it ended with (its `obs`), `info` its
+    ///   record with the outcome [`outcome::TRUNCATED`]; then it starts its next episode on a
+    ///   level drawn as every auto-reset draws, its first observation in `out.obs`.
+    ///
+    /// The engine's pool ([`Engine::pool`]) is its own copy from the first refill on: the pool
+    /// it was made with is left as it was.
+    ///
+    /// # Errors
+    /// Not reset yet, a slot out of range or named twice, a level count other than the slot
+    /// count, a level that does not fit the pool's room ([`InstancePool::check_fits`]), buffers of
+    /// the wrong size, or buffers that do not hold the last step's outputs ([`checks::refill`]);
+    /// nothing changes then. A device error.
+    fn refill(
+        &mut self,
+        slots: &[usize],
+        levels: &[Instance],
+        out: StepBuffersMut<'_>,
+    ) -> Result<Refilled, EngineError>;
+
     /// The global state of every environment: `B × 3 × S × S` bytes (S the pool's largest side),
     /// channel 0 holes (1) and cells outside the environment's grid (2), channel 1 agent
     /// index + 1 on its cell, channel 2 agent index + 1 on its goal (indices over 254 saturate
@@ -133,6 +179,67 @@ pub trait Engine: Send + std::fmt::Debug {
     /// # Errors
     /// A buffer of the wrong size ([`checks::global_state`]), or a device error.
     fn global_state(&self, out: &mut [u8]) -> Result<(), EngineError>;
+}
+
+/// What [`Engine::refill`] did to the environments that played a refilled slot.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Refilled {
+    /// Environments whose running episode was truncated.
+    pub truncated: usize,
+    /// Environments at the first step of an episode, put on their slot's new level.
+    pub restarted: usize,
+}
+
+/// An environment that plays a refilled slot: `cut` when its episode had begun.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Moved {
+    pub(crate) env: usize,
+    pub(crate) cut: bool,
+}
+
+/// The environments (state words `env`) that play one of `slots` (of a pool of `pool_len`),
+/// after [`checks::refill`]; for those whose episode had begun, checks that `out` holds the last
+/// step's record of it.
+pub(crate) fn refill_moves(
+    env: &[[u32; 4]],
+    pool_len: usize,
+    slots: &[usize],
+    out: &StepBuffersMut<'_>,
+) -> Result<Vec<Moved>, EngineError> {
+    let mut refilled = vec![false; pool_len];
+    for &s in slots {
+        refilled[s] = true;
+    }
+    let mut moves = Vec::new();
+    for (e, &[_, step, _, instance]) in env.iter().enumerate() {
+        if !refilled[instance as usize] {
+            continue;
+        }
+        let cut = step > 0;
+        let info = out.info[e];
+        if cut && (info.instance != instance || info.episode_steps != step) {
+            return Err(EngineError::Invalid(format!(
+                "refill: environment {e} is at step {step} of slot {instance}, but the buffers' info says step {} of \
+                 slot {}: pass the outputs of the last step",
+                info.episode_steps, info.instance
+            )));
+        }
+        moves.push(Moved { env: e, cut });
+    }
+    Ok(moves)
+}
+
+/// Truncates environment `e`'s episode in a step's outputs (see [`Engine::refill`]): the
+/// observation it ended with becomes its final one.
+pub(crate) fn cut_episode(out: &mut StepBuffersMut<'_>, e: usize, obs_per_env: usize) {
+    let span = e * obs_per_env..(e + 1) * obs_per_env;
+    out.final_obs[span.clone()].copy_from_slice(&out.obs[span]);
+    out.terminated[e] = 0;
+    out.truncated[e] = 1;
+    let info = &mut out.info[e];
+    info.outcome = outcome::TRUNCATED;
+    info.failure_kind = 0;
+    info.failure_agent = NONE;
 }
 
 /// Every environment's and agent slot's state: `B` environments and `B·K` agent slots.
@@ -419,6 +526,46 @@ pub mod checks {
             return Err(EngineError::Invalid(format!("action {} at index {i} is not 0..=4", actions[i])));
         }
         Ok(())
+    }
+
+    /// [`super::Engine::refill`]: reset first, as many levels as slots, slots in range and
+    /// distinct, every level fitting the pool's room, the buffers' sizes.
+    ///
+    /// # Errors
+    /// [`EngineError::NotReset`], a slot or level that breaks these rules, a buffer of the
+    /// wrong length.
+    pub fn refill(
+        sizes: &BufferSizes,
+        was_reset: bool,
+        pool: &crate::pool::InstancePool,
+        slots: &[usize],
+        levels: &[crate::instance::Instance],
+        out: &StepBuffersMut<'_>,
+    ) -> Result<(), EngineError> {
+        if !was_reset {
+            return Err(EngineError::NotReset("refill"));
+        }
+        if slots.len() != levels.len() {
+            return Err(EngineError::Invalid(format!(
+                "refill: {} slots but {} levels: give one level per slot",
+                slots.len(),
+                levels.len()
+            )));
+        }
+        let mut seen = std::collections::HashSet::with_capacity(slots.len());
+        for (&slot, level) in slots.iter().zip(levels) {
+            if slot >= pool.len() {
+                return Err(EngineError::Invalid(format!(
+                    "refill: slot {slot} is out of range: the pool has {} slots",
+                    pool.len()
+                )));
+            }
+            if !seen.insert(slot) {
+                return Err(EngineError::Invalid(format!("refill: slot {slot} is named twice")));
+            }
+            pool.check_fits(level).map_err(|e| EngineError::Invalid(format!("refill: slot {slot}: {e}")))?;
+        }
+        out.check(sizes)
     }
 
     /// [`super::Engine::global_state`]: the buffer's size.

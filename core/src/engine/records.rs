@@ -52,9 +52,11 @@ pub mod outcome {
 }
 
 /// Per-environment information after a step. When the episode ended in this step (and the
-/// environment was reset), it describes the episode that ended.
+/// environment was reset), it describes the episode that ended: everything a level sampler
+/// scores a level by (its pool slot and the slot's generation, the return, the steps, the
+/// outcome and the failure kind), so that a host needs no second pass over the step.
 #[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Pod, Zeroable)]
 pub struct EnvInfo {
     /// Steps taken in the episode (the ended one, if it ended).
     pub episode_steps: u32,
@@ -65,6 +67,16 @@ pub struct EnvInfo {
     pub failure_kind: u32,
     /// For failures: the agent at fault; else `u32::MAX`.
     pub failure_agent: u32,
+    /// The pool slot the episode plays ([`crate::engine::InstancePool`] index).
+    pub instance: u32,
+    /// The slot's generation when the episode played it: 0 for the level the pool was made
+    /// with, one more for every refill of the slot ([`crate::engine::Engine::refill`]).
+    pub generation: u32,
+    /// The episode's return so far (all of it, if it ended): every agent's rewards summed, agent
+    /// by agent within a step and step by step, in `f32` (the same bits on every backend).
+    pub episode_return: f32,
+    /// Agents on their goals after the step (of those still in the episode).
+    pub agents_on_goal: u32,
 }
 
 pub use crate::failure::NONE;

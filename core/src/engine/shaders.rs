@@ -12,9 +12,15 @@ pub const GPU_MAX_AGENTS: usize = 64;
 /// Largest observation radius on the GPU.
 pub const GPU_MAX_RADIUS: u32 = 7;
 pub(crate) const MAX_OBS_WORDS: usize = obs_stride(GPU_MAX_RADIUS) / 4;
+/// Words of per-environment status the step kernel writes: flags, steps, outcome, failure kind,
+/// failure agent, the pool slot of the episode (the one that ended, if it did), its return's
+/// bits, agents on their goals, and the running episode's return's bits (the kernels receive it
+/// as `STATUS_WORDS`).
+pub const STATUS_WORDS: u32 = 9;
 
 /// The WGSL sources.
 pub mod wgsl {
+    use crate::engine::levels::ALIAS_ONE;
     use crate::engine::records::{event, outcome, NONE};
     use crate::failure::FailureKind;
     use crate::words::{AGENT_ACTIVE, AGENT_ARRIVED, POS_MASK};
@@ -102,7 +108,8 @@ pub mod wgsl {
     }
 
     /// The WGSL name and value of every code the kernels share with the host: the agent word's
-    /// bits, [`NONE`], the [`event`] flags (`EV_`), the [`outcome`] codes (`OUT_`) and the
+    /// bits, [`NONE`], the status words ([`super::STATUS_WORDS`]), the alias table's unit
+    /// ([`ALIAS_ONE`]), the [`event`] flags (`EV_`), the [`outcome`] codes (`OUT_`) and the
     /// [`FailureKind`] codes (`KIND_` and the kind's name in capitals).
     #[must_use]
     pub fn shared_constants() -> Vec<(String, u32)> {
@@ -111,6 +118,8 @@ pub mod wgsl {
             ("AGENT_ARRIVED".to_string(), AGENT_ARRIVED),
             ("POS_MASK".to_string(), POS_MASK),
             ("NONE".to_string(), NONE),
+            ("STATUS_WORDS".to_string(), super::STATUS_WORDS),
+            ("ALIAS_ONE".to_string(), ALIAS_ONE),
         ];
         out.extend(event::NAMED.iter().map(|(n, v)| (format!("EV_{n}"), *v)));
         out.extend(outcome::NAMED.iter().map(|(n, v)| (format!("OUT_{n}"), *v)));
@@ -155,6 +164,14 @@ pub struct Params {
     pub obs_bits: u32,
     /// `bits` format: `u32` words of one plane.
     pub plane_words: u32,
+    /// 1 when the level draw follows the sampling weights' alias table (at `off_alias` in the
+    /// pool buffer), 0 for the unweighted draw ([`crate::engine::levels`]).
+    pub weighted: u32,
+    pub off_alias: u32,
+    /// 1 when the observation kernel writes no final observations (a refill's observation
+    /// pass, which must leave the last step's as they are).
+    pub skip_final: u32,
+    pub pad1: u32,
 }
 
 #[cfg(test)]
@@ -287,7 +304,11 @@ mod tests {
             plan_k,
             off_opt,
             obs_bits,
-            plane_words
+            plane_words,
+            weighted,
+            off_alias,
+            skip_final,
+            pad1
         );
         let m = module(wgsl::STEP);
         let mut layouter = naga::proc::Layouter::default();

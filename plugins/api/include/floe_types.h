@@ -123,12 +123,17 @@ typedef struct floe_design_limits {
  * `engine::BufferSizes`. ---- */
 
 /* floe_env_info.outcome: FLOE_OUTCOME_* (floe.h). One per environment after a step, about the
- * episode that ran in it (the one that ended, when it ended). 16 bytes. */
+ * episode that ran in it (the one that ended, when it ended): all a level sampler scores a level
+ * by, so that a host needs no second pass. 32 bytes. */
 typedef struct floe_env_info {
     uint32_t episode_steps; /* steps taken in the episode */
     uint32_t outcome;       /* FLOE_OUTCOME_RUNNING, _SUCCESS, _FAILURE or _TRUNCATED */
     uint32_t failure_kind;  /* for failures, FLOE_FAILURE_* (4 out of bounds, 5 hole, 6 vertex, 7 edge); else 0 */
     uint32_t failure_agent; /* for failures, the agent at fault; else FLOE_UNKNOWN */
+    uint32_t instance;      /* the pool slot the episode plays */
+    uint32_t generation;    /* the slot's generation: 0 for the pool's own level, +1 per refill */
+    float episode_return;   /* every agent's rewards summed over the episode (so far) */
+    uint32_t agents_on_goal; /* agents on their goals after the step */
 } floe_env_info;
 
 /* One environment's state (floe_engine_state). 24 bytes. */

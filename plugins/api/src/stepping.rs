@@ -1,7 +1,8 @@
 //! Step rewards from a reward plugin: [`RewardedEngine`] wraps any [`Engine`] (either backend)
 //! and, after each step, hands a [`RewardFn`]'s `step_rewards` one [`StepOutcome`] per agent in
 //! play, then writes the plugin's rewards in place of the engine's own ([`RewardWeights`]).
-//! Everything else a step writes (observations, events, flags, info) is the engine's, unchanged.
+//! Everything else a step writes (observations, events, flags, info) is the engine's, but for
+//! each episode's return in `info`, which sums the plugin's rewards.
 //! `floe_plugin_registry::open_engine` builds one from an engine spec's `step_reward`, which is
 //! how the C API and Python reach it.
 //!
@@ -30,9 +31,10 @@ use std::fmt;
 use std::sync::Arc;
 
 use floe_core::engine::{
-    event, BufferSizes, Engine, EngineError, EnvConfig, EnvState, InstancePool, StepBuffersMut,
+    event, BufferSizes, Engine, EngineError, EnvConfig, EnvState, InstancePool, Refilled, StepBuffersMut,
 };
 use floe_core::grid::{Pos, UNREACHABLE};
+use floe_core::Instance;
 use floe_core::Move;
 
 use crate::records::{step_flags, StepOutcome, UNKNOWN};
@@ -87,6 +89,8 @@ pub struct RewardedEngine {
     outcomes: Vec<StepOutcome>,
     slots: Vec<usize>,
     scores: Vec<f32>,
+    /// Per environment, the running episode's return in the plugin's rewards.
+    returns: Vec<f32>,
 }
 
 impl fmt::Debug for RewardedEngine {
@@ -121,6 +125,7 @@ impl RewardedEngine {
     #[must_use]
     pub fn new(inner: Box<dyn Engine>, reward: Box<dyn RewardFn>) -> Self {
         let instances = inner.pool().len();
+        let num_envs = inner.config().num_envs;
         let mut engine = Self {
             inner,
             reward,
@@ -130,6 +135,7 @@ impl RewardedEngine {
             outcomes: Vec::new(),
             slots: Vec::new(),
             scores: Vec::new(),
+            returns: vec![0.0; num_envs],
         };
         if let Ok(state) = engine.inner.state() {
             if state.envs.iter().any(|e| e.agents > 0) {
@@ -221,6 +227,7 @@ impl Engine for RewardedEngine {
         self.inner.reset(seed, out)?;
         let state = self.inner.state()?;
         self.read(&state, |_| true);
+        self.returns = vec![0.0; state.envs.len()];
         Ok(())
     }
 
@@ -228,6 +235,7 @@ impl Engine for RewardedEngine {
         self.inner.reset_to(env, instance, out)?;
         let state = self.inner.state()?;
         self.read(&state, |e| e == env);
+        self.returns[env] = 0.0;
         Ok(())
     }
 
@@ -256,7 +264,47 @@ impl Engine for RewardedEngine {
         for (&slot, &r) in self.slots.iter().zip(&self.scores) {
             out.rewards[slot] = r;
         }
+        // Each episode's return in the plugin's rewards, summed as the engine sums its own.
+        let k = self.inner.pool().max_agents();
+        for (e, ret) in self.returns.iter_mut().enumerate() {
+            *ret = out.rewards[e * k..(e + 1) * k].iter().fold(*ret, |sum, &r| sum + r);
+            out.info[e].episode_return = *ret;
+            if ended(e) {
+                *ret = 0.0;
+            }
+        }
         Ok(())
+    }
+
+    fn set_weights(&mut self, weights: Option<&[f64]>) -> Result<(), EngineError> {
+        self.inner.set_weights(weights)
+    }
+
+    fn weights(&self) -> Option<&[f64]> {
+        self.inner.weights()
+    }
+
+    /// The engine's refill; the refilled slots' distance maps are made again when played.
+    fn refill(
+        &mut self,
+        slots: &[usize],
+        levels: &[Instance],
+        out: StepBuffersMut<'_>,
+    ) -> Result<Refilled, EngineError> {
+        let before = self.inner.state()?;
+        let done = self.inner.refill(slots, levels, out)?;
+        for &s in slots {
+            self.distances[s] = None;
+        }
+        let state = self.inner.state()?;
+        let moved = |e: usize| slots.contains(&(before.envs[e].instance as usize));
+        self.read(&state, moved);
+        for (e, ret) in self.returns.iter_mut().enumerate() {
+            if moved(e) {
+                *ret = 0.0;
+            }
+        }
+        Ok(done)
     }
 
     fn state(&self) -> Result<EnvState, EngineError> {

@@ -1,6 +1,5 @@
 //! The padded maps of every pool instance ([`HoleMaps`]): cell classes for the step, hole bytes
-//! for observations, starts and goals as padded cells, and the tables that place a goal in a
-//! window.
+//! for observations, starts and goals as padded cells, and where a goal shows in a window.
 
 use std::ops::Range;
 
@@ -32,8 +31,12 @@ pub(super) const MIN_MAP_WIDTH: usize = 8;
 /// one copy), `class` holds [`FREE`], [`HOLE`] or [`OFF`] (so that a move's target needs one load
 /// and no bounds test). The step works on cell indices into these maps ("padded cells"): the
 /// engine's agent words hold them, and the instances' starts and goals are kept here as padded
-/// cells too. Per padded width, a table places a goal in an observation window: see
-/// [`HoleMaps::window_table`].
+/// cells too. A padded cell's row is one multiplication by the map's reciprocal width
+/// ([`Maps::row_col`]), which places a goal in an observation window ([`Maps::goal_place`]).
+///
+/// The maps of a slot refilled with a level of another size are appended, and the old ones left
+/// unused until they take as much room as the maps in use; then every map is made again
+/// ([`HoleMaps::replace`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HoleMaps {
     pub(super) obs: Vec<u8>,
@@ -52,12 +55,18 @@ pub(crate) struct HoleMaps {
     /// Per instance and agent slot (`k_max` a instance): padded cells of the starts and goals.
     pub(super) starts: Vec<u32>,
     pub(super) goals: Vec<u32>,
-    /// The window tables, one per padded width, back to back.
-    pub(super) windows: Vec<u16>,
     pub(super) index: Vec<MapIndex>,
     pub(super) pad: usize,
+    /// The observation radius.
+    pub(super) radius: u32,
+    /// Whether the `bits` format's maps are kept.
+    bits: bool,
+    /// Whether the `bits` format's windows of holes are kept ([`HoleMaps::hole_windows`]).
+    holes_table: bool,
     /// The longest map, slack included.
     pub(super) longest: usize,
+    /// Bytes of `obs` that belong to no instance any more (maps of refilled slots).
+    dead: usize,
 }
 
 /// Where one instance's maps and window table lie (ranges of the `HoleMaps` vectors), and its
@@ -69,10 +78,12 @@ pub(super) struct MapIndex {
     pub(super) bits: Range<usize>,
     pub(super) rows: Range<usize>,
     pub(super) holes: Range<usize>,
-    pub(super) window: Range<usize>,
-    /// Grid width.
+    /// Grid width and height.
     pub(super) w: usize,
+    pub(super) h: usize,
     pub(super) mw: usize,
+    /// ⌈2^40 / mw⌉: a padded cell's row is `cell · recip >> 40` ([`Maps::row_col`]).
+    pub(super) recip: u64,
 }
 
 /// Map classes.
@@ -92,12 +103,12 @@ pub(crate) struct Maps<'a> {
     /// or empty.
     pub(super) hole_windows: &'a [u8],
     pub(super) class: &'a [u8],
-    /// The window table of this padded width (see [`HoleMaps::window_table`]).
-    pub(super) window: &'a [u16],
     /// Grid width.
     pub(super) w: usize,
     /// Padded width.
     pub(super) mw: usize,
+    /// See [`MapIndex::recip`].
+    pub(super) recip: u64,
     pub(super) pad: usize,
 }
 
@@ -116,13 +127,26 @@ impl Maps<'_> {
         Target { here, there, class: self.class[there] }
     }
 
-    /// The place of padded cell `goal` in the observation window (width `win`) whose top-left
-    /// padded cell is `start`: `(index in the window, 1)`, or `(0, 0)` outside it. Branch-free.
+    /// The padded row and column of a padded cell: one multiplication, exact for every padded
+    /// cell (below 2^24) of every padded width (below 2^11), since their product stays below
+    /// 2^40.
     #[inline(always)]
-    pub(super) fn goal_in_window(&self, goal: u32, start: usize) -> (usize, u8) {
-        let last = self.window.len() - 1;
-        let v = self.window[(goal as usize).wrapping_sub(start).min(last)];
-        (usize::from(v.saturating_sub(1)), u8::from(v != 0))
+    pub(super) fn row_col(&self, cell: usize) -> (usize, usize) {
+        let row = ((cell as u64 * self.recip) >> 40) as usize;
+        (row, cell - row * self.mw)
+    }
+
+    /// Where padded cell `goal` shows in the observation window of radius `r` around padded cell
+    /// `cell`: its index in the window, the goal's offset from the agent clamped to ±r in rows
+    /// and columns (a goal outside the window shows on its border, in its direction, as POGEMA
+    /// places it).
+    #[inline(always)]
+    pub(super) fn goal_place(&self, cell: usize, goal: u32, r: usize) -> usize {
+        let ((ar, ac), (gr, gc)) = (self.row_col(cell), self.row_col(goal as usize));
+        let ri = r as isize;
+        let dr = (gr as isize - ar as isize).clamp(-ri, ri) + ri;
+        let dc = (gc as isize - ac as isize).clamp(-ri, ri) + ri;
+        dr as usize * (2 * r + 1) + dc as usize
     }
 }
 
@@ -148,10 +172,6 @@ impl HoleMaps {
             )));
         }
         let pad = radius.max(1) as usize;
-        let win = 2 * radius as usize + 1;
-        let k_max = pool.max_agents;
-        let mut maps = Self { pad, ..Self::default() };
-        let mut tables = std::collections::BTreeMap::new();
         let plane = 4 * crate::engine::config::obs_plane_words(radius);
         let grid_cells: usize = (0..pool.len())
             .map(|p| {
@@ -159,8 +179,9 @@ impl HoleMaps {
                 w as usize * h as usize
             })
             .sum();
-        let hole_windows =
+        let holes_table =
             bits && radius <= HOLE_WINDOW_RADIUS && grid_cells.saturating_mul(plane) <= HOLE_WINDOW_BYTES;
+        let mut maps = Self { pad, radius, bits, holes_table, ..Self::default() };
         // The padded cells of every instance (one row more below each map), reserved up front
         // for the two byte maps: an observation radius makes each map much larger than its grid.
         let padded: Option<usize> = (0..pool.len()).try_fold(0usize, |sum, p| {
@@ -179,144 +200,190 @@ impl HoleMaps {
         for map in [&mut maps.class, &mut maps.obs] {
             map.try_reserve_exact(padded).map_err(|_| too_large(Some(padded)))?;
         }
+        maps.starts = vec![0; pool.len() * pool.max_agents];
+        maps.goals = vec![0; pool.len() * pool.max_agents];
         for p in 0..pool.len() {
-            let (w, h, k) = unpack_dims(pool.dims[p]);
-            let (w, h) = (w as usize, h as usize);
-            let mw = (w + 2 * pad).max(MIN_MAP_WIDTH);
-            if (h + 2 * pad + 1) * mw > POS_MASK as usize {
-                return Err(EngineError::Invalid(format!(
-                    "observation radius {radius}: instance {p}'s padded map of {w}x{h} cells is too large"
-                )));
-            }
-            let window = *tables.entry(mw).or_insert_with(|| {
-                let at = maps.windows.len();
-                maps.windows.extend(Self::window_table(mw, win));
-                at
-            });
-            let off = maps.obs.len();
-            let (bits_off, rows_off) = (maps.obs_bits.len(), maps.obs_rows.len());
-            let holes_off = maps.hole_windows.len();
-            for pr in 0..h + 2 * pad {
-                for pc in 0..mw {
-                    let (r, c) = (pr as i64 - pad as i64, pc as i64 - pad as i64);
-                    let class = if !on_grid(w as u32, h as u32, r, c) {
-                        OFF
-                    } else if pool.is_hole(p, (r * w as i64 + c) as u32) {
-                        HOLE
-                    } else {
-                        FREE
-                    };
-                    maps.class.push(class);
-                    maps.obs.push(u8::from(class != FREE));
-                }
-            }
-            maps.obs.resize(maps.obs.len() + mw, 1);
-            maps.class.resize(maps.class.len() + mw, OFF);
-            if bits {
-                let bytes = &maps.obs[off..];
-                maps.obs_bits
-                    .extend(bytes.chunks(8).map(|c| c.iter().rev().fold(0u8, |acc, &b| acc << 1 | b)));
-                maps.obs_bits.extend([0u8; 8]);
-                if mw <= ROW_MASK_WIDTH {
-                    let rows = bytes
-                        .chunks(mw)
-                        .map(|c| c.iter().rev().fold(0u64, |acc, &b| acc << 1 | u64::from(b)));
-                    maps.obs_rows.extend(rows);
-                }
-            }
-            if hole_windows {
-                let bytes = &maps.obs[off..];
-                for cell in 0..w * h {
-                    // The window's top-left padded cell: the grid cell's padded cell, less the
-                    // radius in both directions.
-                    let top_left = (cell / w + pad - radius as usize) * mw + cell % w + pad - radius as usize;
-                    let at = maps.hole_windows.len();
-                    maps.hole_windows.resize(at + plane, 0);
-                    let packed = &mut maps.hole_windows[at..];
-                    for i in 0..win * win {
-                        packed[i / 8] |= bytes[top_left + i / win * mw + i % win] << (i % 8);
-                    }
-                }
-            }
-            maps.longest = maps.longest.max(maps.obs.len() - off);
-            maps.index.push(MapIndex {
-                maps: off..maps.obs.len(),
-                bits: bits_off..maps.obs_bits.len(),
-                rows: rows_off..maps.obs_rows.len(),
-                holes: holes_off..maps.hole_windows.len(),
-                window: window..window + (win - 1) * mw + win + 1,
-                w,
-                mw,
-            });
-            let cell = |rc: u32| {
-                let (r, c) = unpack_rc(rc);
-                ((r as usize + pad) * mw + c as usize + pad) as u32
-            };
-            for a in 0..k_max {
-                let (start, goal) = if a < k as usize {
-                    (cell(pool.starts[p * k_max + a]), cell(pool.goals[p * k_max + a]))
-                } else {
-                    (0, 0)
-                };
-                maps.starts.push(start);
-                maps.goals.push(goal);
-            }
+            let index = maps.push_maps(pool, p)?;
+            maps.index.push(index);
+            maps.place_agents(pool, p);
         }
         Ok(maps)
     }
 
-    /// The window table of padded width `mw` and window width `win`: entry `d` (the offset of a
-    /// padded cell from a window's top-left cell) is 1 + the cell's index in the window, or 0
-    /// where the cell is outside it; one last 0 entry stands for every larger offset.
-    pub(super) fn window_table(mw: usize, win: usize) -> Vec<u16> {
-        let span = (win - 1) * mw + win;
-        let mut table: Vec<u16> = (0..span)
-            .map(|d| {
-                let (r, c) = (d / mw, d % mw);
-                // At most 255 × 255 window cells (`MAX_OBS_RADIUS`), so the entry fits.
-                if c < win {
-                    (r * win + c + 1) as u16
-                } else {
-                    0
+    /// The maps of slots `slots` after their levels were replaced in `pool`: written over the
+    /// old ones where the grid keeps its size, else appended (and every map made again once the
+    /// unused ones take as much room as those in use).
+    ///
+    /// # Errors
+    /// As [`HoleMaps::new`] (a refilled level's padded map too large, or memory).
+    pub(crate) fn replace(&mut self, pool: &InstancePool, slots: &[usize]) -> Result<(), EngineError> {
+        for &p in slots {
+            let (w, h, _) = unpack_dims(pool.dims[p]);
+            let old = &self.index[p];
+            if (old.w, old.h) == (w as usize, h as usize) {
+                let at = old.clone();
+                self.write_maps(pool, p, &at);
+            } else {
+                self.dead += old.maps.len();
+                let index = self.push_maps(pool, p)?;
+                self.index[p] = index;
+            }
+            self.place_agents(pool, p);
+        }
+        if self.dead > self.obs.len() - self.dead {
+            let holes_table = self.holes_table;
+            *self = Self::new(pool, self.radius, self.bits)?;
+            // A pool made with the table keeps it (or goes without it, as its tests ask).
+            if !holes_table {
+                self.drop_table();
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends slot `p`'s maps; returns where they lie.
+    fn push_maps(&mut self, pool: &InstancePool, p: usize) -> Result<MapIndex, EngineError> {
+        let (w, h, _) = unpack_dims(pool.dims[p]);
+        let (w, h, pad) = (w as usize, h as usize, self.pad);
+        let mw = (w + 2 * pad).max(MIN_MAP_WIDTH);
+        if (h + 2 * pad + 1) * mw > POS_MASK as usize {
+            return Err(EngineError::Invalid(format!(
+                "observation radius {}: instance {p}'s padded map of {w}x{h} cells is too large",
+                self.radius
+            )));
+        }
+        let len = (h + 2 * pad + 1) * mw;
+        let plane = 4 * crate::engine::config::obs_plane_words(self.radius);
+        let bits_len = if self.bits { len.div_ceil(8) + 8 } else { 0 };
+        let rows_len = if self.bits && mw <= ROW_MASK_WIDTH { h + 2 * pad + 1 } else { 0 };
+        let holes_len = if self.holes_table { w * h * plane } else { 0 };
+        let grow = |v: usize, n: usize| v..v + n;
+        let index = MapIndex {
+            maps: grow(self.obs.len(), len),
+            bits: grow(self.obs_bits.len(), bits_len),
+            rows: grow(self.obs_rows.len(), rows_len),
+            holes: grow(self.hole_windows.len(), holes_len),
+            w,
+            h,
+            mw,
+            recip: (1u64 << 40).div_ceil(mw as u64),
+        };
+        self.obs.resize(index.maps.end, 0);
+        self.class.resize(index.maps.end, 0);
+        self.obs_bits.resize(index.bits.end, 0);
+        self.obs_rows.resize(index.rows.end, 0);
+        self.hole_windows.resize(index.holes.end, 0);
+        self.write_maps(pool, p, &index);
+        self.longest = self.longest.max(len);
+        Ok(index)
+    }
+
+    /// Writes slot `p`'s maps where `at` says (room of the right sizes).
+    fn write_maps(&mut self, pool: &InstancePool, p: usize, at: &MapIndex) {
+        let (w, h, mw, pad) = (at.w, at.h, at.mw, self.pad);
+        let radius = self.radius as usize;
+        let win = 2 * radius + 1;
+        let plane = 4 * crate::engine::config::obs_plane_words(self.radius);
+        let (obs, class) = (&mut self.obs[at.maps.clone()], &mut self.class[at.maps.clone()]);
+        for (i, (o, c)) in obs.iter_mut().zip(class.iter_mut()).enumerate() {
+            let (r, col) = ((i / mw) as i64 - pad as i64, (i % mw) as i64 - pad as i64);
+            let cls = if !on_grid(w as u32, h as u32, r, col) {
+                OFF
+            } else if pool.is_hole(p, (r * w as i64 + col) as u32) {
+                HOLE
+            } else {
+                FREE
+            };
+            *c = cls;
+            *o = u8::from(cls != FREE);
+        }
+        let bytes = &self.obs[at.maps.clone()];
+        if self.bits {
+            let dst = &mut self.obs_bits[at.bits.clone()];
+            dst.fill(0);
+            for (d, c) in dst.iter_mut().zip(bytes.chunks(8)) {
+                *d = c.iter().rev().fold(0u8, |acc, &b| acc << 1 | b);
+            }
+            let rows = &mut self.obs_rows[at.rows.clone()];
+            for (d, c) in rows.iter_mut().zip(bytes.chunks(mw)) {
+                *d = c.iter().rev().fold(0u64, |acc, &b| acc << 1 | u64::from(b));
+            }
+        }
+        if !at.holes.is_empty() {
+            let table = &mut self.hole_windows[at.holes.clone()];
+            table.fill(0);
+            for cell in 0..w * h {
+                // The window's top-left padded cell: the grid cell's padded cell, less the
+                // radius in both directions.
+                let top_left = (cell / w + pad - radius) * mw + cell % w + pad - radius;
+                let packed = &mut table[cell * plane..(cell + 1) * plane];
+                for i in 0..win * win {
+                    packed[i / 8] |= bytes[top_left + i / win * mw + i % win] << (i % 8);
                 }
-            })
-            .collect();
-        table.push(0);
-        table
+            }
+        }
+    }
+
+    /// Slot `p`'s starts and goals as padded cells.
+    fn place_agents(&mut self, pool: &InstancePool, p: usize) {
+        let (k_max, pad, mw) = (pool.max_agents, self.pad, self.index[p].mw);
+        let k = unpack_dims(pool.dims[p]).2 as usize;
+        let cell = |rc: u32| {
+            let (r, c) = unpack_rc(rc);
+            ((r as usize + pad) * mw + c as usize + pad) as u32
+        };
+        for a in 0..k_max {
+            let (start, goal) = if a < k {
+                (cell(pool.starts[p * k_max + a]), cell(pool.goals[p * k_max + a]))
+            } else {
+                (0, 0)
+            };
+            self.starts[p * k_max + a] = start;
+            self.goals[p * k_max + a] = goal;
+        }
     }
 
     /// The maps of instance `p`.
     #[inline(always)]
     pub(crate) fn instance(&self, p: usize) -> Maps<'_> {
-        let MapIndex { maps, bits, rows, holes, window, w, mw } = &self.index[p];
+        let MapIndex { maps, bits, rows, holes, w, mw, recip, .. } = &self.index[p];
         Maps {
             obs: &self.obs[maps.clone()],
             obs_bits: &self.obs_bits[bits.clone()],
             obs_rows: &self.obs_rows[rows.clone()],
             hole_windows: &self.hole_windows[holes.clone()],
             class: &self.class[maps.clone()],
-            window: &self.windows[window.clone()],
             w: *w,
             mw: *mw,
+            recip: *recip,
             pad: self.pad,
         }
     }
 
     /// The maps of instance `p` a step reads: classes and widths only (the observation maps
-    /// are left empty), for one slice instead of six.
+    /// are left empty), for one slice instead of five.
     #[inline(always)]
     pub(crate) fn step_maps(&self, p: usize) -> Maps<'_> {
-        let MapIndex { maps, w, mw, .. } = &self.index[p];
+        let MapIndex { maps, w, mw, recip, .. } = &self.index[p];
         Maps {
             obs: &[],
             obs_bits: &[],
             obs_rows: &[],
             hole_windows: &[],
             class: &self.class[maps.clone()],
-            window: &[],
             w: *w,
             mw: *mw,
+            recip: *recip,
             pad: self.pad,
+        }
+    }
+
+    /// Drops the table of holes planes ([`HoleMaps::hole_windows`]).
+    fn drop_table(&mut self) {
+        self.holes_table = false;
+        self.hole_windows = Vec::new();
+        for i in &mut self.index {
+            i.holes = 0..0;
         }
     }
 
@@ -324,10 +391,7 @@ impl HoleMaps {
     /// builds them row by row.
     #[cfg(feature = "testing")]
     pub(super) fn drop_hole_windows(&mut self) {
-        self.hole_windows = Vec::new();
-        for i in &mut self.index {
-            i.holes = 0..0;
-        }
+        self.drop_table();
     }
 }
 

@@ -27,8 +27,10 @@
 //! 5. Rewards are [`crate::engine::RewardWeights::reward`] of each agent's events (looked up in a table of all
 //!    256 event bytes, made once per engine).
 //! 6. An environment whose episode ended writes its final observation to `final_obs`, then
-//!    resets in the same step to the pool instance `pool_pick(seed + env, episode + 1)`; `obs`
-//!    holds the new episode's first observation.
+//!    resets in the same step to the pool instance `level_pick(seed + env, episode + 1)` (with
+//!    the sampling weights, if set: [`crate::engine::levels`]); `obs` holds the new episode's
+//!    first observation. `info` describes the episode that ended, its return included (every
+//!    agent's rewards, summed agent by agent and step by step).
 //!
 //! The engine's agent words hold cell indices into per-instance maps padded by a border of cells
 //! off the grid (`HoleMaps`), so a move's target, its class (free, hole, off the grid) and an
@@ -58,9 +60,11 @@ use rayon::iter::Either;
 use rayon::prelude::*;
 
 use crate::engine::config::{EnvConfig, ObsFormat};
-use crate::engine::hash::{env_seed, pool_pick};
-use crate::engine::{checks, BufferSizes, Engine, EnvState, RawState, StepBuffersMut};
+use crate::engine::hash::env_seed;
+use crate::engine::levels::{level_pick, LevelWeights};
+use crate::engine::{checks, BufferSizes, Engine, EnvState, RawState, Refilled, StepBuffersMut};
 use crate::error::{count, try_vec, EngineError};
+use crate::instance::Instance;
 use crate::pool::InstancePool;
 use crate::words::{unpack_dims, unpack_rc, AGENT_ACTIVE, POS_MASK};
 
@@ -98,6 +102,16 @@ pub(crate) struct Ctx<'a> {
     pub maps: &'a HoleMaps,
     /// The reward of every event byte.
     pub lut: &'a [f32; 256],
+    /// The alias table of the sampling weights (empty: every slot alike).
+    pub table: &'a [[u32; 2]],
+}
+
+impl Ctx<'_> {
+    /// The pool slot episode `episode` of environment `env` plays.
+    #[inline(always)]
+    pub(crate) fn pick(&self, env: u32, episode: u32) -> u32 {
+        level_pick(env_seed(self.seed, env), episode, self.pool.len() as u32, self.table)
+    }
 }
 
 pub(crate) fn reset_env(ctx: Ctx<'_>, env: &mut [u32; 4], agents: &mut [u32], pool_index: u32, episode: u32) {
@@ -130,6 +144,10 @@ pub struct CpuEngine {
     sizes: BufferSizes,
     /// The seed of the last reset; `None` before the first.
     seed: Option<u64>,
+    /// Per environment, the running episode's return.
+    returns: Vec<f32>,
+    /// The sampling weights of the pool's slots, if set.
+    weights: Option<LevelWeights>,
     maps: HoleMaps,
     lut: Box<[f32; 256]>,
     /// The instruction set the step's loops run compiled for (see [`CpuEngine::isa`]);
@@ -155,9 +173,21 @@ impl CpuEngine {
                 format!("the agents of {} of {} slots", envs(), pool.max_agents)
             })?,
         };
+        let returns = try_vec(b, 0.0, || format!("the returns of {}", envs()))?;
         let maps = HoleMaps::new(&pool, cfg.obs_radius, cfg.obs_format == ObsFormat::Bits)?;
         let lut = Box::new(std::array::from_fn(|ev| cfg.rewards.reward(ev as u32)));
-        Ok(Self { cfg, pool, state, sizes, seed: None, maps, lut, isa: pulp::Arch::new() })
+        Ok(Self {
+            cfg,
+            pool,
+            state,
+            sizes,
+            seed: None,
+            returns,
+            weights: None,
+            maps,
+            lut,
+            isa: pulp::Arch::new(),
+        })
     }
 
     /// The number of agents of every environment's current instance, summed (no copy of the
@@ -208,7 +238,7 @@ impl CpuEngine {
         RawState { env: self.state.env.clone(), agents }
     }
 
-    fn split(&mut self) -> (Ctx<'_>, &mut RawState) {
+    fn split(&mut self) -> (Ctx<'_>, &mut RawState, &mut [f32]) {
         let ctx = Ctx {
             pool: &self.pool,
             cfg: &self.cfg,
@@ -218,8 +248,9 @@ impl CpuEngine {
             marks: self.cfg.obs_format == ObsFormat::Bytes,
             maps: &self.maps,
             lut: &self.lut,
+            table: self.weights.as_ref().map_or(&[], LevelWeights::table),
         };
-        (ctx, &mut self.state)
+        (ctx, &mut self.state, &mut self.returns)
     }
 
     /// One step of every environment with random actions: [`random_action`] of
@@ -239,13 +270,14 @@ impl CpuEngine {
 
     fn run_step(&mut self, actions: Actions<'_>, out: StepBuffersMut<'_>) {
         let isa = self.isa;
-        let (ctx, state) = self.split();
+        let (ctx, state, returns) = self.split();
         let (k, stride) = (ctx.k_max, ctx.stride);
         let per = ENVS_PER_TASK;
         let n = state.env.len().div_ceil(per);
         state
             .env
             .par_chunks_mut(per)
+            .zip(returns.par_chunks_mut(per))
             .zip(state.agents.par_chunks_mut(per * k))
             .zip(obs_chunks(out.obs, per * k * stride, n))
             .zip(obs_chunks(out.final_obs, per * k * stride, n))
@@ -255,26 +287,29 @@ impl CpuEngine {
             .zip(out.truncated.par_chunks_mut(per))
             .zip(out.info.par_chunks_mut(per))
             .enumerate()
-            .for_each(|(chunk, ((((((((envs, agents), obs), fin), rew), ev), term), trunc), info))| {
-                SCRATCH.with_borrow_mut(|sc| {
-                    let chunk = StepChunk {
-                        ctx,
-                        actions,
-                        first: chunk * per,
-                        envs,
-                        agents,
-                        obs,
-                        fin,
-                        rew,
-                        ev,
-                        term,
-                        trunc,
-                        info,
-                        sc,
-                    };
-                    isa.dispatch(chunk);
-                });
-            });
+            .for_each(
+                |(chunk, (((((((((envs, ret), agents), obs), fin), rew), ev), term), trunc), info))| {
+                    SCRATCH.with_borrow_mut(|sc| {
+                        let chunk = StepChunk {
+                            ctx,
+                            actions,
+                            first: chunk * per,
+                            envs,
+                            ret,
+                            agents,
+                            obs,
+                            fin,
+                            rew,
+                            ev,
+                            term,
+                            trunc,
+                            info,
+                            sc,
+                        };
+                        isa.dispatch(chunk);
+                    });
+                },
+            );
     }
 }
 
@@ -285,6 +320,7 @@ struct StepChunk<'a, 'c> {
     actions: Actions<'c>,
     first: usize,
     envs: &'a mut [[u32; 4]],
+    ret: &'a mut [f32],
     agents: &'a mut [u32],
     obs: &'a mut [u8],
     fin: &'a mut [u8],
@@ -302,9 +338,8 @@ impl StepChunk<'_, '_> {
     /// compiled for the instruction set chosen there.
     #[inline(always)]
     fn run(self) {
-        let Self { ctx, actions, first, envs, agents, obs, fin, rew, ev, term, trunc, info, sc } = self;
+        let Self { ctx, actions, first, envs, ret, agents, obs, fin, rew, ev, term, trunc, info, sc } = self;
         let (k, stride) = (ctx.k_max, ctx.stride);
-        let len = ctx.pool.len() as u32;
         for (i, env) in envs.iter_mut().enumerate() {
             let e = (first + i) as u32;
             let ag = &mut agents[i * k..(i + 1) * k];
@@ -321,6 +356,7 @@ impl StepChunk<'_, '_> {
                 &mut rew[i * k..(i + 1) * k],
                 &mut ev[i * k..(i + 1) * k],
                 &mut info[i],
+                &mut ret[i],
                 sc,
             );
             term[i] = u8::from(done_t);
@@ -329,7 +365,8 @@ impl StepChunk<'_, '_> {
             if done_t || done_u {
                 observe_env(ctx, env, ag, &mut fin[o.clone()], sc, true);
                 let episode = env[2] + 1;
-                reset_env(ctx, env, ag, pool_pick(env_seed(ctx.seed, e), episode, len), episode);
+                reset_env(ctx, env, ag, ctx.pick(e, episode), episode);
+                ret[i] = 0.0;
             }
             observe_env(ctx, env, ag, &mut obs[o], sc, !(done_t || done_u));
         }
@@ -365,9 +402,9 @@ impl Engine for CpuEngine {
     fn reset(&mut self, seed: u64, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
         checks::reset(&self.sizes, &out)?;
         self.seed = Some(seed);
-        let (ctx, state) = self.split();
+        let (ctx, state, returns) = self.split();
+        returns.fill(0.0);
         let k = ctx.k_max;
-        let len = ctx.pool.len() as u32;
         let n = state.env.len().div_ceil(ENVS_PER_TASK);
         state
             .env
@@ -380,7 +417,7 @@ impl Engine for CpuEngine {
                     for (i, env) in envs.iter_mut().enumerate() {
                         let e = (chunk * ENVS_PER_TASK + i) as u32;
                         let ag = &mut agents[i * k..(i + 1) * k];
-                        reset_env(ctx, env, ag, pool_pick(env_seed(seed, e), 0, len), 0);
+                        reset_env(ctx, env, ag, ctx.pick(e, 0), 0);
                         observe_env(
                             ctx,
                             env,
@@ -397,7 +434,8 @@ impl Engine for CpuEngine {
 
     fn reset_to(&mut self, env: usize, instance: usize, out: StepBuffersMut<'_>) -> Result<(), EngineError> {
         checks::reset_to(&self.sizes, self.seed.is_some(), self.pool.len(), env, instance, &out)?;
-        let (ctx, state) = self.split();
+        let (ctx, state, returns) = self.split();
+        returns[env] = 0.0;
         let k = ctx.k_max;
         let episode = state.env[env][2];
         let ag = &mut state.agents[env * k..(env + 1) * k];
@@ -419,6 +457,52 @@ impl Engine for CpuEngine {
         checks::step(&self.sizes, self.seed.is_some(), actions, &out)?;
         self.run_step(Actions::Given(actions), out);
         Ok(())
+    }
+
+    fn set_weights(&mut self, weights: Option<&[f64]>) -> Result<(), EngineError> {
+        self.weights = weights.map(|w| LevelWeights::new(w, self.pool.len())).transpose()?;
+        Ok(())
+    }
+
+    fn weights(&self) -> Option<&[f64]> {
+        self.weights.as_ref().map(LevelWeights::weights)
+    }
+
+    fn refill(
+        &mut self,
+        slots: &[usize],
+        levels: &[Instance],
+        mut out: StepBuffersMut<'_>,
+    ) -> Result<Refilled, EngineError> {
+        checks::refill(&self.sizes, self.seed.is_some(), &self.pool, slots, levels, &out)?;
+        let moves = crate::engine::refill_moves(&self.state.env, self.pool.len(), slots, &out)?;
+        let pool = std::sync::Arc::make_mut(&mut self.pool);
+        for (&slot, level) in slots.iter().zip(levels) {
+            pool.replace(slot, level, crate::pool::Optima::AsStored)?;
+        }
+        self.maps.replace(&self.pool, slots)?;
+        let per_env = self.pool.max_agents * self.sizes.obs_stride;
+        let mut done = Refilled::default();
+        let (ctx, state, returns) = self.split();
+        let k = ctx.k_max;
+        SCRATCH.with_borrow_mut(|sc| {
+            for m in moves {
+                let e = m.env;
+                let [_, _, episode, instance] = state.env[e];
+                let ag = &mut state.agents[e * k..(e + 1) * k];
+                if m.cut {
+                    crate::engine::cut_episode(&mut out, e, per_env);
+                    reset_env(ctx, &mut state.env[e], ag, ctx.pick(e as u32, episode + 1), episode + 1);
+                    done.truncated += 1;
+                } else {
+                    reset_env(ctx, &mut state.env[e], ag, instance, episode);
+                    done.restarted += 1;
+                }
+                returns[e] = 0.0;
+                observe_env(ctx, &state.env[e], ag, &mut out.obs[e * per_env..(e + 1) * per_env], sc, false);
+            }
+        });
+        Ok(done)
     }
 
     fn state(&self) -> Result<EnvState, EngineError> {

@@ -1,6 +1,7 @@
 //! Observations: each agent's window of holes, other agents and its own goal, copied row by row
 //! from the padded maps ([`super::maps`]): as bytes, or as bits read from bit maps of the same
-//! padded cells (layouts: [`ObsFormat`]).
+//! padded cells (layouts: [`ObsFormat`]). The goal always shows: a goal outside the window shows
+//! on the window's border, in its direction ([`super::maps::Maps::goal_place`]).
 
 use super::lanes::Scratch;
 use super::maps::Maps;
@@ -200,9 +201,8 @@ fn write_bit_windows<const W: usize, P: PlaneWord, const HOLES: bool>(
         let cell = (ag & POS_MASK) as usize;
         let (holes, mut others, (row, col)) = window(cell);
         others.clear(r * W + r);
-        let (at, seen) = maps.goal_in_window(goal, cell - r * maps.mw - r);
-        let mut goal = P::ZERO;
-        goal.put(u64::from(seen), at);
+        let mut goal_plane = P::ZERO;
+        goal_plane.put(1, maps.goal_place(cell, goal, r));
         if HOLES {
             let g = (row - maps.pad) * maps.w + col - maps.pad;
             o[..pb].copy_from_slice(&maps.hole_windows[g * pb..(g + 1) * pb]);
@@ -210,7 +210,7 @@ fn write_bit_windows<const W: usize, P: PlaneWord, const HOLES: bool>(
             holes.write(&mut o[..pb]);
         }
         others.write(&mut o[pb..2 * pb]);
-        goal.write(&mut o[2 * pb..]);
+        goal_plane.write(&mut o[2 * pb..]);
     }
 }
 
@@ -357,8 +357,8 @@ fn bit_rows_with(
         }
         let own = r * win + r;
         ap[own / 64] &= !(1u64 << (own % 64));
-        let (at, seen) = maps.goal_in_window(ctx.maps.goals[p * ctx.k_max + a], start);
-        gp[at / 64] |= u64::from(seen) << (at % 64);
+        let at = maps.goal_place((ag & POS_MASK) as usize, ctx.maps.goals[p * ctx.k_max + a], r);
+        gp[at / 64] |= 1 << (at % 64);
         let o = &mut obs[a * ctx.stride..(a + 1) * ctx.stride];
         for (c, plane) in [&*hp, &*ap, &*gp].into_iter().enumerate() {
             for (d, w) in o[c * pb..(c + 1) * pb].chunks_mut(8).zip(plane) {
@@ -445,9 +445,7 @@ pub(super) fn observe_rows<const W: usize, const S: usize>(
         }
         o[2 * plane..].fill(0);
         o[plane + r * W + r] = 0;
-        // A goal outside the window writes its 0 over the plane's first 0.
-        let (at, seen) = maps.goal_in_window(goal, start);
-        o[2 * plane + at] = seen;
+        o[2 * plane + maps.goal_place((ag & POS_MASK) as usize, goal, r)] = 1;
     }
     clear_agents(amap, agents, hmap.len());
 }
@@ -508,8 +506,7 @@ pub(super) fn observe_with(
             da.copy_from_slice(&sa[..win]);
         }
         o[plane + r * win + r] = 0;
-        let (at, seen) = maps.goal_in_window(ctx.maps.goals[p * ctx.k_max + a], start);
-        o[2 * plane + at] |= seen;
+        o[2 * plane + maps.goal_place((ag & POS_MASK) as usize, ctx.maps.goals[p * ctx.k_max + a], r)] = 1;
     }
     clear_agents(amap, &agents[..k], hmap.len());
 }

@@ -11,7 +11,8 @@ use crate::engine::records::{event, outcome, EnvInfo, NONE};
 use crate::failure::FailureKind;
 use crate::words::{unpack_dims, AGENT_ACTIVE};
 
-/// Steps one environment; returns (terminated, truncated) and fills its rewards, events, info.
+/// Steps one environment; returns (terminated, truncated) and fills its rewards, events, info,
+/// adding its rewards to the episode's return `ret`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(crate) fn step_env(
@@ -23,6 +24,7 @@ pub(crate) fn step_env(
     rewards: &mut [f32],
     events: &mut [u32],
     info: &mut EnvInfo,
+    ret: &mut f32,
     sc: &mut Scratch,
 ) -> (bool, bool) {
     let k = unpack_dims(env[0]).2 as usize;
@@ -66,6 +68,17 @@ pub(crate) fn step_env(
     } else {
         (0, NONE, outcome::RUNNING)
     };
-    *info = EnvInfo { episode_steps: env[1], outcome: out, failure_kind: kind, failure_agent: agent };
+    // The return, summed agent by agent as the GPU kernel sums it.
+    *ret = rewards_k.iter().fold(*ret, |sum, &r| sum + r);
+    *info = EnvInfo {
+        episode_steps: env[1],
+        outcome: out,
+        failure_kind: kind,
+        failure_agent: agent,
+        instance: p as u32,
+        generation: ctx.pool.generation[p],
+        episode_return: *ret,
+        agents_on_goal: tally.home,
+    };
     (out == outcome::SUCCESS || out == outcome::FAILURE, out == outcome::TRUNCATED)
 }

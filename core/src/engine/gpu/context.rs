@@ -154,8 +154,11 @@ impl GpuContext {
     }
 }
 
-/// The pool as one word array: dims | starts | goals | holes | optimal sums of costs.
-pub(super) fn pack_pool(pool: &InstancePool) -> (Vec<u32>, [u32; 4]) {
+/// The pool as one word array: dims | starts | goals | holes | optimal sums of costs | the
+/// sampling weights' alias table (two words a slot, [`crate::engine::levels`]; `[ALIAS_ONE, i]`,
+/// the unweighted draw, until weights are set). Every region has a fixed size per slot, so a
+/// refilled slot's words are written in place ([`PoolLayout::slot_words`]).
+pub(super) fn pack_pool(pool: &InstancePool) -> (Vec<u32>, PoolLayout) {
     let p = pool.len();
     let mut words = pool.dims.clone();
     let off_starts = words.len() as u32;
@@ -166,19 +169,46 @@ pub(super) fn pack_pool(pool: &InstancePool) -> (Vec<u32>, [u32; 4]) {
     words.extend(&pool.holes);
     let off_opt = words.len() as u32;
     words.extend(&pool.optimal_soc);
-    debug_assert_eq!(words.len(), p * (2 + 2 * pool.max_agents) + p * pool.words);
-    (words, [off_starts, off_goals, off_holes, off_opt])
+    let off_alias = words.len() as u32;
+    words.extend((0..p as u32).flat_map(|i| [crate::engine::levels::ALIAS_ONE, i]));
+    debug_assert_eq!(words.len(), p * (4 + 2 * pool.max_agents) + p * pool.words);
+    (words, PoolLayout { off_starts, off_goals, off_holes, off_opt, off_alias })
 }
 
-pub(super) fn base_params(pool: &InstancePool, offsets: [u32; 4]) -> Params {
+/// Where each region of the packed pool begins, in words.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PoolLayout {
+    pub(super) off_starts: u32,
+    pub(super) off_goals: u32,
+    pub(super) off_holes: u32,
+    pub(super) off_opt: u32,
+    pub(super) off_alias: u32,
+}
+
+impl PoolLayout {
+    /// Slot `i`'s words of every region but the alias table, as (word offset, words) pairs.
+    pub(super) fn slot_words(&self, pool: &InstancePool, i: usize) -> [(u32, Vec<u32>); 5] {
+        let (k, w) = (pool.max_agents, pool.words);
+        [
+            (i as u32, vec![pool.dims[i]]),
+            (self.off_starts + (i * k) as u32, pool.starts[i * k..(i + 1) * k].to_vec()),
+            (self.off_goals + (i * k) as u32, pool.goals[i * k..(i + 1) * k].to_vec()),
+            (self.off_holes + (i * w) as u32, pool.holes[i * w..(i + 1) * w].to_vec()),
+            (self.off_opt + i as u32, vec![pool.optimal_soc[i]]),
+        ]
+    }
+}
+
+pub(super) fn base_params(pool: &InstancePool, layout: PoolLayout) -> Params {
     Params {
         k_max: pool.max_agents as u32,
         words: pool.words as u32,
         pool_len: pool.len() as u32,
-        off_starts: offsets[0],
-        off_goals: offsets[1],
-        off_holes: offsets[2],
-        off_opt: offsets[3],
+        off_starts: layout.off_starts,
+        off_goals: layout.off_goals,
+        off_holes: layout.off_holes,
+        off_opt: layout.off_opt,
+        off_alias: layout.off_alias,
         ..Params::zeroed()
     }
 }

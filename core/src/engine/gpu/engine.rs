@@ -4,18 +4,21 @@ use std::sync::Arc;
 
 use wgpu::util::DeviceExt;
 
-use super::context::{base_params, check_binding, check_pool, pack_pool, GpuContext};
+use super::context::{base_params, check_binding, check_pool, pack_pool, GpuContext, PoolLayout};
 use super::{wgsl, Params, GPU_MAX_RADIUS};
 use crate::engine::config::{obs_plane_words, CollisionMode, EnvConfig, HoleRule, ObsFormat};
 use crate::engine::cpu::global_state;
+use crate::engine::hash::env_seed;
+use crate::engine::levels::{level_pick, LevelWeights};
 use crate::engine::records::EnvInfo;
-use crate::engine::{checks, BufferSizes, Engine, EnvState, RawState, StepBuffersMut};
+use crate::engine::{checks, BufferSizes, Engine, EnvState, RawState, Refilled, StepBuffersMut};
 use crate::error::EngineError;
-use crate::pool::InstancePool;
+use crate::instance::Instance;
+use crate::pool::{InstancePool, Optima};
+use crate::words::AGENT_ACTIVE;
 
-/// Words of per-environment status: flags, steps, outcome, failure kind, failure agent, the
-/// pool instance of the episode that ended.
-const STATUS_WORDS: usize = 6;
+/// Words of per-environment status (see [`super::super::shaders::STATUS_WORDS`]).
+const STATUS_WORDS: usize = super::super::shaders::STATUS_WORDS as usize;
 
 struct Buffers {
     params: wgpu::Buffer,
@@ -28,6 +31,8 @@ struct Buffers {
     final_agents: wgpu::Buffer,
     obs: wgpu::Buffer,
     final_obs: wgpu::Buffer,
+    /// The packed pool (its slots rewritten by refills, its alias table by new weights).
+    pool: wgpu::Buffer,
 }
 
 /// A batch of environments resident on the GPU.
@@ -38,6 +43,11 @@ pub struct GpuEngine {
     sizes: BufferSizes,
     /// Whether the engine has been reset.
     was_reset: bool,
+    /// The seed of the last reset.
+    seed: u64,
+    /// The sampling weights, if set (their alias table is in the pool buffer).
+    weights: Option<LevelWeights>,
+    layout: PoolLayout,
     params: Params,
     buf: Buffers,
     staging: Vec<wgpu::Buffer>,
@@ -68,8 +78,8 @@ impl GpuEngine {
         }
         let (b, k) = (cfg.num_envs, pool.max_agents);
         let stride = cfg.obs_format.stride(cfg.obs_radius);
-        let (words, offsets) = pack_pool(&pool);
-        let mut params = base_params(&pool, offsets);
+        let (words, layout) = pack_pool(&pool);
+        let mut params = base_params(&pool, layout);
         params.num_envs = b as u32;
         params.stride_words = (stride / 4) as u32;
         params.mode = u32::from(cfg.mode == CollisionMode::Soft);
@@ -92,6 +102,7 @@ impl GpuEngine {
         check_binding(&ctx, "the instance pool", bytes(&[words.len(), 4]))?;
         let rw = wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
         let zeros = |n: usize| vec![0u8; n];
+        let pool_buf = ctx.storage("floe pool", bytemuck::cast_slice(&words), wgpu::BufferUsages::COPY_DST);
         let buf = Buffers {
             params: ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("floe params"),
@@ -109,8 +120,9 @@ impl GpuEngine {
             // needs one) that no kernel writes and nothing reads back.
             obs: ctx.storage("floe obs", &zeros((b * k * stride).max(4)), rw),
             final_obs: ctx.storage("floe final obs", &zeros((b * k * stride).max(4)), rw),
+            pool: pool_buf,
         };
-        let pool_buf = ctx.storage("floe pool", bytemuck::cast_slice(&words), wgpu::BufferUsages::empty());
+        let pool_buf = &buf.pool;
         let src = |kernel| wgsl::source(kernel, k, stride / 4);
         let step_p = ctx.pipeline("floe step", src(wgsl::STEP), "step");
         let reset_p = ctx.pipeline("floe reset", src(wgsl::STEP), "reset");
@@ -121,7 +133,7 @@ impl GpuEngine {
             &step_p,
             &[
                 (0, &buf.params),
-                (1, &pool_buf),
+                (1, pool_buf),
                 (2, &buf.env),
                 (3, &buf.agents),
                 (4, &buf.actions),
@@ -134,14 +146,14 @@ impl GpuEngine {
         let reset_bg = ctx.bind_group(
             "floe reset bindings",
             &reset_p,
-            &[(0, &buf.params), (1, &pool_buf), (2, &buf.env), (3, &buf.agents), (7, &buf.status)],
+            &[(0, &buf.params), (1, pool_buf), (2, &buf.env), (3, &buf.agents), (7, &buf.status)],
         );
         let observe_bg = ctx.bind_group(
             "floe observe bindings",
             &observe_p,
             &[
                 (0, &buf.params),
-                (1, &pool_buf),
+                (1, pool_buf),
                 (2, &buf.env),
                 (3, &buf.agents),
                 (4, &buf.final_agents),
@@ -161,6 +173,9 @@ impl GpuEngine {
             pool,
             sizes,
             was_reset: false,
+            seed: 0,
+            weights: None,
+            layout,
             params,
             buf,
             staging,
@@ -270,10 +285,55 @@ impl GpuEngine {
             let st = &status[e * STATUS_WORDS..(e + 1) * STATUS_WORDS];
             out.terminated[e] = u8::from(st[0] & 1 != 0);
             out.truncated[e] = u8::from(st[0] & 2 != 0);
-            out.info[e] =
-                EnvInfo { episode_steps: st[1], outcome: st[2], failure_kind: st[3], failure_agent: st[4] };
+            out.info[e] = EnvInfo {
+                episode_steps: st[1],
+                outcome: st[2],
+                failure_kind: st[3],
+                failure_agent: st[4],
+                instance: st[5],
+                generation: self.pool.generation(st[5] as usize),
+                episode_return: f32::from_bits(st[6]),
+                agents_on_goal: st[7],
+            };
         }
         Ok(())
+    }
+
+    /// Runs the observation kernel over the current state only: the final observations of the
+    /// last step stay as the step left them (what `reset_to` and `refill` need).
+    fn observe_current(&mut self) {
+        let n = self.cfg.num_envs * self.pool.max_agents;
+        self.params.skip_final = 1;
+        self.write_params();
+        self.run("floe observe", &[(&self.observe, n)], 1);
+        self.params.skip_final = 0;
+        self.write_params();
+    }
+
+    /// Sets environment `env`'s running return to 0.
+    fn zero_return(&self, env: usize) {
+        let at = ((env * STATUS_WORDS + 8) * 4) as u64;
+        self.ctx.queue.write_buffer(&self.buf.status, at, bytemuck::bytes_of(&0u32));
+    }
+
+    /// Puts environment `env` on pool slot `instance`, episode `episode`, step 0 (the device's
+    /// words of it; no kernel runs).
+    fn place(&self, env: usize, instance: usize, episode: u32) {
+        let k = self.pool.max_agents;
+        let dims = self.pool.dims[instance];
+        let words = [dims, 0u32, episode, instance as u32];
+        self.ctx.queue.write_buffer(&self.buf.env, (env * 16) as u64, bytemuck::cast_slice(&words));
+        let agents: Vec<u32> = (0..k)
+            .map(|a| {
+                if a < (dims >> 24) as usize {
+                    self.pool.starts[instance * k + a] | AGENT_ACTIVE
+                } else {
+                    0
+                }
+            })
+            .collect();
+        self.ctx.queue.write_buffer(&self.buf.agents, (env * k * 4) as u64, bytemuck::cast_slice(&agents));
+        self.zero_return(env);
     }
 
     fn read_raw_state(&self) -> Result<RawState, EngineError> {
@@ -309,6 +369,7 @@ impl Engine for GpuEngine {
         checks::reset(&self.sizes, &out)?;
         self.params.seed_lo = seed as u32;
         self.params.seed_hi = (seed >> 32) as u32;
+        self.seed = seed;
         self.write_params();
         let (b, k) = (self.cfg.num_envs, self.pool.max_agents);
         self.run("floe reset", &[(&self.reset, b), (&self.observe, self.observed(b * k))], 1);
@@ -330,6 +391,8 @@ impl Engine for GpuEngine {
         let base = (env * 16) as u64;
         self.ctx.queue.write_buffer(&self.buf.env, base, bytemuck::cast_slice(&[dims, 0u32]));
         self.ctx.queue.write_buffer(&self.buf.env, base + 12, bytemuck::bytes_of(&(instance as u32)));
+        // The new episode's return starts at 0.
+        self.zero_return(env);
         let agents: Vec<u32> = (0..k)
             .map(|a| {
                 if a < (dims >> 24) as usize {
@@ -340,11 +403,10 @@ impl Engine for GpuEngine {
             })
             .collect();
         self.ctx.queue.write_buffer(&self.buf.agents, (env * k * 4) as u64, bytemuck::cast_slice(&agents));
-        let n = self.cfg.num_envs * k;
         if self.sizes.obs_stride == 0 {
             return Ok(());
         }
-        self.run("floe observe", &[(&self.observe, n)], 1);
+        self.observe_current();
         // Only this environment's observations come back (the stride is a multiple of 4 bytes).
         let part = env * k * self.sizes.obs_stride..(env + 1) * k * self.sizes.obs_stride;
         let bufs = self.ctx.read_ranges(&[(
@@ -369,6 +431,78 @@ impl Engine for GpuEngine {
         self.ctx.queue.write_buffer(&self.buf.actions, 0, &padded);
         self.run("floe step", &[(&self.step, self.cfg.num_envs), (&self.observe, self.observed(n))], 1);
         self.read_outputs(out)
+    }
+
+    fn set_weights(&mut self, weights: Option<&[f64]>) -> Result<(), EngineError> {
+        let weights = weights.map(|w| LevelWeights::new(w, self.pool.len())).transpose()?;
+        let table = weights.as_ref().map_or(&[][..], LevelWeights::table);
+        // Only a new table is uploaded: equal weights (or none) draw without one.
+        if !table.is_empty() {
+            let at = u64::from(self.layout.off_alias) * 4;
+            self.ctx.queue.write_buffer(&self.buf.pool, at, bytemuck::cast_slice(table));
+        }
+        let weighted = u32::from(!table.is_empty());
+        if self.params.weighted != weighted {
+            self.params.weighted = weighted;
+            self.write_params();
+        }
+        self.weights = weights;
+        Ok(())
+    }
+
+    fn weights(&self) -> Option<&[f64]> {
+        self.weights.as_ref().map(LevelWeights::weights)
+    }
+
+    fn refill(
+        &mut self,
+        slots: &[usize],
+        levels: &[Instance],
+        mut out: StepBuffersMut<'_>,
+    ) -> Result<Refilled, EngineError> {
+        checks::refill(&self.sizes, self.was_reset, &self.pool, slots, levels, &out)?;
+        let state = self.read_raw_state()?;
+        let moves = crate::engine::refill_moves(&state.env, self.pool.len(), slots, &out)?;
+        let pool = Arc::make_mut(&mut self.pool);
+        for (&slot, level) in slots.iter().zip(levels) {
+            pool.replace(slot, level, Optima::AsStored)?;
+        }
+        for &slot in slots {
+            for (at, words) in self.layout.slot_words(&self.pool, slot) {
+                self.ctx.queue.write_buffer(&self.buf.pool, u64::from(at) * 4, bytemuck::cast_slice(&words));
+            }
+        }
+        let table = self.weights.as_ref().map_or(&[][..], LevelWeights::table);
+        let len = self.pool.len() as u32;
+        let per_env = self.pool.max_agents * self.sizes.obs_stride;
+        let mut done = Refilled::default();
+        for m in &moves {
+            let [_, _, episode, instance] = state.env[m.env];
+            if m.cut {
+                crate::engine::cut_episode(&mut out, m.env, per_env);
+                let seed = env_seed(self.seed, m.env as u32);
+                self.place(m.env, level_pick(seed, episode + 1, len, table) as usize, episode + 1);
+                done.truncated += 1;
+            } else {
+                self.place(m.env, instance as usize, episode);
+                done.restarted += 1;
+            }
+        }
+        if per_env > 0 && !moves.is_empty() {
+            // The final observations of the last step stay as they are (the slots some of them
+            // played hold other levels now); a truncated episode's is the one it ended with.
+            for m in moves.iter().filter(|m| m.cut) {
+                let part = m.env * per_env..(m.env + 1) * per_env;
+                self.ctx.queue.write_buffer(&self.buf.final_obs, part.start as u64, &out.final_obs[part]);
+            }
+            self.observe_current();
+            let bufs = self.ctx.read(&[(&self.buf.obs, &self.staging[0])])?;
+            for m in &moves {
+                let part = m.env * per_env..(m.env + 1) * per_env;
+                out.obs[part.clone()].copy_from_slice(&bufs[0][part]);
+            }
+        }
+        Ok(done)
     }
 
     fn state(&self) -> Result<EnvState, EngineError> {
