@@ -281,6 +281,15 @@ impl InstancePool {
         (self.holes[i * self.words + (c / 32) as usize] >> (c % 32)) & 1 == 1
     }
 
+    /// The holes of instance `i`.
+    ///
+    /// # Panics
+    /// `i` out of range.
+    #[must_use]
+    pub fn holes(&self, i: usize) -> u32 {
+        self.holes[i * self.words..(i + 1) * self.words].iter().map(|w| w.count_ones()).sum()
+    }
+
     /// Instance `i`'s grid, holes included: the map itself, for what reads it whole, such as
     /// distances to a goal ([`Grid::distances_from`]).
     ///

@@ -69,12 +69,6 @@ pub const FLOE_EVENT_REACHED: u32 = 32;
 pub const FLOE_EVENT_AT_GOAL: u32 = 64;
 pub const FLOE_EVENT_INACTIVE: u32 = 128;
 
-/// `floe_env_info.outcome`.
-pub const FLOE_OUTCOME_RUNNING: u32 = 0;
-pub const FLOE_OUTCOME_SUCCESS: u32 = 1;
-pub const FLOE_OUTCOME_FAILURE: u32 = 2;
-pub const FLOE_OUTCOME_TRUNCATED: u32 = 3;
-
 // The header needs literal values; these are floe-core's.
 const _: () = {
     assert!(FLOE_MOVES_END == floe_core::verify::batch::END);
@@ -86,10 +80,6 @@ const _: () = {
     assert!(FLOE_EVENT_REACHED == floe_core::engine::event::REACHED);
     assert!(FLOE_EVENT_AT_GOAL == floe_core::engine::event::AT_GOAL);
     assert!(FLOE_EVENT_INACTIVE == floe_core::engine::event::INACTIVE);
-    assert!(FLOE_OUTCOME_RUNNING == floe_core::engine::outcome::RUNNING);
-    assert!(FLOE_OUTCOME_SUCCESS == floe_core::engine::outcome::SUCCESS);
-    assert!(FLOE_OUTCOME_FAILURE == floe_core::engine::outcome::FAILURE);
-    assert!(FLOE_OUTCOME_TRUNCATED == floe_core::engine::outcome::TRUNCATED);
 };
 
 /// The library's ABI version (compare with FLOE_ABI_VERSION).

@@ -16,12 +16,16 @@
 //! | curriculum | `frontier` | [`curriculum::frontier`]: data where valid × (1 − valid) is highest |
 //! | curriculum | `schedule` | [`curriculum::schedule`]: a given configuration per round |
 //! | env_engineer | `rules` | [`engineer`]: difficulty scaling from a text context, with a rationale |
+//! | level_sampler | `uniform` | [`levels::uniform`]: domain randomisation, optionally fresh levels after `max_plays` episodes |
+//! | level_sampler | `plr` | [`levels::plr`]: robust prioritized level replay over the engine's pool |
+//! | level_sampler | `learnability` | [`levels::learnability`]: Sampling For Learnability, p·(1−p) of recent successes |
 //!
 //! Every plugin takes its parameters as a JSON object (empty for the defaults); unknown fields
 //! are rejected.
 
 pub mod curriculum;
 pub mod engineer;
+pub mod levels;
 pub mod reward;
 mod sampling;
 
@@ -106,6 +110,27 @@ impl PluginLibrary for Builtins {
                     Ok(Box::new(engineer::RulesEngineer::new(parse_params(p)?)?))
                 }),
             },
+            Entry {
+                name: "uniform",
+                version: VERSION,
+                description: "domain randomisation: every slot alike, levels optionally replaced after max_plays episodes",
+                capabilities: Capabilities::NONE,
+                make: Constructor::LevelSampler(|p| Ok(Box::new(levels::Uniform::new(parse_params(p)?)?))),
+            },
+            Entry {
+                name: "plr",
+                version: VERSION,
+                description: "robust prioritized level replay: rank or power prioritisation, staleness, replay probability",
+                capabilities: Capabilities::NONE,
+                make: Constructor::LevelSampler(|p| Ok(Box::new(levels::LevelPlr::new(parse_params(p)?)?))),
+            },
+            Entry {
+                name: "learnability",
+                version: VERSION,
+                description: "sampling for learnability: p(1 - p) of recent successes, unlearnable levels replaced",
+                capabilities: Capabilities::NONE,
+                make: Constructor::LevelSampler(|p| Ok(Box::new(levels::Learnability::new(parse_params(p)?)?))),
+            },
         ]
     }
 }
@@ -131,18 +156,20 @@ mod tests {
     #[test]
     fn every_entry_builds_with_defaults_and_rejects_unknown_parameters() {
         let c = catalog();
-        assert_eq!(c.len(), 9);
+        assert_eq!(c.len(), 12);
         for e in &c {
             let made = match e.make {
                 Constructor::Reward(f) => f("").map(drop),
                 Constructor::Curriculum(f) => f("null").map(drop),
                 Constructor::EnvEngineer(f) => f(" ").map(drop),
+                Constructor::LevelSampler(f) => f("").map(drop),
             };
             made.unwrap_or_else(|err| panic!("{}: {err}", e.name));
             let typo = match e.make {
                 Constructor::Reward(f) => f(r#"{"no_such_knob": 1}"#).map(drop),
                 Constructor::Curriculum(f) => f(r#"{"no_such_knob": 1}"#).map(drop),
                 Constructor::EnvEngineer(f) => f(r#"{"no_such_knob": 1}"#).map(drop),
+                Constructor::LevelSampler(f) => f(r#"{"no_such_knob": 1}"#).map(drop),
             };
             assert!(matches!(typo, Err(PluginError::Config(_))), "{}", e.name);
         }
@@ -184,7 +211,9 @@ mod tests {
                     let replays = !matches!(c.sample_replay(&[], &none), Err(PluginError::Unsupported(_)));
                     assert_eq!(replays, e.capabilities.contains(Capabilities::REPLAYS), "{}", e.name);
                 }
-                Constructor::EnvEngineer(_) => assert_eq!(e.capabilities, Capabilities::NONE),
+                Constructor::EnvEngineer(_) | Constructor::LevelSampler(_) => {
+                    assert_eq!(e.capabilities, Capabilities::NONE)
+                }
             }
         }
     }

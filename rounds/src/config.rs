@@ -131,13 +131,7 @@ impl RoundsConfig {
             .validate()
             .map_err(|e| RoundsError::Input(format!("rounds.design_limits: {e}")))?;
         self.context.validate().map_err(|e| RoundsError::Input(format!("rounds.context: {e}")))?;
-        if e.library.is_none() && e.name == "rules" && !self.context.history_json {
-            return bad(
-                "rounds.engineer `rules` reads the history as JSON: set rounds.context.history_json to true"
-                    .into(),
-            );
-        }
-        Ok(())
+        self.context.check_reader(e).map_err(|e| RoundsError::Input(format!("rounds.{e}")))
     }
 }
 

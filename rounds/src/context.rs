@@ -182,6 +182,21 @@ fn results_table(r: &RoundRecord) -> String {
 impl ContextOptions {
     /// Checks that the files it names can be read and that the template is usable.
     ///
+    /// Checks that the context serves `engineer`: the built-in `rules` reads the history as JSON,
+    /// which `history_json` appends. The one place this rule lives (the rounds' settings and the
+    /// engineer between phases of stepping both check it here).
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] saying what to set.
+    pub fn check_reader(&self, engineer: &floe_plugin_api::PluginSpec) -> Result<(), ConfigError> {
+        if engineer.library.is_none() && engineer.name == "rules" && !self.history_json {
+            return Err(ConfigError::Invalid(
+                "engineer `rules` reads the history as JSON: set context.history_json to true".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// # Errors
     /// An unreadable file, or a template without `{{limits}}` (a language-model engineer is
     /// told its limits there).

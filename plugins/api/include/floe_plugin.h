@@ -39,11 +39,13 @@
  * - `capabilities` (appended) declares what the plugin does beyond its kind's required call,
  *   as FLOE_PLUGIN_CAP_* flags or-ed together: a reward declares SCORES_PLANS when it sets
  *   verdict_rewards and SCORES_STEPS when it sets step_rewards (at least one); a curriculum
- *   declares REPLAYS when it sets sample_replay; an engineer declares nothing. The flags and the
+ *   declares REPLAYS when it sets sample_replay; an engineer and a level sampler declare
+ *   nothing. The flags and the
  *   functions must agree, or the load fails. The host reads what a plugin can do from here and
  *   never calls to find out.
  *
- * Batch records (floe_verdict_record, floe_step_outcome, floe_replay_record) have the same
+ * Batch records (floe_verdict_record, floe_step_outcome, floe_replay_record, floe_level_record,
+ * and floe_env_info for a level sampler's episodes) have the same
  * layout as the Rust structs of floe-plugin-api's `records` module; fields marked "reserved"
  * are 0. Configurations cross as JSON text in the format of floe-plugin-api's RoundConfig:
  *
@@ -121,6 +123,22 @@ typedef struct floe_plugin_v1 {
      * The host calls it instead of design when it is set. Default: NULL. */
     floe_status (*design_with_limits)(void *user_data, const char *context, size_t context_len,
                                       const floe_design_limits *limits, const char **out_reply_json);
+
+    /* Level sampler (required for that kind): the pool's slots (levels[i].slot == i) and the
+     * episodes that ended since the last call, as the engine's info describes them, in; scores
+     * is NULL or one finite score per episode from the host (e.g. PLR's value errors). Out:
+     * - weights: when *out_has_weights is set to 1, out_weights (room for levels_len) holds one
+     *   finite, non-negative weight per slot, not all zero; 0 keeps the weights in use;
+     * - out_refill (room for levels_len): *out_refill_len distinct slots whose levels the host
+     *   replaces with new ones from its generator;
+     * - *out_config_json: NULL, or the generator configuration of the refilled levels (a
+     *   configuration as above), owned by the plugin as every string it hands back.
+     * The host calls it once with no episodes when it starts, and checks what it returns.
+     * Default: NULL. */
+    floe_status (*update_levels)(void *user_data, const floe_level_record *levels, size_t levels_len,
+                                 const floe_env_info *episodes, size_t episodes_len, const float *scores,
+                                 double *out_weights, uint32_t *out_has_weights, uint32_t *out_refill,
+                                 size_t *out_refill_len, const char **out_config_json);
 } floe_plugin_v1;
 
 /* The entry point's type, and its declaration for plugins to define. */

@@ -18,6 +18,13 @@ extern "C" {
 #define FLOE_PLUGIN_KIND_REWARD 1u
 #define FLOE_PLUGIN_KIND_CURRICULUM 2u
 #define FLOE_PLUGIN_KIND_ENV_ENGINEER 3u
+#define FLOE_PLUGIN_KIND_LEVEL_SAMPLER 4u
+
+/* floe_env_info.outcome: how an episode ended (floe-core's engine::outcome). */
+#define FLOE_OUTCOME_RUNNING 0u
+#define FLOE_OUTCOME_SUCCESS 1u
+#define FLOE_OUTCOME_FAILURE 2u
+#define FLOE_OUTCOME_TRUNCATED 3u
 
 /* Status codes, returned by every function of floe.h and of a plugin. A plugin returns codes 0-7;
  * from a plugin, any other non-zero value is read as FLOE_STATUS_FAILED. */
@@ -118,11 +125,23 @@ typedef struct floe_design_limits {
     size_t agents_len;
 } floe_design_limits;
 
+/* One slot of an engine's pool, as a level sampler sees it (32 bytes; floe-plugin-api's
+ * LevelRecord). */
+typedef struct floe_level_record {
+    uint32_t slot;          /* its index in the pool */
+    uint32_t generation;    /* how many times it was refilled */
+    uint32_t width, height; /* the level's grid */
+    uint32_t agents;
+    uint32_t holes;
+    uint32_t optimal_soc;   /* FLOE_UNKNOWN when not known */
+    uint32_t in_play;       /* environments playing it now (a refill truncates their episodes) */
+} floe_level_record;
+
 /* ---- Records of the batched engine and verifier (floe.h); the layouts of floe-core's
  * `engine::layout` structs (EnvInfo, EnvRecord, AgentRecord, VerifyOut) and of its
  * `engine::BufferSizes`. ---- */
 
-/* floe_env_info.outcome: FLOE_OUTCOME_* (floe.h). One per environment after a step, about the
+/* floe_env_info.outcome: FLOE_OUTCOME_* (above). One per environment after a step, about the
  * episode that ran in it (the one that ended, when it ended): all a level sampler scores a level
  * by, so that a host needs no second pass. 32 bytes. */
 typedef struct floe_env_info {

@@ -7,9 +7,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ConfigError, PluginError};
+use crate::levels::LevelSampler;
 use crate::traits::{Curriculum, EnvEngineer, RewardFn};
 
-/// The three plugin kinds, with the codes both ABIs use (`FLOE_PLUGIN_KIND_*`).
+/// The plugin kinds, with the codes both ABIs use (`FLOE_PLUGIN_KIND_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PluginKind {
@@ -19,6 +20,8 @@ pub enum PluginKind {
     Curriculum = 2,
     /// An [`EnvEngineer`].
     EnvEngineer = 3,
+    /// A [`LevelSampler`].
+    LevelSampler = 4,
 }
 
 impl PluginKind {
@@ -35,6 +38,7 @@ impl PluginKind {
             1 => Some(PluginKind::Reward),
             2 => Some(PluginKind::Curriculum),
             3 => Some(PluginKind::EnvEngineer),
+            4 => Some(PluginKind::LevelSampler),
             _ => None,
         }
     }
@@ -46,6 +50,7 @@ impl PluginKind {
             PluginKind::Reward => "reward",
             PluginKind::Curriculum => "curriculum",
             PluginKind::EnvEngineer => "env_engineer",
+            PluginKind::LevelSampler => "level_sampler",
         }
     }
 }
@@ -119,7 +124,8 @@ impl Capabilities {
     }
 
     /// Checks that a plugin of `kind` may declare these: a reward scores plans or steps (or
-    /// both) and does not replay; a curriculum may replay; an engineer declares nothing.
+    /// both) and does not replay; a curriculum may replay; an engineer and a level sampler
+    /// declare nothing.
     ///
     /// # Errors
     /// What does not fit, in words.
@@ -128,7 +134,7 @@ impl Capabilities {
         let allowed = match kind {
             PluginKind::Reward => scores,
             PluginKind::Curriculum => Capabilities::REPLAYS,
-            PluginKind::EnvEngineer => Capabilities::NONE,
+            PluginKind::EnvEngineer | PluginKind::LevelSampler => Capabilities::NONE,
         };
         if let Some((_, n)) =
             Capabilities::ALL.iter().find(|(c, _)| self.contains(*c) && !allowed.contains(*c))
@@ -180,6 +186,8 @@ pub type RewardCtor = fn(&str) -> Result<Box<dyn RewardFn>, PluginError>;
 pub type CurriculumCtor = fn(&str) -> Result<Box<dyn Curriculum>, PluginError>;
 /// Makes an environment engineer from its parameters.
 pub type EngineerCtor = fn(&str) -> Result<Box<dyn EnvEngineer>, PluginError>;
+/// Makes a level sampler from its parameters.
+pub type LevelSamplerCtor = fn(&str) -> Result<Box<dyn LevelSampler>, PluginError>;
 
 /// A constructor, which also tells the kind.
 #[derive(Debug, Clone, Copy)]
@@ -190,6 +198,8 @@ pub enum Constructor {
     Curriculum(CurriculumCtor),
     /// An environment engineer.
     EnvEngineer(EngineerCtor),
+    /// A level sampler.
+    LevelSampler(LevelSamplerCtor),
 }
 
 /// One plugin of a library.
@@ -215,6 +225,7 @@ impl Entry {
             Constructor::Reward(_) => PluginKind::Reward,
             Constructor::Curriculum(_) => PluginKind::Curriculum,
             Constructor::EnvEngineer(_) => PluginKind::EnvEngineer,
+            Constructor::LevelSampler(_) => PluginKind::LevelSampler,
         }
     }
 
@@ -284,6 +295,22 @@ pub fn new_engineer(
         _ => None,
     });
     make.ok_or_else(|| unknown(PluginKind::EnvEngineer, name))?(params)
+}
+
+/// Makes the level sampler `name` of a catalog.
+///
+/// # Errors
+/// [`PluginError::UnknownPlugin`], or what the constructor returns.
+pub fn new_level_sampler(
+    entries: &[Entry],
+    name: &str,
+    params: &str,
+) -> Result<Box<dyn LevelSampler>, PluginError> {
+    let make = entries.iter().find_map(|e| match e.make {
+        Constructor::LevelSampler(f) if e.name == name => Some(f),
+        _ => None,
+    });
+    make.ok_or_else(|| unknown(PluginKind::LevelSampler, name))?(params)
 }
 
 /// Parses a plugin's parameters: empty text (or only whitespace) or `null` gives the defaults;

@@ -1,12 +1,13 @@
 //! # floe-plugin-api
 //!
-//! The plugin interface of floe: three plugin kinds, the data they exchange, and two ABIs to
+//! The plugin interface of floe: four plugin kinds, the data they exchange, and two ABIs to
 //! load them from shared libraries.
 //!
-//! - **Kinds** ([`traits`]): [`RewardFn`] (verdicts or step outcomes in, rewards out, whole
-//!   batches per call), [`Curriculum`] (the history of rounds in, the next round's
+//! - **Kinds** ([`traits`], [`levels`]): [`RewardFn`] (verdicts or step outcomes in, rewards
+//!   out, whole batches per call), [`Curriculum`] (the history of rounds in, the next round's
 //!   [`RoundConfig`] out; may pick instances to replay), [`EnvEngineer`] (a text context in, a
-//!   configuration and its rationale out).
+//!   configuration and its rationale out), [`LevelSampler`] (a batched engine's ended episodes
+//!   and the host's scores in, the pool's sampling weights and slots to refill out).
 //! - **Data**: [`RoundConfig`] and [`History`] (serde, validated in one place each: [`config`],
 //!   [`history`]), and the `#[repr(C)]` batch records of [`records`].
 //! - **What an engineer receives and returns** ([`design`]): [`design::DesignLimits`] (and
@@ -69,20 +70,22 @@ pub mod config;
 pub mod design;
 pub mod error;
 pub mod history;
+pub mod levels;
 pub mod records;
 pub mod spec;
 pub mod stepping;
 pub mod traits;
 
 pub use catalog::{
-    parse_params, Capabilities, Constructor, CurriculumCtor, EngineerCtor, Entry, PluginInfo, PluginKind,
-    PluginLibrary, RewardCtor,
+    parse_params, Capabilities, Constructor, CurriculumCtor, EngineerCtor, Entry, LevelSamplerCtor,
+    PluginInfo, PluginKind, PluginLibrary, RewardCtor,
 };
 pub use config::{RoundConfig, SizeConfig};
 pub use design::EngineerReply;
 pub use error::{ConfigError, PluginError};
 pub use floe_core::{FailureKind, Verdict};
 pub use history::{FailureCounts, History, RoundRecord, SizeResult};
+pub use levels::{EpisodeRecord, LevelPlan, LevelRecord, LevelSampler};
 pub use records::{step_flags, ReplayRecord, ReplayRequest, StepOutcome, VerdictRecord, UNKNOWN};
 pub use spec::PluginSpec;
 pub use traits::{Curriculum, EnvEngineer, Plugins, RewardFn};

@@ -10,10 +10,12 @@ use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::Arc;
 
 use floe_plugin_api::design::{DesignLimits, DesignLimitsRecord};
+use floe_plugin_api::levels::check_update;
 use floe_plugin_api::traits::{check_lengths, check_replay, check_rewards};
 use floe_plugin_api::{
-    Capabilities, Curriculum, EngineerReply, EnvEngineer, History, PluginError, PluginInfo, PluginKind,
-    ReplayRecord, ReplayRequest, RewardFn, RoundConfig, StepOutcome, VerdictRecord, C_ABI_VERSION,
+    Capabilities, Curriculum, EngineerReply, EnvEngineer, EpisodeRecord, History, LevelPlan, LevelRecord,
+    LevelSampler, PluginError, PluginInfo, PluginKind, ReplayRecord, ReplayRequest, RewardFn, RoundConfig,
+    StepOutcome, VerdictRecord, C_ABI_VERSION,
 };
 
 use crate::LoadFailure;
@@ -60,7 +62,23 @@ struct RawPluginV1 {
             *mut *const c_char,
         ) -> i32,
     >,
+    update_levels: Option<UpdateLevelsFn>,
 }
+
+/// `floe_plugin_v1.update_levels`.
+type UpdateLevelsFn = unsafe extern "C" fn(
+    *mut c_void,
+    *const LevelRecord,
+    usize,
+    *const EpisodeRecord,
+    usize,
+    *const f32,
+    *mut f64,
+    *mut u32,
+    *mut u32,
+    *mut usize,
+    *mut *const c_char,
+) -> i32;
 
 /// The first release's struct ended with `design`: the least `struct_size` a plugin may give.
 const FIRST_RELEASE_SIZE: usize = std::mem::offset_of!(RawPluginV1, capabilities);
@@ -208,6 +226,9 @@ impl CInstance {
         if !holds(struct_size as usize, std::mem::offset_of!(RawPluginV1, design_with_limits), PTR) {
             raw.design_with_limits = None;
         }
+        if !holds(struct_size as usize, std::mem::offset_of!(RawPluginV1, update_levels), PTR) {
+            raw.update_levels = None;
+        }
         let instance = CInstance {
             raw,
             struct_size: struct_size as usize,
@@ -243,6 +264,7 @@ impl CInstance {
             PluginKind::Reward => raw.verdict_rewards.is_some() || raw.step_rewards.is_some(),
             PluginKind::Curriculum => raw.next_config.is_some(),
             PluginKind::EnvEngineer => raw.design.is_some() || raw.design_with_limits.is_some(),
+            PluginKind::LevelSampler => raw.update_levels.is_some(),
         };
         if !complete {
             return bad(format!("a {kind} plugin without its required function"));
@@ -395,5 +417,59 @@ impl EnvEngineer for CInstance {
         self.status(status)?;
         let reply = self.returned_text(out, "reply")?;
         EngineerReply::from_json(&reply).map_err(|e| PluginError::BadOutput(format!("reply: {e}")))
+    }
+}
+
+impl LevelSampler for CInstance {
+    fn update(
+        &mut self,
+        levels: &[LevelRecord],
+        episodes: &[EpisodeRecord],
+        scores: Option<&[f32]>,
+    ) -> Result<LevelPlan, PluginError> {
+        let f = self.raw.update_levels.ok_or_else(|| self.unsupported("update_levels"))?;
+        check_update(levels, episodes, scores)?;
+        let n = levels.len();
+        let mut weights = vec![0.0_f64; n];
+        let mut refill = vec![0_u32; n];
+        let (mut has_weights, mut refill_len) = (0_u32, 0_usize);
+        let mut config: *const c_char = std::ptr::null();
+        let scores_ptr = scores.map_or(std::ptr::null(), <[f32]>::as_ptr);
+        // SAFETY: `levels` and `episodes` are valid for their lengths (records of the header's
+        // layouts, checked by size tests), `scores` is NULL or valid for `episodes.len()`;
+        // `weights` and `refill` have room for `n` each; the other outputs are valid places to
+        // write to.
+        let status = unsafe {
+            f(
+                self.raw.user_data,
+                levels.as_ptr(),
+                n,
+                episodes.as_ptr(),
+                episodes.len(),
+                scores_ptr,
+                weights.as_mut_ptr(),
+                &mut has_weights,
+                refill.as_mut_ptr(),
+                &mut refill_len,
+                &mut config,
+            )
+        };
+        self.status(status)?;
+        if refill_len > n {
+            return Err(PluginError::BadOutput(format!("{refill_len} refill slots for a pool of {n}")));
+        }
+        refill.truncate(refill_len);
+        let config = if config.is_null() {
+            None
+        } else {
+            let text = self.returned_text(config, "configuration")?;
+            Some(
+                RoundConfig::from_json(&text)
+                    .map_err(|e| PluginError::BadOutput(format!("the sampler's configuration: {e}")))?,
+            )
+        };
+        let plan = LevelPlan { weights: (has_weights != 0).then_some(weights), refill, config };
+        plan.check(n)?;
+        Ok(plan)
     }
 }

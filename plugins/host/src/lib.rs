@@ -1,7 +1,8 @@
 //! # floe-plugin-host
 //!
 //! Loads floe plugins from shared libraries by path and hands them out as the traits of
-//! `floe-plugin-api` ([`RewardFn`], [`Curriculum`], [`EnvEngineer`]), whatever their ABI:
+//! `floe-plugin-api` ([`RewardFn`], [`Curriculum`], [`EnvEngineer`], [`LevelSampler`]), whatever
+//! their ABI:
 //!
 //! - **Rust (abi_stable)** libraries export the root module `FloePluginLib` and may hold several
 //!   plugins. They are loaded with `lib_header_from_path(path)?.init_root_module()`, which checks
@@ -35,7 +36,7 @@ mod rust;
 
 use std::path::{Path, PathBuf};
 
-use floe_plugin_api::{Curriculum, EnvEngineer, PluginInfo, PluginKind, RewardFn};
+use floe_plugin_api::{Curriculum, EnvEngineer, LevelSampler, PluginInfo, PluginKind, RewardFn};
 pub use floe_plugin_api::{PluginError, PluginSpec};
 use serde::Serialize;
 use thiserror::Error;
@@ -274,6 +275,20 @@ impl Library {
                 r.new_engineer(name, params)
             }
             Inner::C(c) => Ok(Box::new(c.instance(PluginKind::EnvEngineer, name, params)?)),
+        }
+    }
+
+    /// Makes the level sampler `name` with its parameters.
+    ///
+    /// # Errors
+    /// As [`Library::new_reward`].
+    pub fn new_level_sampler(&self, name: &str, params: &str) -> Result<Box<dyn LevelSampler>, PluginError> {
+        match &self.inner {
+            Inner::Rust(r) => {
+                self.listed(PluginKind::LevelSampler, name)?;
+                r.new_level_sampler(name, params)
+            }
+            Inner::C(c) => Ok(Box::new(c.instance(PluginKind::LevelSampler, name, params)?)),
         }
     }
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use abi_stable::library::{lib_header_from_path, LibraryError, ROOT_MODULE_LOADER_NAME_WITH_NUL};
 use floe_plugin_api::abi::{FfiPluginInfo, FloePluginLibRef};
-use floe_plugin_api::{Curriculum, EnvEngineer, PluginError, PluginInfo, RewardFn};
+use floe_plugin_api::{Curriculum, EnvEngineer, LevelSampler, PluginError, PluginInfo, RewardFn};
 
 use crate::LoadFailure;
 
@@ -114,6 +114,19 @@ impl RustLibrary {
     pub(crate) fn new_engineer(&self, name: &str, params: &str) -> Result<Box<dyn EnvEngineer>, PluginError> {
         let e = self.root.new_engineer()(name.into(), params.into()).into_result()?;
         Ok(Box::new(e))
+    }
+
+    pub(crate) fn new_level_sampler(
+        &self,
+        name: &str,
+        params: &str,
+    ) -> Result<Box<dyn LevelSampler>, PluginError> {
+        // A library built before level samplers were appended to the root module has none.
+        let make = self.root.new_level_sampler().ok_or_else(|| {
+            PluginError::UnknownPlugin(format!("level_sampler {name} (the library has no level samplers)"))
+        })?;
+        let s = make(name.into(), params.into()).into_result()?;
+        Ok(Box::new(s))
     }
 }
 

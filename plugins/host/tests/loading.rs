@@ -9,11 +9,11 @@ use std::path::PathBuf;
 
 use common::{c_plugin, rust_plugin};
 use floe_core::{verify, Check, Grid, Instance, Plan, Pos};
-use floe_plugin_api::catalog::{new_curriculum, new_reward};
+use floe_plugin_api::catalog::{new_curriculum, new_level_sampler, new_reward};
 use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{
-    step_flags, Capabilities, FailureKind, History, PluginError, PluginKind, ReplayRecord, ReplayRequest,
-    RoundRecord, SizeResult, StepOutcome, VerdictRecord, UNKNOWN,
+    step_flags, Capabilities, EpisodeRecord, FailureKind, History, LevelRecord, PluginError, PluginKind,
+    ReplayRecord, ReplayRequest, RoundRecord, SizeResult, StepOutcome, VerdictRecord, UNKNOWN,
 };
 use floe_plugin_host::{load, Abi, LoadFailure};
 
@@ -73,6 +73,63 @@ fn pool() -> Vec<ReplayRecord> {
         .collect()
 }
 
+/// Four slots and six ended episodes: slot 0 solved twice, slot 1 failed twice, slot 2 once of
+/// two, slot 3 not played.
+fn level_batch() -> (Vec<LevelRecord>, Vec<EpisodeRecord>) {
+    let levels = (0..4)
+        .map(|slot| LevelRecord {
+            slot,
+            width: 5,
+            height: 5,
+            agents: 2,
+            in_play: u32::from(slot == 1),
+            ..LevelRecord::default()
+        })
+        .collect();
+    let ep = |instance, success: bool| EpisodeRecord {
+        episode_steps: 6,
+        outcome: if success { 1 } else { 2 },
+        failure_kind: if success { 0 } else { 6 },
+        failure_agent: if success { UNKNOWN } else { 0 },
+        instance,
+        generation: 0,
+        episode_return: if success { 1.5 } else { -1.0 },
+        agents_on_goal: if success { 2 } else { 0 },
+    };
+    (levels, vec![ep(0, true), ep(1, false), ep(2, true), ep(0, true), ep(1, false), ep(2, false)])
+}
+
+#[test]
+fn a_c_level_sampler_loads_and_steers_by_its_own_rule() {
+    let lib = load(c_plugin("level_sampler")).unwrap();
+    assert_eq!(lib.abi(), Abi::C);
+    let info = &lib.plugins()[0];
+    assert_eq!((info.kind, info.name.as_str()), (PluginKind::LevelSampler, "c-learnability"));
+    let (levels, episodes) = level_batch();
+    let mut s = lib.new_level_sampler("c-learnability", r#"{"min_episodes": 2}"#).unwrap();
+    let plan = s.update(&levels, &[], None).unwrap();
+    assert_eq!(plan.weights, Some(vec![1.0; 4]), "nothing scored: every slot 1");
+    let plan = s.update(&levels, &episodes, None).unwrap();
+    // Slot 0: always solved (0.05, refilled: nobody plays it); slot 1: never (0.05, in play, kept);
+    // slot 2: half (0.05 + 0.25); slot 3: not scored (1).
+    assert_eq!(plan.weights, Some(vec![0.05, 0.05, 0.3, 1.0]));
+    assert_eq!(plan.refill, vec![0]);
+    assert_eq!(plan.config, None);
+    // A slot's statistics start again at its next generation.
+    let mut refilled = levels.clone();
+    refilled[0].generation = 1;
+    let plan = s.update(&refilled, &[], None).unwrap();
+    assert_eq!(plan.weights, Some(vec![1.0, 0.05, 0.3, 1.0]));
+    // The host's checks hold for a C plugin too.
+    let far = [EpisodeRecord { instance: 9, ..episodes[0] }];
+    assert!(matches!(s.update(&levels, &far, None), Err(PluginError::BadInput(_))));
+    assert!(matches!(
+        lib.new_level_sampler("c-learnability", r#"{"min_episodes": 0}"#),
+        Err(PluginError::Config(_))
+    ));
+    assert!(matches!(lib.new_reward("c-learnability", ""), Err(PluginError::UnknownPlugin(_))));
+}
+
 #[test]
 fn the_builtin_library_loads_and_matches_the_in_process_plugins() {
     let path = rust_plugin("floe-plugins");
@@ -92,6 +149,9 @@ fn the_builtin_library_loads_and_matches_the_in_process_plugins() {
             (PluginKind::Curriculum, "frontier"),
             (PluginKind::Curriculum, "schedule"),
             (PluginKind::EnvEngineer, "rules"),
+            (PluginKind::LevelSampler, "uniform"),
+            (PluginKind::LevelSampler, "plr"),
+            (PluginKind::LevelSampler, "learnability"),
         ]
     );
     assert!(lib.skipped().is_empty());
@@ -141,7 +201,24 @@ fn the_builtin_library_loads_and_matches_the_in_process_plugins() {
     reply.config.validate().unwrap();
     assert!(reply.rationale.contains("size 3: valid rate 0.80, harder"), "{}", reply.rationale);
 
+    // Level samplers: the same plans through the library as in-process, the host's scores
+    // included.
+    let (levels, episodes) = level_batch();
+    let scores: Vec<f32> = (0..episodes.len()).map(|i| 0.1 * i as f32).collect();
+    for name in ["uniform", "plr", "learnability"] {
+        let params = r#"{"min_episodes": 1, "window": 2}"#;
+        let params = if name == "learnability" { params } else { "" };
+        let mut loaded = lib.new_level_sampler(name, params).unwrap();
+        let mut local = new_level_sampler(&builtins, name, params).unwrap();
+        for (call, s) in [None, Some(&scores[..])].into_iter().enumerate() {
+            let a = loaded.update(&levels, &episodes, s).unwrap();
+            assert_eq!(a, local.update(&levels, &episodes, s).unwrap(), "{name}");
+            assert!(call > 0 || a.weights.is_some(), "{name}: the first call sets weights");
+        }
+    }
+
     // Wrong names and kinds are errors, not crashes.
+    assert!(matches!(lib.new_level_sampler("tiered", ""), Err(PluginError::UnknownPlugin(_))));
     assert!(matches!(lib.new_reward("sec", ""), Err(PluginError::UnknownPlugin(_))));
     assert!(matches!(lib.new_reward("tiered", "{"), Err(PluginError::Config(_))));
     let mut t = lib.new_reward("tiered", "").unwrap();

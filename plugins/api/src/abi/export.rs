@@ -5,7 +5,7 @@
 use abi_stable::prefix_type::PrefixTypeTrait;
 use abi_stable::std_types::{RResult, RStr, RVec};
 
-use super::{guard, FfiCurriculum, FfiEnvEngineer, FfiError, FfiPluginInfo, FfiRewardFn};
+use super::{guard, FfiCurriculum, FfiEnvEngineer, FfiError, FfiLevelSampler, FfiPluginInfo, FfiRewardFn};
 use super::{FloePluginLib, FloePluginLibRef};
 use crate::catalog::{self, PluginLibrary};
 
@@ -18,6 +18,7 @@ pub fn root_module<L: PluginLibrary>() -> FloePluginLibRef {
         new_curriculum: new_curriculum::<L>,
         new_engineer: new_engineer::<L>,
         capabilities: capabilities::<L>,
+        new_level_sampler: new_level_sampler::<L>,
     }
     .leak_into_prefix()
 }
@@ -52,5 +53,15 @@ extern "C" fn new_engineer<L: PluginLibrary>(
 ) -> RResult<FfiEnvEngineer, FfiError> {
     guard(|| {
         catalog::new_engineer(&L::catalog(), name.as_str(), params.as_str()).map(FfiEnvEngineer::from_box)
+    })
+}
+
+extern "C" fn new_level_sampler<L: PluginLibrary>(
+    name: RStr<'_>,
+    params: RStr<'_>,
+) -> RResult<FfiLevelSampler, FfiError> {
+    guard(|| {
+        catalog::new_level_sampler(&L::catalog(), name.as_str(), params.as_str())
+            .map(FfiLevelSampler::from_box)
     })
 }

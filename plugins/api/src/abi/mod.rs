@@ -4,7 +4,8 @@
 //! # Shape
 //! - [`FloePluginLib`] is the root module (a prefix type): `plugins()` lists the library's
 //!   plugins, `new_reward` / `new_curriculum` / `new_engineer` make one by name from its
-//!   parameters (JSON text), and `capabilities()` (appended) gives what each plugin declares. It **only grows by appending fields** after the one marked
+//!   parameters (JSON text), `capabilities()` (appended) gives what each plugin declares, and
+//!   `new_level_sampler` (appended) makes a level sampler. It **only grows by appending fields** after the one marked
 //!   `#[sabi(last_prefix_field)]`; a host reads appended fields as `Option`s, so an older
 //!   library still loads in a newer host.
 //! - A plugin instance is an [`FfiRewardFn`], [`FfiCurriculum`] or [`FfiEnvEngineer`]: an
@@ -32,6 +33,7 @@ mod engineer_table;
 mod export;
 mod objects;
 mod root;
+mod sampler_table;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -48,6 +50,7 @@ pub use objects::{
     RewardVTableRef,
 };
 pub use root::{FloePluginLib, FloePluginLibRef};
+pub use sampler_table::{FfiLevelPlan, FfiLevelSampler, SamplerVTable, SamplerVTableRef};
 pub use state::{FfiState, StateInterface};
 
 use crate::catalog::{Capabilities, PluginInfo, PluginKind};
@@ -62,7 +65,7 @@ pub fn legacy_capabilities(kind: PluginKind) -> Capabilities {
     match kind {
         PluginKind::Reward => Capabilities::SCORES_PLANS.with(Capabilities::SCORES_STEPS),
         PluginKind::Curriculum => Capabilities::REPLAYS,
-        PluginKind::EnvEngineer => Capabilities::NONE,
+        PluginKind::EnvEngineer | PluginKind::LevelSampler => Capabilities::NONE,
     }
 }
 

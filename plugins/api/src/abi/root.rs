@@ -10,7 +10,7 @@ use abi_stable::{
     StableAbi,
 };
 
-use super::{FfiCurriculum, FfiEnvEngineer, FfiError, FfiPluginInfo, FfiRewardFn};
+use super::{FfiCurriculum, FfiEnvEngineer, FfiError, FfiLevelSampler, FfiPluginInfo, FfiRewardFn};
 
 /// The root module of a floe plugin library.
 #[repr(C)]
@@ -30,6 +30,9 @@ pub struct FloePluginLib {
     /// `plugins()`. A host reads it as an `Option`; a library built before it was appended is
     /// read with [`legacy_capabilities`](super::legacy_capabilities).
     pub capabilities: extern "C" fn() -> RResult<RVec<u32>, FfiError>,
+    /// Appended: makes a level sampler: (name, parameters as JSON). A library built before it
+    /// was appended has no level samplers.
+    pub new_level_sampler: extern "C" fn(RStr<'_>, RStr<'_>) -> RResult<FfiLevelSampler, FfiError>,
 }
 
 impl std::fmt::Debug for FloePluginLib {

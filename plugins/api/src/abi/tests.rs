@@ -215,3 +215,64 @@ fn no_unsafe_is_written_by_hand() {
     visit(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut found);
     assert!(found.is_empty(), "unsafe written by hand: {found:?}");
 }
+
+/// Weights from the episodes' returns (1 + the slot's last return), a refill of the slots whose
+/// episode failed; `garbage` makes it answer a negative weight, `panics` makes it panic.
+struct BySlot {
+    garbage: bool,
+    panics: bool,
+}
+
+impl crate::levels::LevelSampler for BySlot {
+    fn update(
+        &mut self,
+        levels: &[crate::levels::LevelRecord],
+        episodes: &[crate::levels::EpisodeRecord],
+        scores: Option<&[f32]>,
+    ) -> Result<crate::levels::LevelPlan, PluginError> {
+        assert!(!self.panics, "boom in update");
+        let mut weights = vec![1.0; levels.len()];
+        for (i, e) in episodes.iter().enumerate() {
+            weights[e.instance as usize] = 1.0 + f64::from(scores.map_or(e.episode_return, |s| s[i]));
+        }
+        if self.garbage {
+            weights[0] = -1.0;
+        }
+        let refill = episodes.iter().filter(|e| e.outcome == 2).map(|e| e.instance).collect();
+        Ok(crate::levels::LevelPlan { weights: Some(weights), refill, config: None })
+    }
+}
+
+#[test]
+fn a_level_sampler_crosses_checked_both_ways() {
+    use crate::levels::{EpisodeRecord, LevelRecord, LevelSampler};
+    let levels: Vec<LevelRecord> =
+        (0..3).map(|slot| LevelRecord { slot, ..LevelRecord::default() }).collect();
+    let ep = |instance, outcome, episode_return| EpisodeRecord {
+        instance,
+        outcome,
+        episode_return,
+        ..EpisodeRecord::default()
+    };
+    let episodes = [ep(2, 1, 0.5), ep(1, 2, 2.0)];
+    let mut s = FfiLevelSampler::from_box(Box::new(BySlot { garbage: false, panics: false }));
+    let plan = s.update(&levels, &episodes, None).unwrap();
+    assert_eq!(plan.weights, Some(vec![1.0, 3.0, 1.5]));
+    assert_eq!(plan.refill, vec![1]);
+    let plan = s.update(&levels, &episodes, Some(&[1.0, 0.0])).unwrap();
+    assert_eq!(plan.weights, Some(vec![1.0, 1.0, 2.0]), "the host's scores reach the sampler");
+    // The host's call is checked before it crosses, the plugin's plan after.
+    let e = s.update(&levels, &episodes, Some(&[1.0])).unwrap_err();
+    assert!(
+        matches!(e, PluginError::BadInput(_)) && e.to_string().contains("1 scores for 2 episodes"),
+        "{e}"
+    );
+    let mut bad = FfiLevelSampler::from_box(Box::new(BySlot { garbage: true, panics: false }));
+    let e = bad.update(&levels, &episodes, None).unwrap_err();
+    assert!(matches!(e, PluginError::BadOutput(_)) && e.to_string().contains("weight 0 is -1"), "{e}");
+    let mut p = FfiLevelSampler::from_box(Box::new(BySlot { garbage: false, panics: true }));
+    let e = p.update(&levels, &episodes, None).unwrap_err();
+    assert!(matches!(e, PluginError::Panicked(_)) && e.to_string().contains("boom in update"), "{e}");
+    let e = p.update(&levels, &[], None).unwrap_err();
+    assert!(e.to_string().contains("an earlier call panicked"), "poisoned: {e}");
+}

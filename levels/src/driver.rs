@@ -1,0 +1,272 @@
+//! [`Levels`]: what a host calls around an engine's steps to let a level sampler steer it. Every
+//! host (Rust, the C API, Python's `VectorEnv` and PettingZoo environment, Ray shards) calls
+//! this one driver; none copies the sampling logic.
+//!
+//! ```text
+//! engine.reset(seed, out);   levels.start(engine, out);      // the sampler's first weights
+//! loop {
+//!     engine.step(actions, out);
+//!     levels.after_step(engine, out);   // ended episodes kept; every `update_every` steps:
+//! }                                     // the sampler called, its plan applied
+//! levels.update(engine, Some(&episodes), Some(&scores), out);   // or the host's own scores
+//! ```
+//!
+//! Applying a plan: the weights go to the engine ([`Engine::set_weights`]); the slots to refill
+//! get new levels from the [`LevelSource`] (from the plan's configuration, when it gives one),
+//! which [`Engine::refill`] puts in place, truncating the episodes that played them in `out`,
+//! as a step would have. The plan and the new levels are checked before the engine is touched:
+//! a sampler that fails, panics or answers garbage is an error, and the engine is as it was.
+
+use std::collections::BTreeMap;
+
+use floe_core::engine::{Engine, StepBuffersMut};
+use floe_plugin_api::levels::check_update;
+use floe_plugin_api::{EpisodeRecord, LevelRecord, LevelSampler, PluginError};
+use serde::Serialize;
+
+use crate::error::LevelsError;
+use crate::space::LevelSource;
+
+/// What one call of the sampler did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Applied {
+    /// Episodes the sampler was given.
+    pub episodes: usize,
+    /// Whether it set new weights.
+    pub weights: bool,
+    /// Slots refilled with new levels.
+    pub refilled: usize,
+    /// Episodes truncated by the refills.
+    pub truncated: usize,
+}
+
+/// Where a run's episodes were played: per level shape, the episodes that ended on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Shape {
+    /// The map's side (the larger of width and height).
+    pub size: u32,
+    /// Its agents.
+    pub agents: u32,
+    /// Its hole share of the cells, in whole percent.
+    pub hole_percent: u32,
+}
+
+/// The level sampler of a batched engine, with the source of its new levels.
+pub struct Levels {
+    name: String,
+    sampler: Box<dyn LevelSampler>,
+    source: LevelSource,
+    update_every: u32,
+    steps: u32,
+    pending: Vec<EpisodeRecord>,
+    played: BTreeMap<Shape, u64>,
+    totals: Applied,
+}
+
+impl std::fmt::Debug for Levels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Levels")
+            .field("sampler", &self.name)
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Levels {
+    /// The sampler `sampler` (named `name` in messages) drawing new levels from `source`, called
+    /// by [`Levels::after_step`] every `update_every` steps (0: only when the host calls
+    /// [`Levels::update`]).
+    #[must_use]
+    pub fn new(name: &str, sampler: Box<dyn LevelSampler>, source: LevelSource, update_every: u32) -> Self {
+        Levels {
+            name: name.to_string(),
+            sampler,
+            source,
+            update_every,
+            steps: 0,
+            pending: Vec::new(),
+            played: BTreeMap::new(),
+            totals: Applied::default(),
+        }
+    }
+
+    /// The sampler's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The source of new levels.
+    #[must_use]
+    pub fn source(&self) -> &LevelSource {
+        &self.source
+    }
+
+    /// The episodes kept since the sampler's last call, in the order it will get them.
+    #[must_use]
+    pub fn pending(&self) -> &[EpisodeRecord] {
+        &self.pending
+    }
+
+    /// Per level shape, the episodes that ended on it (what the sampler did with its levels).
+    #[must_use]
+    pub fn played(&self) -> &BTreeMap<Shape, u64> {
+        &self.played
+    }
+
+    /// Every call's work added up.
+    #[must_use]
+    pub fn totals(&self) -> Applied {
+        self.totals
+    }
+
+    /// The engine's pool slots as the sampler sees them, with the environments playing each.
+    ///
+    /// # Errors
+    /// The engine's state cannot be read (a device error).
+    pub fn levels(engine: &dyn Engine) -> Result<Vec<LevelRecord>, LevelsError> {
+        let pool = engine.pool();
+        let mut in_play = vec![0u32; pool.len()];
+        for e in engine.state()?.envs {
+            if let Some(n) = in_play.get_mut(e.instance as usize) {
+                *n += 1;
+            }
+        }
+        Ok((0..pool.len())
+            .map(|i| {
+                let (width, height, agents) = pool.dims(i);
+                LevelRecord {
+                    slot: i as u32,
+                    generation: pool.generation(i),
+                    width,
+                    height,
+                    agents,
+                    holes: pool.holes(i),
+                    optimal_soc: pool.optimal_soc(i),
+                    in_play: in_play[i],
+                }
+            })
+            .collect())
+    }
+
+    /// The sampler's first call, with no episodes, after the engine's reset: its first weights,
+    /// and any refill it asks for (written into `out`, the reset's outputs).
+    ///
+    /// # Errors
+    /// As [`Levels::update`].
+    pub fn start(
+        &mut self,
+        engine: &mut dyn Engine,
+        out: StepBuffersMut<'_>,
+    ) -> Result<Applied, LevelsError> {
+        self.pending.clear();
+        self.steps = 0;
+        self.update(engine, Some(&[]), None, out)
+    }
+
+    /// Keeps the episodes that ended in a step (its outputs `out`).
+    pub fn record(&mut self, engine: &dyn Engine, out: &StepBuffersMut<'_>) {
+        let pool = engine.pool();
+        for e in (0..out.info.len()).filter(|&e| out.terminated[e] != 0 || out.truncated[e] != 0) {
+            let info = out.info[e];
+            self.pending.push(EpisodeRecord::from(info));
+            let i = info.instance as usize;
+            if i < pool.len() {
+                let (w, h, agents) = pool.dims(i);
+                let hole_percent =
+                    (f64::from(pool.holes(i)) * 100.0 / f64::from((w * h).max(1))).round() as u32;
+                *self.played.entry(Shape { size: w.max(h), agents, hole_percent }).or_default() += 1;
+            }
+        }
+    }
+
+    /// After each step: keeps its ended episodes, and every `update_every` steps calls the
+    /// sampler with them and applies its plan (into `out`).
+    ///
+    /// # Errors
+    /// As [`Levels::update`].
+    pub fn after_step(
+        &mut self,
+        engine: &mut dyn Engine,
+        mut out: StepBuffersMut<'_>,
+    ) -> Result<Option<Applied>, LevelsError> {
+        self.record(engine, &out);
+        self.steps += 1;
+        if self.update_every == 0 || !self.steps.is_multiple_of(self.update_every) {
+            return Ok(None);
+        }
+        self.update(engine, None, None, out.reborrow()).map(Some)
+    }
+
+    /// Calls the sampler with `episodes` (`None`: those kept since its last call, which are
+    /// then dropped) and the host's `scores` of them (one each), and applies its plan; `out` holds
+    /// the last step's outputs, where refills truncate episodes.
+    ///
+    /// # Errors
+    /// [`LevelsError::Sampler`] for scores of the wrong length or not finite, a sampler that
+    /// fails, panics or answers a plan the checks refuse (weights, refill slots, a configuration
+    /// outside the level space); [`LevelsError::Generate`] when new levels cannot be made,
+    /// [`LevelsError::Config`] when they do not fit the pool's room; the engine's errors. The
+    /// engine, the source and the kept episodes are then as they were.
+    pub fn update(
+        &mut self,
+        engine: &mut dyn Engine,
+        episodes: Option<&[EpisodeRecord]>,
+        scores: Option<&[f32]>,
+        out: StepBuffersMut<'_>,
+    ) -> Result<Applied, LevelsError> {
+        let sampler_error =
+            |name: &str, source: PluginError| LevelsError::Sampler { name: name.to_string(), source };
+        let levels = Self::levels(engine)?;
+        let given = episodes.unwrap_or(&self.pending);
+        check_update(&levels, given, scores).map_err(|e| sampler_error(&self.name, e))?;
+        let plan = self.sampler.update(&levels, given, scores).map_err(|e| sampler_error(&self.name, e))?;
+        plan.check(levels.len()).map_err(|e| sampler_error(&self.name, e))?;
+        let mut source = self.source.clone();
+        if let Some(config) = &plan.config {
+            source.set_config(config.clone()).map_err(|e| {
+                sampler_error(&self.name, PluginError::BadOutput(format!("its configuration: {e}")))
+            })?;
+        }
+        let new = source.draw(plan.refill.len())?;
+        for level in &new {
+            engine.pool().check_fits(level).map_err(|e| {
+                LevelsError::Config(format!("{e} (the pool needs the level space's room: LevelSpace::room)"))
+            })?;
+        }
+        // The weights first, so that an episode a refill truncates draws its next level by them;
+        // the old ones come back if the refill is refused.
+        let old = engine.weights().map(<[f64]>::to_vec);
+        if let Some(w) = &plan.weights {
+            engine.set_weights(Some(w))?;
+        }
+        let slots: Vec<usize> = plan.refill.iter().map(|&s| s as usize).collect();
+        let refilled = if slots.is_empty() {
+            Default::default()
+        } else {
+            match engine.refill(&slots, &new, out) {
+                Ok(r) => r,
+                Err(e) => {
+                    engine.set_weights(old.as_deref())?;
+                    return Err(e.into());
+                }
+            }
+        };
+        self.source = source;
+        let applied = Applied {
+            episodes: given.len(),
+            weights: plan.weights.is_some(),
+            refilled: slots.len(),
+            truncated: refilled.truncated,
+        };
+        if episodes.is_none() {
+            self.pending.clear();
+        }
+        let t = &mut self.totals;
+        t.episodes += applied.episodes;
+        t.refilled += applied.refilled;
+        t.truncated += applied.truncated;
+        t.weights |= applied.weights;
+        Ok(applied)
+    }
+}

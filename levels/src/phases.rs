@@ -1,0 +1,328 @@
+//! The generator-level curricula and the environment engineer as level samplers: stepping runs
+//! in phases of `phase_episodes` ended episodes; at the end of each, the phase's outcomes by map
+//! size become a round of the [`History`] (module F's failure breakdown: the success rate as the
+//! valid rate, the failures by kind, truncations as `goal_not_reached`), the designer writes the
+//! next phase's generator configuration, and every slot of the pool is refilled from it.
+//!
+//! - `frontier`, `difficulty-scaling` (or any curriculum): `next_config` on the history.
+//! - `engineer`: floe-rounds' context (modules F, G, H, S, T) over the history, the engineer's
+//!   reply clamped into the level space's design limits ([`Adoption`]); a reply it cannot use
+//!   keeps the previous phase's configuration.
+//!
+//! The stepping engine judges no optimality, so each size's `optimal_rate` is 0.
+
+use std::collections::BTreeMap;
+
+use floe_core::engine::outcome;
+use floe_core::FailureKind;
+use floe_plugin_api::design::DesignLimits;
+use floe_plugin_api::{
+    Curriculum, EnvEngineer, EpisodeRecord, History, LevelPlan, LevelRecord, LevelSampler, PluginError,
+    RoundConfig, RoundRecord, SizeResult,
+};
+use floe_rounds::context::{ContextInput, ContextOptions};
+use floe_rounds::limits::Adoption;
+
+/// Who designs each phase.
+pub enum Designer {
+    /// A curriculum's `next_config`.
+    Curriculum(Box<dyn Curriculum>),
+    /// An environment engineer over floe-rounds' context.
+    Engineer {
+        /// The engineer.
+        engineer: Box<dyn EnvEngineer>,
+        /// How its context is assembled.
+        context: ContextOptions,
+    },
+}
+
+impl std::fmt::Debug for Designer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Designer::Curriculum(_) => "Designer::Curriculum",
+            Designer::Engineer { .. } => "Designer::Engineer",
+        })
+    }
+}
+
+/// What one phase's episodes of one map size came to.
+#[derive(Debug, Clone, Default)]
+struct Tally {
+    episodes: u32,
+    successes: u32,
+    failures: BTreeMap<FailureKind, u32>,
+}
+
+/// A level sampler that redesigns the generator configuration between phases.
+#[derive(Debug)]
+pub struct PhaseSampler {
+    designer: Designer,
+    limits: DesignLimits,
+    phase_episodes: u32,
+    phases: u32,
+    history: History,
+    /// The current phase's configuration (none before the first call).
+    config: Option<RoundConfig>,
+    /// The engineer's rationale for the current phase.
+    rationale: Option<String>,
+    /// This phase's outcomes by map size.
+    tally: BTreeMap<u32, Tally>,
+    counted: u32,
+    /// Notes of each design (what was clamped, why a reply was not used), for the host's log.
+    notes: Vec<String>,
+}
+
+impl PhaseSampler {
+    /// Phases of `phase_episodes` ended episodes, designed by `designer` within `limits` (the
+    /// level space's); `phases` is how many a run is planned to have (module T says it).
+    ///
+    /// # Errors
+    /// [`PluginError::Config`] for 0 episodes a phase.
+    pub fn new(
+        designer: Designer,
+        limits: DesignLimits,
+        phase_episodes: u32,
+        phases: u32,
+    ) -> Result<Self, PluginError> {
+        if phase_episodes == 0 {
+            return Err(PluginError::Config("phase_episodes must be at least 1".into()));
+        }
+        Ok(PhaseSampler {
+            designer,
+            limits,
+            phase_episodes,
+            phases: phases.max(1),
+            history: History::default(),
+            config: None,
+            rationale: None,
+            tally: BTreeMap::new(),
+            counted: 0,
+            notes: Vec::new(),
+        })
+    }
+
+    /// The phases finished so far, with their configurations and outcomes.
+    #[must_use]
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// The notes of the last design.
+    #[must_use]
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// The phase's record: its configuration and its results by map size.
+    fn record(&self, round: u32, config: &RoundConfig) -> RoundRecord {
+        let results = self
+            .tally
+            .iter()
+            .filter(|(&size, _)| (2..=256).contains(&size))
+            .map(|(&size, t)| SizeResult {
+                size,
+                valid_rate: f64::from(t.successes) / f64::from(t.episodes.max(1)),
+                optimal_rate: 0.0,
+                instances: t.episodes,
+                failures: t.failures.clone(),
+                mean_abs_advantage: None,
+            })
+            .collect();
+        RoundRecord { round, config: config.clone(), results }
+    }
+
+    /// The next phase's configuration.
+    fn design(&mut self) -> Result<RoundConfig, PluginError> {
+        self.notes.clear();
+        let round = self.history.next_round();
+        match &mut self.designer {
+            Designer::Curriculum(c) => {
+                let config = c.next_config(&self.history)?;
+                let (config, notes) = self.limits.clamp(&config).map_err(|e| {
+                    PluginError::BadOutput(format!(
+                        "the curriculum's configuration does not fit the level space: {e}"
+                    ))
+                })?;
+                self.notes = notes;
+                Ok(config)
+            }
+            Designer::Engineer { engineer, context } => {
+                let Some(previous) = self.history.last().map(|r| r.config.clone()) else {
+                    let (config, notes) = self.limits.clamp(&RoundConfig::round0_default()).map_err(|e| {
+                        PluginError::Config(format!("the level space admits no configuration: {e}"))
+                    })?;
+                    self.notes = notes;
+                    return Ok(config);
+                };
+                let input = ContextInput {
+                    history: &self.history,
+                    round,
+                    rounds: self.phases,
+                    epochs: 1,
+                    samples: self.phase_episodes as usize,
+                    previous_rationale: self.rationale.as_deref(),
+                    hyperparameters: serde_json::json!({"phase_episodes": self.phase_episodes}),
+                    limits: &self.limits,
+                };
+                let text = context
+                    .assemble(&input)
+                    .map_err(|e| PluginError::Config(format!("the engineer's context: {e}")))?;
+                let adopted = self.limits.adopt(engineer.design(&text, &self.limits));
+                self.notes = adopted.notes;
+                Ok(match adopted.chosen {
+                    Some((config, rationale)) => {
+                        self.rationale = Some(rationale);
+                        config
+                    }
+                    None => previous,
+                })
+            }
+        }
+    }
+
+    /// Refill every slot from `config`, with equal weights.
+    fn plan(config: &RoundConfig, slots: usize) -> LevelPlan {
+        LevelPlan {
+            weights: Some(vec![1.0; slots]),
+            refill: (0..slots as u32).collect(),
+            config: Some(config.clone()),
+        }
+    }
+}
+
+impl LevelSampler for PhaseSampler {
+    fn update(
+        &mut self,
+        levels: &[LevelRecord],
+        episodes: &[EpisodeRecord],
+        _scores: Option<&[f32]>,
+    ) -> Result<LevelPlan, PluginError> {
+        let Some(config) = self.config.clone() else {
+            let config = self.design()?;
+            self.config = Some(config.clone());
+            return Ok(Self::plan(&config, levels.len()));
+        };
+        for e in episodes {
+            let Some(level) = levels.get(e.instance as usize) else { continue };
+            // Episodes of levels refilled since belong to no phase's configuration.
+            if level.generation != e.generation {
+                continue;
+            }
+            let t = self.tally.entry(level.width.max(level.height)).or_default();
+            t.episodes += 1;
+            match e.outcome {
+                outcome::SUCCESS => t.successes += 1,
+                outcome::TRUNCATED => *t.failures.entry(FailureKind::GoalNotReached).or_default() += 1,
+                _ => {
+                    if let Some(kind) = FailureKind::from_code(e.failure_kind) {
+                        *t.failures.entry(kind).or_default() += 1;
+                    }
+                }
+            }
+            self.counted += 1;
+        }
+        if self.counted < self.phase_episodes {
+            return Ok(LevelPlan::default());
+        }
+        let round = self.history.next_round();
+        let record = self.record(round, &config);
+        self.history.rounds.push(record);
+        self.tally.clear();
+        self.counted = 0;
+        let next = self.design()?;
+        self.config = Some(next.clone());
+        Ok(Self::plan(&next, levels.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use floe_plugin_api::SizeConfig;
+
+    use super::*;
+
+    /// Records every history it is asked about, and moves all data to the size with the lowest
+    /// valid rate.
+    struct Hardest(std::sync::Arc<std::sync::Mutex<Vec<History>>>);
+
+    impl Curriculum for Hardest {
+        fn next_config(&mut self, history: &History) -> Result<RoundConfig, PluginError> {
+            self.0.lock().unwrap().push(history.clone());
+            let size = history
+                .last()
+                .and_then(|r| r.results.iter().min_by(|a, b| a.valid_rate.total_cmp(&b.valid_rate)))
+                .map_or(5, |r| r.size);
+            Ok(RoundConfig {
+                sizes: vec![SizeConfig { size, data_ratio: 1.0, hole_ratio: 0.1, wait_ratio: 0.0 }],
+                agents: vec![2],
+                replay_fraction: 0.0,
+            })
+        }
+    }
+
+    fn level(slot: u32, size: u32) -> LevelRecord {
+        LevelRecord { slot, width: size, height: size, agents: 2, ..LevelRecord::default() }
+    }
+
+    fn ep(slot: u32, outcome: u32, kind: u32) -> EpisodeRecord {
+        EpisodeRecord { instance: slot, outcome, failure_kind: kind, ..EpisodeRecord::default() }
+    }
+
+    #[test]
+    fn a_phase_becomes_a_round_of_outcomes_by_size_and_the_next_design_refills_the_pool() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let limits = DesignLimits {
+            min_size: 5,
+            max_size: 8,
+            agents: vec![2],
+            max_sizes: 4,
+            ..DesignLimits::default()
+        };
+        let mut s =
+            PhaseSampler::new(Designer::Curriculum(Box::new(Hardest(seen.clone()))), limits, 4, 3).unwrap();
+        let levels = [level(0, 5), level(1, 8), level(2, 8)];
+        let first = s.update(&levels, &[], None).unwrap();
+        assert_eq!(first.refill, vec![0, 1, 2]);
+        assert_eq!(first.config.unwrap().sizes[0].size, 5);
+        // Three episodes: not a phase yet.
+        let eps = [ep(0, 1, 0), ep(1, 2, 5), ep(2, 3, 0)];
+        assert_eq!(s.update(&levels, &eps, None).unwrap(), LevelPlan::default());
+        let plan = s.update(&levels, &[ep(1, 1, 0)], None).unwrap();
+        let record = &s.history().rounds[0];
+        assert_eq!(record.round, 0);
+        let by: Vec<(u32, f64, u32)> =
+            record.results.iter().map(|r| (r.size, r.valid_rate, r.instances)).collect();
+        assert_eq!(by, vec![(5, 1.0, 1), (8, 1.0 / 3.0, 3)]);
+        let f = &record.results[1].failures;
+        assert_eq!((f[&FailureKind::Hole], f[&FailureKind::GoalNotReached]), (1, 1));
+        assert_eq!(
+            plan.config.unwrap().sizes[0].size,
+            8,
+            "the designer read the phase: size 8 is the hardest"
+        );
+        assert_eq!(plan.refill.len(), 3);
+        assert_eq!(seen.lock().unwrap().len(), 2);
+        // An episode of a level refilled since counts for no phase.
+        let refilled = [level(0, 5), LevelRecord { generation: 1, ..level(1, 8) }, level(2, 8)];
+        s.update(&refilled, &[ep(1, 1, 0)], None).unwrap();
+        assert_eq!(s.counted, 0);
+    }
+
+    #[test]
+    fn a_configuration_outside_the_space_is_clamped_into_it() {
+        let limits = DesignLimits {
+            min_size: 5,
+            max_size: 6,
+            agents: vec![2, 3],
+            max_sizes: 2,
+            ..DesignLimits::default()
+        };
+        let c =
+            floe_plugins::curriculum::Fixed::new(floe_plugins::curriculum::FixedParams::default()).unwrap();
+        let mut s = PhaseSampler::new(Designer::Curriculum(Box::new(c)), limits, 1, 1).unwrap();
+        let plan = s.update(&[level(0, 5)], &[], None).unwrap();
+        let cfg = plan.config.unwrap();
+        assert!(cfg.sizes.iter().all(|c| (5..=6).contains(&c.size)), "{cfg:?}");
+        assert!(!s.notes().is_empty());
+    }
+}

@@ -1,0 +1,158 @@
+//! The driver over a CPU engine: each built-in sampler steers the levels played, refills come from
+//! the level space, a host's scores reach PLR, the phase samplers redesign the pool, and a
+//! sampler that fails, panics or answers garbage changes nothing.
+
+use std::sync::Arc;
+
+use floe_core::engine::{CollisionMode, CpuEngine, Engine, EnvConfig, InstancePool, Optima, StepBuffers};
+use floe_core::rng::Rng;
+use floe_levels::{LevelSource, LevelSpace, Levels, LevelsError, LevelsSpec};
+use floe_plugin_api::{EpisodeRecord, LevelPlan, LevelRecord, LevelSampler, PluginError, PluginSpec};
+
+fn space() -> LevelSpace {
+    LevelSpace { agents: [2, 3], size: [5, 7], hole_ratio: [0.0, 0.2], wait_ratio: [0.0, 0.5], solve: false }
+}
+
+/// An engine of `envs` environments over `slots` levels of the space, reset.
+fn engine(envs: usize, slots: usize) -> (CpuEngine, StepBuffers) {
+    let levels = LevelSource::new(space(), 99).unwrap().draw(slots).unwrap();
+    let pool = Arc::new(InstancePool::with_room(&levels, Optima::AsStored, space().room()).unwrap());
+    let cfg =
+        EnvConfig { num_envs: envs, mode: CollisionMode::Soft, episode_limit: 8, ..EnvConfig::default() };
+    let mut e = CpuEngine::new(cfg, pool).unwrap();
+    let mut out = StepBuffers::new(&e.sizes());
+    e.reset(1, out.view()).unwrap();
+    (e, out)
+}
+
+fn spec(name: &str, params: serde_json::Value, update_every: u32) -> LevelsSpec {
+    LevelsSpec {
+        sampler: PluginSpec { name: name.into(), params, library: None },
+        space: space(),
+        seed: 5,
+        update_every,
+    }
+}
+
+fn run(levels: &mut Levels, env: &mut CpuEngine, out: &mut StepBuffers, steps: usize) {
+    let mut rng = Rng::from_counters(&[7]);
+    for _ in 0..steps {
+        let actions: Vec<u8> = (0..out.rewards.len()).map(|_| rng.below(5) as u8).collect();
+        env.step(&actions, out.view()).unwrap();
+        levels.after_step(env, out.view()).unwrap();
+    }
+}
+
+#[test]
+fn each_built_in_sampler_steers_the_engine() {
+    for (name, params) in [
+        ("uniform", serde_json::json!({"max_plays": 1})),
+        ("plr", serde_json::json!({"fresh": 0.5})),
+        ("learnability", serde_json::json!({"min_episodes": 1, "window": 4, "refill_fraction": 0.5})),
+    ] {
+        let (mut env, mut out) = engine(16, 12);
+        let mut levels = spec(name, params, 4).build().unwrap();
+        let first = levels.start(&mut env, out.view()).unwrap();
+        assert!(first.weights, "{name}: the first call sets weights");
+        run(&mut levels, &mut env, &mut out, 60);
+        let t = levels.totals();
+        assert!(t.episodes > 50, "{name}: {t:?}");
+        assert!(t.refilled > 0, "{name}: new levels came: {t:?}");
+        let generations: u32 = (0..12).map(|i| env.pool().generation(i)).sum();
+        assert_eq!(generations as usize, t.refilled, "{name}");
+        assert!(levels.played().values().sum::<u64>() as usize >= t.episodes, "{name}");
+        assert!(levels.source().drawn() as usize == t.refilled, "{name}");
+    }
+}
+
+#[test]
+fn host_scores_reach_plr_and_decide_what_it_replays() {
+    let (mut env, mut out) = engine(16, 6);
+    let mut levels =
+        spec("plr", serde_json::json!({"fresh": 0.0, "staleness_coef": 0.0, "replay_prob": 1.0}), 0)
+            .build()
+            .unwrap();
+    levels.start(&mut env, out.view()).unwrap();
+    run(&mut levels, &mut env, &mut out, 30);
+    let episodes: Vec<EpisodeRecord> = levels.pending().to_vec();
+    assert!(!episodes.is_empty());
+    // The host scores slot 4's episodes 1 and every other 0: slot 4 ranks first.
+    let scores: Vec<f32> = episodes.iter().map(|e| if e.instance == 4 { 1.0 } else { 0.0 }).collect();
+    let e = levels.update(&mut env, Some(&episodes), Some(&scores[1..]), out.view()).unwrap_err();
+    assert!(e.to_string().contains("scores for"), "{e}");
+    levels.update(&mut env, Some(&episodes), Some(&scores), out.view()).unwrap();
+    let w = env.weights().unwrap().to_vec();
+    let top = (0..6).max_by(|&a, &b| w[a].total_cmp(&w[b])).unwrap();
+    assert_eq!(top, 4, "{w:?}");
+}
+
+/// A sampler that answers what it is told to.
+struct Scripted(Result<LevelPlan, PluginError>);
+
+impl LevelSampler for Scripted {
+    fn update(
+        &mut self,
+        _: &[LevelRecord],
+        _: &[EpisodeRecord],
+        _: Option<&[f32]>,
+    ) -> Result<LevelPlan, PluginError> {
+        self.0.clone()
+    }
+}
+
+#[test]
+fn a_failing_or_garbage_sampler_changes_nothing() {
+    let (mut env, mut out) = engine(8, 4);
+    run(&mut spec("uniform", serde_json::Value::Null, 0).build().unwrap(), &mut env, &mut out, 3);
+    let state = env.state().unwrap();
+    let kept = out.clone();
+    for (plan, says) in [
+        (
+            Ok(LevelPlan { weights: Some(vec![1.0, f64::NAN, 1.0, 1.0]), ..LevelPlan::default() }),
+            "weight 1 is NaN",
+        ),
+        (Ok(LevelPlan { weights: Some(vec![0.0; 4]), ..LevelPlan::default() }), "all 4 weights are zero"),
+        (Ok(LevelPlan { weights: Some(vec![1.0; 3]), ..LevelPlan::default() }), "3 weights for a pool of 4"),
+        (Ok(LevelPlan { refill: vec![9], ..LevelPlan::default() }), "refill slot 9, outside"),
+        (Err(PluginError::Failed("no".into())), "no"),
+    ] {
+        let source = LevelSource::new(space(), 1).unwrap();
+        let mut levels = Levels::new("scripted", Box::new(Scripted(plan)), source, 0);
+        let e = levels.update(&mut env, None, None, out.view()).unwrap_err();
+        assert!(matches!(e, LevelsError::Sampler { .. }) && e.to_string().contains(says), "{e}");
+        assert_eq!(env.state().unwrap(), state);
+        assert_eq!(env.weights(), None);
+        assert_eq!(out, kept);
+    }
+    // Parameters a built-in refuses, and an unknown name.
+    let e = spec("plr", serde_json::json!({"replay_prob": 2.0}), 0).build().unwrap_err();
+    assert!(e.to_string().contains("replay_prob"), "{e}");
+    let e = spec("nope", serde_json::Value::Null, 0).build().unwrap_err();
+    assert!(e.to_string().contains("nope"), "{e}");
+}
+
+#[test]
+fn frontier_and_the_engineer_redesign_the_pool_between_phases() {
+    for (name, params) in [
+        ("frontier", serde_json::json!({"phase_episodes": 40})),
+        ("difficulty-scaling", serde_json::json!({"phase_episodes": 40})),
+        ("engineer", serde_json::json!({"phase_episodes": 40, "engineer": {"name": "rules"}})),
+    ] {
+        let (mut env, mut out) = engine(16, 8);
+        let mut levels = spec(name, params, 2).build().unwrap();
+        let first = levels.start(&mut env, out.view()).unwrap();
+        assert_eq!(first.refilled, 8, "{name}: the first phase's levels fill the pool");
+        let cfg = levels.source().config().expect("a configuration").clone();
+        run(&mut levels, &mut env, &mut out, 80);
+        let t = levels.totals();
+        assert!(t.refilled >= 16, "{name}: a later phase refilled the pool again: {t:?}");
+        let sizes: Vec<u32> = cfg.sizes.iter().map(|s| s.size).collect();
+        assert!(sizes.iter().all(|s| (5..=7).contains(s)), "{name}: {sizes:?}");
+    }
+    let e = spec("frontier", serde_json::json!({"engineer": {"name": "rules"}}), 0).build().unwrap_err();
+    assert!(e.to_string().contains("takes no `engineer`"), "{e}");
+    let e = spec("engineer", serde_json::json!({"engineer": {"name": "rules"}, "context": {}}), 0)
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("history_json"), "{e}");
+}

@@ -1,0 +1,87 @@
+//! Built-in level samplers ([`floe_plugin_api::LevelSampler`]): which levels of an engine's pool
+//! its environments play, from the episodes that ended.
+//!
+//! | name | what |
+//! |---|---|
+//! | `uniform` | [`uniform`]: domain randomisation, every slot alike; optionally a slot's level replaced after it was played `max_plays` times |
+//! | `plr` | [`plr`]: robust prioritized level replay (Jiang et al. 2021): rank or power prioritisation of the host's scores (or a return-based proxy), staleness, a replay probability, the lowest-scored levels replaced by new ones |
+//! | `learnability` | [`learnability`]: Sampling For Learnability (Rutherford et al. 2024): p·(1−p) of each level's recent successes, the most learnable sampled, the unlearnable replaced from the generator |
+//!
+//! Each keeps its statistics per slot and generation: a refilled slot starts again. Refills go
+//! to slots no environment plays when there are such, so that few episodes are truncated.
+
+pub mod learnability;
+pub mod plr;
+pub mod uniform;
+
+pub use learnability::{Learnability, LearnabilityParams};
+pub use plr::{LevelPlr, LevelPlrParams, Prioritization, ScoreProxy};
+pub use uniform::{Uniform, UniformParams};
+
+use floe_plugin_api::{EpisodeRecord, LevelRecord};
+
+/// A slot's statistics, for the generation they were gathered on.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Slot<T> {
+    pub(crate) generation: u32,
+    pub(crate) stats: T,
+}
+
+/// Per-slot statistics that start again when a slot is refilled (its generation changes).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Slots<T> {
+    pub(crate) slots: Vec<Slot<T>>,
+}
+
+impl<T: Default> Slots<T> {
+    /// Follows the pool: new slots, and refilled ones, start from `T::default()`.
+    pub(crate) fn follow(&mut self, levels: &[LevelRecord]) {
+        self.slots.resize_with(levels.len(), Slot::default);
+        for (s, l) in self.slots.iter_mut().zip(levels) {
+            if s.generation != l.generation {
+                *s = Slot { generation: l.generation, stats: T::default() };
+            }
+        }
+    }
+
+    /// The statistics of the slot an episode played, if the episode played the slot's current
+    /// level (an episode of an earlier generation tells nothing of the level there now).
+    pub(crate) fn of(&mut self, e: &EpisodeRecord) -> Option<&mut T> {
+        let s = self.slots.get_mut(e.instance as usize)?;
+        (s.generation == e.generation).then_some(&mut s.stats)
+    }
+}
+
+/// Up to `count` slots to refill among `candidates` (in order of preference), those no
+/// environment plays first.
+pub(crate) fn choose_refills(levels: &[LevelRecord], candidates: &[usize], count: usize) -> Vec<u32> {
+    let free = candidates.iter().filter(|&&i| levels[i].in_play == 0);
+    let busy = candidates.iter().filter(|&&i| levels[i].in_play > 0);
+    free.chain(busy).take(count).map(|&i| i as u32).collect()
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use floe_plugin_api::{EpisodeRecord, LevelRecord};
+
+    /// `n` slots of generation 0, none in play.
+    pub(crate) fn levels(n: u32) -> Vec<LevelRecord> {
+        (0..n)
+            .map(|slot| LevelRecord { slot, width: 5, height: 5, agents: 2, ..LevelRecord::default() })
+            .collect()
+    }
+
+    /// An episode on `slot` (generation 0): a success or a failure, with its return.
+    pub(crate) fn episode(slot: u32, success: bool, ret: f32) -> EpisodeRecord {
+        EpisodeRecord {
+            episode_steps: 5,
+            outcome: if success { 1 } else { 2 },
+            failure_kind: if success { 0 } else { 5 },
+            failure_agent: if success { u32::MAX } else { 0 },
+            instance: slot,
+            generation: 0,
+            episode_return: ret,
+            agents_on_goal: if success { 2 } else { 0 },
+        }
+    }
+}
