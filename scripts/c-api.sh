@@ -23,15 +23,16 @@ step() { echo "== c-api: $*"; }
 
 step "install into $PREFIX"
 make -s -C ffi install PREFIX="$PREFIX" TARGET_DIR="$TARGET_DIR"
-# The plugins the tests load: a failing C plugin and a panicking Rust one (error paths), and a
-# C engineer (the design limits it is given).
+# The plugins the tests load: a failing C plugin and a panicking Rust one (error paths), a C
+# engineer (the design limits it is given) and a C level sampler.
 cargo build --release -q -p floe-example-faulty
 cc -shared -fPIC -O1 -I "$PREFIX/include" -o "$WORK/libc_failing.so" plugins/examples/c/failing.c
 cc -shared -fPIC -O1 -I "$PREFIX/include" -o "$WORK/libc_engineer.so" plugins/examples/c/engineer.c
+cc -shared -fPIC -O1 -I "$PREFIX/include" -o "$WORK/libc_level_sampler.so" plugins/examples/c/level_sampler.c
 FAULTY=$TARGET_DIR/release/libfloe_example_faulty.so
 export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
 CFLAGS_FLOE=$(pkg-config --cflags floe)
-RUN_ARGS=("$WORK/libc_failing.so" "$FAULTY" "$WORK" "$WORK/libc_engineer.so")
+RUN_ARGS=("$WORK/libc_failing.so" "$FAULTY" "$WORK" "$WORK/libc_engineer.so" "$WORK/libc_level_sampler.so")
 
 step "C test suite, shared library, with the GPU engine against the CPU engine"
 cc -std=c11 -Wall -Wextra -Werror -O1 -g $CFLAGS_FLOE -o "$WORK/test_shared" ffi/tests/c/test_api.c \

@@ -66,17 +66,6 @@
 #define FLOE_EVENT_INACTIVE 128
 
 /*
- `floe_env_info.outcome`.
- */
-#define FLOE_OUTCOME_RUNNING 0
-
-#define FLOE_OUTCOME_SUCCESS 1
-
-#define FLOE_OUTCOME_FAILURE 2
-
-#define FLOE_OUTCOME_TRUNCATED 3
-
-/*
  `floe_verify_plan`: `plan` is JSON: `{"moves": ["RRD", "UL"]}`, `{"paths": [[[0, 0], [0, 1]],
  ...]}` (either may carry the solver's `"soc"` and `"makespan"`, as `floe_solve` writes it), or
  a bare array with one move string (or one path) per agent, `["RRD", "UL"]`.
@@ -99,6 +88,12 @@
  different engines may be used from different threads at once.
  */
 typedef struct floe_engine floe_engine;
+
+/*
+ A level sampler with the source of its new levels (opaque): floe-levels' driver. Calls on
+ one are serialised by a lock inside it.
+ */
+typedef struct floe_levels floe_levels;
 
 /*
  A plugin instance (opaque). Calls on one plugin are serialised by a lock inside it.
@@ -157,6 +152,46 @@ typedef struct floe_step_buffers {
   floe_env_info *info;
   size_t info_len;
 } floe_step_buffers;
+
+/*
+ What `floe_engine_refill` did to the environments that played a refilled slot.
+ */
+typedef struct floe_refilled {
+  /*
+   Environments whose running episode was truncated (in the buffers).
+   */
+  size_t truncated;
+  /*
+   Environments at the first step of an episode, put on their slot's new level.
+   */
+  size_t restarted;
+} floe_refilled;
+
+/*
+ What one call of a level sampler did (`floe_levels_start`, `_after_step`, `_update`).
+ */
+typedef struct floe_levels_applied {
+  /*
+   1 when the sampler was called (always, but for `floe_levels_after_step` between its calls).
+   */
+  uint32_t called;
+  /*
+   1 when it set new weights.
+   */
+  uint32_t weights;
+  /*
+   Episodes it was given.
+   */
+  size_t episodes;
+  /*
+   Slots refilled with new levels.
+   */
+  size_t refilled;
+  /*
+   Episodes the refills truncated (in the buffers).
+   */
+  size_t truncated;
+} floe_levels_applied;
 
 /*
  One instance described by the caller's own arrays, for [`floe_pool_from_arrays`].
@@ -433,11 +468,225 @@ floe_status floe_obs_unpack_bits(uint32_t radius,
                                  size_t out_len);
 
 /*
- Makes a plugin instance of `kind` (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM or _ENV_ENGINEER) named
- `name`, with `params_json` (NULL for its defaults), resolved as a training configuration's
- plugin spec is (floe-plugin-host's registry). With `library` NULL, `name` is a built-in
- (rewards `tiered`, `shaped`; curricula `fixed`, `difficulty-scaling`, `plr`, `sec`,
- `frontier`, `schedule`; engineers
+ Sets the sampling weights of the engine's pool slots: every later draw of a level (each
+ auto-reset, and `floe_engine_reset`) picks slot `i` with probability `weights[i] / Σ weights`,
+ by the same counter-based draw on both backends. `weights` NULL with `len` 0 removes them
+ (every slot alike, as an engine without weights draws); equal weights draw the same.
+
+ Errors (nothing changed by a refused call): FLOE_STATUS_BAD_INPUT naming the value for a
+ weights count other than the pool's slots, a negative, NaN or infinite weight, or all weights
+ zero, or a misaligned `weights`; FLOE_STATUS_NULL_POINTER for a NULL `engine`, or `weights`
+ with `len` above 0; FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine;
+ FLOE_STATUS_GPU for a device error.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; strings are NUL-terminated; handles come from this library.
+ */
+floe_status floe_engine_set_weights(struct floe_engine *engine, const double *weights, size_t len);
+
+/*
+ Replaces the levels of pool slots `slots[0..slots_len]` with the instances of `levels` (one
+ each, in order: `levels` holds exactly `slots_len`, with their stored optima), between steps,
+ without making a new engine; each slot counts one more generation (`floe_env_info.generation`).
+ `buffers` holds the last step's (or reset's) outputs: an environment playing a refilled slot
+ at the first step of its episode is put on the new level (its `obs` rewritten); one later in
+ its episode has the episode truncated in `buffers`, as a step would have truncated it
+ (`truncated` 1, `final_obs` its last observation, `info` its record with
+ FLOE_OUTCOME_TRUNCATED), and starts its next episode on a level drawn as every auto-reset
+ draws. `*out` (may be NULL) says how many environments were moved each way. The engine's pool
+ is its own copy from then on (the `floe_pool` it was made from is unchanged). Every level
+ must fit the pool's room (the agents and side of its largest level, or what
+ `floe_levels_pool` made room for).
+
+ Errors (nothing changed by a refused call): FLOE_STATUS_NOT_RESET before the first reset,
+ FLOE_STATUS_BAD_INPUT for a slot out of range or named twice, a `levels` count other than
+ `slots_len`, a level too large for the pool's room, buffers that do not hold the last step's
+ outputs, or that overlap or are misaligned; FLOE_STATUS_BUFFER_SIZE for a buffer length other
+ than `floe_engine_sizes` gives; FLOE_STATUS_NULL_POINTER for a NULL `engine`, `levels`,
+ `buffers`, buffer of non-zero length, or `slots` with `slots_len` above 0;
+ FLOE_STATUS_WRONG_HANDLE for an `engine` or `levels` that is not a live engine or pool;
+ FLOE_STATUS_GPU for a device error.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; strings are NUL-terminated; handles come from this library.
+ */
+floe_status floe_engine_refill(struct floe_engine *engine,
+                               const size_t *slots,
+                               size_t slots_len,
+                               const struct floe_pool *levels,
+                               const struct floe_step_buffers *buffers,
+                               struct floe_refilled *out);
+
+/*
+ Makes a level sampler from its settings (`spec_json`, NULL for the defaults), an object whose
+ fields are all optional:
+
+ ```json
+ {"sampler": {"name": "plr", "params": {"replay_prob": 0.8}, "library": "path/to/lib.so"},
+  "space": {"agents": [2, 4], "size": [5, 10], "hole_ratio": [0, 0.3], "wait_ratio": [0, 1], "solve": true},
+  "seed": 0, "update_every": 0}
+ ```
+
+ `sampler` (a plugin spec; default `uniform`): built in, `uniform` (domain randomisation),
+ `plr` (robust prioritized level replay), `learnability` (sampling for learnability), and the
+ samplers over generator configurations between phases, `frontier`, `difficulty-scaling`
+ (`params`: `phase_episodes`, `phases`, `curriculum`) and `engineer` (`params`:
+ `phase_episodes`, `phases`, `engineer`: a plugin spec, `context`); or a Rust or C level
+ sampler from `library` (`FLOE_PLUGIN_KIND_LEVEL_SAMPLER`). `space`: where new levels come
+ from. `seed`: of the new levels. `update_every`: steps between the sampler's calls made by
+ `floe_levels_after_step` (0: only `floe_levels_update` calls it). Unknown fields are errors.
+
+ Ownership: `*out` is the caller's (`floe_levels_free`). Thread-safe.
+ Errors: FLOE_STATUS_CONFIG for settings that do not parse or are out of range, or parameters
+ the sampler refuses; FLOE_STATUS_UNKNOWN_PLUGIN for a name the library (or the built-ins) does
+ not have; FLOE_STATUS_FAILED for a library that does not load; FLOE_STATUS_NULL_POINTER for a
+ NULL `out`; FLOE_STATUS_BAD_UTF8 for a `spec_json` that is not UTF-8; FLOE_STATUS_BAD_INPUT
+ for a misaligned `out`; or the status a loaded plugin's constructor returns.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; strings are NUL-terminated; handles come from this library.
+ */
+floe_status floe_levels_new(const char *spec_json,
+                            struct floe_levels **out);
+
+/*
+ A pool of `count` new levels from the sampler's level space, with room for every level of
+ the space (so that the sampler's refills fit it): the pool to make the engine with.
+
+ Ownership: `*out` is the caller's (`floe_pool_free`). Thread-safe.
+ Errors: FLOE_STATUS_BAD_INPUT for a `count` of 0 or a misaligned `out`; FLOE_STATUS_FAILED
+ when the levels cannot be generated; FLOE_STATUS_TOO_LARGE when they cannot be held;
+ FLOE_STATUS_NULL_POINTER for a NULL `levels` or `out`; FLOE_STATUS_WRONG_HANDLE for a `levels`
+ that is not a live level sampler.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; strings are NUL-terminated; handles come from this library.
+ */
+floe_status floe_levels_pool(struct floe_levels *levels, size_t count, struct floe_pool **out);
+
+/*
+ The sampler's first call, with no episodes, after `floe_engine_reset`: its first weights and
+ any refill it asks for (the buffers hold the reset's outputs, and get the refilled slots'
+ observations). `*out` (may be NULL) says what it did.
+
+ Errors (the engine unchanged by a refused call): the sampler's own status when it fails
+ (FLOE_STATUS_PANICKED for a plugin that panicked), FLOE_STATUS_BAD_OUTPUT for a plan the
+ checks refuse (weights negative, NaN, infinite or all zero, or of another count than the
+ pool's slots; a refill slot out of range or named twice; a configuration outside the level
+ space), FLOE_STATUS_CONFIG for new levels the pool has no room for, FLOE_STATUS_FAILED for
+ levels that cannot be generated, FLOE_STATUS_TOO_LARGE; the engine's statuses
+ (FLOE_STATUS_NOT_RESET, FLOE_STATUS_BUFFER_SIZE, FLOE_STATUS_BAD_INPUT for buffers that
+ overlap or are misaligned, or a misaligned `out`, FLOE_STATUS_GPU); FLOE_STATUS_NULL_POINTER
+ for a NULL `levels`, `engine`, `buffers` or buffer of non-zero length;
+ FLOE_STATUS_WRONG_HANDLE for a handle that is not a live level sampler or engine.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; strings are NUL-terminated; handles come from this library.
+ */
+floe_status floe_levels_start(struct floe_levels *levels,
+                              struct floe_engine *engine,
+                              const struct floe_step_buffers *buffers,
+                              struct floe_levels_applied *out);
+
+/*
+ After each `floe_engine_step` (with its buffers): keeps the episodes that ended, and every
+ `update_every` steps calls the sampler with them and applies its plan (refills truncate
+ episodes in the buffers, as described at `floe_engine_refill`). `*out` (may be NULL): `called`
+ is 0 between the sampler's calls.
+
+ Errors (the engine unchanged by a refused call): as `floe_levels_start`: the sampler's own
+ status (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED,
+ FLOE_STATUS_BAD_INPUT, FLOE_STATUS_CONFIG, FLOE_STATUS_UNKNOWN_PLUGIN), FLOE_STATUS_BAD_OUTPUT
+ for a plan the checks refuse, FLOE_STATUS_CONFIG for new levels the pool has no room for,
+ FLOE_STATUS_FAILED for levels that cannot be generated, FLOE_STATUS_TOO_LARGE; the engine's
+ statuses (FLOE_STATUS_NOT_RESET, FLOE_STATUS_BUFFER_SIZE, FLOE_STATUS_BAD_INPUT for buffers
+ that overlap or are misaligned, FLOE_STATUS_GPU); FLOE_STATUS_NULL_POINTER for a NULL
+ `levels`, `engine`, `buffers` or buffer of non-zero length; FLOE_STATUS_WRONG_HANDLE for a
+ handle that is not a live level sampler or engine.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; strings are NUL-terminated; handles come from this library.
+ */
+floe_status floe_levels_after_step(struct floe_levels *levels,
+                                   struct floe_engine *engine,
+                                   const struct floe_step_buffers *buffers,
+                                   struct floe_levels_applied *out);
+
+/*
+ Calls the sampler now and applies its plan. `episodes` (`episodes_len` records, as the
+ engine's `info` gave them) are the episodes to score; NULL gives it those kept by
+ `floe_levels_after_step` since its last call (`floe_levels_pending` lists them), which are
+ then dropped. `scores` is NULL or one finite score per episode from the host (for `plr`, the
+ episode's positive value loss or MaxMC); `scores_len` is their number. `buffers` hold the last
+ step's outputs. `*out` (may be NULL) says what the call did.
+
+ Errors (the engine unchanged by a refused call): FLOE_STATUS_BAD_INPUT for scores of another
+ count than the episodes, a score that is not finite, an episode whose slot is outside the
+ pool, or buffers that overlap or are misaligned; FLOE_STATUS_NULL_POINTER for `scores` NULL
+ with `scores_len` above 0, `episodes` NULL with `episodes_len` above 0, or a NULL `levels`,
+ `engine`, `buffers` or buffer of non-zero length; FLOE_STATUS_WRONG_HANDLE for a handle that
+ is not a live level sampler or engine; and as `floe_levels_start`: the sampler's own status
+ (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_CONFIG,
+ FLOE_STATUS_UNKNOWN_PLUGIN), FLOE_STATUS_BAD_OUTPUT for a plan the checks refuse,
+ FLOE_STATUS_CONFIG for new levels the pool has no room for, FLOE_STATUS_FAILED for levels
+ that cannot be generated, FLOE_STATUS_TOO_LARGE; the engine's FLOE_STATUS_NOT_RESET,
+ FLOE_STATUS_BUFFER_SIZE and FLOE_STATUS_GPU.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; strings are NUL-terminated; handles come from this library.
+ */
+floe_status floe_levels_update(struct floe_levels *levels,
+                               struct floe_engine *engine,
+                               const floe_env_info *episodes,
+                               size_t episodes_len,
+                               const float *scores,
+                               size_t scores_len,
+                               const struct floe_step_buffers *buffers,
+                               struct floe_levels_applied *out);
+
+/*
+ The episodes kept since the sampler's last call, in the order it will get them: up to `cap`
+ records into `out`, and their number (all of them, which may be more than `cap`) into `*len`.
+ A host that scores episodes itself reads them here, then passes its scores in that order to
+ `floe_levels_update`.
+
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `levels` or `len`, or `out` with `cap` above 0;
+ FLOE_STATUS_WRONG_HANDLE for a `levels` that is not a live level sampler;
+ FLOE_STATUS_BAD_INPUT for a misaligned `out` or `len`.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; strings are NUL-terminated; handles come from this library.
+ */
+floe_status floe_levels_pending(const struct floe_levels *levels,
+                                floe_env_info *out,
+                                size_t cap,
+                                size_t *len);
+
+/*
+ Frees a level sampler; NULL is accepted.
+
+ Errors: FLOE_STATUS_WRONG_HANDLE for a handle that is not a live level sampler.
+
+ # Safety
+ `levels` is NULL or a handle from this library.
+ */
+floe_status floe_levels_free(struct floe_levels *levels);
+
+/*
+ Makes a plugin instance of `kind` (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM, _ENV_ENGINEER or
+ _LEVEL_SAMPLER) named `name`, with `params_json` (NULL for its defaults), resolved as a
+ training configuration's plugin spec is (floe-plugin-host's registry). With `library` NULL,
+ `name` is a built-in (rewards `tiered`, `shaped`; curricula `fixed`, `difficulty-scaling`,
+ `plr`, `sec`, `frontier`, `schedule`; level samplers `uniform`, `plr`, `learnability` (those
+ over generator configurations are `floe_levels_new`'s); engineers
  `rules`, `endpoint` (an OpenAI-compatible server, parameters as in `floe train`), and
  `embedded` in builds with the `embedded` feature); otherwise `library` is the path of a plugin
  library, Rust or C (as `floe plugin inspect` reads), which stays loaded while the plugin
@@ -465,7 +714,8 @@ floe_status floe_plugin_new(const char *library,
                             struct floe_plugin **out);
 
 /*
- The plugin's kind (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM or _ENV_ENGINEER). Thread-safe.
+ The plugin's kind (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM, _ENV_ENGINEER or _LEVEL_SAMPLER).
+ Thread-safe.
 
  Errors: FLOE_STATUS_NULL_POINTER for a NULL `plugin` or `out`, FLOE_STATUS_WRONG_HANDLE for a
  `plugin` that is not a live plugin, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
@@ -569,6 +819,44 @@ floe_status floe_plugin_sample_replay(struct floe_plugin *plugin,
                                       uint32_t *out_indices,
                                       size_t out_cap,
                                       size_t *out_len);
+
+/*
+ A level sampler's plan: `levels` (`levels_len` records, one per pool slot, `levels[i].slot ==
+ i`) and the episodes that ended (`episodes_len` records, as the engine's `info` gave them) in,
+ with `scores` NULL or one finite score per episode from the host. Out: when
+ `*out_has_weights` is 1, `out_weights` (room for `levels_len`) holds the slots' new weights;
+ `out_refill` (room for `levels_len`) gets `*out_refill_len` distinct slots to refill with new
+ levels; `*out_config_json` gets the generator configuration of the refilled levels, or NULL
+ (`floe_string_free`). Everything is checked (the weights as `floe_engine_set_weights` takes
+ them) before it is written: a refused plan leaves the outputs as they were. To steer an
+ engine with a sampler, `floe_levels` calls this and applies the plan.
+
+ Errors: FLOE_STATUS_UNSUPPORTED when the plugin is not a level sampler,
+ FLOE_STATUS_BAD_INPUT for scores that are not finite, an episode whose slot is outside the
+ pool, or a misaligned array; FLOE_STATUS_BUFFER_SIZE for `out_cap` below `levels_len`;
+ FLOE_STATUS_BAD_OUTPUT for a plan the checks refuse; FLOE_STATUS_NULL_POINTER for a NULL
+ `plugin`, `out_has_weights`, `out_refill_len`, `out_config_json`, or array of non-zero
+ length; FLOE_STATUS_WRONG_HANDLE for a `plugin` that is not a live plugin; or the plugin's own
+ status (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED,
+ FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT, FLOE_STATUS_CONFIG or
+ FLOE_STATUS_UNKNOWN_PLUGIN).
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; strings are NUL-terminated; handles come from this library.
+ */
+floe_status floe_plugin_update_levels(struct floe_plugin *plugin,
+                                      const floe_level_record *levels,
+                                      size_t levels_len,
+                                      const floe_env_info *episodes,
+                                      size_t episodes_len,
+                                      const float *scores,
+                                      double *out_weights,
+                                      uint32_t *out_has_weights,
+                                      uint32_t *out_refill,
+                                      size_t out_cap,
+                                      size_t *out_refill_len,
+                                      char **out_config_json);
 
 /*
  An environment engineer's reply to a context (the text the trainer assembles: failures,

@@ -75,7 +75,7 @@ fn overlaps(ranges: &[(usize, usize, &'static str)]) -> Result<()> {
 /// # Safety
 /// Each non-NULL pointer of `b` must be valid for writes of its length, for the duration of the
 /// call.
-unsafe fn step_buffers<'a>(b: *const floe_step_buffers) -> Result<StepBuffersMut<'a>> {
+pub(crate) unsafe fn step_buffers<'a>(b: *const floe_step_buffers) -> Result<StepBuffersMut<'a>> {
     non_null(b, "buffers")?;
     // SAFETY: not NULL; the caller passes a readable struct.
     let b = unsafe { b.read() };
@@ -170,7 +170,10 @@ pub unsafe extern "C" fn floe_engine_new(
     })
 }
 
-fn with_engine<T>(engine: *const floe_engine, f: impl FnOnce(&mut dyn Engine) -> Result<T>) -> Result<T> {
+pub(crate) fn with_engine<T>(
+    engine: *const floe_engine,
+    f: impl FnOnce(&mut dyn Engine) -> Result<T>,
+) -> Result<T> {
     let e = handles::get(engine, "engine")?;
     let mut guard = handles::lock(&e.inner, "the engine")?;
     f(guard.as_mut())

@@ -19,6 +19,7 @@ pub(crate) enum Kind {
     Pool,
     Engine,
     Plugin,
+    Levels,
 }
 
 impl Kind {
@@ -27,6 +28,7 @@ impl Kind {
             Kind::Pool => "floe_pool",
             Kind::Engine => "floe_engine",
             Kind::Plugin => "floe_plugin",
+            Kind::Levels => "floe_levels",
         }
     }
 }

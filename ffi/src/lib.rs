@@ -36,6 +36,7 @@
 mod boundary;
 mod engine;
 mod handles;
+mod levels;
 mod plugins;
 mod pool;
 mod train;
@@ -46,6 +47,7 @@ use std::ffi::{c_char, CString};
 // Everything exported to C is also this crate's Rust API (the tests call it as C does).
 pub use boundary::floe_status;
 pub use engine::*;
+pub use levels::*;
 pub use plugins::*;
 pub use pool::*;
 pub use train::*;

@@ -4,11 +4,12 @@
 use std::ffi::c_char;
 use std::sync::Mutex;
 
+use floe_core::engine::EnvInfo;
 use floe_plugin_api::design::{DesignLimits, DesignLimitsRecord};
 use floe_plugin_api::traits::{check_replay, check_rewards};
 use floe_plugin_api::{
-    Curriculum, EnvEngineer, History, PluginError, PluginSpec, ReplayRecord, ReplayRequest, RewardFn,
-    StepOutcome, VerdictRecord,
+    Curriculum, EnvEngineer, EpisodeRecord, History, LevelRecord, LevelSampler, PluginError, PluginSpec,
+    ReplayRecord, ReplayRequest, RewardFn, StepOutcome, VerdictRecord,
 };
 use floe_plugin_registry::{self as registry, RegistryError};
 
@@ -22,11 +23,13 @@ use crate::handles::{self, Handle, Kind};
 const FLOE_PLUGIN_REWARD: u32 = 1;
 const FLOE_PLUGIN_CURRICULUM: u32 = 2;
 const FLOE_PLUGIN_ENGINEER: u32 = 3;
+const FLOE_PLUGIN_LEVEL_SAMPLER: u32 = 4;
 
 enum Object {
     Reward(Box<dyn RewardFn>),
     Curriculum(Box<dyn Curriculum>),
     Engineer(Box<dyn EnvEngineer>),
+    LevelSampler(Box<dyn LevelSampler>),
 }
 
 /// A registry error as a status: the plugin's own code when it refused, FLOE_STATUS_FAILED for a
@@ -74,11 +77,12 @@ impl Handle for floe_plugin {
     const KIND: Kind = Kind::Plugin;
 }
 
-/// Makes a plugin instance of `kind` (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM or _ENV_ENGINEER) named
-/// `name`, with `params_json` (NULL for its defaults), resolved as a training configuration's
-/// plugin spec is (floe-plugin-host's registry). With `library` NULL, `name` is a built-in
-/// (rewards `tiered`, `shaped`; curricula `fixed`, `difficulty-scaling`, `plr`, `sec`,
-/// `frontier`, `schedule`; engineers
+/// Makes a plugin instance of `kind` (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM, _ENV_ENGINEER or
+/// _LEVEL_SAMPLER) named `name`, with `params_json` (NULL for its defaults), resolved as a
+/// training configuration's plugin spec is (floe-plugin-host's registry). With `library` NULL,
+/// `name` is a built-in (rewards `tiered`, `shaped`; curricula `fixed`, `difficulty-scaling`,
+/// `plr`, `sec`, `frontier`, `schedule`; level samplers `uniform`, `plr`, `learnability` (those
+/// over generator configurations are `floe_levels_new`'s); engineers
 /// `rules`, `endpoint` (an OpenAI-compatible server, parameters as in `floe train`), and
 /// `embedded` in builds with the `embedded` feature); otherwise `library` is the path of a plugin
 /// library, Rust or C (as `floe plugin inspect` reads), which stays loaded while the plugin
@@ -125,8 +129,11 @@ pub unsafe extern "C" fn floe_plugin_new(
             FLOE_PLUGIN_REWARD => registry::reward(&spec).map(Object::Reward),
             FLOE_PLUGIN_CURRICULUM => registry::curriculum(&spec).map(Object::Curriculum),
             FLOE_PLUGIN_ENGINEER => registry::engineer(&spec).map(Object::Engineer),
+            FLOE_PLUGIN_LEVEL_SAMPLER => registry::level_sampler(&spec).map(Object::LevelSampler),
             k => {
-                return Err(Error::bad_input(format!("plugin kind {k}: 1 reward, 2 curriculum, 3 engineer")))
+                return Err(Error::bad_input(format!(
+                    "plugin kind {k}: 1 reward, 2 curriculum, 3 engineer, 4 level sampler"
+                )))
             }
         }
         .map_err(registry_error)?;
@@ -146,7 +153,8 @@ fn wrong_kind(want: &str) -> Error {
     Error::new(status::UNSUPPORTED, format!("this plugin is not a {want}"))
 }
 
-/// The plugin's kind (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM or _ENV_ENGINEER). Thread-safe.
+/// The plugin's kind (FLOE_PLUGIN_KIND_REWARD, _CURRICULUM, _ENV_ENGINEER or _LEVEL_SAMPLER).
+/// Thread-safe.
 ///
 /// Errors: FLOE_STATUS_NULL_POINTER for a NULL `plugin` or `out`, FLOE_STATUS_WRONG_HANDLE for a
 /// `plugin` that is not a live plugin, FLOE_STATUS_BAD_INPUT for a misaligned `out`.
@@ -345,6 +353,96 @@ pub unsafe extern "C" fn floe_plugin_sample_replay(
         out[..picked.len()].copy_from_slice(&picked);
         // SAFETY: checked not NULL.
         unsafe { write_out(out_len, picked.len(), "out_len") }
+    })
+}
+
+/// A level sampler's plan: `levels` (`levels_len` records, one per pool slot, `levels[i].slot ==
+/// i`) and the episodes that ended (`episodes_len` records, as the engine's `info` gave them) in,
+/// with `scores` NULL or one finite score per episode from the host. Out: when
+/// `*out_has_weights` is 1, `out_weights` (room for `levels_len`) holds the slots' new weights;
+/// `out_refill` (room for `levels_len`) gets `*out_refill_len` distinct slots to refill with new
+/// levels; `*out_config_json` gets the generator configuration of the refilled levels, or NULL
+/// (`floe_string_free`). Everything is checked (the weights as `floe_engine_set_weights` takes
+/// them) before it is written: a refused plan leaves the outputs as they were. To steer an
+/// engine with a sampler, `floe_levels` calls this and applies the plan.
+///
+/// Errors: FLOE_STATUS_UNSUPPORTED when the plugin is not a level sampler,
+/// FLOE_STATUS_BAD_INPUT for scores that are not finite, an episode whose slot is outside the
+/// pool, or a misaligned array; FLOE_STATUS_BUFFER_SIZE for `out_cap` below `levels_len`;
+/// FLOE_STATUS_BAD_OUTPUT for a plan the checks refuse; FLOE_STATUS_NULL_POINTER for a NULL
+/// `plugin`, `out_has_weights`, `out_refill_len`, `out_config_json`, or array of non-zero
+/// length; FLOE_STATUS_WRONG_HANDLE for a `plugin` that is not a live plugin; or the plugin's own
+/// status (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED,
+/// FLOE_STATUS_BAD_INPUT, FLOE_STATUS_BAD_OUTPUT, FLOE_STATUS_CONFIG or
+/// FLOE_STATUS_UNKNOWN_PLUGIN).
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn floe_plugin_update_levels(
+    plugin: *mut floe_plugin,
+    levels: *const LevelRecord,
+    levels_len: usize,
+    episodes: *const EnvInfo,
+    episodes_len: usize,
+    scores: *const f32,
+    out_weights: *mut f64,
+    out_has_weights: *mut u32,
+    out_refill: *mut u32,
+    out_cap: usize,
+    out_refill_len: *mut usize,
+    out_config_json: *mut *mut c_char,
+) -> floe_status {
+    guard(|| {
+        check_out(out_has_weights, "out_has_weights")?;
+        check_out(out_refill_len, "out_refill_len")?;
+        check_out(out_config_json, "out_config_json")?;
+        // SAFETY: arrays of the given lengths, by the caller's contract.
+        let levels = unsafe { slice(levels, levels_len, "levels") }?;
+        // SAFETY: as above.
+        let episodes: Vec<EpisodeRecord> =
+            unsafe { slice(episodes, episodes_len, "episodes") }?.iter().map(|&i| i.into()).collect();
+        let scores = if scores.is_null() {
+            None
+        } else {
+            // SAFETY: one score per episode, by the caller's contract.
+            Some(unsafe { slice(scores, episodes_len, "scores") }?)
+        };
+        // SAFETY: as above.
+        let weights = unsafe { slice_mut(out_weights, out_cap, "out_weights") }?;
+        // SAFETY: as above.
+        let refill = unsafe { slice_mut(out_refill, out_cap, "out_refill") }?;
+        if out_cap < levels_len {
+            return Err(Error::new(
+                status::BUFFER_SIZE,
+                format!(
+                    "out_weights and out_refill have room for {out_cap}, the pool has {levels_len} slots"
+                ),
+            ));
+        }
+        floe_plugin_api::levels::check_update(levels, &episodes, scores)?;
+        let plan = with_plugin(plugin, |o| match o {
+            Object::LevelSampler(s) => Ok(s.update(levels, &episodes, scores)?),
+            _ => Err(wrong_kind("level sampler")),
+        })?;
+        plan.check(levels.len())?;
+        let config = plan.config.as_ref().map(floe_plugin_api::RoundConfig::to_json);
+        if let Some(w) = &plan.weights {
+            weights[..w.len()].copy_from_slice(w);
+        }
+        refill[..plan.refill.len()].copy_from_slice(&plan.refill);
+        // SAFETY: (these three) checked not NULL; writable by the caller's contract.
+        unsafe { write_out(out_has_weights, u32::from(plan.weights.is_some()), "out_has_weights") }?;
+        // SAFETY: as above.
+        unsafe { write_out(out_refill_len, plan.refill.len(), "out_refill_len") }?;
+        match config {
+            // SAFETY: as above.
+            Some(text) => unsafe { write_string(out_config_json, &text, "out_config_json") },
+            // SAFETY: as above.
+            None => unsafe { write_out(out_config_json, std::ptr::null_mut(), "out_config_json") },
+        }
     })
 }
 

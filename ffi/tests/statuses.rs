@@ -1122,6 +1122,398 @@ fn cases() -> Vec<Case> {
         "misaligned cancel",
         floe_train_run(c("{"), nowhere, 0, None, ptr::null_mut(), misaligned())
     );
+    // Level sampling.
+    let levels_of = |json: &str| {
+        let mut l = ptr::null_mut();
+        // SAFETY: a valid string and out-pointer.
+        ok(unsafe { floe_levels_new(c(json), &mut l) }, json);
+        l
+    };
+    let space = r#"{"space": {"agents": [2, 2], "size": [3, 4], "hole_ratio": [0, 0.1], "solve": false}}"#;
+    let levels = levels_of(space);
+    let freed_levels = levels_of("{}");
+    // SAFETY: a live level sampler, freed once.
+    ok(unsafe { floe_levels_free(freed_levels) }, "free");
+    let roomy: *mut floe_pool = {
+        let mut p = ptr::null_mut();
+        // SAFETY: a live level sampler and a writable out-pointer.
+        ok(unsafe { floe_levels_pool(levels, 4, &mut p) }, "a pool with room");
+        p
+    };
+    let sampled = {
+        let mut e = ptr::null_mut();
+        // SAFETY: a live pool, a valid string and out-pointer.
+        ok(unsafe { floe_engine_new(roomy, c(r#"{"num_envs": 3}"#), &mut e) }, "engine");
+        e
+    };
+    let sb = boxed(buffers(sampled));
+    // SAFETY: a live engine and buffers of its sizes.
+    ok(unsafe { floe_engine_reset(sampled, 1, sb) }, "reset");
+    let short_sb = {
+        // SAFETY: `sb` was made just above and is never freed.
+        let mut s = unsafe { *sb };
+        s.obs_len -= 1;
+        boxed(s)
+    };
+    let unsampled = {
+        let mut e = ptr::null_mut();
+        // SAFETY: a live pool, a valid string and out-pointer.
+        ok(unsafe { floe_engine_new(roomy, c(r#"{"num_envs": 3}"#), &mut e) }, "engine");
+        e
+    };
+    let unsampled_b = boxed(buffers(unsampled));
+    let weights = leak(vec![1.0f64, 2.0, 0.0, 1.0]);
+    let negative = leak(vec![1.0f64, -2.0, 0.0, 1.0]);
+    let zeros = leak(vec![0.0f64; 4]);
+    let slot = leak(vec![1usize]);
+    let far_slot = leak(vec![9usize]);
+    let twice = leak(vec![1usize, 1]);
+    let out_refilled = boxed(floe_refilled::default());
+    let out_applied = boxed(floe_levels_applied::default());
+    let infos = leak(vec![floe_core::engine::EnvInfo::default(); 4]);
+    let far_infos = leak(vec![floe_core::engine::EnvInfo { instance: 99, ..Default::default() }; 2]);
+    let level_records = leak(
+        (0..4).map(|slot| floe_plugin_api::LevelRecord { slot, ..Default::default() }).collect::<Vec<_>>(),
+    );
+    let scores = leak(vec![0.5f32; 4]);
+    let nan_scores = leak(vec![f32::NAN; 2]);
+    let out_weights = leak(vec![0f64; 4]);
+    let out_slots = leak(vec![0u32; 4]);
+    let sampler = plugin(4, "plr");
+    case!(
+        floe_engine_set_weights,
+        "NULL_POINTER",
+        "NULL engine",
+        floe_engine_set_weights(ptr::null_mut(), weights, 4)
+    );
+    case!(
+        floe_engine_set_weights,
+        "WRONG_HANDLE",
+        "freed engine",
+        floe_engine_set_weights(freed_engine, weights, 4)
+    );
+    case!(
+        floe_engine_set_weights,
+        "NULL_POINTER",
+        "NULL weights, 4 of them",
+        floe_engine_set_weights(sampled, ptr::null(), 4)
+    );
+    case!(
+        floe_engine_set_weights,
+        "BAD_INPUT",
+        "3 weights for 4 slots",
+        floe_engine_set_weights(sampled, weights, 3)
+    );
+    case!(
+        floe_engine_set_weights,
+        "BAD_INPUT",
+        "a negative weight",
+        floe_engine_set_weights(sampled, negative, 4)
+    );
+    case!(
+        floe_engine_set_weights,
+        "BAD_INPUT",
+        "all weights zero",
+        floe_engine_set_weights(sampled, zeros, 4)
+    );
+    case!(
+        floe_engine_set_weights,
+        "BAD_INPUT",
+        "misaligned weights",
+        floe_engine_set_weights(sampled, misaligned(), 1)
+    );
+    case!(
+        floe_engine_refill,
+        "NOT_RESET",
+        "before reset",
+        floe_engine_refill(unsampled, slot, 1, pool, unsampled_b, out_refilled)
+    );
+    case!(
+        floe_engine_refill,
+        "NULL_POINTER",
+        "NULL engine",
+        floe_engine_refill(ptr::null_mut(), slot, 1, pool, sb, out_refilled)
+    );
+    case!(
+        floe_engine_refill,
+        "WRONG_HANDLE",
+        "a pool as the engine",
+        floe_engine_refill(as_engine, slot, 1, pool, sb, out_refilled)
+    );
+    case!(
+        floe_engine_refill,
+        "NULL_POINTER",
+        "NULL slots",
+        floe_engine_refill(sampled, ptr::null(), 1, pool, sb, out_refilled)
+    );
+    case!(
+        floe_engine_refill,
+        "NULL_POINTER",
+        "NULL levels",
+        floe_engine_refill(sampled, slot, 1, ptr::null(), sb, out_refilled)
+    );
+    case!(
+        floe_engine_refill,
+        "WRONG_HANDLE",
+        "freed levels",
+        floe_engine_refill(sampled, slot, 1, freed_pool, sb, out_refilled)
+    );
+    case!(
+        floe_engine_refill,
+        "BAD_INPUT",
+        "slot out of range",
+        floe_engine_refill(sampled, far_slot, 1, pool, sb, out_refilled)
+    );
+    case!(
+        floe_engine_refill,
+        "BAD_INPUT",
+        "a slot twice",
+        floe_engine_refill(sampled, twice, 2, pool, sb, out_refilled)
+    );
+    case!(
+        floe_engine_refill,
+        "BAD_INPUT",
+        "1 level for 2 slots",
+        floe_engine_refill(sampled, weights.cast(), 0, pool, sb, out_refilled)
+    );
+    case!(
+        floe_engine_refill,
+        "BAD_INPUT",
+        "a level over the room",
+        floe_engine_refill(sampled, slot, 1, crowded, sb, out_refilled)
+    );
+    case!(
+        floe_engine_refill,
+        "NULL_POINTER",
+        "NULL buffers",
+        floe_engine_refill(sampled, slot, 1, pool, ptr::null(), out_refilled)
+    );
+    case!(
+        floe_engine_refill,
+        "BUFFER_SIZE",
+        "short buffers",
+        floe_engine_refill(sampled, slot, 1, pool, short_sb, out_refilled)
+    );
+    case!(
+        floe_engine_refill,
+        "BAD_INPUT",
+        "misaligned out",
+        floe_engine_refill(sampled, slot, 1, pool, sb, misaligned())
+    );
+    case!(floe_levels_new, "NULL_POINTER", "NULL out", floe_levels_new(ptr::null(), ptr::null_mut()));
+    let out_levels = boxed(ptr::null_mut::<floe_levels>());
+    case!(floe_levels_new, "BAD_INPUT", "misaligned out", floe_levels_new(ptr::null(), misaligned()));
+    case!(floe_levels_new, "BAD_UTF8", "spec not UTF-8", floe_levels_new(BAD_UTF8, out_levels));
+    case!(floe_levels_new, "CONFIG", "spec not JSON", floe_levels_new(c("{"), out_levels));
+    case!(
+        floe_levels_new,
+        "CONFIG",
+        "an unknown field",
+        floe_levels_new(c(r#"{"sampler_": {}}"#), out_levels)
+    );
+    case!(
+        floe_levels_new,
+        "CONFIG",
+        "a space out of range",
+        floe_levels_new(c(r#"{"space": {"size": [9, 3]}}"#), out_levels)
+    );
+    case!(
+        floe_levels_new,
+        "CONFIG",
+        "parameters refused",
+        floe_levels_new(c(r#"{"sampler": {"name": "plr", "params": {"fresh": 2}}}"#), out_levels)
+    );
+    case!(
+        floe_levels_new,
+        "UNKNOWN_PLUGIN",
+        "an unknown sampler",
+        floe_levels_new(c(r#"{"sampler": {"name": "nope"}}"#), out_levels)
+    );
+    case!(
+        floe_levels_new,
+        "FAILED",
+        "a missing library",
+        floe_levels_new(c(r#"{"sampler": {"name": "x", "library": "/no/such/lib.so"}}"#), out_levels)
+    );
+    case!(floe_levels_pool, "BAD_INPUT", "0 levels", floe_levels_pool(levels, 0, out_pool));
+    case!(floe_levels_pool, "NULL_POINTER", "NULL levels", floe_levels_pool(ptr::null_mut(), 2, out_pool));
+    case!(floe_levels_pool, "WRONG_HANDLE", "freed levels", floe_levels_pool(freed_levels, 2, out_pool));
+    case!(floe_levels_pool, "NULL_POINTER", "NULL out", floe_levels_pool(levels, 2, ptr::null_mut()));
+    case!(floe_levels_pool, "BAD_INPUT", "misaligned out", floe_levels_pool(levels, 2, misaligned()));
+    case!(floe_levels_pool, "TOO_LARGE", "SIZE_MAX levels", floe_levels_pool(levels, usize::MAX, out_pool));
+    case!(
+        floe_levels_start,
+        "NULL_POINTER",
+        "NULL levels",
+        floe_levels_start(ptr::null_mut(), sampled, sb, out_applied)
+    );
+    case!(
+        floe_levels_start,
+        "WRONG_HANDLE",
+        "an engine as the sampler",
+        floe_levels_start(engine.cast(), sampled, sb, out_applied)
+    );
+    case!(
+        floe_levels_start,
+        "WRONG_HANDLE",
+        "freed engine",
+        floe_levels_start(levels, freed_engine, sb, out_applied)
+    );
+    case!(
+        floe_levels_start,
+        "NULL_POINTER",
+        "NULL buffers",
+        floe_levels_start(levels, sampled, ptr::null(), out_applied)
+    );
+    case!(
+        floe_levels_start,
+        "BUFFER_SIZE",
+        "short buffers",
+        floe_levels_start(levels, sampled, short_sb, out_applied)
+    );
+    case!(
+        floe_levels_start,
+        "BAD_INPUT",
+        "misaligned out",
+        floe_levels_start(levels, sampled, sb, misaligned())
+    );
+    case!(
+        floe_levels_after_step,
+        "NULL_POINTER",
+        "NULL levels",
+        floe_levels_after_step(ptr::null_mut(), sampled, sb, out_applied)
+    );
+    case!(
+        floe_levels_after_step,
+        "WRONG_HANDLE",
+        "freed levels",
+        floe_levels_after_step(freed_levels, sampled, sb, out_applied)
+    );
+    case!(
+        floe_levels_after_step,
+        "NULL_POINTER",
+        "NULL engine",
+        floe_levels_after_step(levels, ptr::null_mut(), sb, out_applied)
+    );
+    case!(
+        floe_levels_after_step,
+        "BAD_INPUT",
+        "overlapping buffers",
+        floe_levels_after_step(levels, sampled, overlap_b, out_applied)
+    );
+    case!(
+        floe_levels_update,
+        "BAD_INPUT",
+        "scores for 3 of 4 episodes",
+        floe_levels_update(levels, sampled, infos, 4, scores, 3, sb, out_applied)
+    );
+    case!(
+        floe_levels_update,
+        "BAD_INPUT",
+        "a score that is NaN",
+        floe_levels_update(levels, sampled, infos, 2, nan_scores, 2, sb, out_applied)
+    );
+    case!(
+        floe_levels_update,
+        "BAD_INPUT",
+        "an episode outside the pool",
+        floe_levels_update(levels, sampled, far_infos, 2, ptr::null(), 0, sb, out_applied)
+    );
+    case!(
+        floe_levels_update,
+        "NULL_POINTER",
+        "NULL scores, 4 of them",
+        floe_levels_update(levels, sampled, infos, 4, ptr::null(), 4, sb, out_applied)
+    );
+    case!(
+        floe_levels_update,
+        "NULL_POINTER",
+        "NULL episodes, 4 of them",
+        floe_levels_update(levels, sampled, ptr::null(), 4, ptr::null(), 0, sb, out_applied)
+    );
+    case!(
+        floe_levels_update,
+        "WRONG_HANDLE",
+        "a pool as the engine",
+        floe_levels_update(levels, as_engine, ptr::null(), 0, ptr::null(), 0, sb, out_applied)
+    );
+    case!(
+        floe_levels_update,
+        "BUFFER_SIZE",
+        "short buffers",
+        floe_levels_update(levels, sampled, ptr::null(), 0, ptr::null(), 0, short_sb, out_applied)
+    );
+    case!(
+        floe_levels_pending,
+        "NULL_POINTER",
+        "NULL len",
+        floe_levels_pending(levels, infos, 4, ptr::null_mut())
+    );
+    case!(
+        floe_levels_pending,
+        "NULL_POINTER",
+        "NULL out, room for 4",
+        floe_levels_pending(levels, ptr::null_mut(), 4, out_usize)
+    );
+    case!(
+        floe_levels_pending,
+        "WRONG_HANDLE",
+        "freed levels",
+        floe_levels_pending(freed_levels, infos, 4, out_usize)
+    );
+    case!(
+        floe_levels_pending,
+        "BAD_INPUT",
+        "misaligned len",
+        floe_levels_pending(levels, infos, 4, misaligned())
+    );
+    case!(floe_levels_free, "WRONG_HANDLE", "an engine as the sampler", floe_levels_free(engine.cast()));
+    case!(floe_levels_free, "WRONG_HANDLE", "freed twice", floe_levels_free(freed_levels));
+    for (p, scores, cap, expect, what) in [
+        (reward, ptr::null(), 4, "UNSUPPORTED", "a reward"),
+        (sampler, ptr::null(), 3, "BUFFER_SIZE", "room for 3 slots of 4"),
+        (sampler, nan_scores.cast_const(), 4, "BAD_INPUT", "a NaN score"),
+        (freed_plugin, ptr::null(), 4, "WRONG_HANDLE", "freed plugin"),
+    ] {
+        case!(
+            floe_plugin_update_levels,
+            expect,
+            what,
+            floe_plugin_update_levels(
+                p,
+                level_records,
+                4,
+                infos,
+                2,
+                scores,
+                out_weights,
+                out_u32,
+                out_slots,
+                cap,
+                out_usize,
+                out_str
+            )
+        );
+    }
+    case!(
+        floe_plugin_update_levels,
+        "NULL_POINTER",
+        "NULL out_has_weights",
+        floe_plugin_update_levels(
+            sampler,
+            level_records,
+            4,
+            infos,
+            2,
+            ptr::null(),
+            out_weights,
+            ptr::null_mut(),
+            out_slots,
+            4,
+            out_usize,
+            out_str
+        )
+    );
     let ckpt = c("/nonexistent/checkpoint.safetensors");
     case!(
         floe_eval_run,

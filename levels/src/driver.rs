@@ -102,6 +102,15 @@ impl Levels {
         &self.source
     }
 
+    /// The next `n` levels of the source (for the pool an engine is made with: give it the
+    /// space's room, [`crate::LevelSpace::room`]).
+    ///
+    /// # Errors
+    /// [`LevelsError::Generate`].
+    pub fn draw(&mut self, n: usize) -> Result<Vec<floe_core::Instance>, LevelsError> {
+        self.source.draw(n)
+    }
+
     /// The episodes kept since the sampler's last call, in the order it will get them.
     #[must_use]
     pub fn pending(&self) -> &[EpisodeRecord] {
@@ -217,6 +226,7 @@ impl Levels {
     ) -> Result<Applied, LevelsError> {
         let sampler_error =
             |name: &str, source: PluginError| LevelsError::Sampler { name: name.to_string(), source };
+        out.check(&engine.sizes())?;
         let levels = Self::levels(engine)?;
         let given = episodes.unwrap_or(&self.pending);
         check_update(&levels, given, scores).map_err(|e| sampler_error(&self.name, e))?;

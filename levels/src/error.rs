@@ -31,4 +31,7 @@ pub enum LevelsError {
     /// New levels could not be generated.
     #[error("new levels: {0}")]
     Generate(#[from] GenerateError),
+    /// More new levels than memory can hold were asked for.
+    #[error(transparent)]
+    TooLarge(#[from] floe_core::TooLarge),
 }

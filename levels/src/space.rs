@@ -232,8 +232,12 @@ impl LevelSource {
     ///
     /// # Errors
     /// [`LevelsError::Generate`] when a level's setting cannot be generated (its message names
-    /// the setting).
+    /// the setting); [`LevelsError::TooLarge`] for more levels than memory holds.
     pub fn draw(&mut self, n: usize) -> Result<Vec<Instance>, LevelsError> {
+        // The room for them, asked for before any is made.
+        drop(floe_core::error::try_with_capacity::<Instance>(n, || {
+            floe_core::error::count(n as u64, "new level", "new levels")
+        })?);
         let first = self.drawn;
         let made: Result<Vec<Instance>, LevelsError> = (0..n as u64)
             .into_par_iter()

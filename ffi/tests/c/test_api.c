@@ -3,6 +3,7 @@
  * wrong handle kinds, freed handles, invalid JSON, bad UTF-8, plugins that fail).
  *
  * Usage: test_api <failing C plugin library> <faulty Rust plugin library> <scratch folder>
+ *                 <C engineer plugin library> <C level sampler plugin library>
  * Runs under valgrind and sanitizers (scripts/c-api.sh). Exits non-zero on the first failure.
  */
 #include <stdio.h>
@@ -42,7 +43,8 @@ static void test_version(void) {
     CHECK(sizeof(floe_verdict_record) == 28);
     CHECK(sizeof(floe_step_outcome) == 12);
     CHECK(sizeof(floe_replay_record) == 40);
-    CHECK(sizeof(floe_env_info) == 16);
+    CHECK(sizeof(floe_env_info) == 32);
+    CHECK(sizeof(floe_level_record) == 32);
     CHECK(sizeof(floe_verdict) == 32);
     CHECK(sizeof(floe_env_record) == 24);
     CHECK(sizeof(floe_agent_record) == 12);
@@ -688,12 +690,160 @@ static void test_gpu(void) {
         CHECK(memcmp(a.terminated, b.terminated, s.envs) == 0 && memcmp(a.truncated, b.truncated, s.envs) == 0);
         CHECK(memcmp(a.info, b.info, s.envs * sizeof(floe_env_info)) == 0);
     }
+    /* Weights and a refill: still the same bytes. */
+    double w[10] = {0, 1, 2, 3, 0, 1, 2, 3, 0, 5};
+    OK(floe_engine_set_weights(cpu, w, 10));
+    OK(floe_engine_set_weights(gpu, w, 10));
+    floe_pool *two = NULL;
+    OK(floe_pool_generate("{\"size\": 5, \"agents\": 3, \"hole_ratio\": 0.1}", 2, 4, &two));
+    size_t slots[2] = {1, 9};
+    floe_refilled rc, rg;
+    OK(floe_engine_refill(cpu, slots, 2, two, &a, &rc));
+    OK(floe_engine_refill(gpu, slots, 2, two, &b, &rg));
+    CHECK(rc.truncated == rg.truncated && rc.restarted == rg.restarted);
+    OK(floe_pool_free(two));
+    for (int t = 0; t < 20; t++) {
+        for (size_t i = 0; i < s.actions; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            actions[i] = (uint8_t)(x % 5);
+        }
+        OK(floe_engine_step(cpu, actions, s.actions, &a));
+        OK(floe_engine_step(gpu, actions, s.actions, &b));
+        CHECK(memcmp(a.obs, b.obs, s.obs) == 0 && memcmp(a.final_obs, b.final_obs, s.obs) == 0);
+        CHECK(memcmp(a.info, b.info, s.envs * sizeof(floe_env_info)) == 0);
+    }
     FAILS(floe_engine_step(gpu, actions, s.actions - 1, &b), FLOE_STATUS_BUFFER_SIZE, "actions");
     free(actions);
     free_buffers(&a);
     free_buffers(&b);
     OK(floe_engine_free(cpu));
     OK(floe_engine_free(gpu));
+    OK(floe_pool_free(pool));
+}
+
+/* Level sampling: weights and refills on an engine, the C level sampler loaded as a plugin and
+ * called directly, and floe_levels driving an engine with it; every refusal leaves the engine as
+ * it was. */
+static void test_levels(const char *sampler_c) {
+    floe_levels *levels = NULL;
+    char spec[512];
+    snprintf(spec, sizeof spec,
+             "{\"sampler\": {\"name\": \"c-learnability\", \"library\": \"%s\", \"params\": {\"min_episodes\": 1}},"
+             " \"space\": {\"agents\": [1, 1], \"size\": [2, 3], \"hole_ratio\": [0, 0], \"wait_ratio\": [0, 0],"
+             " \"solve\": false},"
+             " \"seed\": 3, \"update_every\": 4}",
+             sampler_c);
+    OK(floe_levels_new(spec, &levels));
+    floe_pool *pool = NULL;
+    OK(floe_levels_pool(levels, 6, &pool));
+    size_t count = 0;
+    OK(floe_pool_count(pool, &count));
+    CHECK(count == 6);
+    floe_engine *engine = NULL;
+    OK(floe_engine_new(pool, "{\"num_envs\": 9, \"mode\": \"soft\", \"episode_limit\": 6}", &engine));
+    floe_buffer_sizes s;
+    OK(floe_engine_sizes(engine, &s));
+    floe_step_buffers b = buffers_for(&s);
+
+    /* Weights: refused ones change nothing. */
+    double w[6] = {1, 0, 2, 0, 0, 1};
+    OK(floe_engine_set_weights(engine, w, 6));
+    double bad[6] = {1, -1, 0, 0, 0, 0};
+    FAILS(floe_engine_set_weights(engine, bad, 6), FLOE_STATUS_BAD_INPUT, "weight 1 is -1");
+    FAILS(floe_engine_set_weights(engine, w, 5), FLOE_STATUS_BAD_INPUT, "5 weights for a pool of 6");
+    double zero[6] = {0};
+    FAILS(floe_engine_set_weights(engine, zero, 6), FLOE_STATUS_BAD_INPUT, "all 6 weights are zero");
+    FAILS(floe_engine_refill(engine, NULL, 0, pool, &b, NULL), FLOE_STATUS_NOT_RESET, "reset");
+    OK(floe_engine_reset(engine, 5, &b));
+    floe_env_record envs[9];
+    floe_agent_record agents[9];
+    OK(floe_engine_state(engine, envs, 9, agents, 9 * s.max_agents));
+    for (int e = 0; e < 9; e++) CHECK(envs[e].instance == 0 || envs[e].instance == 2 || envs[e].instance == 5);
+
+    /* A refill of slot 1 with a level of its own. */
+    floe_pool *one = NULL;
+    OK(floe_pool_generate("{\"size\": 3, \"agents\": 1, \"solve\": false}", 1, 9, &one));
+    size_t slot = 1, far = 6;
+    floe_refilled done = {99, 99};
+    OK(floe_engine_refill(engine, &slot, 1, one, &b, &done));
+    CHECK(done.truncated == 0 && done.restarted == 0); /* slot 1 has weight 0: nobody plays it */
+    FAILS(floe_engine_refill(engine, &far, 1, one, &b, &done), FLOE_STATUS_BAD_INPUT, "slot 6 is out of range");
+    floe_pool *big = NULL;
+    OK(floe_pool_generate("{\"size\": 9, \"agents\": 1, \"solve\": false}", 1, 9, &big));
+    FAILS(floe_engine_refill(engine, &slot, 1, big, &b, &done), FLOE_STATUS_BAD_INPUT, "room");
+    OK(floe_pool_free(big));
+
+    /* The C level sampler, called as a plugin. */
+    floe_plugin *plugin = NULL;
+    OK(floe_plugin_new(sampler_c, FLOE_PLUGIN_KIND_LEVEL_SAMPLER, "c-learnability", "{\"min_episodes\": 1}", &plugin));
+    uint32_t kind = 0;
+    OK(floe_plugin_kind(plugin, &kind));
+    CHECK(kind == FLOE_PLUGIN_KIND_LEVEL_SAMPLER);
+    floe_level_record recs[2] = {{0, 0, 4, 4, 2, 0, FLOE_UNKNOWN, 0}, {1, 0, 4, 4, 2, 0, FLOE_UNKNOWN, 1}};
+    floe_env_info eps[3];
+    memset(eps, 0, sizeof eps);
+    eps[0].outcome = FLOE_OUTCOME_SUCCESS;
+    eps[1].outcome = FLOE_OUTCOME_FAILURE, eps[1].instance = 1;
+    eps[2].outcome = FLOE_OUTCOME_SUCCESS, eps[2].instance = 1;
+    double weights[2];
+    uint32_t has = 0, refill[2];
+    size_t refill_len = 9;
+    char *config = (char *)1;
+    OK(floe_plugin_update_levels(plugin, recs, 2, eps, 3, NULL, weights, &has, refill, 2, &refill_len, &config));
+    /* Slot 0: solved once of once (0.05, refilled); slot 1: once of two (0.05 + 0.25, in play). */
+    CHECK(has == 1 && weights[0] == 0.05 && weights[1] == 0.3);
+    CHECK(refill_len == 1 && refill[0] == 0 && config == NULL);
+    float nan_score[3] = {0, 0, 0.0f / 0.0f};
+    FAILS(floe_plugin_update_levels(plugin, recs, 2, eps, 3, nan_score, weights, &has, refill, 2, &refill_len, &config),
+          FLOE_STATUS_BAD_INPUT, "score 2 is NaN");
+    FAILS(floe_plugin_update_levels(plugin, recs, 2, eps, 3, NULL, weights, &has, refill, 1, &refill_len, &config),
+          FLOE_STATUS_BUFFER_SIZE, "room for 1");
+    OK(floe_plugin_free(plugin));
+
+    /* floe_levels drives the engine with it: every 4 steps the sampler is called, and levels solved
+     * every time (one agent on 2x2 and 3x3 maps, which random moves often solve) are replaced by
+     * new ones from the space. */
+    floe_levels_applied applied;
+    OK(floe_levels_start(levels, engine, &b, &applied));
+    CHECK(applied.called == 1 && applied.weights == 1);
+    uint8_t *actions = calloc(s.actions, 1);
+    uint64_t x = 11;
+    size_t refilled = 0, calls = 0, episodes = 0;
+    for (int t = 0; t < 40; t++) {
+        for (size_t i = 0; i < s.actions; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            actions[i] = (uint8_t)(x % 5);
+        }
+        OK(floe_engine_step(engine, actions, s.actions, &b));
+        OK(floe_levels_after_step(levels, engine, &b, &applied));
+        calls += applied.called;
+        refilled += applied.refilled;
+        episodes += applied.episodes;
+    }
+    printf("test_api: level sampler: %zu calls, %zu episodes, %zu refilled\n", calls, episodes, refilled);
+    CHECK(calls == 10 && episodes > 20 && refilled > 0);
+    /* The host's own call, with its scores, on the episodes kept since. */
+    floe_env_info pending[64];
+    size_t n = 0;
+    OK(floe_levels_pending(levels, pending, 64, &n));
+    CHECK(n <= 64);
+    float scores[64];
+    for (size_t i = 0; i < n; i++) scores[i] = 0.5f;
+    FAILS(floe_levels_update(levels, engine, pending, n, scores, n + 1, &b, &applied), FLOE_STATUS_BAD_INPUT, "scores for");
+    OK(floe_levels_update(levels, engine, pending, n, scores, n, &b, &applied));
+    CHECK(applied.episodes == n);
+    floe_step_buffers short_b = b;
+    short_b.obs_len -= 1;
+    FAILS(floe_levels_update(levels, engine, NULL, 0, NULL, 0, &short_b, &applied), FLOE_STATUS_BUFFER_SIZE, "obs");
+    FAILS(floe_levels_new("{\"sampler\": {\"name\": \"nope\"}}", &levels), FLOE_STATUS_UNKNOWN_PLUGIN, "nope");
+    FAILS(floe_levels_new("{\"space\": {\"size\": [9, 3]}}", &levels), FLOE_STATUS_CONFIG, "size [9, 3]");
+    FAILS(floe_levels_free((floe_levels *)engine), FLOE_STATUS_WRONG_HANDLE, "floe_engine");
+    free(actions);
+    free_buffers(&b);
+    OK(floe_levels_free(levels));
+    OK(floe_levels_free(NULL));
+    OK(floe_engine_free(engine));
+    OK(floe_pool_free(one));
     OK(floe_pool_free(pool));
 }
 
@@ -711,8 +861,10 @@ static void test_training(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s <failing C plugin> <faulty Rust plugin> <scratch folder> <C engineer plugin>\n",
+    if (argc != 6) {
+        fprintf(stderr,
+                "usage: %s <failing C plugin> <faulty Rust plugin> <scratch folder> <C engineer plugin> "
+                "<C level sampler plugin>\n",
                 argv[0]);
         return 2;
     }
@@ -723,6 +875,7 @@ int main(int argc, char **argv) {
     test_verification();
     test_plugins(argv[1], argv[2], argv[4]);
     test_step_rewards(argv[1]);
+    test_levels(argv[5]);
     test_gpu();
     test_training();
     printf("test_api: %d checks passed\n", checks);

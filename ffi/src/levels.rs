@@ -1,0 +1,450 @@
+//! Level sampling from C: an engine's sampling weights and slot refills
+//! (`floe_engine_set_weights`, `floe_engine_refill`), and `floe_levels`, floe-levels' driver: a
+//! level sampler (built in, or a Rust or C plugin library) with the generator that refills the
+//! pool, called around the engine's steps.
+
+use std::ffi::c_char;
+use std::sync::Mutex;
+
+use ::floe_levels::{Applied, Levels, LevelsError, LevelsSpec};
+use floe_core::engine::{EnvInfo, InstancePool, Optima};
+use floe_plugin_api::EpisodeRecord;
+
+use crate::boundary::{
+    check_out, floe_status, guard, slice, slice_mut, status, str_arg, write_out, Error, Result,
+};
+use crate::engine::{floe_engine, floe_step_buffers, step_buffers, with_engine};
+use crate::handles::{self, Handle, Kind};
+use crate::pool::floe_pool;
+
+/// What `floe_engine_refill` did to the environments that played a refilled slot.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct floe_refilled {
+    /// Environments whose running episode was truncated (in the buffers).
+    pub truncated: usize,
+    /// Environments at the first step of an episode, put on their slot's new level.
+    pub restarted: usize,
+}
+
+/// What one call of a level sampler did (`floe_levels_start`, `_after_step`, `_update`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct floe_levels_applied {
+    /// 1 when the sampler was called (always, but for `floe_levels_after_step` between its calls).
+    pub called: u32,
+    /// 1 when it set new weights.
+    pub weights: u32,
+    /// Episodes it was given.
+    pub episodes: usize,
+    /// Slots refilled with new levels.
+    pub refilled: usize,
+    /// Episodes the refills truncated (in the buffers).
+    pub truncated: usize,
+}
+
+impl From<Applied> for floe_levels_applied {
+    fn from(a: Applied) -> Self {
+        floe_levels_applied {
+            called: 1,
+            weights: u32::from(a.weights),
+            episodes: a.episodes,
+            refilled: a.refilled,
+            truncated: a.truncated,
+        }
+    }
+}
+
+/// A level-sampling error as a status: a sampler's own code (FLOE_STATUS_BAD_OUTPUT for a plan
+/// the checks refuse, FLOE_STATUS_PANICKED for a plugin that panicked, FLOE_STATUS_BAD_INPUT for
+/// scores it was not given right), the engine's statuses, FLOE_STATUS_CONFIG for settings and new
+/// levels the pool has no room for, FLOE_STATUS_FAILED for levels that cannot be generated.
+fn levels_error(e: LevelsError) -> Error {
+    match e {
+        LevelsError::Sampler { ref source, .. } => Error::new(source.code(), e.to_string()),
+        LevelsError::Registry(r) => crate::plugins::registry_error(r),
+        LevelsError::Engine(e) => Error::from(e),
+        LevelsError::Generate(_) => Error::new(status::FAILED, e.to_string()),
+        LevelsError::TooLarge(t) => Error::from(t),
+        _ => Error::new(status::CONFIG, e.to_string()),
+    }
+}
+
+/// Sets the sampling weights of the engine's pool slots: every later draw of a level (each
+/// auto-reset, and `floe_engine_reset`) picks slot `i` with probability `weights[i] / Σ weights`,
+/// by the same counter-based draw on both backends. `weights` NULL with `len` 0 removes them
+/// (every slot alike, as an engine without weights draws); equal weights draw the same.
+///
+/// Errors (nothing changed by a refused call): FLOE_STATUS_BAD_INPUT naming the value for a
+/// weights count other than the pool's slots, a negative, NaN or infinite weight, or all weights
+/// zero, or a misaligned `weights`; FLOE_STATUS_NULL_POINTER for a NULL `engine`, or `weights`
+/// with `len` above 0; FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine;
+/// FLOE_STATUS_GPU for a device error.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_set_weights(
+    engine: *mut floe_engine,
+    weights: *const f64,
+    len: usize,
+) -> floe_status {
+    guard(|| {
+        let weights = if weights.is_null() && len == 0 {
+            None
+        } else {
+            // SAFETY: `len` readable doubles at `weights`, by the caller's contract.
+            Some(unsafe { slice(weights, len, "weights") }?)
+        };
+        with_engine(engine, |e| Ok(e.set_weights(weights)?))
+    })
+}
+
+/// Replaces the levels of pool slots `slots[0..slots_len]` with the instances of `levels` (one
+/// each, in order: `levels` holds exactly `slots_len`, with their stored optima), between steps,
+/// without making a new engine; each slot counts one more generation (`floe_env_info.generation`).
+/// `buffers` holds the last step's (or reset's) outputs: an environment playing a refilled slot
+/// at the first step of its episode is put on the new level (its `obs` rewritten); one later in
+/// its episode has the episode truncated in `buffers`, as a step would have truncated it
+/// (`truncated` 1, `final_obs` its last observation, `info` its record with
+/// FLOE_OUTCOME_TRUNCATED), and starts its next episode on a level drawn as every auto-reset
+/// draws. `*out` (may be NULL) says how many environments were moved each way. The engine's pool
+/// is its own copy from then on (the `floe_pool` it was made from is unchanged). Every level
+/// must fit the pool's room (the agents and side of its largest level, or what
+/// `floe_levels_pool` made room for).
+///
+/// Errors (nothing changed by a refused call): FLOE_STATUS_NOT_RESET before the first reset,
+/// FLOE_STATUS_BAD_INPUT for a slot out of range or named twice, a `levels` count other than
+/// `slots_len`, a level too large for the pool's room, buffers that do not hold the last step's
+/// outputs, or that overlap or are misaligned; FLOE_STATUS_BUFFER_SIZE for a buffer length other
+/// than `floe_engine_sizes` gives; FLOE_STATUS_NULL_POINTER for a NULL `engine`, `levels`,
+/// `buffers`, buffer of non-zero length, or `slots` with `slots_len` above 0;
+/// FLOE_STATUS_WRONG_HANDLE for an `engine` or `levels` that is not a live engine or pool;
+/// FLOE_STATUS_GPU for a device error.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_refill(
+    engine: *mut floe_engine,
+    slots: *const usize,
+    slots_len: usize,
+    levels: *const floe_pool,
+    buffers: *const floe_step_buffers,
+    out: *mut floe_refilled,
+) -> floe_status {
+    guard(|| {
+        // SAFETY: `slots_len` readable values at `slots`, by the caller's contract.
+        let slots = unsafe { slice(slots, slots_len, "slots") }?;
+        let levels = handles::get(levels, "levels")?;
+        // SAFETY: the caller's buffers are valid for writes of their lengths during the call.
+        let buffers = unsafe { step_buffers(buffers) }?;
+        let done = with_engine(engine, |e| Ok(e.refill(slots, &levels.instances, buffers)?))?;
+        if !out.is_null() {
+            // SAFETY: not NULL; writable by the caller's contract.
+            unsafe {
+                write_out(out, floe_refilled { truncated: done.truncated, restarted: done.restarted }, "out")
+            }?;
+        }
+        Ok(())
+    })
+}
+
+/// A level sampler with the source of its new levels (opaque): floe-levels' driver. Calls on
+/// one are serialised by a lock inside it.
+pub struct floe_levels {
+    inner: Mutex<Levels>,
+}
+
+impl std::fmt::Debug for floe_levels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("floe_levels").finish_non_exhaustive()
+    }
+}
+
+impl Handle for floe_levels {
+    const KIND: Kind = Kind::Levels;
+}
+
+fn with_levels<T>(levels: *const floe_levels, f: impl FnOnce(&mut Levels) -> Result<T>) -> Result<T> {
+    let l = handles::get(levels, "levels")?;
+    let mut guard = handles::lock(&l.inner, "the level sampler")?;
+    f(&mut guard)
+}
+
+/// Makes a level sampler from its settings (`spec_json`, NULL for the defaults), an object whose
+/// fields are all optional:
+///
+/// ```json
+/// {"sampler": {"name": "plr", "params": {"replay_prob": 0.8}, "library": "path/to/lib.so"},
+///  "space": {"agents": [2, 4], "size": [5, 10], "hole_ratio": [0, 0.3], "wait_ratio": [0, 1], "solve": true},
+///  "seed": 0, "update_every": 0}
+/// ```
+///
+/// `sampler` (a plugin spec; default `uniform`): built in, `uniform` (domain randomisation),
+/// `plr` (robust prioritized level replay), `learnability` (sampling for learnability), and the
+/// samplers over generator configurations between phases, `frontier`, `difficulty-scaling`
+/// (`params`: `phase_episodes`, `phases`, `curriculum`) and `engineer` (`params`:
+/// `phase_episodes`, `phases`, `engineer`: a plugin spec, `context`); or a Rust or C level
+/// sampler from `library` (`FLOE_PLUGIN_KIND_LEVEL_SAMPLER`). `space`: where new levels come
+/// from. `seed`: of the new levels. `update_every`: steps between the sampler's calls made by
+/// `floe_levels_after_step` (0: only `floe_levels_update` calls it). Unknown fields are errors.
+///
+/// Ownership: `*out` is the caller's (`floe_levels_free`). Thread-safe.
+/// Errors: FLOE_STATUS_CONFIG for settings that do not parse or are out of range, or parameters
+/// the sampler refuses; FLOE_STATUS_UNKNOWN_PLUGIN for a name the library (or the built-ins) does
+/// not have; FLOE_STATUS_FAILED for a library that does not load; FLOE_STATUS_NULL_POINTER for a
+/// NULL `out`; FLOE_STATUS_BAD_UTF8 for a `spec_json` that is not UTF-8; FLOE_STATUS_BAD_INPUT
+/// for a misaligned `out`; or the status a loaded plugin's constructor returns.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_levels_new(
+    spec_json: *const c_char,
+    out: *mut *mut floe_levels,
+) -> floe_status {
+    guard(|| {
+        check_out(out, "out")?;
+        let spec = if spec_json.is_null() {
+            LevelsSpec::default()
+        } else {
+            // SAFETY: a NUL-terminated string (not NULL here).
+            LevelsSpec::from_json(unsafe { str_arg(spec_json, "spec_json") }?).map_err(levels_error)?
+        };
+        let levels = spec.build().map_err(levels_error)?;
+        let handle = handles::new(floe_levels { inner: Mutex::new(levels) });
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_out(out, handle, "out") }
+    })
+}
+
+/// A pool of `count` new levels from the sampler's level space, with room for every level of
+/// the space (so that the sampler's refills fit it): the pool to make the engine with.
+///
+/// Ownership: `*out` is the caller's (`floe_pool_free`). Thread-safe.
+/// Errors: FLOE_STATUS_BAD_INPUT for a `count` of 0 or a misaligned `out`; FLOE_STATUS_FAILED
+/// when the levels cannot be generated; FLOE_STATUS_TOO_LARGE when they cannot be held;
+/// FLOE_STATUS_NULL_POINTER for a NULL `levels` or `out`; FLOE_STATUS_WRONG_HANDLE for a `levels`
+/// that is not a live level sampler.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_levels_pool(
+    levels: *mut floe_levels,
+    count: usize,
+    out: *mut *mut floe_pool,
+) -> floe_status {
+    guard(|| {
+        check_out(out, "out")?;
+        if count == 0 {
+            return Err(Error::bad_input("a pool of 0 levels: count must be at least 1"));
+        }
+        let (instances, room) = with_levels(levels, |l| {
+            let room = l.source().space().room();
+            Ok((l.draw(count).map_err(levels_error)?, room))
+        })?;
+        let packed = std::sync::Arc::new(InstancePool::with_room(&instances, Optima::AsStored, room)?);
+        let handle = handles::new(floe_pool { instances, packed });
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_out(out, handle, "out") }
+    })
+}
+
+/// Writes `*out` when it is not NULL.
+///
+/// # Safety
+/// `out` is NULL or writable.
+unsafe fn report(out: *mut floe_levels_applied, applied: floe_levels_applied) -> Result<()> {
+    if out.is_null() {
+        return Ok(());
+    }
+    // SAFETY: not NULL; writable by the caller's contract.
+    unsafe { write_out(out, applied, "out") }
+}
+
+/// The sampler's first call, with no episodes, after `floe_engine_reset`: its first weights and
+/// any refill it asks for (the buffers hold the reset's outputs, and get the refilled slots'
+/// observations). `*out` (may be NULL) says what it did.
+///
+/// Errors (the engine unchanged by a refused call): the sampler's own status when it fails
+/// (FLOE_STATUS_PANICKED for a plugin that panicked), FLOE_STATUS_BAD_OUTPUT for a plan the
+/// checks refuse (weights negative, NaN, infinite or all zero, or of another count than the
+/// pool's slots; a refill slot out of range or named twice; a configuration outside the level
+/// space), FLOE_STATUS_CONFIG for new levels the pool has no room for, FLOE_STATUS_FAILED for
+/// levels that cannot be generated, FLOE_STATUS_TOO_LARGE; the engine's statuses
+/// (FLOE_STATUS_NOT_RESET, FLOE_STATUS_BUFFER_SIZE, FLOE_STATUS_BAD_INPUT for buffers that
+/// overlap or are misaligned, or a misaligned `out`, FLOE_STATUS_GPU); FLOE_STATUS_NULL_POINTER
+/// for a NULL `levels`, `engine`, `buffers` or buffer of non-zero length;
+/// FLOE_STATUS_WRONG_HANDLE for a handle that is not a live level sampler or engine.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_levels_start(
+    levels: *mut floe_levels,
+    engine: *mut floe_engine,
+    buffers: *const floe_step_buffers,
+    out: *mut floe_levels_applied,
+) -> floe_status {
+    guard(|| {
+        // SAFETY: the caller's buffers are valid for writes of their lengths during the call.
+        let buffers = unsafe { step_buffers(buffers) }?;
+        let applied =
+            with_levels(levels, |l| with_engine(engine, |e| l.start(e, buffers).map_err(levels_error)))?;
+        // SAFETY: `out` is NULL or writable by the caller's contract.
+        unsafe { report(out, applied.into()) }
+    })
+}
+
+/// After each `floe_engine_step` (with its buffers): keeps the episodes that ended, and every
+/// `update_every` steps calls the sampler with them and applies its plan (refills truncate
+/// episodes in the buffers, as described at `floe_engine_refill`). `*out` (may be NULL): `called`
+/// is 0 between the sampler's calls.
+///
+/// Errors (the engine unchanged by a refused call): as `floe_levels_start`: the sampler's own
+/// status (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED,
+/// FLOE_STATUS_BAD_INPUT, FLOE_STATUS_CONFIG, FLOE_STATUS_UNKNOWN_PLUGIN), FLOE_STATUS_BAD_OUTPUT
+/// for a plan the checks refuse, FLOE_STATUS_CONFIG for new levels the pool has no room for,
+/// FLOE_STATUS_FAILED for levels that cannot be generated, FLOE_STATUS_TOO_LARGE; the engine's
+/// statuses (FLOE_STATUS_NOT_RESET, FLOE_STATUS_BUFFER_SIZE, FLOE_STATUS_BAD_INPUT for buffers
+/// that overlap or are misaligned, FLOE_STATUS_GPU); FLOE_STATUS_NULL_POINTER for a NULL
+/// `levels`, `engine`, `buffers` or buffer of non-zero length; FLOE_STATUS_WRONG_HANDLE for a
+/// handle that is not a live level sampler or engine.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_levels_after_step(
+    levels: *mut floe_levels,
+    engine: *mut floe_engine,
+    buffers: *const floe_step_buffers,
+    out: *mut floe_levels_applied,
+) -> floe_status {
+    guard(|| {
+        // SAFETY: as in `floe_levels_start`.
+        let buffers = unsafe { step_buffers(buffers) }?;
+        let applied =
+            with_levels(levels, |l| with_engine(engine, |e| l.after_step(e, buffers).map_err(levels_error)))?;
+        // SAFETY: as in `floe_levels_start`.
+        unsafe { report(out, applied.map(Into::into).unwrap_or_default()) }
+    })
+}
+
+/// Calls the sampler now and applies its plan. `episodes` (`episodes_len` records, as the
+/// engine's `info` gave them) are the episodes to score; NULL gives it those kept by
+/// `floe_levels_after_step` since its last call (`floe_levels_pending` lists them), which are
+/// then dropped. `scores` is NULL or one finite score per episode from the host (for `plr`, the
+/// episode's positive value loss or MaxMC); `scores_len` is their number. `buffers` hold the last
+/// step's outputs. `*out` (may be NULL) says what the call did.
+///
+/// Errors (the engine unchanged by a refused call): FLOE_STATUS_BAD_INPUT for scores of another
+/// count than the episodes, a score that is not finite, an episode whose slot is outside the
+/// pool, or buffers that overlap or are misaligned; FLOE_STATUS_NULL_POINTER for `scores` NULL
+/// with `scores_len` above 0, `episodes` NULL with `episodes_len` above 0, or a NULL `levels`,
+/// `engine`, `buffers` or buffer of non-zero length; FLOE_STATUS_WRONG_HANDLE for a handle that
+/// is not a live level sampler or engine; and as `floe_levels_start`: the sampler's own status
+/// (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED, FLOE_STATUS_CONFIG,
+/// FLOE_STATUS_UNKNOWN_PLUGIN), FLOE_STATUS_BAD_OUTPUT for a plan the checks refuse,
+/// FLOE_STATUS_CONFIG for new levels the pool has no room for, FLOE_STATUS_FAILED for levels
+/// that cannot be generated, FLOE_STATUS_TOO_LARGE; the engine's FLOE_STATUS_NOT_RESET,
+/// FLOE_STATUS_BUFFER_SIZE and FLOE_STATUS_GPU.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn floe_levels_update(
+    levels: *mut floe_levels,
+    engine: *mut floe_engine,
+    episodes: *const EnvInfo,
+    episodes_len: usize,
+    scores: *const f32,
+    scores_len: usize,
+    buffers: *const floe_step_buffers,
+    out: *mut floe_levels_applied,
+) -> floe_status {
+    guard(|| {
+        let episodes: Option<Vec<EpisodeRecord>> = if episodes.is_null() && episodes_len == 0 {
+            None
+        } else {
+            // SAFETY: `episodes_len` readable records at `episodes`, by the caller's contract.
+            Some(unsafe { slice(episodes, episodes_len, "episodes") }?.iter().map(|&i| i.into()).collect())
+        };
+        let scores = if scores.is_null() && scores_len == 0 {
+            None
+        } else {
+            // SAFETY: `scores_len` readable floats at `scores`, by the caller's contract.
+            Some(unsafe { slice(scores, scores_len, "scores") }?)
+        };
+        // SAFETY: as in `floe_levels_start`.
+        let buffers = unsafe { step_buffers(buffers) }?;
+        let applied = with_levels(levels, |l| {
+            with_engine(engine, |e| l.update(e, episodes.as_deref(), scores, buffers).map_err(levels_error))
+        })?;
+        // SAFETY: as in `floe_levels_start`.
+        unsafe { report(out, applied.into()) }
+    })
+}
+
+/// The episodes kept since the sampler's last call, in the order it will get them: up to `cap`
+/// records into `out`, and their number (all of them, which may be more than `cap`) into `*len`.
+/// A host that scores episodes itself reads them here, then passes its scores in that order to
+/// `floe_levels_update`.
+///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `levels` or `len`, or `out` with `cap` above 0;
+/// FLOE_STATUS_WRONG_HANDLE for a `levels` that is not a live level sampler;
+/// FLOE_STATUS_BAD_INPUT for a misaligned `out` or `len`.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_levels_pending(
+    levels: *const floe_levels,
+    out: *mut EnvInfo,
+    cap: usize,
+    len: *mut usize,
+) -> floe_status {
+    guard(|| {
+        check_out(len, "len")?;
+        // SAFETY: room for `cap` records at `out`, by the caller's contract.
+        let room = unsafe { slice_mut(out, cap, "out") }?;
+        let n = with_levels(levels, |l| {
+            for (o, e) in room.iter_mut().zip(l.pending()) {
+                *o = EnvInfo {
+                    episode_steps: e.episode_steps,
+                    outcome: e.outcome,
+                    failure_kind: e.failure_kind,
+                    failure_agent: e.failure_agent,
+                    instance: e.instance,
+                    generation: e.generation,
+                    episode_return: e.episode_return,
+                    agents_on_goal: e.agents_on_goal,
+                };
+            }
+            Ok(l.pending().len())
+        })?;
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_out(len, n, "len") }
+    })
+}
+
+/// Frees a level sampler; NULL is accepted.
+///
+/// Errors: FLOE_STATUS_WRONG_HANDLE for a handle that is not a live level sampler.
+///
+/// # Safety
+/// `levels` is NULL or a handle from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_levels_free(levels: *mut floe_levels) -> floe_status {
+    guard(|| handles::free(levels, "levels"))
+}
