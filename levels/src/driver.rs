@@ -40,6 +40,19 @@ pub struct Applied {
     pub truncated: usize,
 }
 
+/// A sampler's decision, ready to apply to an engine (or to every shard of one pool).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// The slots' new weights, or `None` to keep them.
+    pub weights: Option<Vec<f64>>,
+    /// The slots to refill.
+    pub refill: Vec<usize>,
+    /// Their new levels, one per slot, in order.
+    pub levels: Vec<floe_core::Instance>,
+    /// Episodes the sampler was given.
+    pub episodes: usize,
+}
+
 /// Where a run's episodes were played: per level shape, the episodes that ended on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Shape {
@@ -207,30 +220,64 @@ impl Levels {
         self.update(engine, None, None, out.reborrow()).map(Some)
     }
 
-    /// Calls the sampler with `episodes` (`None`: those kept since its last call, which are
-    /// then dropped) and the host's `scores` of them (one each), and applies its plan; `out` holds
-    /// the last step's outputs, where refills truncate episodes.
+    /// Calls the sampler with `episodes` (`None`: those kept since its last call) and the host's
+    /// `scores` of them (one each), and applies its plan to `engine`; `out` holds the last step's
+    /// outputs, where refills truncate episodes. Every call drops the episodes kept so far (given
+    /// episodes stand in for them).
     ///
     /// # Errors
-    /// [`LevelsError::Sampler`] for scores of the wrong length or not finite, a sampler that
-    /// fails, panics or answers a plan the checks refuse (weights, refill slots, a configuration
-    /// outside the level space); [`LevelsError::Generate`] when new levels cannot be made,
-    /// [`LevelsError::Config`] when they do not fit the pool's room; the engine's errors. The
-    /// engine, the source and the kept episodes are then as they were.
+    /// As [`Levels::decide`], then [`Levels::apply`]'s: the engine is as it was when either
+    /// refuses (the sampler's own state is the sampler's).
     pub fn update(
         &mut self,
         engine: &mut dyn Engine,
         episodes: Option<&[EpisodeRecord]>,
         scores: Option<&[f32]>,
-        out: StepBuffersMut<'_>,
+        mut out: StepBuffersMut<'_>,
     ) -> Result<Applied, LevelsError> {
-        let sampler_error =
-            |name: &str, source: PluginError| LevelsError::Sampler { name: name.to_string(), source };
         out.check(&engine.sizes())?;
         let levels = Self::levels(engine)?;
+        let source = self.source.clone();
+        let decision = self.decide(&levels, episodes, scores)?;
+        match Self::apply(engine, &decision, out.reborrow()) {
+            Ok(applied) => {
+                let t = &mut self.totals;
+                t.episodes += applied.episodes;
+                t.refilled += applied.refilled;
+                t.truncated += applied.truncated;
+                t.weights |= applied.weights;
+                Ok(applied)
+            }
+            Err(e) => {
+                self.source = source;
+                Err(e)
+            }
+        }
+    }
+
+    /// The sampler's decision on the pool `levels` (what [`Levels::levels`] gives of an engine;
+    /// shards of one pool sum their `in_play`) for `episodes` (`None`: those kept since its last
+    /// call; either way the kept ones are dropped) and the host's `scores`: its weights, the
+    /// slots to refill, and their new levels, drawn here. [`Levels::apply`] puts it into an
+    /// engine; Ray shards of one pool apply the same decision each, which keeps their pools the
+    /// same.
+    ///
+    /// # Errors
+    /// [`LevelsError::Sampler`] for scores of the wrong length or not finite, a sampler that
+    /// fails, panics or answers a plan the checks refuse (weights, refill slots, a configuration
+    /// outside the level space); [`LevelsError::Generate`] when new levels cannot be made. The
+    /// source and the kept episodes are then as they were.
+    pub fn decide(
+        &mut self,
+        levels: &[LevelRecord],
+        episodes: Option<&[EpisodeRecord]>,
+        scores: Option<&[f32]>,
+    ) -> Result<Decision, LevelsError> {
+        let sampler_error =
+            |name: &str, source: PluginError| LevelsError::Sampler { name: name.to_string(), source };
         let given = episodes.unwrap_or(&self.pending);
-        check_update(&levels, given, scores).map_err(|e| sampler_error(&self.name, e))?;
-        let plan = self.sampler.update(&levels, given, scores).map_err(|e| sampler_error(&self.name, e))?;
+        check_update(levels, given, scores).map_err(|e| sampler_error(&self.name, e))?;
+        let plan = self.sampler.update(levels, given, scores).map_err(|e| sampler_error(&self.name, e))?;
         plan.check(levels.len()).map_err(|e| sampler_error(&self.name, e))?;
         let mut source = self.source.clone();
         if let Some(config) = &plan.config {
@@ -239,7 +286,29 @@ impl Levels {
             })?;
         }
         let new = source.draw(plan.refill.len())?;
-        for level in &new {
+        self.source = source;
+        let decision = Decision {
+            weights: plan.weights,
+            refill: plan.refill.iter().map(|&s| s as usize).collect(),
+            levels: new,
+            episodes: given.len(),
+        };
+        self.pending.clear();
+        Ok(decision)
+    }
+
+    /// Puts a decision into `engine`: the weights, then the refills (`out` holds the last step's
+    /// outputs, where they truncate episodes).
+    ///
+    /// # Errors
+    /// [`LevelsError::Config`] for new levels that do not fit the pool's room, the engine's
+    /// errors; the engine is then as it was.
+    pub fn apply(
+        engine: &mut dyn Engine,
+        decision: &Decision,
+        out: StepBuffersMut<'_>,
+    ) -> Result<Applied, LevelsError> {
+        for level in &decision.levels {
             engine.pool().check_fits(level).map_err(|e| {
                 LevelsError::Config(format!("{e} (the pool needs the level space's room: LevelSpace::room)"))
             })?;
@@ -247,14 +316,13 @@ impl Levels {
         // The weights first, so that an episode a refill truncates draws its next level by them;
         // the old ones come back if the refill is refused.
         let old = engine.weights().map(<[f64]>::to_vec);
-        if let Some(w) = &plan.weights {
+        if let Some(w) = &decision.weights {
             engine.set_weights(Some(w))?;
         }
-        let slots: Vec<usize> = plan.refill.iter().map(|&s| s as usize).collect();
-        let refilled = if slots.is_empty() {
+        let refilled = if decision.refill.is_empty() {
             Default::default()
         } else {
-            match engine.refill(&slots, &new, out) {
+            match engine.refill(&decision.refill, &decision.levels, out) {
                 Ok(r) => r,
                 Err(e) => {
                     engine.set_weights(old.as_deref())?;
@@ -262,21 +330,11 @@ impl Levels {
                 }
             }
         };
-        self.source = source;
-        let applied = Applied {
-            episodes: given.len(),
-            weights: plan.weights.is_some(),
-            refilled: slots.len(),
+        Ok(Applied {
+            episodes: decision.episodes,
+            weights: decision.weights.is_some(),
+            refilled: decision.refill.len(),
             truncated: refilled.truncated,
-        };
-        if episodes.is_none() {
-            self.pending.clear();
-        }
-        let t = &mut self.totals;
-        t.episodes += applied.episodes;
-        t.refilled += applied.refilled;
-        t.truncated += applied.truncated;
-        t.weights |= applied.weights;
-        Ok(applied)
+        })
     }
 }

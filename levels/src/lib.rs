@@ -25,7 +25,7 @@ pub mod phases;
 pub mod space;
 pub mod spec;
 
-pub use driver::{Applied, Levels, Shape};
+pub use driver::{Applied, Decision, Levels, Shape};
 pub use error::LevelsError;
 pub use space::{LevelSource, LevelSpace};
 pub use spec::{sampler, LevelsSpec, PHASE_SAMPLERS};

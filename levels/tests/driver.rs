@@ -156,3 +156,36 @@ fn frontier_and_the_engineer_redesign_the_pool_between_phases() {
         .unwrap_err();
     assert!(e.to_string().contains("history_json"), "{e}");
 }
+
+#[test]
+fn shards_that_apply_one_decision_keep_one_pool() {
+    let (mut a, mut out_a) = engine(8, 6);
+    let (mut b, mut out_b) = engine(8, 6);
+    let mut levels = spec("plr", serde_json::json!({"fresh": 0.5}), 0).build().unwrap();
+    let mut rng = Rng::from_counters(&[3]);
+    for _ in 0..6 {
+        let mut episodes = Vec::new();
+        for _ in 0..10 {
+            let actions: Vec<u8> = (0..out_a.rewards.len()).map(|_| rng.below(5) as u8).collect();
+            for (e, out) in [(&mut a, &mut out_a), (&mut b, &mut out_b)] {
+                e.step(&actions, out.view()).unwrap();
+                let ended = (0..8).filter(|&i| out.terminated[i] + out.truncated[i] > 0);
+                episodes.extend(ended.map(|i| EpisodeRecord::from(out.info[i])));
+            }
+        }
+        // The pool's slots as one shard sees them, the environments in play summed over both.
+        let mut records = Levels::levels(&a).unwrap();
+        for (r, other) in records.iter_mut().zip(Levels::levels(&b).unwrap()) {
+            r.in_play += other.in_play;
+        }
+        let decision = levels.decide(&records, Some(&episodes), None).unwrap();
+        Levels::apply(&mut a, &decision, out_a.view()).unwrap();
+        Levels::apply(&mut b, &decision, out_b.view()).unwrap();
+    }
+    assert!(levels.source().drawn() > 0, "new levels came");
+    assert_eq!(a.weights(), b.weights());
+    for i in 0..6 {
+        assert_eq!(a.pool().grid(i), b.pool().grid(i), "slot {i}");
+        assert_eq!(a.pool().generation(i), b.pool().generation(i), "slot {i}");
+    }
+}
