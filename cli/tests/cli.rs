@@ -513,3 +513,27 @@ fn the_readme_example_files_are_made_as_the_readme_says() {
         );
     }
 }
+
+/// With Vulkan's drivers hidden and wgpu held to Vulkan, asking for the GPU is an error in
+/// floe's words: the adapters seen, the Vulkan loader's variables, the container setting.
+#[test]
+fn no_gpu_adapter_is_explained_in_floes_words() {
+    let out = Command::new(env!("CARGO_BIN_EXE_floe"))
+        .args(["bench", "--backends", "gpu", "--envs", "8", "--sizes", "6", "--agents", "2"])
+        .args(["--densities", "0.1", "--seconds", "0.05", "--plans", "0"])
+        .env("VK_LOADER_DRIVERS_DISABLE", "*")
+        .env("WGPU_BACKEND", "vulkan")
+        .output()
+        .expect("the binary runs");
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    for want in [
+        "no GPU adapter could be opened",
+        "adapters seen: Vulkan: none",
+        "VK_ICD_FILENAMES",
+        "VK_LOADER_DRIVERS_DISABLE=\"*\"",
+        "NVIDIA_DRIVER_CAPABILITIES includes `graphics`",
+    ] {
+        assert!(err.contains(want), "{want:?} not in:\n{err}");
+    }
+}

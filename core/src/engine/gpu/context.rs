@@ -21,35 +21,60 @@ pub struct GpuContext {
 }
 
 impl GpuContext {
-    /// Opens the first adapter wgpu finds (Vulkan first; Mesa's lavapipe counts).
+    /// Opens the first adapter wgpu finds (Vulkan first; Mesa's lavapipe counts; OpenGL only
+    /// where no Vulkan adapter opens). `WGPU_BACKEND` (wgpu's own variable, e.g. `vulkan` or
+    /// `gl`) narrows the backends tried.
     ///
     /// # Errors
-    /// No adapter, or no device on it.
+    /// No adapter, or no device on it: [`EngineError::Gpu`] in floe's words, naming the adapters
+    /// seen, the Vulkan loader's variables and the container setting to check
+    /// ([`no_adapter_message`]).
     pub fn new() -> Result<Self, EngineError> {
-        let request = |backends: wgpu::Backends| {
-            let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        let allowed = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::all());
+        let instance_for = |backends: wgpu::Backends| {
+            wgpu::Instance::new(wgpu::InstanceDescriptor {
                 backends,
                 ..wgpu::InstanceDescriptor::new_without_display_handle()
-            });
-            pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            })
+        };
+        let mut tried = Vec::new();
+        // Vulkan first (GPUs and lavapipe); OpenGL only where no Vulkan adapter exists.
+        for (name, backends) in [("Vulkan", wgpu::Backends::VULKAN), ("OpenGL", wgpu::Backends::GL)] {
+            if !allowed.contains(backends) {
+                continue;
+            }
+            let instance = instance_for(backends);
+            let requested = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
                 power_preference: wgpu::PowerPreference::HighPerformance,
                 ..Default::default()
-            }))
-        };
-        // Vulkan first (GPUs and lavapipe); OpenGL only where no Vulkan adapter exists.
-        let adapter = request(wgpu::Backends::VULKAN)
-            .or_else(|_| request(wgpu::Backends::GL))
-            .map_err(|e| EngineError::Gpu(format!("no GPU adapter: {e}")))?;
-        let info = adapter.get_info();
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("floe device"),
-            required_limits: adapter.limits(),
-            ..Default::default()
-        }))
-        .map_err(|e| EngineError::Gpu(format!("no device on {}: {e}", info.name)))?;
-        Ok(Self { device, queue, adapter: format!("{} ({:?})", info.name, info.backend) })
+            }));
+            match requested {
+                Ok(adapter) => {
+                    let info = adapter.get_info();
+                    let (device, queue) =
+                        pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+                            label: Some("floe device"),
+                            required_limits: adapter.limits(),
+                            ..Default::default()
+                        }))
+                        .map_err(|e| EngineError::Gpu(format!("no device on {}: {e}", info.name)))?;
+                    return Ok(Self { device, queue, adapter: format!("{} ({:?})", info.name, info.backend) });
+                }
+                Err(e) => {
+                    let seen = pollster::block_on(instance.enumerate_adapters(backends))
+                        .iter()
+                        .map(|a| {
+                            let i = a.get_info();
+                            format!("{} ({:?}, {:?})", i.name, i.backend, i.device_type)
+                        })
+                        .collect();
+                    tried.push(Tried { backend: name, seen, error: e.to_string() });
+                }
+            }
+        }
+        let var = |name: &str| std::env::var(name).ok();
+        Err(EngineError::Gpu(no_adapter_message(&tried, &var, &installed_icds())))
     }
-
     pub(super) fn storage(&self, label: &str, contents: &[u8], extra: wgpu::BufferUsages) -> wgpu::Buffer {
         let mut data = contents.to_vec();
         data.resize(data.len().max(4).next_multiple_of(4), 0);
@@ -154,6 +179,84 @@ impl GpuContext {
     }
 }
 
+/// One backend tried for an adapter: what it saw and what wgpu said.
+#[derive(Debug, Clone)]
+pub struct Tried {
+    /// "Vulkan" or "OpenGL".
+    pub backend: &'static str,
+    /// The adapters it listed (name, backend, device type).
+    pub seen: Vec<String>,
+    /// wgpu's words.
+    pub error: String,
+}
+
+/// The Vulkan loader's variables that choose, add or hide drivers (ICDs).
+pub const VULKAN_ICD_VARIABLES: [&str; 5] =
+    ["VK_ICD_FILENAMES", "VK_DRIVER_FILES", "VK_ADD_DRIVER_FILES", "VK_LOADER_DRIVERS_SELECT", "VK_LOADER_DRIVERS_DISABLE"];
+
+/// The Vulkan driver manifests installed where the loader looks on Linux.
+fn installed_icds() -> Vec<String> {
+    let mut found = Vec::new();
+    for dir in ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d"] {
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            let mut names: Vec<String> =
+                entries.filter_map(|e| e.ok()).map(|e| format!("{dir}/{}", e.file_name().to_string_lossy())).collect();
+            names.sort();
+            found.extend(names);
+        }
+    }
+    found
+}
+
+/// Why no adapter opened, in floe's words: the adapters each backend saw, the Vulkan loader's
+/// variables as they are set (`var` reads the environment), the driver manifests installed
+/// (`icds`), the container setting NVIDIA's driver needs for Vulkan, `WGPU_BACKEND`, and wgpu's
+/// own words.
+#[must_use]
+pub fn no_adapter_message(tried: &[Tried], var: &dyn Fn(&str) -> Option<String>, icds: &[String]) -> String {
+    let shown = |name: &str| var(name).map_or_else(|| format!("{name} (unset)"), |v| format!("{name}={v:?}"));
+    let seen: Vec<String> = tried
+        .iter()
+        .map(|t| {
+            let list = if t.seen.is_empty() { "none".to_string() } else { t.seen.join(", ") };
+            format!("{}: {list}", t.backend)
+        })
+        .collect();
+    let mut lines = vec![
+        "no GPU adapter could be opened".to_string(),
+        format!(
+            "adapters seen: {}",
+            if seen.is_empty() { "none (WGPU_BACKEND allows no backend floe uses)".into() } else { seen.join("; ") }
+        ),
+        format!(
+            "Vulkan ICD variables to check: {}",
+            VULKAN_ICD_VARIABLES.iter().map(|v| shown(v)).collect::<Vec<_>>().join(", ")
+        ),
+    ];
+    if var("VK_LOADER_DRIVERS_DISABLE").is_some() {
+        lines.push("VK_LOADER_DRIVERS_DISABLE hides every driver it matches ('*' hides them all): unset it".into());
+    }
+    lines.push(if icds.is_empty() {
+        "Vulkan drivers installed: none found in /usr/share/vulkan/icd.d or /etc/vulkan/icd.d (Mesa's \
+         lavapipe: apt-get install mesa-vulkan-drivers; or your GPU vendor's driver)"
+            .into()
+    } else {
+        format!("Vulkan drivers installed: {}", icds.join(", "))
+    });
+    lines.push(format!(
+        "in a container, NVIDIA's Vulkan driver is mounted only when NVIDIA_DRIVER_CAPABILITIES includes \
+         `graphics` (or is `all`): {}",
+        shown("NVIDIA_DRIVER_CAPABILITIES")
+    ));
+    if let Some(b) = var("WGPU_BACKEND") {
+        lines.push(format!("WGPU_BACKEND={b:?} limits the backends tried"));
+    }
+    for t in tried {
+        lines.push(format!("wgpu ({}): {}", t.backend, t.error));
+    }
+    lines.join("\n  ")
+}
+
 /// The pool as one word array: dims | starts | goals | holes | optimal sums of costs | the
 /// sampling weights' alias table (two words a slot, [`crate::engine::levels`]; `[ALIAS_ONE, i]`,
 /// the unweighted draw, until weights are set). Every region has a fixed size per slot, so a
@@ -235,4 +338,39 @@ pub(super) fn check_pool(pool: &InstancePool) -> Result<(), EngineError> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_no_adapter_message_names_what_to_check() {
+        let tried = [
+            Tried { backend: "Vulkan", seen: vec![], error: "No suitable graphics adapter found".into() },
+            Tried { backend: "OpenGL", seen: vec!["llvmpipe (Gl, Cpu)".into()], error: "no GL".into() },
+        ];
+        let env = |name: &str| match name {
+            "VK_LOADER_DRIVERS_DISABLE" => Some("*".to_string()),
+            "NVIDIA_DRIVER_CAPABILITIES" => Some("compute,utility".to_string()),
+            _ => None,
+        };
+        let m = no_adapter_message(&tried, &env, &["/usr/share/vulkan/icd.d/lvp_icd.x86_64.json".into()]);
+        for want in [
+            "no GPU adapter could be opened",
+            "adapters seen: Vulkan: none; OpenGL: llvmpipe (Gl, Cpu)",
+            "VK_ICD_FILENAMES (unset)",
+            "VK_LOADER_DRIVERS_DISABLE=\"*\"",
+            "hides every driver it matches",
+            "lvp_icd.x86_64.json",
+            "NVIDIA_DRIVER_CAPABILITIES includes `graphics`",
+            "NVIDIA_DRIVER_CAPABILITIES=\"compute,utility\"",
+            "wgpu (Vulkan): No suitable graphics adapter found",
+        ] {
+            assert!(m.contains(want), "{want:?} not in:\n{m}");
+        }
+        let none = no_adapter_message(&[], &|_| None, &[]);
+        assert!(none.contains("WGPU_BACKEND allows no backend") && none.contains("mesa-vulkan-drivers"), "{none}");
+        assert!(!none.contains("hides every driver"));
+    }
 }

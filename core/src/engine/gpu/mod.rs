@@ -14,6 +14,6 @@ mod engine;
 mod verify;
 
 pub use super::shaders::{wgsl, Params, GPU_MAX_AGENTS, GPU_MAX_RADIUS, WORKGROUP_SIZE};
-pub use context::GpuContext;
+pub use context::{no_adapter_message, GpuContext, Tried, VULKAN_ICD_VARIABLES};
 pub use engine::GpuEngine;
 pub use verify::GpuVerifier;
