@@ -1,16 +1,23 @@
 """floe for Python: MAPF-FrozenLake instances, the optimal solver and the verifier, the paper's
-prompt and answer parser, Gymnasium and PettingZoo environments over floe's batched engine, and
-rewards and datasets for TRL and verl; ``floe.ray`` builds suites and training sets and verifies
-answers over a Ray cluster; ``floe.rounds`` runs the paper's loop for a Hugging Face language
-model with TRL, the model its own environment engineer, through the round protocol that ``floe
-train`` runs (``floe.drive_rounds``, over any trainee written in Python).
+prompt and answer parser, Gymnasium and PettingZoo environments over floe's batched engine with
+level samplers (:class:`floe.LevelSampler`: PLR, learnability and others steer which levels they
+play), and rewards and datasets for TRL and verl; ``floe.ray`` builds suites and training sets,
+verifies answers and keeps the level sampling of shards in step over a Ray cluster;
+``floe.rounds`` runs the paper's loop for a Hugging Face language model with TRL, the model its
+own environment engineer, through the round protocol that ``floe train`` runs
+(``floe.drive_rounds``, over any trainee written in Python).
 
-Errors are exceptions under :class:`floe.FloeError` carrying floe's own messages.
+Errors are exceptions under :class:`floe.FloeError` carrying floe's own messages; those of values
+floe refuses (``BadInput``, ``ConfigError``, ``UnknownPlugin``, ``BadOutput``) are ``ValueError``
+too.
 """
 
 from ._floe import (
     FAILURE_KINDS,
+    INFO_FIELDS,
+    LEVEL_FIELDS,
     BadInput,
+    BadOutput,
     ConfigError,
     Curriculum,
     Engine,
@@ -19,6 +26,8 @@ from ._floe import (
     Failed,
     FloeError,
     Instance,
+    LevelDecision,
+    LevelSampler,
     PluginFailed,
     Reward,
     TooLarge,
@@ -52,12 +61,16 @@ from ._floe import (
     write_answer,
     write_instances,
 )
+from .records import info_columns, level_columns
 from .rewards import compute_score, make_compute_score, trl_reward
 from .datasets import build_records, to_hf_dataset, write_verl_parquet
 
 __all__ = [
     "FAILURE_KINDS",
+    "INFO_FIELDS",
+    "LEVEL_FIELDS",
     "BadInput",
+    "BadOutput",
     "ConfigError",
     "Curriculum",
     "Engine",
@@ -66,6 +79,8 @@ __all__ = [
     "Failed",
     "FloeError",
     "Instance",
+    "LevelDecision",
+    "LevelSampler",
     "PluginFailed",
     "Reward",
     "TooLarge",
@@ -77,6 +92,8 @@ __all__ = [
     "engineer_context",
     "generate",
     "generate_slots",
+    "info_columns",
+    "level_columns",
     "make_compute_score",
     "paired_difference",
     "parse_answer",

@@ -37,16 +37,30 @@ An agent's reward is the sum of the weights of its events. Per-agent event bits 
 unless it failed, else ``floe.FAILURE_KINDS.index(name) + 1``: 4 ``out_of_bounds``, 5 ``hole``,
 6 ``vertex_conflict``, 7 ``edge_conflict`` (the engine's failures; 1–3 and 8 are the verifier's
 others); ``outcome`` is an index into :data:`OUTCOMES` (0 running, 1 success, 2 failure,
-3 truncated). A ``step_reward`` plugin replaces the table: ``shaped`` (parameters ``progress``
-0.1, ``gamma`` 1, ``step_cost`` 0.01, ``collision`` 0.5, ``hole`` 1, ``out_of_bounds`` 0.5,
-``goal`` 1, the goal paid once per episode as above), see docs/plugins.md.
+3 truncated); ``episode_return`` (float32) is the episode's return, every agent's rewards
+summed; ``slot`` the pool slot it played, ``generation`` that slot's refills when it played it,
+``agents_on_goal`` the agents on their goals at its end (the engine's ``info`` row,
+:data:`floe.INFO_FIELDS`). A ``step_reward`` plugin replaces the table: ``shaped`` (parameters
+``progress`` 0.1, ``gamma`` 1, ``step_cost`` 0.01, ``collision`` 0.5, ``hole`` 1,
+``out_of_bounds`` 0.5, ``goal`` 1, the goal paid once per episode as above), see
+docs/plugins.md.
+
+Level sampling: ``levels=floe.LevelSampler("plr", ...)`` lets a sampler steer which levels of the
+pool the environments play (PLR, learnability, domain randomisation, the environment engineer
+between phases, or a Rust or C plugin's). ``instances`` may then be a count: that many levels
+drawn from the sampler's space. The engine gets room for every level of the space; each reset
+calls the sampler's ``start`` and each step its ``after_step``, so an episode that a refill cuts
+short ends in that step: ``truncated``, with its ``final_obs`` and ``final_info``, as Gymnasium
+expects. ``env.levels`` is the sampler (``update(episodes, scores)`` for a host's own scores).
+Any object with ``room``, ``levels(count)``, ``attach(engine)``, ``start()`` and ``after_step()``
+serves: :class:`floe.ray.LevelShard` is one, for shards of one pool.
 
 :class:`Env` is the single-environment ``gymnasium.Env`` over the same engine.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 import gymnasium as gym
 import numpy as np
@@ -55,6 +69,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from ._floe import Engine, Instance
+from .records import info_columns
 
 OUTCOMES = ("running", "success", "failure", "truncated")
 
@@ -86,12 +101,49 @@ def _spaces(engine: Engine, single_agent: bool):
     return obs, act
 
 
-def _check_single_agent(instances: Sequence[Instance], single_agent: bool) -> None:
+def _check_single_agent(instances: Sequence[Instance], single_agent: bool, levels=None) -> None:
     if single_agent:
+        if levels is not None and levels.room[0] != 1:
+            raise ValueError(f"single_agent=True needs a level space of one agent, and the sampler's has room "
+                             f"for {levels.room[0]} (space={{'agents': [1, 1], 'wait_ratio': [0, 0]}})")
         many = sorted({i.num_agents for i in instances} - {1})
         if many:
             raise ValueError(f"single_agent=True needs instances of one agent, and some have {many[0]} "
                              "(draw them with floe.generate(1, size, wait_ratio=0.0))")
+
+
+def _pool(instances, levels) -> tuple:
+    """The pool's instances and room: ``instances`` a count draws that many from ``levels``'
+    space; with ``levels``, the room is its space's."""
+    if isinstance(instances, (int, np.integer)) and not isinstance(instances, bool):
+        if levels is None:
+            raise ValueError(f"instances={instances} is a count: give levels= (a floe.LevelSampler) to draw "
+                             "them from, or the instances themselves")
+        return list(levels.levels(int(instances))), tuple(levels.room)
+    return list(instances), (tuple(levels.room) if levels is not None else None)
+
+
+def _episode_info(row: np.ndarray) -> dict:
+    """An ended episode's ``info`` row as the keys of a single environment's info."""
+    c = info_columns(row)
+    return {
+        "episode_steps": int(c["episode_steps"]),
+        "outcome": OUTCOMES[int(c["outcome"])],
+        "failure_kind": int(c["failure_kind"]),
+        "failure_agent": int(c["failure_agent"]),
+        "episode_return": float(c["episode_return"]),
+        "slot": int(c["slot"]),
+        "generation": int(c["generation"]),
+        "agents_on_goal": int(c["agents_on_goal"]),
+    }
+
+
+def _next_slot(engine: Engine, rng: np.random.Generator) -> int:
+    """A pool slot drawn by the engine's sampling weights (every slot alike without them)."""
+    w = engine.weights
+    if w is None:
+        return int(rng.integers(0, engine.num_instances))
+    return int(rng.choice(len(w), p=w / w.sum()))
 
 
 def _obs_view(flat: np.ndarray, radius: int) -> np.ndarray:
@@ -114,7 +166,10 @@ class VectorEnv(gym.vector.VectorEnv):
     ``library`` optional; see the plugins guide). ``single_agent`` (instances of one agent only):
     observations ``(num_envs, 3, 2r+1, 2r+1)`` and actions ``(num_envs,)`` of ``Discrete(5)``.
     Environment ``e`` reset with ``seed`` plays as a single :class:`Env` reset with ``seed + e``
-    does. The reward table, event bits and failure codes are in the module docs.
+    does. The reward table, event bits and failure codes are in the module docs. ``levels``: a
+    :class:`floe.LevelSampler` that steers which levels are played and refills the pool
+    (``instances`` may then be a count of levels drawn from its space; module docs), attached to
+    this environment's engine; ``env.levels``.
 
     ``reset`` and ``step`` return infos with the same keys (``agent_rewards``, ``events``,
     ``final_obs``, ``_final_obs``, ``final_info``, ``_final_info``; after a reset nothing has
@@ -125,14 +180,18 @@ class VectorEnv(gym.vector.VectorEnv):
     #: Gymnasium's same-step auto-reset, also as the attribute that wrappers (TorchRL's) read.
     autoreset_mode = AutoresetMode.SAME_STEP
 
-    def __init__(self, instances: Sequence[Instance], num_envs: int = 16, *, mode: str = "strict",
+    def __init__(self, instances: Union[Sequence[Instance], int], num_envs: int = 16, *, mode: str = "strict",
                  holes: Optional[str] = None, episode_limit: int = 64, obs_radius: int = 2,
                  rewards: Optional[dict] = None, backend: str = "cpu", step_reward: Optional[dict] = None,
-                 single_agent: bool = False):
-        instances = list(instances)
-        _check_single_agent(instances, single_agent)
+                 single_agent: bool = False, levels=None):
+        instances, room = _pool(instances, levels)
+        _check_single_agent(instances, single_agent, levels)
         self.engine = Engine(instances, _config(num_envs, mode, holes, episode_limit, obs_radius, rewards, backend,
-                                                step_reward))
+                                                step_reward), room=room)
+        #: The level sampler (None without one).
+        self.levels = levels
+        if levels is not None:
+            levels.attach(self.engine)
         self.num_envs = num_envs
         self.single_agent = single_agent
         self.single_observation_space, self.single_action_space = _spaces(self.engine, single_agent)
@@ -149,7 +208,7 @@ class VectorEnv(gym.vector.VectorEnv):
         self._agent_rewards = self.engine.rewards
         self._terminated = self.engine.terminated.view(np.bool_)
         self._truncated = self.engine.truncated.view(np.bool_)
-        self._info = self.engine.info
+        self._final_info = info_columns(self.engine.info)
         self._rewards = np.zeros(num_envs, np.float64)
         self._seed_rng = np.random.default_rng()
         self._was_reset = False
@@ -157,7 +216,9 @@ class VectorEnv(gym.vector.VectorEnv):
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         """Starts every environment. ``seed``: environment ``e`` uses ``seed + e`` (None: a fresh
         seed). ``options={"instances": [i_0, …]}`` puts environment ``e`` on pool instance
-        ``i_e`` instead (after seeding)."""
+        ``i_e`` instead (after seeding). Then the level sampler's ``start``: its first weights,
+        and the refills it asks for (an environment on a refilled slot starts on its new level);
+        the sampler keeps what it learned over resets."""
         super().reset(seed=seed)
         if seed is None:
             seed = int(self._seed_rng.integers(0, 2**63))
@@ -174,27 +235,31 @@ class VectorEnv(gym.vector.VectorEnv):
                 raise ValueError(f"options['instances'] has {len(chosen)} entries for {self.num_envs} environments")
             for e, i in enumerate(chosen):
                 self.engine.reset_to(e, int(i))
+        if self.levels is not None:
+            self.levels.start()
         self._was_reset = True
         # Nothing has ended: the step's keys, zeroed (the engine's buffers keep the last step's).
         done = np.zeros(self.num_envs, np.bool_)
-        zeros = np.zeros(self.num_envs, np.uint32)
         info = {
             "agent_rewards": np.zeros_like(self._agent_rewards),
             "events": np.zeros_like(self._events),
             "final_obs": np.zeros_like(self._final_obs),
             "_final_obs": done,
-            "final_info": {"episode_steps": zeros, "outcome": zeros, "failure_kind": zeros, "failure_agent": zeros},
+            "final_info": {k: np.zeros_like(v) for k, v in self._final_info.items()},
             "_final_info": done,
         }
         return self._obs, info
 
     def step(self, actions):
         """One step of every environment; ``actions`` has shape ``(num_envs, K)`` (``(num_envs,)``
-        with ``single_agent``), codes 0..4."""
+        with ``single_agent``), codes 0..4. Then the level sampler's ``after_step``: the episodes
+        its refills cut short end in this step (``truncated``, ``final_obs``, ``final_info``)."""
         a = np.ascontiguousarray(actions, dtype=np.uint8)
         if self.single_agent:
             a = a.reshape(self.num_envs, 1)
         self.engine.step(a)
+        if self.levels is not None:
+            self.levels.after_step()
         np.sum(self._agent_rewards, axis=1, dtype=np.float64, out=self._rewards)
         done = self._terminated | self._truncated
         info = {
@@ -202,18 +267,14 @@ class VectorEnv(gym.vector.VectorEnv):
             "events": self._events,
             "final_obs": self._final_obs,
             "_final_obs": done,
-            "final_info": {
-                "episode_steps": self._info[:, 0],
-                "outcome": self._info[:, 1],
-                "failure_kind": self._info[:, 2],
-                "failure_agent": self._info[:, 3],
-            },
+            "final_info": dict(self._final_info),
             "_final_info": done,
         }
         return self._obs, self._rewards, self._terminated, self._truncated, info
 
     def current_instances(self) -> np.ndarray:
-        """``(num_envs,)`` int64: the pool instance each environment plays now (a new array)."""
+        """``(num_envs,)`` int64: the pool slot each environment plays now (a new array;
+        ``self.engine.level(slot)`` is the level there now)."""
         return np.asarray(self.engine.current_instances(), np.int64)
 
     def global_state(self) -> np.ndarray:
@@ -223,18 +284,26 @@ class VectorEnv(gym.vector.VectorEnv):
 
 class Env(gym.Env):
     """One MAPF-FrozenLake environment (the engine with one environment); arguments as for
-    :class:`VectorEnv`. When an episode ends, the returned observation is the one that ended it;
-    the next :meth:`reset` without a seed starts the next episode of the seeded sequence."""
+    :class:`VectorEnv`, ``levels`` included. When an episode ends, the returned observation is
+    the one that ended it; the next :meth:`reset` without a seed starts the next episode of the
+    seeded sequence (a reset in the middle of an episode starts one on a slot drawn by the
+    sampling weights). The info of the step that ends an episode has its ``info`` row's fields
+    (``outcome`` by name: ``"success"``, ...)."""
 
     metadata = {"render_modes": []}
 
-    def __init__(self, instances: Sequence[Instance], *, mode: str = "strict", holes: Optional[str] = None,
-                 episode_limit: int = 64, obs_radius: int = 2, rewards: Optional[dict] = None,
-                 backend: str = "cpu", step_reward: Optional[dict] = None, single_agent: bool = False):
-        instances = list(instances)
-        _check_single_agent(instances, single_agent)
+    def __init__(self, instances: Union[Sequence[Instance], int], *, mode: str = "strict",
+                 holes: Optional[str] = None, episode_limit: int = 64, obs_radius: int = 2,
+                 rewards: Optional[dict] = None, backend: str = "cpu", step_reward: Optional[dict] = None,
+                 single_agent: bool = False, levels=None):
+        instances, room = _pool(instances, levels)
+        _check_single_agent(instances, single_agent, levels)
         self.engine = Engine(instances, _config(1, mode, holes, episode_limit, obs_radius, rewards, backend,
-                                                step_reward))
+                                                step_reward), room=room)
+        #: The level sampler (None without one).
+        self.levels = levels
+        if levels is not None:
+            levels.attach(self.engine)
         self.single_agent = single_agent
         self.observation_space, self.action_space = _spaces(self.engine, single_agent)
         self._obs = _obs_view(self.engine.obs, self.engine.obs_radius)
@@ -251,11 +320,15 @@ class Env(gym.Env):
             if seed < 0:
                 raise ValueError(f"seed must be non-negative, not {seed}")
             self.engine.reset(seed)
+            if self.levels is not None:
+                self.levels.start()
         elif self._state == "new":
             self.engine.reset(int(self.np_random.integers(0, 2**63)))
+            if self.levels is not None:
+                self.levels.start()
         elif self._state == "running":
-            # A new episode on an instance drawn from the seeded generator.
-            self.engine.reset_to(0, int(self.np_random.integers(0, self.engine.num_instances)))
+            # A new episode on a slot drawn from the seeded generator, by the sampling weights.
+            self.engine.reset_to(0, _next_slot(self.engine, self.np_random))
         # "ended": the engine already started the next episode in the step that ended this one.
         self._state = "running"
         return self._obs[0].copy(), {"instance": int(self.engine.current_instances()[0])}
@@ -264,6 +337,8 @@ class Env(gym.Env):
         if self._state != "running":
             raise RuntimeError("call reset before step (and after an episode ends)")
         self.engine.step(np.ascontiguousarray(action, dtype=np.uint8).reshape(1, -1))
+        if self.levels is not None:
+            self.levels.after_step()
         terminated = bool(self.engine.terminated[0])
         truncated = bool(self.engine.truncated[0])
         reward = float(np.sum(self.engine.rewards[0], dtype=np.float64))
@@ -271,7 +346,6 @@ class Env(gym.Env):
                                 "events": self.engine.events[0].view(np.int32).copy()}
         if terminated or truncated:
             self._state = "ended"
-            steps, outcome, kind, agent = (int(x) for x in self.engine.info[0])
-            info.update(episode_steps=steps, outcome=OUTCOMES[outcome], failure_kind=kind, failure_agent=agent)
+            info.update(_episode_info(self.engine.info[0]))
             return self._final_obs[0].copy(), reward, terminated, truncated, info
         return self._obs[0].copy(), reward, terminated, truncated, info

@@ -15,6 +15,14 @@ driver reads the inputs and writes the JSONL files, in order, as the shards arri
 
 Each worker's floe call runs on all the cores of its machine (rayon); to give each Ray CPU one
 thread, start the cluster with ``runtime_env={"env_vars": {"RAYON_NUM_THREADS": "1"}}``.
+
+Level sampling over shards of one pool (:class:`LevelHub`, :class:`LevelShard`,
+:func:`sync_levels`), as Syllabus keeps one curriculum for many processes: each shard's
+``VectorEnv`` plays the hub's pool with a ``LevelShard`` as its ``levels=``, which keeps the
+episodes that end; each round, every shard reports them (with the host's scores, if any) and
+its pool, the hub's one sampler decides once, and every shard applies that decision, so every
+shard's pool stays the same, slot for slot. The hub and the shards are plain objects or Ray
+actors; Ray is needed only for actors.
 """
 
 from __future__ import annotations
@@ -23,9 +31,12 @@ import json
 import os
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
+import numpy as np
+
 from . import _floe
 
-__all__ = ["build_suite", "build_training_set", "verify_file", "shard_ranges"]
+__all__ = ["build_suite", "build_training_set", "verify_file", "shard_ranges", "LevelHub", "LevelShard",
+           "sync_levels"]
 
 
 def _ray():
@@ -220,3 +231,183 @@ def verify_file(instances: str, answers: str, out: str, *, shard_size: int = 102
                 counts["optimal"] += bool(verdict["optimal"])
                 f.write(line)
     return counts
+
+
+class LevelHub:
+    """The one level sampler of several shards of a pool (a :class:`floe.LevelSampler` of these
+    arguments, attached to no engine), in this process or as a Ray actor
+    (``ray.remote(LevelHub).remote("plr", ...)``: its methods are all it offers, so no
+    attributes). :meth:`pool` gives every shard the same first levels, :meth:`decide` one
+    decision for all of them."""
+
+    def __init__(self, name: str = "uniform", params: Any = None, *, space: Optional[dict] = None, seed: int = 0,
+                 library: Optional[str] = None):
+        self.sampler = _floe.LevelSampler(name, params, space=space, seed=seed, library=library)
+        self._pool: Optional[list] = None
+        self._totals = {"decisions": 0, "episodes": 0, "refilled": 0}
+
+    def room(self) -> tuple:
+        """``(agents, side)``: the room every shard's engine needs (``VectorEnv`` gives it to a
+        ``LevelShard``'s engine)."""
+        return self.sampler.room
+
+    def pool(self, count: int) -> list:
+        """The shards' first levels: ``count`` levels drawn from the space on the first call, the
+        same list on every later one (every shard must start from the same pool)."""
+        if self._pool is None:
+            self._pool = self.sampler.levels(count)
+        elif len(self._pool) != count:
+            raise ValueError(f"the shards' pool has {len(self._pool)} levels, not {count}: every shard plays one pool")
+        return self._pool
+
+    def decide(self, reports: Sequence[dict]) -> "_floe.LevelDecision":
+        """One decision from every shard's :meth:`LevelShard.report`, in shard order: the pools
+        must be the same but for the environments in play, which are added up; the episodes (and
+        the scores, given by every shard or by none) are joined in shard order. Raises
+        ``ValueError`` naming the shard and slot where a pool differs (a shard that missed a
+        decision), or the shard whose scores are missing, and the sampler's errors as
+        :meth:`floe.LevelSampler.decide` raises them; the sampler is then as it was."""
+        if not reports:
+            raise ValueError("no shard reported")
+        levels = np.array(reports[0]["levels"], dtype=np.uint32)
+        for n, r in enumerate(reports[1:], 1):
+            other = np.asarray(r["levels"], dtype=np.uint32)
+            if other.shape != levels.shape:
+                raise ValueError(f"shard {n}'s pool has {len(other)} slots and shard 0's {len(levels)}")
+            differ = np.argwhere(other[:, :7] != levels[:, :7])
+            if len(differ):
+                slot, col = (int(x) for x in differ[0])
+                field = _floe.LEVEL_FIELDS[col]
+                raise ValueError(f"shard {n}'s pool differs from shard 0's at slot {slot} ({field} {other[slot, col]} "
+                                 f"against {levels[slot, col]}): every shard must apply every decision")
+            levels[:, 7] += other[:, 7]
+        episodes = np.concatenate([np.asarray(r["episodes"], dtype=np.uint32).reshape(-1, len(_floe.INFO_FIELDS))
+                                   for r in reports])
+        given = [r.get("scores") is not None for r in reports]
+        if any(given) and not all(given):
+            odd = next(n for n, g in enumerate(given) if g != given[0])
+            raise ValueError(f"shard {odd} gave {'' if given[odd] else 'no '}scores and shard 0 "
+                             f"{'did' if given[0] else 'did not'}: scores come from every shard or from none")
+        scores = np.concatenate([np.asarray(r["scores"], np.float32) for r in reports]) if all(given) else None
+        decision = self.sampler.decide(levels, episodes, scores)
+        t = self._totals
+        t["decisions"] += 1
+        t["episodes"] += decision.episodes
+        t["refilled"] += len(decision.refill)
+        return decision
+
+    def totals(self) -> dict:
+        """``{"decisions", "episodes", "refilled"}`` over every decision so far."""
+        return dict(self._totals)
+
+
+class LevelShard:
+    """The levels of one shard of a pool that a :class:`LevelHub` steers: the ``levels=`` of the
+    shard's ``VectorEnv`` (or ``Env``, ``ParallelEnv``), whose instances are the hub's
+    ``pool(count)``; ``room`` is the hub's ``room()``. After each step it keeps the episodes that
+    ended; :meth:`report` hands them over, :meth:`apply` takes the hub's decision, which lands
+    in the shard's next step (so that the episodes its refills cut short end in a step, as
+    Gymnasium expects) or at once when no step has been taken since the last reset."""
+
+    def __init__(self, room: Sequence[int]):
+        self.room = tuple(int(x) for x in room)
+        self.engine = None
+        self._episodes: list = []
+        self._waiting: list = []
+        self._stepped = False
+
+    def levels(self, count: int) -> list:
+        raise ValueError("a shard's levels are its hub's: make the environment with instances=hub.pool(count)")
+
+    def attach(self, engine) -> None:
+        """Steers ``engine`` (a ``floe.Engine`` with room for the hub's space)."""
+        if self.engine is not None and self.engine is not engine:
+            raise ValueError("this shard steers another engine already: one LevelShard per environment")
+        have, need = tuple(engine.room), self.room
+        if have[0] < need[0] or have[1] < need[1]:
+            raise ValueError(f"the engine's pool has room for {have[0]} agents on a side of {have[1]}, and the hub's "
+                             f"space needs {need[0]} on {need[1]}: make the engine with room=hub.room()")
+        self.engine = engine
+
+    def start(self) -> Optional[dict]:
+        """After the engine's reset: drops the kept episodes (as a sampler's ``start`` does) and
+        applies the decisions waiting; returns what the last of them did, or None."""
+        self._episodes.clear()
+        self._stepped = False
+        return self._apply_waiting()
+
+    def after_step(self) -> Optional[dict]:
+        """After each step of the engine: keeps the episodes that ended in it, then applies the
+        decisions waiting (in the step's outputs); returns what the last of them did, or None."""
+        e = self.engine
+        done = (e.terminated | e.truncated).astype(np.bool_)
+        if done.any():
+            self._episodes.append(e.info[done])
+        self._stepped = True
+        return self._apply_waiting()
+
+    def _apply_waiting(self) -> Optional[dict]:
+        applied = None
+        while self._waiting:
+            applied = self.engine.apply(self._waiting.pop(0))
+        return applied
+
+    @property
+    def pending(self) -> np.ndarray:
+        """The episodes kept since the last report: ``(n, 8)`` uint32 ``info`` rows
+        (:data:`floe.INFO_FIELDS`), the order of the scores :meth:`report` takes."""
+        if not self._episodes:
+            return np.zeros((0, len(_floe.INFO_FIELDS)), np.uint32)
+        return np.concatenate(self._episodes)
+
+    def report(self, scores=None) -> dict:
+        """What the hub needs of this shard: ``{"levels": engine.levels(), "episodes": pending,
+        "scores"}``, ``scores`` the host's, one per pending episode, or None. Drops the kept
+        episodes. Raises ``ValueError`` for scores of another count, ``RuntimeError`` while a
+        decision waits for the next step (the pool would be reported as it was before it)."""
+        if self._waiting:
+            raise RuntimeError("a decision waits for this shard's next step: step before the next report")
+        episodes = self.pending
+        if scores is not None:
+            scores = np.asarray(scores, np.float32)
+            if scores.shape != (len(episodes),):
+                raise ValueError(f"{scores.size} scores for {len(episodes)} episodes: give one score per pending episode")
+        self._episodes = []
+        return {"levels": self.engine.levels(), "episodes": episodes, "scores": scores}
+
+    def apply(self, decision) -> Optional[dict]:
+        """Takes the hub's decision: applied at once when no step was taken since the last reset
+        (returns what it did), else at the next step (returns None)."""
+        self._waiting.append(decision)
+        return None if self._stepped else self._apply_waiting()
+
+
+def _each(calls: list) -> list:
+    """``f(*args)`` for each ``(f, args)``; a Ray actor's method (one with ``remote``) through
+    Ray, every call started before any is waited for."""
+    out = [f.remote(*args) if hasattr(f, "remote") else f(*args) for f, args in calls]
+    remote = [i for i, (f, _) in enumerate(calls) if hasattr(f, "remote")]
+    if remote:
+        import ray
+
+        for i, value in zip(remote, ray.get([out[i] for i in remote])):
+            out[i] = value
+    return out
+
+
+def sync_levels(hub, shards: Sequence, scores: Optional[Sequence] = None):
+    """One round of level sampling over shards of one pool: every shard's ``report`` (with
+    ``scores[i]``, the host's scores of shard ``i``'s pending episodes, when given), the hub's
+    one ``decide``, and every shard's ``apply`` of it. ``hub`` is a :class:`LevelHub` and
+    ``shards`` :class:`LevelShard` objects, or Ray actor handles of objects with those methods
+    (an actor that holds a shard's environment and passes ``report`` and ``apply`` on to its
+    ``LevelShard``). Call it once after every shard's reset (the sampler's first weights), then
+    every few steps. Returns the decision."""
+    if scores is None:
+        scores = [None] * len(shards)
+    if len(scores) != len(shards):
+        raise ValueError(f"{len(scores)} score lists for {len(shards)} shards")
+    reports = _each([(s.report, (sc,)) for s, sc in zip(shards, scores)])
+    (decision,) = _each([(hub.decide, (reports,))])
+    _each([(s.apply, (decision,)) for s in shards])
+    return decision

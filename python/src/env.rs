@@ -1,8 +1,10 @@
 //! `floe._floe.Engine`: the batched engine with its outputs in numpy arrays that it owns and
 //! lends out. A step borrows those arrays mutably (rust-numpy's runtime borrow check) and hands
 //! them to [`Engine::step`] as a [`StepBuffersMut`], so the engine writes straight into the
-//! memory Python reads: no copy per step. The Gymnasium and PettingZoo classes (`floe.VectorEnv`,
-//! `floe.Env`, `floe.ParallelEnv`) are Python wrappers over it.
+//! memory Python reads: no copy per step. Level sampling writes into the same arrays: the pool's
+//! weights and refills (`set_weights`, `refill`, `apply`) and `floe.LevelSampler`'s calls, which
+//! borrow them the same way ([`Engine::with_buffers`]). The Gymnasium and PettingZoo classes
+//! (`floe.VectorEnv`, `floe.Env`, `floe.ParallelEnv`) are Python wrappers over it.
 
 use std::sync::{Arc, Mutex};
 
@@ -10,12 +12,21 @@ use floe_core::engine::{
     unpack_bits as unpack, BufferSizes, Engine as CoreEngine, EnvInfo, InstancePool, ObsFormat, Optima,
     StepBuffersMut,
 };
+use floe_core::grid::Pos;
+use floe_core::instance::Agent;
+use floe_core::pool::Room;
+use floe_levels::Levels;
 use floe_plugin_registry::{open_engine, EngineSpec};
-use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use numpy::{
+    AllowTypeChange, PyArray1, PyArrayDyn, PyArrayLike1, PyArrayMethods, PyReadonlyArrayDyn,
+    PyUntypedArrayMethods,
+};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use crate::errors::{bad_input, engine};
 use crate::instances::{py_to_json, Instance};
+use crate::records::{applied_dict, records_array, LevelDecision, INFO_WORDS};
 
 /// The engine's spec from a dict or JSON text: `backend` ("cpu" or "gpu"), the fields of
 /// floe's `EnvConfig` (`num_envs`, `mode`, `holes`, `episode_limit`, `obs_radius`,
@@ -33,8 +44,11 @@ type Bytes = Py<PyArrayDyn<u8>>;
 /// A batch of `num_envs` environments playing `instances`, on the CPU or the GPU, stepped with
 /// the same-step auto-reset (see floe's engine docs). Its output arrays are fixed for its life:
 /// `obs` and `final_obs` `(B, K, obs_stride)` uint8, `rewards` `(B, K)` float32, `events`
-/// `(B, K)` uint32, `terminated` and `truncated` `(B,)` uint8, `info` `(B, 4)` uint32 (episode
-/// steps, outcome, failure kind, failure agent). Each call overwrites them in place.
+/// `(B, K)` uint32, `terminated` and `truncated` `(B,)` uint8, `info` `(B, 8)` uint32, one row
+/// per environment in the order of `floe.INFO_FIELDS` (episode steps, outcome, failure kind,
+/// failure agent, pool slot, the slot's generation, the episode's return as float32 bits, agents
+/// on their goals: `info.view(numpy.float32)[:, 6]` reads the returns, and `floe.info_columns`
+/// names every column, without a copy). Each call overwrites them in place.
 #[pyclass(module = "floe._floe", frozen)]
 pub struct Engine {
     inner: Mutex<Box<dyn CoreEngine>>,
@@ -61,12 +75,17 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// Runs `f` on the engine with the output arrays lent as one [`StepBuffersMut`].
-    fn with_buffers(
+    /// Runs `f` on the engine with the output arrays lent as one [`StepBuffersMut`] (the engine
+    /// locked for the call).
+    ///
+    /// # Errors
+    /// `floe.BadInput` when an array is borrowed elsewhere or the engine failed in an earlier
+    /// call; `f`'s error.
+    pub(crate) fn with_buffers<T>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&mut dyn CoreEngine, StepBuffersMut<'_>) -> Result<(), floe_core::engine::EngineError>,
-    ) -> PyResult<()> {
+        f: impl FnOnce(&mut dyn CoreEngine, StepBuffersMut<'_>) -> PyResult<T>,
+    ) -> PyResult<T> {
         let mut obs = self.obs.bind(py).try_readwrite().map_err(|e| bad_input(format!("obs: {e}")))?;
         let mut final_obs =
             self.final_obs.bind(py).try_readwrite().map_err(|e| bad_input(format!("final_obs: {e}")))?;
@@ -91,8 +110,18 @@ impl Engine {
             info: bytemuck::try_cast_slice_mut::<u32, EnvInfo>(info_words)
                 .map_err(|e| bad_input(format!("info: {e}")))?,
         };
-        let mut guard = self.inner.lock().map_err(|_| bad_input("the engine failed in an earlier call"))?;
-        f(guard.as_mut(), out).map_err(engine)
+        let mut guard = self.lock()?;
+        f(guard.as_mut(), out)
+    }
+
+    /// The engine, locked.
+    fn lock(&self) -> PyResult<std::sync::MutexGuard<'_, Box<dyn CoreEngine>>> {
+        self.inner.lock().map_err(|_| bad_input("the engine failed in an earlier call"))
+    }
+
+    /// The room of the engine's pool: the agents and side that every level put in it must fit.
+    pub(crate) fn pool_room(&self) -> PyResult<Room> {
+        Ok(self.lock()?.pool().room())
     }
 }
 
@@ -100,24 +129,33 @@ impl Engine {
 impl Engine {
     /// `instances`: the pool the environments play (a list of `Instance`); `config`: a dict or
     /// JSON text (see the class docs); `solve_missing`: solve instances stored without their
-    /// optimum, so that the engine knows every optimum.
+    /// optimum, so that the engine knows every optimum; `room`: `(agents, side)`, room in the pool
+    /// for levels of up to that many agents on maps of up to that side besides its own (the
+    /// levels `refill` and a level sampler put in it; `LevelSampler.room` gives a sampler's).
     ///
     /// Raises `floe.ConfigError` for a configuration out of range, `floe.BadInput` for an
-    /// empty or oversized pool, `floe.EngineFailed` when no GPU adapter opens; for the
-    /// `step_reward`, `floe.UnknownPlugin`, `floe.ConfigError` (parameters refused, or a reward
-    /// that does not score steps) or `floe.PluginFailed` (a library that does not load).
+    /// empty or oversized pool or a room over the engine's limits, `floe.EngineFailed` when no
+    /// GPU adapter opens; for the `step_reward`, `floe.UnknownPlugin`, `floe.ConfigError`
+    /// (parameters refused, or a reward that does not score steps) or `floe.PluginFailed` (a
+    /// library that does not load).
     #[new]
-    #[pyo3(signature = (instances, config=None, solve_missing=false))]
+    #[pyo3(signature = (instances, config=None, solve_missing=false, *, room=None))]
     fn new(
         py: Python<'_>,
         instances: Vec<PyRef<'_, Instance>>,
         config: Option<&Bound<'_, PyAny>>,
         solve_missing: bool,
+        room: Option<(usize, u32)>,
     ) -> PyResult<Self> {
         let spec = parse_spec(config)?;
         let insts: Vec<floe_core::Instance> = instances.iter().map(|i| i.inner.clone()).collect();
+        let optima = Optima::solve_missing(solve_missing);
         let pool = Arc::new(
-            py.detach(|| InstancePool::new(&insts, Optima::solve_missing(solve_missing))).map_err(engine)?,
+            py.detach(|| match room {
+                None => InstancePool::new(&insts, optima),
+                Some((agents, side)) => InstancePool::with_room(&insts, optima, Room { agents, side }),
+            })
+            .map_err(engine)?,
         );
         let inner = open_engine(&spec, Arc::clone(&pool)).map_err(crate::errors::registry)?;
         let sizes = inner.sizes();
@@ -134,19 +172,19 @@ impl Engine {
             events: PyArrayDyn::zeros(py, vec![b, k], false).unbind(),
             terminated: PyArrayDyn::zeros(py, vec![b], false).unbind(),
             truncated: PyArrayDyn::zeros(py, vec![b], false).unbind(),
-            info: PyArrayDyn::zeros(py, vec![b, 4], false).unbind(),
+            info: PyArrayDyn::zeros(py, vec![b, INFO_WORDS], false).unbind(),
         })
     }
 
-    /// Starts episode 0 everywhere: environment `e` plays pool instance `pool_pick(seed + e, 0)`.
-    /// Writes `obs`.
+    /// Starts episode 0 everywhere: environment `e` plays pool slot `pool_pick(seed + e, 0)` (by
+    /// the sampling weights, when they are set). Writes `obs`.
     fn reset(&self, py: Python<'_>, seed: u64) -> PyResult<()> {
-        self.with_buffers(py, |e, out| e.reset(seed, out))
+        self.with_buffers(py, |e, out| e.reset(seed, out).map_err(engine))
     }
 
-    /// Puts environment `env` on pool instance `instance` at step 0 and writes its part of `obs`.
+    /// Puts environment `env` on pool slot `instance` at step 0 and writes its part of `obs`.
     fn reset_to(&self, py: Python<'_>, env: usize, instance: usize) -> PyResult<()> {
-        self.with_buffers(py, |e, out| e.reset_to(env, instance, out))
+        self.with_buffers(py, |e, out| e.reset_to(env, instance, out).map_err(engine))
     }
 
     /// One step of every environment with `B·K` action codes 0..=4 (uint8, any shape with that
@@ -157,7 +195,109 @@ impl Engine {
     /// (the step has happened: every output but `rewards` is its, `rewards` the engine's own).
     fn step(&self, py: Python<'_>, actions: PyReadonlyArrayDyn<'_, u8>) -> PyResult<()> {
         let a = actions.as_slice().map_err(|e| bad_input(format!("actions: {e}")))?;
-        self.with_buffers(py, |e, out| e.step(a, out))
+        self.with_buffers(py, |e, out| e.step(a, out).map_err(engine))
+    }
+
+    /// Sets the sampling weights of the pool's slots (one float per slot, a numpy array or a
+    /// sequence): every later draw of a level (each auto-reset, and `reset`) picks slot `i` with
+    /// probability `weights[i] / sum(weights)`, the same draw on both backends. `None` removes
+    /// them (every slot alike, as an engine without weights); equal weights draw the same.
+    ///
+    /// Raises `floe.BadInput` (a `ValueError`) naming the value for a count other than the pool's
+    /// slots, a negative, NaN or infinite weight, or all weights zero; the weights are then as
+    /// they were.
+    fn set_weights(&self, weights: Option<PyArrayLike1<'_, f64, AllowTypeChange>>) -> PyResult<()> {
+        let weights = weights.map(|w| w.as_array().to_vec());
+        self.lock()?.set_weights(weights.as_deref()).map_err(engine)
+    }
+
+    /// The sampling weights set (a new float64 array), or `None`.
+    #[getter]
+    fn weights<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyArray1<f64>>>> {
+        Ok(self.lock()?.weights().map(|w| PyArray1::from_slice(py, w)))
+    }
+
+    /// Replaces the levels of pool slots `slots` by `instances` (one each, in order), between
+    /// steps, and writes into the output arrays as a step does: an environment playing a
+    /// refilled slot at the first step of its episode is put on the new level (its `obs`
+    /// rewritten); one later in its episode has that episode truncated in the arrays of the last
+    /// step (`truncated` 1, `final_obs` the observation it ended with, its `info` row with
+    /// outcome 3, truncated) and starts its next episode on a level drawn as every auto-reset
+    /// draws. Each slot counts one more generation (`info`'s `generation`). Every level must fit
+    /// the pool's room (`room=` at construction). Returns `{"truncated": n, "restarted": m}`:
+    /// the environments moved each way.
+    ///
+    /// Raises `floe.BadInput` (a `ValueError`) naming the value for a slot out of range (negative
+    /// included) or named twice, a count of instances other than of slots, a level too large for
+    /// the pool's room, a call before `reset`; nothing changes then.
+    fn refill<'py>(
+        &self,
+        py: Python<'py>,
+        slots: Vec<i64>,
+        instances: Vec<PyRef<'_, Instance>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let slots = slots
+            .iter()
+            .map(|&s| {
+                usize::try_from(s).map_err(|_| {
+                    bad_input(format!(
+                        "refill: slot {s} is out of range: the pool has {} slots",
+                        self.pool_len
+                    ))
+                })
+            })
+            .collect::<PyResult<Vec<usize>>>()?;
+        let levels: Vec<floe_core::Instance> = instances.iter().map(|i| i.inner.clone()).collect();
+        let done = self.with_buffers(py, |e, out| e.refill(&slots, &levels, out).map_err(engine))?;
+        let d = PyDict::new(py);
+        d.set_item("truncated", done.truncated)?;
+        d.set_item("restarted", done.restarted)?;
+        Ok(d)
+    }
+
+    /// The pool's slots as a level sampler sees them: `(num_instances, 8)` uint32, one row per
+    /// slot in the order of `floe.LEVEL_FIELDS` (slot, generation, width, height, agents, holes,
+    /// optimal sum of costs or 2³²−1 when unknown, environments playing it now). Shards of one
+    /// pool add up their `in_play` column before `LevelSampler.decide`.
+    fn levels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, numpy::PyArray2<u32>>> {
+        let guard = self.lock()?;
+        let records = Levels::levels(&**guard).map_err(crate::errors::levels)?;
+        records_array(py, &records)
+    }
+
+    /// The level in pool slot `slot` now (its map, starts and goals; refilled levels included),
+    /// without its stored plan.
+    ///
+    /// Raises `floe.BadInput` for a slot out of range.
+    fn level(&self, slot: usize) -> PyResult<Instance> {
+        let guard = self.lock()?;
+        let pool = guard.pool();
+        if slot >= pool.len() {
+            return Err(bad_input(format!("slot {slot} is out of range: the pool has {} slots", pool.len())));
+        }
+        let (_, _, agents) = pool.dims(slot);
+        let pos = |(row, col): (u32, u32)| Pos { row, col };
+        let agents = (0..agents as usize)
+            .map(|a| Agent { start: pos(pool.start(slot, a)), goal: pos(pool.goal(slot, a)) })
+            .collect();
+        floe_core::Instance::new(pool.grid(slot), agents)
+            .map(|inner| Instance { inner })
+            .map_err(|e| bad_input(format!("slot {slot}: {e}")))
+    }
+
+    /// Puts a level sampler's decision (`LevelSampler.decide`) into this engine: the weights,
+    /// then the refills, written into the output arrays as `refill` writes them. Shards of one
+    /// pool that apply the same decisions keep the same pool. Returns what it did: `{"episodes",
+    /// "weights", "refilled", "truncated"}`.
+    ///
+    /// Raises `floe.ConfigError` (a `ValueError`) for a new level that does not fit the pool's
+    /// room, `floe.BadInput` (a `ValueError`) for weights or slots the engine refuses (a
+    /// decision for another pool) or a call before `reset`; nothing changes then.
+    fn apply<'py>(&self, py: Python<'py>, decision: &LevelDecision) -> PyResult<Bound<'py, PyDict>> {
+        let applied = self.with_buffers(py, |e, out| {
+            Levels::apply(e, &decision.inner, out).map_err(crate::errors::levels)
+        })?;
+        applied_dict(py, applied)
     }
 
     /// `B × 3 × S × S` bytes of every environment's global state (S the pool's largest side), a
@@ -166,16 +306,22 @@ impl Engine {
         let s = self.sizes.global_side;
         let mut out = floe_core::error::try_vec(self.sizes.global_state, 0u8, || "the global state".into())
             .map_err(crate::errors::too_large)?;
-        let guard = self.inner.lock().map_err(|_| bad_input("the engine failed in an earlier call"))?;
-        guard.global_state(&mut out).map_err(engine)?;
+        self.lock()?.global_state(&mut out).map_err(engine)?;
         let flat = numpy::PyArray1::from_vec(py, out);
         flat.reshape(vec![self.sizes.num_envs, 3, s, s])
     }
 
-    /// Pool instance each environment plays now.
+    /// Pool slot each environment plays now.
     fn current_instances(&self) -> PyResult<Vec<u32>> {
-        let guard = self.inner.lock().map_err(|_| bad_input("the engine failed in an earlier call"))?;
-        Ok(guard.state().map_err(engine)?.envs.iter().map(|e| e.instance).collect())
+        Ok(self.lock()?.state().map_err(engine)?.envs.iter().map(|e| e.instance).collect())
+    }
+
+    /// `(agents, side)`: the room of the pool, which every level put in it must fit (its largest
+    /// level's, or more with `room=`).
+    #[getter]
+    fn room(&self) -> PyResult<(usize, u32)> {
+        let r = self.pool_room()?;
+        Ok((r.agents, r.side))
     }
 
     #[getter]
@@ -239,6 +385,7 @@ impl Engine {
     fn episode_limit(&self) -> u32 {
         self.spec.engine.config.episode_limit
     }
+    /// Slots of the pool (refills replace levels in them; their number stays).
     #[getter]
     fn num_instances(&self) -> usize {
         self.pool_len

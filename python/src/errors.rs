@@ -1,32 +1,18 @@
 //! floe's errors as Python exceptions: one class per kind of failure, all under `floe.FloeError`,
-//! each carrying the Rust message unchanged.
+//! each carrying the Rust message unchanged. The classes of values floe refuses are Python's
+//! `ValueError` too (`BadInput`, `ConfigError` and its `UnknownPlugin`, `BadOutput`), so that
+//! code written for any library's bad values catches them.
 
 use floe_core::engine::{EngineError, OpenError};
+use floe_levels::LevelsError;
 use floe_plugin_api::{ConfigError as ApiConfigError, PluginError};
 use floe_plugin_registry::RegistryError;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
 
 pyo3::create_exception!(floe, FloeError, PyException, "Every error floe raises.");
-pyo3::create_exception!(
-    floe,
-    BadInput,
-    FloeError,
-    "Input floe refuses: an instance, plan, setting or array that is malformed or out of range."
-);
-pyo3::create_exception!(
-    floe,
-    ConfigError,
-    FloeError,
-    "A configuration, history or plugin parameter that does not validate."
-);
-pyo3::create_exception!(
-    floe,
-    UnknownPlugin,
-    ConfigError,
-    "A plugin name that the built-ins (or the named library) do not have: C's FLOE_STATUS_UNKNOWN_PLUGIN. \
-     A ConfigError too."
-);
 pyo3::create_exception!(
     floe,
     PluginFailed,
@@ -48,14 +34,82 @@ pyo3::create_exception!(
     "Work that could not be done: no plan found in the limits, a wait ratio not reached."
 );
 
+/// A class of `floe` that is a `ValueError` besides a floe class: PyO3's exception macro takes
+/// one base, so it is made on first use by `type(name, (*bases, ValueError), namespace)`, with
+/// `floe` as its module (so that its errors pickle, as Ray and multiprocessing pickle them).
+struct ValueClass {
+    name: &'static str,
+    doc: &'static str,
+    /// Its floe bases.
+    bases: for<'py> fn(Python<'py>) -> PyResult<Vec<Bound<'py, PyType>>>,
+    class: PyOnceLock<Py<PyType>>,
+}
+
+impl ValueClass {
+    /// The class, made on the first call.
+    fn get<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyType>> {
+        let class = self.class.get_or_try_init(py, || -> PyResult<Py<PyType>> {
+            let namespace = PyDict::new(py);
+            namespace.set_item("__module__", "floe")?;
+            namespace.set_item("__doc__", self.doc)?;
+            let mut bases = (self.bases)(py)?;
+            bases.push(py.get_type::<PyValueError>());
+            let made = py.get_type::<PyType>().call1((self.name, PyTuple::new(py, bases)?, namespace))?;
+            Ok(made.cast_into::<PyType>()?.unbind())
+        })?;
+        Ok(class.bind(py).clone())
+    }
+
+    /// An error of this class with `message`.
+    fn err(&self, message: String) -> PyErr {
+        Python::attach(|py| match self.get(py) {
+            Ok(class) => PyErr::from_type(class, message),
+            Err(e) => e,
+        })
+    }
+}
+
+static BAD_INPUT: ValueClass = ValueClass {
+    name: "BadInput",
+    doc: "Input floe refuses: an instance, plan, setting or array that is malformed or out of range \
+          (a ValueError too).",
+    bases: |py| Ok(vec![py.get_type::<FloeError>()]),
+    class: PyOnceLock::new(),
+};
+
+static CONFIG_ERROR: ValueClass = ValueClass {
+    name: "ConfigError",
+    doc: "A configuration, history or plugin parameter that does not validate (a ValueError too).",
+    bases: |py| Ok(vec![py.get_type::<FloeError>()]),
+    class: PyOnceLock::new(),
+};
+
+static UNKNOWN_PLUGIN: ValueClass = ValueClass {
+    name: "UnknownPlugin",
+    doc: "A plugin name that the built-ins (or the named library) do not have: C's \
+          FLOE_STATUS_UNKNOWN_PLUGIN. A ConfigError (and a ValueError) too.",
+    bases: |py| Ok(vec![CONFIG_ERROR.get(py)?]),
+    class: PyOnceLock::new(),
+};
+
+static BAD_OUTPUT: ValueClass = ValueClass {
+    name: "BadOutput",
+    doc: "A plugin's answer that floe's checks refuse, naming the value (a level sampler's weights \
+          or refill slots, a reward that is not finite): C's FLOE_STATUS_BAD_OUTPUT. A \
+          PluginFailed (and a ValueError) too.",
+    bases: |py| Ok(vec![py.get_type::<PluginFailed>()]),
+    class: PyOnceLock::new(),
+};
+
 /// The module's error classes, registered under these names.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("FloeError", py.get_type::<FloeError>())?;
-    m.add("BadInput", py.get_type::<BadInput>())?;
-    m.add("ConfigError", py.get_type::<ConfigError>())?;
-    m.add("UnknownPlugin", py.get_type::<UnknownPlugin>())?;
+    m.add("BadInput", BAD_INPUT.get(py)?)?;
+    m.add("ConfigError", CONFIG_ERROR.get(py)?)?;
+    m.add("UnknownPlugin", UNKNOWN_PLUGIN.get(py)?)?;
     m.add("PluginFailed", py.get_type::<PluginFailed>())?;
+    m.add("BadOutput", BAD_OUTPUT.get(py)?)?;
     m.add("EngineFailed", py.get_type::<EngineFailed>())?;
     m.add("Failed", py.get_type::<Failed>())?;
     m.add("TooLarge", py.get_type::<TooLarge>())?;
@@ -63,7 +117,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 pub fn bad_input(message: impl Into<String>) -> PyErr {
-    BadInput::new_err(message.into())
+    BAD_INPUT.err(message.into())
 }
 
 pub fn failed(message: impl Into<String>) -> PyErr {
@@ -71,7 +125,7 @@ pub fn failed(message: impl Into<String>) -> PyErr {
 }
 
 pub fn config(e: ApiConfigError) -> PyErr {
-    ConfigError::new_err(e.to_string())
+    CONFIG_ERROR.err(e.to_string())
 }
 
 pub fn engine(e: EngineError) -> PyErr {
@@ -79,7 +133,7 @@ pub fn engine(e: EngineError) -> PyErr {
         EngineError::Gpu(_) => EngineFailed::new_err(e.to_string()),
         EngineError::StepReward(_) => PluginFailed::new_err(e.to_string()),
         EngineError::TooLarge(t) => too_large(t),
-        other => BadInput::new_err(other.to_string()),
+        other => BAD_INPUT.err(other.to_string()),
     }
 }
 
@@ -89,10 +143,34 @@ pub fn too_large(e: floe_core::TooLarge) -> PyErr {
 
 pub fn plugin(e: PluginError) -> PyErr {
     match e {
-        PluginError::BadInput(_) => BadInput::new_err(e.to_string()),
-        PluginError::Config(_) => ConfigError::new_err(e.to_string()),
-        PluginError::UnknownPlugin(_) => UnknownPlugin::new_err(e.to_string()),
+        PluginError::BadInput(_) => BAD_INPUT.err(e.to_string()),
+        PluginError::Config(_) => CONFIG_ERROR.err(e.to_string()),
+        PluginError::UnknownPlugin(_) => UNKNOWN_PLUGIN.err(e.to_string()),
+        PluginError::BadOutput(_) => BAD_OUTPUT.err(e.to_string()),
         other => PluginFailed::new_err(other.to_string()),
+    }
+}
+
+/// A level-sampling error as the class of its kind (C's statuses for the same mistakes, in
+/// `ffi/src/levels.rs`): the sampler's own error by [`plugin`]'s classes (`BadInput` for scores or
+/// episodes it was not given right, `BadOutput` for a plan the checks refuse, `PluginFailed` for
+/// a sampler that failed or panicked), with the sampler's name; the engine's as [`engine`] maps
+/// them; `Failed` for levels that cannot be generated; `ConfigError` for settings out of range
+/// and new levels the pool has no room for.
+pub fn levels(e: LevelsError) -> PyErr {
+    match e {
+        LevelsError::Sampler { ref source, .. } => match source {
+            PluginError::BadInput(_) => BAD_INPUT.err(e.to_string()),
+            PluginError::BadOutput(_) => BAD_OUTPUT.err(e.to_string()),
+            PluginError::Config(_) => CONFIG_ERROR.err(e.to_string()),
+            PluginError::UnknownPlugin(_) => UNKNOWN_PLUGIN.err(e.to_string()),
+            _ => PluginFailed::new_err(e.to_string()),
+        },
+        LevelsError::Registry(r) => registry(r),
+        LevelsError::Engine(e) => engine(e),
+        LevelsError::Generate(_) => failed(e.to_string()),
+        LevelsError::TooLarge(t) => too_large(t),
+        other => config_text(other.to_string()),
     }
 }
 
@@ -112,17 +190,17 @@ pub fn registry(e: RegistryError) -> PyErr {
         return open(e);
     }
     match &e {
-        RegistryError::Plugin { source: PluginError::Config(_), .. } => ConfigError::new_err(e.to_string()),
+        RegistryError::Plugin { source: PluginError::Config(_), .. } => CONFIG_ERROR.err(e.to_string()),
         RegistryError::Plugin { source: PluginError::UnknownPlugin(_), .. } => {
-            UnknownPlugin::new_err(e.to_string())
+            UNKNOWN_PLUGIN.err(e.to_string())
         }
         RegistryError::StepOnlyReward { .. } | RegistryError::PlanOnlyReward { .. } => {
-            ConfigError::new_err(e.to_string())
+            CONFIG_ERROR.err(e.to_string())
         }
         _ => PluginFailed::new_err(e.to_string()),
     }
 }
 
 pub fn config_text(message: impl Into<String>) -> PyErr {
-    ConfigError::new_err(message.into())
+    CONFIG_ERROR.err(message.into())
 }

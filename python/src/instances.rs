@@ -18,7 +18,8 @@ use crate::errors::{bad_input, failed};
 /// A MAPF-FrozenLake instance: a grid of frozen cells (`F`) and holes (`H`), and agents with
 /// distinct starts and goals on frozen cells; optionally its optimal plan.
 ///
-/// Made by `generate`, `Instance.from_json` or `read_instances`; immutable.
+/// Made by `generate`, `Instance(text)` (its JSON form, as `Instance.from_json`) or
+/// `read_instances`; immutable. It pickles as its JSON form.
 #[pyclass(module = "floe._floe", frozen)]
 #[derive(Debug, Clone)]
 pub struct Instance {
@@ -27,6 +28,21 @@ pub struct Instance {
 
 #[pymethods]
 impl Instance {
+    /// Parses and validates one instance from its JSON form, as `from_json` does.
+    ///
+    /// Raises `floe.BadInput` with the validator's message.
+    #[new]
+    fn new(text: &str) -> PyResult<Self> {
+        Self::from_json(text)
+    }
+
+    /// Pickled as `Instance(its JSON)`.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+        let py = slf.py();
+        let args = (slf.get().inner.to_json(),).into_pyobject(py)?;
+        pyo3::types::PyTuple::new(py, [slf.get_type().into_any(), args.into_any()])
+    }
+
     /// Parses and validates one instance from its JSON form (the CLI's instance files).
     ///
     /// Raises `floe.BadInput` with the validator's message.

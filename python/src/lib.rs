@@ -1,7 +1,8 @@
 //! The native half of the `floe` Python package (`floe._floe`): instances and the CLI's commands,
-//! batched verification and reward plugins, the batched engine over numpy arrays, the call
-//! between rounds (with a Python model as the environment engineer), the validation set and its
-//! count as `floe train` makes them, and work in shards (for `floe.ray`). The Python half
+//! batched verification and reward plugins, the batched engine over numpy arrays and the level
+//! samplers around its steps, the call between rounds (with a Python model as the environment
+//! engineer), the validation set and its count as `floe train` makes them, and work in shards
+//! (for `floe.ray`). The Python half
 //! (`python/floe/`) builds the Gymnasium, PettingZoo, TRL, verl and Ray interfaces on it.
 //!
 //! Every error crosses as a Python exception of `floe` (`floe.BadInput`, …) with the Rust
@@ -13,6 +14,8 @@ mod driver;
 mod env;
 mod errors;
 mod instances;
+mod levels;
+mod records;
 mod rounds;
 mod settings;
 mod shards;
@@ -39,6 +42,11 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<batch::Reward>()?;
     m.add_class::<env::Engine>()?;
     m.add_function(wrap_pyfunction!(env::unpack_bits, m)?)?;
+    m.add_class::<levels::LevelSampler>()?;
+    m.add_class::<records::LevelDecision>()?;
+    // The columns of the engine's `info` rows and of `Engine.levels()`'s, in order.
+    m.add("INFO_FIELDS", pyo3::types::PyTuple::new(m.py(), records::INFO_FIELDS)?)?;
+    m.add("LEVEL_FIELDS", pyo3::types::PyTuple::new(m.py(), records::LEVEL_FIELDS)?)?;
     m.add_class::<rounds::Curriculum>()?;
     m.add_class::<rounds::Engineer>()?;
     m.add_class::<settings::RoundsConfig>()?;

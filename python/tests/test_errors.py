@@ -18,6 +18,7 @@ CLASSES = sorted(
 def test_every_error_class_is_found():
     assert [name for name, _ in CLASSES] == [
         "BadInput",
+        "BadOutput",
         "ConfigError",
         "EngineFailed",
         "Failed",
@@ -40,6 +41,18 @@ def test_error_class_names_match_their_attribute(name, cls):
     # multiprocessing do) and comes back as the same class with the same message.
     back = pickle.loads(pickle.dumps(cls("the message")))
     assert type(back) is cls and str(back) == "the message"
+
+
+def test_the_classes_of_refused_values_are_value_errors():
+    """Values floe refuses raise ValueError subclasses, so that code written for any library's bad
+    values catches them; failures of work, plugins and devices do not."""
+    values = {"BadInput", "BadOutput", "ConfigError", "UnknownPlugin"}
+    for name, cls in CLASSES:
+        assert issubclass(cls, ValueError) == (name in values), name
+    assert issubclass(floe.UnknownPlugin, floe.ConfigError)
+    assert issubclass(floe.BadOutput, floe.PluginFailed)
+    with pytest.raises(ValueError, match="weight 0 is -1"):
+        floe.Engine(floe.generate(2, 4, count=2, seed=1)).set_weights([-1.0, 1.0])
 
 
 def test_a_raised_config_error_shows_its_public_name(small):

@@ -477,7 +477,11 @@ fn the_header_compiles_as_cpp_included_twice() {
 fn the_plugin_guide_carries_the_example_sources() {
     let root = common::workspace_root();
     let guide = std::fs::read_to_string(root.join("docs/plugins.md")).unwrap();
-    for file in ["plugins/examples/rust-plugin/src/lib.rs", "plugins/examples/c/valid_reward.c"] {
+    for file in [
+        "plugins/examples/rust-plugin/src/lib.rs",
+        "plugins/examples/c/valid_reward.c",
+        "plugins/examples/c/level_sampler.c",
+    ] {
         let src = std::fs::read_to_string(root.join(file)).unwrap();
         assert!(guide.contains(&src), "docs/plugins.md does not carry {file} verbatim");
     }

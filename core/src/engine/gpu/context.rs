@@ -58,7 +58,11 @@ impl GpuContext {
                             ..Default::default()
                         }))
                         .map_err(|e| EngineError::Gpu(format!("no device on {}: {e}", info.name)))?;
-                    return Ok(Self { device, queue, adapter: format!("{} ({:?})", info.name, info.backend) });
+                    return Ok(Self {
+                        device,
+                        queue,
+                        adapter: format!("{} ({:?})", info.name, info.backend),
+                    });
                 }
                 Err(e) => {
                     let seen = pollster::block_on(instance.enumerate_adapters(backends))
@@ -191,16 +195,23 @@ pub struct Tried {
 }
 
 /// The Vulkan loader's variables that choose, add or hide drivers (ICDs).
-pub const VULKAN_ICD_VARIABLES: [&str; 5] =
-    ["VK_ICD_FILENAMES", "VK_DRIVER_FILES", "VK_ADD_DRIVER_FILES", "VK_LOADER_DRIVERS_SELECT", "VK_LOADER_DRIVERS_DISABLE"];
+pub const VULKAN_ICD_VARIABLES: [&str; 5] = [
+    "VK_ICD_FILENAMES",
+    "VK_DRIVER_FILES",
+    "VK_ADD_DRIVER_FILES",
+    "VK_LOADER_DRIVERS_SELECT",
+    "VK_LOADER_DRIVERS_DISABLE",
+];
 
 /// The Vulkan driver manifests installed where the loader looks on Linux.
 fn installed_icds() -> Vec<String> {
     let mut found = Vec::new();
     for dir in ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d"] {
         if let Ok(entries) = std::fs::read_dir(dir) {
-            let mut names: Vec<String> =
-                entries.filter_map(|e| e.ok()).map(|e| format!("{dir}/{}", e.file_name().to_string_lossy())).collect();
+            let mut names: Vec<String> = entries
+                .filter_map(|e| e.ok())
+                .map(|e| format!("{dir}/{}", e.file_name().to_string_lossy()))
+                .collect();
             names.sort();
             found.extend(names);
         }
@@ -226,7 +237,11 @@ pub fn no_adapter_message(tried: &[Tried], var: &dyn Fn(&str) -> Option<String>,
         "no GPU adapter could be opened".to_string(),
         format!(
             "adapters seen: {}",
-            if seen.is_empty() { "none (WGPU_BACKEND allows no backend floe uses)".into() } else { seen.join("; ") }
+            if seen.is_empty() {
+                "none (WGPU_BACKEND allows no backend floe uses)".into()
+            } else {
+                seen.join("; ")
+            }
         ),
         format!(
             "Vulkan ICD variables to check: {}",
@@ -234,7 +249,9 @@ pub fn no_adapter_message(tried: &[Tried], var: &dyn Fn(&str) -> Option<String>,
         ),
     ];
     if var("VK_LOADER_DRIVERS_DISABLE").is_some() {
-        lines.push("VK_LOADER_DRIVERS_DISABLE hides every driver it matches ('*' hides them all): unset it".into());
+        lines.push(
+            "VK_LOADER_DRIVERS_DISABLE hides every driver it matches ('*' hides them all): unset it".into(),
+        );
     }
     lines.push(if icds.is_empty() {
         "Vulkan drivers installed: none found in /usr/share/vulkan/icd.d or /etc/vulkan/icd.d (Mesa's \
@@ -370,7 +387,10 @@ mod tests {
             assert!(m.contains(want), "{want:?} not in:\n{m}");
         }
         let none = no_adapter_message(&[], &|_| None, &[]);
-        assert!(none.contains("WGPU_BACKEND allows no backend") && none.contains("mesa-vulkan-drivers"), "{none}");
+        assert!(
+            none.contains("WGPU_BACKEND allows no backend") && none.contains("mesa-vulkan-drivers"),
+            "{none}"
+        );
         assert!(!none.contains("hides every driver"));
     }
 }

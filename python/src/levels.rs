@@ -1,0 +1,321 @@
+//! `floe._floe.LevelSampler`: floe-levels' driver (a level sampler, built in or from a Rust or C
+//! library, with the generator that refills the pool) around an `Engine`'s steps. Its records
+//! cross as `records.rs` writes them.
+
+use std::sync::{Mutex, MutexGuard};
+
+use floe_core::engine::StepBuffersMut;
+use floe_levels::{LevelSpace, Levels, LevelsSpec};
+use numpy::{AllowTypeChange, PyArray2, PyArrayLike1, PyArrayLike2, TypeMustMatch};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::env::Engine;
+use crate::errors::{bad_input, config_text};
+use crate::instances::{json_to_py, py_to_json, Instance};
+use crate::records::{applied_dict, episodes_array, episodes_from, records_from, scores_from, LevelDecision};
+
+/// A level sampler with the source of its new levels: which levels of an engine's pool its
+/// environments play, steered between steps from the episodes that ended (and the host's scores
+/// of them). `name`: a built-in, `uniform` (domain randomisation; `params` `max_plays`), `plr`
+/// (robust prioritized level replay: `replay_prob`, `prioritization`, `temperature`,
+/// `staleness_coef`, `fresh`, `proxy`), `learnability` (sampling for learnability:
+/// `buffer_prob`, `top_fraction`, `window`, `min_episodes`, `refill_fraction`), the samplers
+/// over generator configurations between phases, `frontier` and `difficulty-scaling`
+/// (`phase_episodes`, `phases`, `curriculum`) and `engineer` (`phase_episodes`, `phases`,
+/// `engineer`: a plugin spec, `context`); or a level sampler of a Rust or C plugin `library`.
+/// `space`: where new levels come from (a dict, every field optional: `agents` and `size`
+/// `[least, most]`, `hole_ratio` and `wait_ratio` `[least, most]`, `solve`); `seed`: of the new
+/// levels; `update_every`: steps between the sampler's calls made by `after_step` (0: only when
+/// `update` is called).
+///
+/// A `VectorEnv`, `Env` or `ParallelEnv` given `levels=` attaches the sampler to its engine and
+/// makes the calls; a host drives one itself with `attach`, `start` after each reset and
+/// `after_step` after each step, or `update` with its own scores. Every call checks the
+/// sampler's plan before the engine is touched: a sampler that fails, panics or answers garbage
+/// raises, and the engine is as it was.
+#[pyclass(module = "floe._floe", frozen)]
+pub struct LevelSampler {
+    spec: LevelsSpec,
+    levels: Mutex<Levels>,
+    engine: Mutex<Option<Py<Engine>>>,
+}
+
+impl std::fmt::Debug for LevelSampler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LevelSampler").field("spec", &self.spec).finish_non_exhaustive()
+    }
+}
+
+impl LevelSampler {
+    fn lock(&self) -> PyResult<MutexGuard<'_, Levels>> {
+        self.levels.lock().map_err(|_| bad_input("the level sampler failed in an earlier call"))
+    }
+
+    /// The engine the sampler is attached to.
+    fn attached(&self, py: Python<'_>) -> PyResult<Py<Engine>> {
+        let engine =
+            self.engine.lock().map_err(|_| bad_input("the level sampler failed in an earlier call"))?;
+        engine.as_ref().map(|e| e.clone_ref(py)).ok_or_else(|| {
+            bad_input(
+                "the level sampler drives no engine: attach(engine) first (a VectorEnv attaches its levels=)",
+            )
+        })
+    }
+
+    /// Runs `f` on the driver and the attached engine, with the engine's output arrays.
+    fn drive<T>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(
+            &mut Levels,
+            &mut dyn floe_core::engine::Engine,
+            StepBuffersMut<'_>,
+        ) -> Result<T, floe_levels::LevelsError>,
+    ) -> PyResult<T> {
+        let engine = self.attached(py)?;
+        let mut levels = self.lock()?;
+        engine.get().with_buffers(py, |e, out| f(&mut levels, e, out).map_err(crate::errors::levels))
+    }
+}
+
+#[pymethods]
+impl LevelSampler {
+    /// Raises `floe.ConfigError` (a `ValueError`) for a space out of range or parameters the
+    /// sampler refuses, `floe.UnknownPlugin` for a name the built-ins (or the library) do not
+    /// have, `floe.PluginFailed` for a library that does not load.
+    #[new]
+    #[pyo3(signature = (name="uniform", params=None, *, space=None, seed=0, update_every=0, library=None))]
+    fn new(
+        py: Python<'_>,
+        name: &str,
+        params: Option<&Bound<'_, PyAny>>,
+        space: Option<&Bound<'_, PyAny>>,
+        seed: u64,
+        update_every: u32,
+        library: Option<String>,
+    ) -> PyResult<Self> {
+        let sampler = crate::batch::spec(name, params, library)?;
+        let space: LevelSpace = match space {
+            None => LevelSpace::default(),
+            Some(s) => floe_core::json::from_str(&py_to_json(s)?)
+                .map_err(|e| config_text(format!("level space: {e}")))?,
+        };
+        let spec = LevelsSpec { sampler, space, seed, update_every };
+        let levels = py.detach(|| spec.build()).map_err(crate::errors::levels)?;
+        Ok(Self { spec, levels: Mutex::new(levels), engine: Mutex::new(None) })
+    }
+
+    /// The sampler's name.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.spec.sampler.name
+    }
+
+    /// The level space new levels come from (a dict, every field filled in).
+    #[getter]
+    fn space<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let value = serde_json::to_value(&self.spec.space).map_err(|e| bad_input(e.to_string()))?;
+        json_to_py(py, &value)
+    }
+
+    /// The seed of the new levels.
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.spec.seed
+    }
+
+    /// Steps between the sampler's calls made by `after_step` (0: only `update` calls it).
+    #[getter]
+    fn update_every(&self) -> u32 {
+        self.spec.update_every
+    }
+
+    /// `(agents, side)`: the room an engine's pool needs for every level of the space (the
+    /// `room=` of `Engine`).
+    #[getter]
+    fn room(&self) -> (usize, u32) {
+        let r = self.spec.space.room();
+        (r.agents, r.side)
+    }
+
+    /// The next `count` levels of the space (for the pool an engine is made with); the same for
+    /// a seed on every machine. Generation runs with the GIL released.
+    ///
+    /// Raises `floe.Failed` when a level cannot be generated, `floe.TooLarge` for more levels
+    /// than memory holds.
+    fn levels(&self, py: Python<'_>, count: usize) -> PyResult<Vec<Instance>> {
+        // The lock is taken and given back with the GIL released, so that a thread that waits for
+        // it holding the GIL cannot block this one.
+        let drawn = py.detach(|| -> PyResult<Vec<floe_core::Instance>> {
+            self.lock()?.draw(count).map_err(crate::errors::levels)
+        })?;
+        Ok(crate::instances::wrap(drawn))
+    }
+
+    /// Levels drawn from the source so far (the pool's first ones and every refill).
+    #[getter]
+    fn drawn(&self) -> PyResult<u64> {
+        Ok(self.lock()?.source().drawn())
+    }
+
+    /// The generator configuration new levels are drawn from now (a dict: `sizes`, `agents`, ...),
+    /// when a phase sampler gave one; `None` for the level space itself.
+    #[getter]
+    fn config<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let value = match self.lock()?.source().config() {
+            None => return Ok(None),
+            Some(c) => serde_json::to_value(c).map_err(|e| bad_input(e.to_string()))?,
+        };
+        json_to_py(py, &value).map(Some)
+    }
+
+    /// Makes this sampler steer `engine`: `start`, `after_step` and `update` act on it. A
+    /// sampler steers one engine (shards of one pool share a sampler through `floe.ray.LevelHub`);
+    /// attaching it to its own engine again changes nothing.
+    ///
+    /// Raises `floe.BadInput` (a `ValueError`) when it steers another engine already;
+    /// `floe.ConfigError` (a `ValueError`) when the engine's pool has no room for the levels of
+    /// the space (make the engine with `room=sampler.room`).
+    fn attach(&self, py: Python<'_>, engine: Py<Engine>) -> PyResult<()> {
+        let mut slot =
+            self.engine.lock().map_err(|_| bad_input("the level sampler failed in an earlier call"))?;
+        if let Some(e) = slot.as_ref() {
+            if e.is(&engine) {
+                return Ok(());
+            }
+            return Err(bad_input(
+                "the level sampler steers another engine already: make one sampler per engine \
+                 (shards of one pool share one through floe.ray.LevelHub)",
+            ));
+        }
+        let have = engine.bind(py).get().pool_room()?;
+        let need = self.spec.space.room();
+        if have.agents < need.agents || have.side < need.side {
+            return Err(config_text(format!(
+                "the engine's pool has room for {} agents on a side of {}, and the level space needs {} \
+                 agents on {}: make the engine with room=sampler.room",
+                have.agents, have.side, need.agents, need.side
+            )));
+        }
+        *slot = Some(engine);
+        Ok(())
+    }
+
+    /// The engine the sampler steers, or `None`.
+    #[getter]
+    fn engine(&self, py: Python<'_>) -> PyResult<Option<Py<Engine>>> {
+        let engine =
+            self.engine.lock().map_err(|_| bad_input("the level sampler failed in an earlier call"))?;
+        Ok(engine.as_ref().map(|e| e.clone_ref(py)))
+    }
+
+    /// The sampler's first call, with no episodes, after the engine's `reset`: its first weights
+    /// and any refill it asks for (written into the reset's outputs). Drops the kept episodes.
+    /// Returns what it did (`{"episodes", "weights", "refilled", "truncated"}`).
+    ///
+    /// Raises as `update`.
+    fn start<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let applied = self.drive(py, |l, e, out| l.start(e, out))?;
+        applied_dict(py, applied)
+    }
+
+    /// After each step of the engine: keeps the episodes that ended in it, and every
+    /// `update_every` steps calls the sampler with them and applies its plan, in the step's
+    /// outputs (an episode a refill truncates shows in that step's `truncated`, `final_obs` and
+    /// `info`). Returns what the call did, or `None` between calls.
+    ///
+    /// Raises as `update`.
+    fn after_step<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let applied = self.drive(py, |l, e, out| l.after_step(e, out))?;
+        applied.map(|a| applied_dict(py, a)).transpose()
+    }
+
+    /// Calls the sampler now and applies its plan to the engine (in the last step's outputs).
+    /// `episodes`: `(n, 8)` uint32 rows of `floe.INFO_FIELDS` (the engine's `info` rows of ended
+    /// episodes, as `pending` lists them); `None` gives it the episodes kept since its last call.
+    /// `scores`: `None`, or one finite score per episode from the host (for `plr`, the
+    /// episode's positive value loss or MaxMC), in the episodes' order. Every call drops the kept
+    /// episodes (given ones stand in for them). Returns what it did.
+    ///
+    /// Raises `floe.BadInput` (a `ValueError`) naming the value for scores of another count than
+    /// the episodes or not finite, an episode whose slot is outside the pool, episodes of another
+    /// shape, a call before the engine's `reset` or without an engine; `floe.BadOutput` (a
+    /// `ValueError`) for a plan the checks refuse (weights negative, NaN, infinite, all zero or
+    /// of another count than the pool's slots; a refill slot out of range or named twice; a
+    /// configuration outside the level space); `floe.PluginFailed` for a sampler that fails or
+    /// panics; `floe.ConfigError` for new levels the pool has no room for; `floe.Failed` for
+    /// levels that cannot be generated. The engine and the kept episodes are then as they were.
+    #[pyo3(signature = (episodes=None, scores=None))]
+    fn update<'py>(
+        &self,
+        py: Python<'py>,
+        episodes: Option<PyArrayLike2<'py, u32, TypeMustMatch>>,
+        scores: Option<PyArrayLike1<'py, f32, AllowTypeChange>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let episodes = episodes.as_ref().map(episodes_from).transpose()?;
+        let scores = scores_from(scores);
+        let applied = self.drive(py, |l, e, out| l.update(e, episodes.as_deref(), scores.as_deref(), out))?;
+        applied_dict(py, applied)
+    }
+
+    /// The sampler's decision on a pool, without applying it: `levels` are the pool's slots as
+    /// `Engine.levels()` gives them (shards of one pool add up their `in_play` column),
+    /// `episodes` and `scores` as for `update` (`None`: the kept episodes; either way the kept
+    /// ones are dropped). Draws the decision's new levels. `Engine.apply` puts it into an engine;
+    /// shards that apply the same decisions keep the same pool (`floe.ray.LevelHub`).
+    ///
+    /// Raises as `update` for the episodes, the scores and the sampler's plan; the source of new
+    /// levels and the kept episodes are then as they were.
+    #[pyo3(signature = (levels, episodes=None, scores=None))]
+    fn decide(
+        &self,
+        levels: PyArrayLike2<'_, u32, TypeMustMatch>,
+        episodes: Option<PyArrayLike2<'_, u32, TypeMustMatch>>,
+        scores: Option<PyArrayLike1<'_, f32, AllowTypeChange>>,
+    ) -> PyResult<LevelDecision> {
+        let records = records_from(&levels)?;
+        let episodes = episodes.as_ref().map(episodes_from).transpose()?;
+        let scores = scores_from(scores);
+        let inner = self
+            .lock()?
+            .decide(&records, episodes.as_deref(), scores.as_deref())
+            .map_err(crate::errors::levels)?;
+        Ok(LevelDecision { inner })
+    }
+
+    /// The episodes kept since the sampler's last call, in the order it will get them: `(n, 8)`
+    /// uint32 rows of `floe.INFO_FIELDS` (a new array; `floe.info_columns` names its columns).
+    /// A host that scores episodes itself reads them here, then passes its scores in this order
+    /// to `update`.
+    #[getter]
+    fn pending<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u32>>> {
+        let levels = self.lock()?;
+        episodes_array(py, levels.pending())
+    }
+
+    /// Episodes that ended, per level shape: `{(size, agents, hole_percent): count}` (the map's
+    /// larger side, its agents, its holes in whole percent of its cells).
+    #[getter]
+    fn played<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (s, n) in self.lock()?.played() {
+            d.set_item((s.size, s.agents, s.hole_percent), n)?;
+        }
+        Ok(d)
+    }
+
+    /// Every call's work added up (`{"episodes", "weights", "refilled", "truncated"}`; `weights`:
+    /// whether any call set weights).
+    #[getter]
+    fn totals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let totals = self.lock()?.totals();
+        applied_dict(py, totals)
+    }
+
+    fn __repr__(&self) -> String {
+        let library =
+            self.spec.sampler.library.as_ref().map(|l| format!(", library={:?}", l.display().to_string()));
+        format!("LevelSampler({:?}{})", self.spec.sampler.name, library.unwrap_or_default())
+    }
+}

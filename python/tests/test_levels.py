@@ -1,0 +1,549 @@
+"""Level samplers from Python: each built-in steers a VectorEnv and refills its pool, a host's own
+scores reach PLR, a C sampler library drives an environment, refills cut episodes short inside a
+step as Gymnasium expects, bad weights and a misbehaving sampler raise ValueErrors that name the
+value and change nothing, PettingZoo and Gymnasium's checker take a sampler, and shards of one
+pool (plain objects, and Ray actors) keep the same pool by applying one decision each."""
+
+import pathlib
+import pickle
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from pettingzoo.test import parallel_api_test
+
+import floe
+from floe.ray import LevelHub, LevelShard, sync_levels
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+INCLUDE = ROOT / "plugins" / "api" / "include"
+SPACE = {"agents": [2, 3], "size": [5, 7], "hole_ratio": [0.0, 0.2], "wait_ratio": [0.0, 0.5], "solve": False}
+
+
+def sampler(name="uniform", params=None, update_every=0, **kw):
+    return floe.LevelSampler(name, params, space=SPACE, seed=5, update_every=update_every, **kw)
+
+
+def run(env, steps, seed=7):
+    """``steps`` random steps; the episodes that ended, as info rows."""
+    env.action_space.seed(seed)
+    ended = []
+    for _ in range(steps):
+        _, _, term, trunc, info = env.step(env.action_space.sample())
+        done = term | trunc
+        ended.append(np.stack([info["final_info"][k][done] for k in ("slot", "generation")], axis=1))
+    return np.concatenate(ended)
+
+
+def compile_c(tmp_path_factory, source: pathlib.Path, name: str) -> str:
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler (cc) to build the C level sampler")
+    out = tmp_path_factory.mktemp("c") / f"lib{name}.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-Wall", "-Werror", "-I", str(INCLUDE), "-o", str(out), str(source)],
+                   check=True)
+    return str(out)
+
+
+@pytest.mark.parametrize("name,params", [
+    ("uniform", {"max_plays": 1}),
+    ("plr", {"fresh": 0.5}),
+    ("learnability", {"min_episodes": 1, "window": 4, "refill_fraction": 0.5}),
+])
+def test_each_built_in_sampler_steers_a_vector_env_and_refills_its_pool(name, params):
+    levels = sampler(name, params, update_every=4)
+    env = floe.VectorEnv(12, 16, mode="soft", episode_limit=8, levels=levels)
+    assert env.levels is levels and levels.engine is env.engine
+    assert env.engine.room == levels.room == (3, 7) and env.engine.max_agents == 3
+    env.reset(seed=1)
+    assert env.engine.weights is not None, "start set the first weights"
+    ended = run(env, 60)
+    t = levels.totals
+    assert t["episodes"] > 50 and t["refilled"] > 0, t
+    slots = env.engine.levels()
+    assert slots[:, 0].tolist() == list(range(12))
+    assert int(floe.level_columns(slots)["generation"].sum()) == t["refilled"], "a refill is a generation"
+    assert levels.drawn == 12 + t["refilled"], "the first pool and every refill came from the space"
+    assert sum(levels.played.values()) >= t["episodes"]
+    assert ended[:, 1].max() > 0, "episodes were played on refilled levels"
+    for (size, agents, holes), n in levels.played.items():
+        assert 5 <= size <= 7 and 2 <= agents <= 3 and 0 <= holes <= 20 and n > 0
+
+
+def test_host_scores_reach_plr_and_decide_what_it_replays():
+    params = {"fresh": 0.0, "staleness_coef": 0.0, "replay_prob": 1.0}
+    for favoured in (4, 1):
+        levels = sampler("plr", params)
+        env = floe.VectorEnv(6, 16, mode="soft", episode_limit=8, levels=levels)
+        env.reset(seed=1)
+        run(env, 30)
+        episodes = levels.pending
+        assert episodes.dtype == np.uint32 and episodes.shape[1] == len(floe.INFO_FIELDS)
+        slot = floe.info_columns(episodes)["slot"]
+        assert (slot == favoured).any()
+        scores = np.where(slot == favoured, 1.0, 0.0).astype(np.float32)
+        before = env.engine.weights
+        with pytest.raises(ValueError, match=f"{len(scores) - 1} scores for {len(scores)} episodes") as info:
+            levels.update(episodes, scores[1:])
+        assert isinstance(info.value, floe.BadInput)
+        with pytest.raises(ValueError, match="score 0 is NaN"):
+            levels.update(episodes, np.full(len(scores), np.nan, np.float32))
+        assert np.array_equal(env.engine.weights, before) and np.array_equal(levels.pending, episodes)
+        done = levels.update(episodes, scores)
+        assert done["episodes"] == len(episodes) and done["weights"]
+        assert int(np.argmax(env.engine.weights)) == favoured, env.engine.weights
+        assert len(levels.pending) == 0, "an update drops the kept episodes"
+
+
+def test_final_info_has_the_episodes_return_slot_and_generation():
+    levels = sampler("uniform", {"max_plays": 1}, update_every=1)
+    env = floe.VectorEnv(4, 8, mode="soft", episode_limit=6, levels=levels)
+    obs, info = env.reset(seed=3)
+    assert set(info["final_info"]) == set(floe.INFO_FIELDS)
+    assert info["final_info"]["episode_return"].dtype == np.float32
+    env.action_space.seed(1)
+    returns = np.zeros(8, np.float64)
+    checked = 0
+    for _ in range(40):
+        _, reward, term, trunc, info = env.step(env.action_space.sample())
+        returns += reward
+        fi = info["final_info"]
+        assert fi["episode_return"].dtype == np.float32
+        assert np.shares_memory(fi["episode_return"], env.engine.info)
+        for e in np.flatnonzero(term | trunc):
+            assert fi["episode_return"][e] == pytest.approx(returns[e], rel=1e-5, abs=1e-5)
+            assert fi["slot"][e] < 4 and fi["agents_on_goal"][e] <= 3
+            returns[e] = 0.0
+            checked += 1
+    assert checked > 10
+
+
+def test_a_refill_cuts_running_episodes_short_within_the_step():
+    # Two slots played by 16 environments, whose episodes end at different steps (strict mode:
+    # a failure ends one), and PLR keeping the whole pool for new levels: every level that has
+    # been played is replaced at the next step, while other environments play it.
+    levels = sampler("plr", {"fresh": 1.0}, update_every=1)
+    env = floe.VectorEnv(2, 16, mode="strict", episode_limit=40, levels=levels)
+    env.reset(seed=2)
+    env.action_space.seed(4)
+    cut = 0
+    for _ in range(40):
+        before = levels.totals["truncated"]
+        generations = env.engine.levels()[:, 1].copy()
+        _, _, term, trunc, info = env.step(env.action_space.sample())
+        new = levels.totals["truncated"] - before
+        if not new:
+            continue
+        fi = info["final_info"]
+        early = np.flatnonzero(trunc & (fi["episode_steps"] < 40))
+        assert len(early) == new, "the episodes the refill cut are truncated in this step"
+        assert info["_final_info"][early].all() and info["_final_obs"][early].all()
+        assert (fi["outcome"][early] == 3).all(), "truncated"
+        # They played the level that was there before the refill.
+        assert (fi["generation"][early] == generations[fi["slot"][early]]).all()
+        assert (env.engine.levels()[fi["slot"][early], 1] > fi["generation"][early]).all()
+        cut += new
+    assert cut > 0
+
+
+def test_engine_refill_truncates_or_restarts_and_refuses_bad_slots(small):
+    room = (3, 6)
+    engine = floe.Engine(small[:4], {"num_envs": 6, "mode": "soft", "episode_limit": 30}, room=room)
+    assert engine.room == room
+    engine.reset(1)
+    new = floe.generate(2, 6, count=2, seed=11)
+    playing = engine.current_instances()
+    slot = playing[0]
+    done = engine.refill([slot], [new[0]])
+    assert done == {"truncated": 0, "restarted": playing.count(slot)}, "at step 0 they start on the new level"
+    assert engine.level(slot).width == 6 and engine.level(slot).num_agents == 2
+    engine.step(np.zeros((6, 3), np.uint8))  # every agent waits: no episode ends
+    obs = engine.obs.copy()
+    playing = engine.current_instances()
+    slot = playing[1]
+    generation = engine.levels()[slot, 1]
+    done = engine.refill([slot], [new[1]])
+    on = [e for e, s in enumerate(playing) if s == slot]
+    assert done == {"truncated": len(on), "restarted": 0}
+    for e in on:
+        assert engine.truncated[e] == 1 and engine.info[e, 1] == 3 and engine.info[e, 4] == slot
+        assert np.array_equal(engine.final_obs[e], obs[e]), "the observation it ended with"
+    assert engine.levels()[slot, 1] == generation + 1
+    state = engine.levels().copy(), engine.obs.copy(), engine.info.copy(), engine.truncated.copy()
+    for slots, levels, says in [
+        ([9], new[:1], "slot 9 is out of range"),
+        ([-1], new[:1], "slot -1 is out of range"),
+        ([0, 0], new, "slot 0 is named twice"),
+        ([0, 1], new[:1], "2 slots but 1 levels"),
+        ([0], floe.generate(4, 6, count=1, seed=2), "does not fit the pool's room"),
+    ]:
+        with pytest.raises(ValueError, match=says):
+            engine.refill(slots, levels)
+        after = engine.levels(), engine.obs, engine.info, engine.truncated
+        assert all(np.array_equal(a, b) for a, b in zip(state, after))
+
+
+@pytest.mark.parametrize("weights,says", [
+    ([1.0, -2.0, 1.0, 1.0], "weight 1 is -2"),
+    ([1.0, 1.0, np.nan, 1.0], "weight 2 is NaN"),
+    ([np.inf, 1.0, 1.0, 1.0], "weight 0 is inf"),
+    ([0.0, 0.0, 0.0, 0.0], "all 4 weights are zero"),
+    ([1.0, 1.0, 1.0], "3 weights for a pool of 4"),
+])
+def test_bad_weights_raise_a_value_error_naming_the_value_and_change_nothing(small, weights, says):
+    engine = floe.Engine(small[:4], {"num_envs": 4})
+    engine.reset(0)
+    good = np.array([1.0, 2.0, 0.0, 1.0])
+    engine.set_weights(good)
+    with pytest.raises(ValueError, match=says) as info:
+        engine.set_weights(weights)
+    assert isinstance(info.value, floe.BadInput)
+    assert np.array_equal(engine.weights, good)
+    # The same weights in a decision: refused by apply, nothing changed.
+    decision = floe.LevelDecision(weights)
+    with pytest.raises(ValueError, match=says):
+        engine.apply(decision)
+    assert np.array_equal(engine.weights, good)
+    engine.set_weights(None)
+    assert engine.weights is None
+
+
+def test_weights_steer_the_draw(small):
+    engine = floe.Engine(small[:4], {"num_envs": 64})
+    engine.set_weights([0.0, 0.0, 1.0, 0.0])
+    engine.reset(3)
+    assert set(engine.current_instances()) == {2}
+
+
+FAULTY = r"""
+/* A level sampler that answers its first call (no episodes) well and every later one with
+ * the garbage its "mode" parameter names. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "floe_plugin.h"
+
+static const char *MODES[] = {"negative", "nan", "infinite", "zero", "outside", "twice", "fails", "config"};
+
+typedef struct {
+    floe_plugin_v1 plugin;
+    int mode;
+} faulty;
+
+static const char *last_error(void *user_data) {
+    (void)user_data;
+    return "the faulty sampler fails on purpose";
+}
+
+static floe_status update_levels(void *user_data, const floe_level_record *levels, size_t n,
+                                 const floe_env_info *episodes, size_t m, const float *scores, double *w,
+                                 uint32_t *has_weights, uint32_t *refill, size_t *refill_len,
+                                 const char **config) {
+    faulty *self = user_data;
+    (void)levels, (void)episodes, (void)scores;
+    for (size_t i = 0; i < n; i++) w[i] = 1.0;
+    *has_weights = 1;
+    *refill_len = 0;
+    *config = NULL;
+    if (m == 0) return FLOE_STATUS_OK;
+    switch (self->mode) {
+    case 0: w[1] = -1.0; break;
+    case 1: w[2] = NAN; break;
+    case 2: w[0] = INFINITY; break;
+    case 3: for (size_t i = 0; i < n; i++) w[i] = 0.0; break;
+    case 4: refill[0] = (uint32_t)n + 5; *refill_len = 1; break;
+    case 5: refill[0] = 0; refill[1] = 0; *refill_len = 2; break;
+    case 6: return FLOE_STATUS_FAILED;
+    default: *config = "{\"sizes\": 3}"; break;
+    }
+    return FLOE_STATUS_OK;
+}
+
+static void destroy(void *user_data) { free(user_data); }
+
+floe_status floe_plugin_entry_v1(const char *params_json, const floe_plugin_v1 **out_plugin,
+                                 const char **out_error) {
+    faulty *self = calloc(1, sizeof *self);
+    if (self == NULL) { *out_error = "out of memory"; return FLOE_STATUS_FAILED; }
+    self->mode = 7;
+    for (int i = 0; i < 8; i++) {
+        if (params_json && strstr(params_json, MODES[i])) self->mode = i;
+    }
+    self->plugin.abi_version = FLOE_PLUGIN_ABI_VERSION;
+    self->plugin.struct_size = sizeof self->plugin;
+    self->plugin.kind = FLOE_PLUGIN_KIND_LEVEL_SAMPLER;
+    self->plugin.name = "faulty";
+    self->plugin.version = "0.0.1";
+    self->plugin.user_data = self;
+    self->plugin.last_error = last_error;
+    self->plugin.destroy = destroy;
+    self->plugin.update_levels = update_levels;
+    *out_plugin = &self->plugin;
+    return FLOE_STATUS_OK;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def faulty_library(tmp_path_factory):
+    source = tmp_path_factory.mktemp("src") / "faulty.c"
+    source.write_text(FAULTY)
+    return compile_c(tmp_path_factory, source, "faulty_levels")
+
+
+@pytest.fixture(scope="module")
+def c_library(tmp_path_factory):
+    return compile_c(tmp_path_factory, ROOT / "plugins" / "examples" / "c" / "level_sampler.c", "c_levels")
+
+
+@pytest.mark.parametrize("mode,cls,says", [
+    ("negative", floe.BadOutput, "weight 1 is -1"),
+    ("nan", floe.BadOutput, "weight 2 is NaN"),
+    ("infinite", floe.BadOutput, "weight 0 is inf"),
+    ("zero", floe.BadOutput, "all 4 weights are zero"),
+    ("outside", floe.BadOutput, "refill slot 9, outside a pool of 4 slots"),
+    ("twice", floe.BadOutput, "refill slot 0 twice"),
+    ("fails", floe.PluginFailed, "fails on purpose"),
+    ("config", floe.BadOutput, "configuration"),
+])
+def test_a_misbehaving_c_sampler_is_contained_and_changes_nothing(faulty_library, mode, cls, says):
+    levels = floe.LevelSampler("faulty", {"mode": mode}, library=faulty_library, space=SPACE)
+    env = floe.VectorEnv(4, 8, mode="soft", episode_limit=4, levels=levels)
+    env.reset(seed=0)
+    run(env, 6)
+    engine = env.engine
+    state = [engine.levels(), engine.weights, engine.obs, engine.final_obs, engine.info, engine.truncated,
+             levels.pending]
+    state = [a.copy() for a in state]
+    with pytest.raises(cls, match=says) as info:
+        levels.update()
+    assert "faulty" in str(info.value), "the message names the sampler"
+    assert isinstance(info.value, ValueError) == (cls is floe.BadOutput)
+    after = [engine.levels(), engine.weights, engine.obs, engine.final_obs, engine.info, engine.truncated,
+             levels.pending]
+    assert all(np.array_equal(a, b) for a, b in zip(state, after)), "the engine and the kept episodes are as they were"
+    assert levels.totals["refilled"] == 0
+    run(env, 2)  # the environment goes on
+
+
+def test_a_c_level_sampler_library_drives_a_vector_env(c_library):
+    # One agent on 2x2 and 3x3 boards without holes: random actions solve some levels, which the
+    # sampler then refills; its weights are 1 for levels not scored yet, 0.05 + p(1-p) else.
+    space = {"agents": [1, 1], "size": [2, 3], "hole_ratio": [0.0, 0.0], "wait_ratio": [0.0, 0.0]}
+    levels = floe.LevelSampler("c-learnability", {"min_episodes": 1}, library=c_library, space=space,
+                               update_every=2)
+    env = floe.VectorEnv(32, 8, mode="soft", episode_limit=8, levels=levels)
+    env.reset(seed=1)
+    run(env, 60)
+    t = levels.totals
+    assert t["refilled"] > 0 and t["episodes"] > 40, t
+    w = env.engine.weights
+    assert ((w == 1.0) | ((w >= 0.05) & (w <= 0.3))).all() and (w < 1.0).any(), w
+    with pytest.raises(floe.ConfigError, match="min_episodes"):
+        floe.LevelSampler("c-learnability", {"min_episodes": 0}, library=c_library, space=space)
+
+
+def test_settings_and_attachment_are_checked(small):
+    with pytest.raises(ValueError, match=r"agents \[3, 2\]"):
+        floe.LevelSampler(space={"agents": [3, 2]})
+    with pytest.raises(floe.ConfigError, match="replay_prob"):
+        floe.LevelSampler("plr", {"replay_prob": 2.0})
+    with pytest.raises(floe.UnknownPlugin, match="nope"):
+        floe.LevelSampler("nope")
+    with pytest.raises(floe.ConfigError, match="spaces"):
+        floe.LevelSampler(space={"spaces": 1})
+    levels = sampler()
+    with pytest.raises(ValueError, match="drives no engine"):
+        levels.start()
+    with pytest.raises(ValueError, match="room=sampler.room"):
+        levels.attach(floe.Engine(small, {"num_envs": 2}))
+    assert levels.engine is None
+    engine = floe.Engine(small, {"num_envs": 2}, room=levels.room)
+    levels.attach(engine)
+    levels.attach(engine)
+    with pytest.raises(ValueError, match="steers another engine"):
+        levels.attach(floe.Engine(small, {"num_envs": 2}, room=levels.room))
+    with pytest.raises(ValueError, match="is a count"):
+        floe.VectorEnv(8, 4)
+    with pytest.raises(ValueError, match="level space of one agent"):
+        floe.VectorEnv(4, 2, single_agent=True, levels=sampler())
+
+
+def test_gymnasium_check_env_takes_a_sampler():
+    # A sampler that refills would change the levels between the checker's seeded resets, which
+    # it compares; weights alone do not.
+    env = floe.Env(8, mode="soft", episode_limit=12, levels=sampler("uniform", update_every=3))
+    check_env(env, skip_render_check=True)
+    assert env.levels.totals["weights"]
+
+
+def test_a_single_environment_ends_an_episode_a_refill_cuts_short():
+    # The sampler is called every third step, so it may replace the level in play mid-episode.
+    env = floe.Env(2, mode="strict", episode_limit=50, levels=sampler("plr", {"fresh": 1.0}, update_every=3))
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    for _ in range(400):
+        _, _, term, trunc, info = env.step(env.action_space.sample())
+        if trunc and info["episode_steps"] < 50:
+            assert info["outcome"] == "truncated" and isinstance(info["episode_return"], float)
+            break
+        if term or trunc:
+            env.reset()
+    else:
+        pytest.fail("no episode was cut short by a refill")
+
+
+def test_pettingzoo_takes_a_sampler():
+    levels = sampler("learnability", {"min_episodes": 1, "window": 2, "refill_fraction": 0.5}, update_every=2)
+    env = floe.ParallelEnv(6, mode="soft", episode_limit=10, levels=levels)
+    assert env.possible_agents == ["agent_0", "agent_1", "agent_2"]
+    parallel_api_test(env, num_cycles=300)
+    assert levels.totals["refilled"] > 0
+    # After refills, the agents of an episode are its level's (2 or 3).
+    env.reset(seed=1)
+    for _ in range(50):
+        slot = env.engine.current_instances()[0]
+        assert len(env.agents) == env.engine.level(slot).num_agents
+        _, _, _, _, infos = env.step({a: env.action_space(a).sample() for a in env.agents})
+        if not env.agents:
+            assert {"episode_return", "slot", "generation", "agents_on_goal"} <= set(next(iter(infos.values())))
+            env.reset()
+
+
+def test_decisions_and_instances_pickle():
+    levels = sampler("plr", {"fresh": 0.5})
+    inst = levels.levels(3)
+    assert pickle.loads(pickle.dumps(inst)) == inst
+    assert floe.Instance(inst[0].to_json()) == inst[0]
+    d = floe.LevelDecision([1.0, 2.0, 3.0], [2], inst[:1], episodes=4)
+    back = pickle.loads(pickle.dumps(d))
+    assert back == d and back.refill == [2] and back.levels == inst[:1] and back.episodes == 4
+    assert back.weights.tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match="2 refill slots but 1 levels"):
+        floe.LevelDecision(None, [0, 1], inst[:1])
+    with pytest.raises(ValueError, match="refill slot -1 is negative"):
+        floe.LevelDecision(None, [-1], inst[:1])
+
+
+def shard(pool, room, seed):
+    env = floe.VectorEnv(pool, 8, mode="soft", episode_limit=6, levels=LevelShard(room))
+    env.reset(seed=seed)
+    env.action_space.seed(seed)
+    return env
+
+
+def same_pool(a, b):
+    la, lb = a.engine.levels(), b.engine.levels()
+    return (np.array_equal(la[:, :7], lb[:, :7]) and np.array_equal(a.engine.weights, b.engine.weights)
+            and all(a.engine.level(i) == b.engine.level(i) for i in range(len(la))))
+
+
+def test_shards_that_apply_one_decision_keep_one_pool():
+    hub = LevelHub("plr", {"fresh": 0.5}, space=SPACE, seed=3)
+    pool = hub.pool(6)
+    assert hub.pool(6) == pool
+    with pytest.raises(ValueError, match="6 levels, not 5"):
+        hub.pool(5)
+    envs = [shard(pool, hub.room(), seed) for seed in (1, 2)]
+    shards = [e.levels for e in envs]
+    first = sync_levels(hub, shards)  # the sampler's first weights, applied at once after a reset
+    assert first.episodes == 0 and first.weights is not None
+    assert np.array_equal(envs[0].engine.weights, first.weights)
+    for _ in range(8):
+        for e in envs:
+            for _ in range(5):
+                e.step(e.action_space.sample())
+        # The host's scores: each shard's pending episodes, scored by their returns.
+        scores = [-floe.info_columns(s.pending)["episode_return"] for s in shards]
+        sync_levels(hub, shards, scores)
+        with pytest.raises(RuntimeError, match="step before"):
+            shards[0].report()
+        for e in envs:
+            e.step(e.action_space.sample())  # the decision lands in this step
+        assert same_pool(*envs)
+    assert hub.totals()["refilled"] > 0 and hub.totals()["decisions"] == 9
+    assert envs[0].engine.levels()[:, 1].sum() > 0
+    # A shard that misses a decision is caught at the next one.
+    shards[0].apply(floe.LevelDecision(None, [0], sampler().levels(1)))
+    for e in envs:
+        e.step(e.action_space.sample())
+    with pytest.raises(ValueError, match="shard 1's pool differs from shard 0's at slot"):
+        hub.decide([s.report() for s in shards])
+    with pytest.raises(ValueError, match="shard 1 gave no scores and shard 0 did"):
+        hub.decide([shards[0].report(scores=[]), shards[0].report()])
+
+
+def test_ray_actor_shards_keep_one_pool():
+    ray = pytest.importorskip("ray")
+
+    class EnvShard:
+        """A shard of the pool in its own process: a VectorEnv with a LevelShard."""
+
+        def __init__(self, pool, room, seed):
+            self.env = floe.VectorEnv(pool, 8, mode="soft", episode_limit=6, levels=LevelShard(room))
+            self.env.reset(seed=seed)
+            self.env.action_space.seed(seed)
+
+        def run(self, steps):
+            for _ in range(steps):
+                self.env.step(self.env.action_space.sample())
+
+        def report(self, scores=None):
+            return self.env.levels.report(scores)
+
+        def apply(self, decision):
+            return self.env.levels.apply(decision)
+
+        def pool(self):
+            e = self.env.engine
+            return e.levels()[:, :7], e.weights, [e.level(i).to_json() for i in range(e.num_instances)]
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        hub = ray.remote(LevelHub).remote("plr", {"fresh": 0.5}, space=SPACE, seed=3)
+        pool = ray.get(hub.pool.remote(6))
+        room = ray.get(hub.room.remote())
+        actors = [ray.remote(EnvShard).remote(pool, room, seed) for seed in (1, 2)]
+        sync_levels(hub, actors)
+        for _ in range(4):
+            ray.get([a.run.remote(6) for a in actors])
+            sync_levels(hub, actors)
+        ray.get([a.run.remote(1) for a in actors])
+        (la, wa, ia), (lb, wb, ib) = ray.get([a.pool.remote() for a in actors])
+        assert np.array_equal(la, lb) and np.array_equal(wa, wb) and ia == ib
+        assert la[:, 1].sum() > 0, "the pool was refilled"
+    finally:
+        ray.shutdown()
+
+
+def test_the_gpu_samples_and_refills_as_the_cpu_does():
+    """The same sampler settings on both backends: every output, the weights and the pool the
+    same after every step. Skipped without a GPU adapter unless FLOE_REQUIRE_GPU=1."""
+    import os
+
+    def make(backend):
+        levels = sampler("plr", {"fresh": 0.5}, update_every=2)
+        return floe.VectorEnv(6, 8, mode="strict", episode_limit=9, backend=backend, levels=levels)
+
+    try:
+        gpu = make("gpu")
+    except floe.EngineFailed as e:
+        if os.environ.get("FLOE_REQUIRE_GPU") == "1":
+            raise
+        pytest.skip(f"no GPU adapter: {e}")
+    cpu = make("cpu")
+    assert np.array_equal(cpu.reset(seed=1)[0], gpu.reset(seed=1)[0])
+    cpu.action_space.seed(0)
+    for _ in range(40):
+        a = cpu.action_space.sample()
+        c, g = cpu.step(a), gpu.step(a)
+        for x, y in zip(c[:4], g[:4]):
+            assert np.array_equal(x, y)
+        assert np.array_equal(c[4]["final_obs"], g[4]["final_obs"])
+        assert np.array_equal(cpu.engine.info, gpu.engine.info)
+        assert np.array_equal(cpu.engine.weights, gpu.engine.weights)
+        assert np.array_equal(cpu.engine.levels(), gpu.engine.levels())
+    assert cpu.levels.totals == gpu.levels.totals and cpu.levels.totals["refilled"] > 0
