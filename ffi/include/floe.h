@@ -621,8 +621,8 @@ floe_status floe_levels_after_step(struct floe_levels *levels,
 /*
  Calls the sampler now and applies its plan. `episodes` (`episodes_len` records, as the
  engine's `info` gave them) are the episodes to score; NULL gives it those kept by
- `floe_levels_after_step` since its last call (`floe_levels_pending` lists them), which are
- then dropped. `scores` is NULL or one finite score per episode from the host (for `plr`, the
+ `floe_levels_after_step` since its last call (`floe_levels_pending` lists them). Every call
+ drops the episodes kept so far (given episodes stand in for them). `scores` is NULL or one finite score per episode from the host (for `plr`, the
  episode's positive value loss or MaxMC); `scores_len` is their number. `buffers` hold the last
  step's outputs. `*out` (may be NULL) says what the call did.
 
