@@ -32,7 +32,9 @@ fn inspect_lists_a_rust_library_and_describes_a_c_plugin() {
     assert_eq!(list[8]["capabilities"], serde_json::json!([]));
     let samplers: Vec<&str> = list[9..].iter().map(|p| p["name"].as_str().unwrap_or("")).collect();
     assert_eq!(samplers, ["uniform", "plr", "learnability"]);
-    assert!(list[9..].iter().all(|p| p["kind"] == "level_sampler" && p["capabilities"] == serde_json::json!([])));
+    assert!(list[9..]
+        .iter()
+        .all(|p| p["kind"] == "level_sampler" && p["capabilities"] == serde_json::json!([])));
 
     let out = inspect(&common::c_plugin("valid_reward"));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
