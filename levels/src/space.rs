@@ -4,7 +4,9 @@
 //! counter-based seed ([`LevelSource`]).
 //!
 //! Level `c` of a source with seed `s` is drawn from its own stream `(s, c)`: the agents, the
-//! size and the hole ratio uniformly in their ranges (the hole ratio to two decimals), and
+//! size and the hole ratio uniformly in their ranges (the hole ratio to two decimals; a map too
+//! small for the agents drawn at its hole ratio holds as many as its free cells have room for,
+//! two cells an agent), and
 //! whether its optimal plans need a wait with probability a wait ratio drawn uniformly in its
 //! range; with a configuration, the size by its data ratios, that size's hole and wait ratios,
 //! and an agent count uniformly from its list. The level is then generated as `floe generate`
@@ -81,14 +83,12 @@ impl LevelSpace {
         if a0 == 1 && self.wait_ratio[1] > 0.0 {
             return bad("one agent never needs a wait: with agents from 1, wait_ratio must be [0, 0]".into());
         }
-        let cells = s0 * s0;
-        let holes = GeneratorConfig::default().size(s0).hole_ratio(self.hole_ratio[1]).holes();
-        if u64::from(cells.saturating_sub(holes)) < 2 * u64::from(a1) {
+        let free = free_cells(s0, self.hole_ratio[1]);
+        if u64::from(free) < 2 * u64::from(a0) {
             return bad(format!(
-                "{a1} agents need {} free cells, and a {s0}x{s0} map with hole ratio {} has {}",
-                2 * a1,
-                self.hole_ratio[1],
-                cells.saturating_sub(holes)
+                "{a0} agents need {} free cells, and a {s0}x{s0} map with hole ratio {} has {free}",
+                2 * a0,
+                self.hole_ratio[1]
             ));
         }
         Ok(())
@@ -112,6 +112,12 @@ impl LevelSpace {
     pub fn room(&self) -> floe_core::pool::Room {
         floe_core::pool::Room { agents: self.agents[1] as usize, side: self.size[1] }
     }
+}
+
+/// The frozen cells of an `n`×`n` map with hole ratio `hole_ratio` (the generator's count).
+fn free_cells(n: u32, hole_ratio: f64) -> u32 {
+    let cells = n * n;
+    cells.saturating_sub(GeneratorConfig::default().size(n).hole_ratio(hole_ratio).holes())
 }
 
 /// One level's generator setting, drawn from a space or a configuration.
@@ -206,8 +212,11 @@ impl LevelSource {
                 let size = between(&mut rng, s.size[0], s.size[1]);
                 let hole = s.hole_ratio[0] + unit(&mut rng) * (s.hole_ratio[1] - s.hole_ratio[0]);
                 let wait = s.wait_ratio[0] + unit(&mut rng) * (s.wait_ratio[1] - s.wait_ratio[0]);
+                let hole_ratio = (hole * 100.0).round() / 100.0;
+                // A small, holey map holds fewer agents: as many as its free cells have room for.
+                let agents = agents.min(free_cells(size, hole_ratio) / 2).max(s.agents[0]);
                 let needs_wait = agents > 1 && unit(&mut rng) < wait;
-                Draw { agents, size, hole_ratio: (hole * 100.0).round() / 100.0, needs_wait }
+                Draw { agents, size, hole_ratio, needs_wait }
             }
             Some(cfg) => {
                 let u = unit(&mut rng);
@@ -284,6 +293,24 @@ mod tests {
         assert_eq!(sizes.len(), 3, "every size of the range: {sizes:?}");
         let other = LevelSource::new(space, 4).unwrap().draw(12).unwrap();
         assert_ne!(x, other);
+    }
+
+    #[test]
+    fn a_small_holey_map_holds_as_many_agents_as_its_free_cells_have_room_for() {
+        // 8 agents need 16 free cells; a 5×5 map at hole ratio 0.4 has 15, room for 7.
+        let space = LevelSpace {
+            agents: [2, 8],
+            size: [5, 5],
+            hole_ratio: [0.4, 0.4],
+            solve: false,
+            ..LevelSpace::default()
+        };
+        space.validate().unwrap();
+        assert_eq!(free_cells(5, 0.4), 15);
+        let levels = LevelSource::new(space, 5).unwrap().draw(200).unwrap();
+        let most = levels.iter().map(Instance::num_agents).max().unwrap();
+        assert_eq!(most, 7, "capped at 7, and the cap reached");
+        assert!(levels.iter().all(|l| l.num_agents() >= 2));
     }
 
     #[test]
