@@ -15,6 +15,7 @@
 //! | [`optim`] | AdamW with gradient clipping and a saveable state |
 //! | [`run`] | the policy as floe-rounds' trainee: warm start, GRPO round, rollouts, persistence, charts (plotters on floe-canvas) |
 //! | [`experiment`] | the paper's comparison of environment designs from one warm start, and its table |
+//! | [`ppo`] | PPO from scratch on the batched engine, its levels steered by a level sampler; `floe levels`' comparison of samplers ([`ppo::bench`]) |
 //! | [`eval`] | the policy's greedy answers, counted by floe-rounds' tables |
 //! | [`config`] | every knob, with documented defaults |
 //! | [`checkpoint`] | safetensors files |
@@ -30,6 +31,7 @@ pub mod experiment;
 pub mod grpo;
 pub mod model;
 pub mod optim;
+pub mod ppo;
 pub mod reward;
 pub mod run;
 pub mod sample;

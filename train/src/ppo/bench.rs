@@ -1,0 +1,530 @@
+//! `floe levels`: the comparison of level samplers for a PPO agent learning from scratch. Each
+//! contender trains the same PPO ([`super::Ppo`]) for the same environment steps on the same
+//! training space, its levels steered by its sampler, for several seeds; every trained policy
+//! then plays the same held-out levels (seeds never trained on). The table gives each held-out
+//! set's success rate per contender with its standard error, the paired difference from
+//! `uniform` clustered by seed and by level (floe-rounds' `stats::clustered`), the cost over the
+//! CBS optimum, and on the hard set the CVaR of the success rate over the worst 10 % of levels.
+//!
+//! | contender | sampler |
+//! |---|---|
+//! | `uniform` | domain randomisation: a new level from the training space after every episode's level was played once (`max_plays` 1) |
+//! | `plr` | robust PLR, scored with the PPO's positive value loss of each episode |
+//! | `learnability` | SFL: p·(1−p) of each level's recent successes |
+//! | `frontier` | generator configurations per map size redesigned between phases |
+//! | `engineer` | the embedded environment engineer over the same phases |
+//! | `upper` | the upper reference: `uniform` on the hard held-out set's own space |
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use floe_core::generator::GeneratorConfig;
+use floe_core::suite::{build_suite, SuiteConfig};
+use floe_core::Instance;
+use floe_levels::{LevelSource, LevelSpace, LevelsSpec, Shape};
+use floe_plugin_api::PluginSpec;
+use serde::{Deserialize, Serialize};
+
+use super::eval::{cvar, evaluate, summary, Actor, LevelResult};
+use super::{Ppo, PpoConfig};
+use crate::error::TrainError;
+
+/// Every contender, in the table's order.
+pub const CONTENDERS: [&str; 6] = ["uniform", "plr", "learnability", "frontier", "engineer", "upper"];
+
+/// How much a comparison runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Budget {
+    /// For tests: a few thousand steps, tiny held-out sets.
+    Tiny,
+    /// What the docs' commands reproduce, within half an hour on 2 cores.
+    Small,
+    /// What tells the contenders apart.
+    Medium,
+}
+
+impl std::str::FromStr for Budget {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "tiny" => Ok(Budget::Tiny),
+            "small" => Ok(Budget::Small),
+            "medium" => Ok(Budget::Medium),
+            other => Err(format!("budget {other:?}: tiny, small or medium")),
+        }
+    }
+}
+
+/// A comparison's settings: a budget's, which the command line may change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchConfig {
+    /// The budget these settings came from.
+    pub budget: Budget,
+    /// Contenders to run (a subset of [`CONTENDERS`], in that order).
+    pub contenders: Vec<String>,
+    /// Seeds per contender.
+    pub seeds: u64,
+    /// Environment steps of training per run.
+    pub env_steps: u64,
+    /// Levels in the engine's pool.
+    pub pool: usize,
+    /// The PPO.
+    pub ppo: PpoConfig,
+    /// The training space.
+    pub space: LevelSpace,
+    /// The hard held-out set's space (the top of the training space, cut back).
+    pub hard: LevelSpace,
+    /// Held-out levels of the hard set, and plays of each.
+    pub hard_levels: usize,
+    pub repeats: u32,
+    /// The paper's evaluation shape (3, 4 and 5 agents on 10×10 at wait ratios .25, .5, .75):
+    /// levels per cell.
+    pub paper_per_cell: usize,
+    /// The PPO's own figure: held-out 10×10 boards (hole ratio 0.2) with 2, 4 and 8 agents, this
+    /// many levels each.
+    pub ten_levels: usize,
+    /// Updates between the learning-curve evaluations (0: none), and the hard levels they play.
+    pub curve_every: usize,
+    pub curve_levels: usize,
+    /// Ended episodes a phase, for `frontier` and `engineer`.
+    pub phase_episodes: u32,
+    /// The engineer (a plugin spec).
+    pub engineer: PluginSpec,
+}
+
+impl BenchConfig {
+    /// A budget's settings.
+    #[must_use]
+    pub fn of(budget: Budget) -> Self {
+        let space = LevelSpace {
+            agents: [2, 8],
+            size: [5, 16],
+            hole_ratio: [0.0, 0.4],
+            wait_ratio: [0.0, 1.0],
+            solve: false,
+        };
+        // The top of the training space (its largest maps), cut back in agents (8 to 6) and holes
+        // (0.4 to 0.2) until uniform's trained policy solves about a quarter of it (a 4 M-step
+        // calibration run solved 0.5 % of 8 agents on 16×16 at 0.4, 18.8 % at 0.2, 27.3 % with 6
+        // agents at 0.2: docs/levels.md).
+        let hard = LevelSpace {
+            agents: [6, 6],
+            size: [16, 16],
+            hole_ratio: [0.2, 0.2],
+            wait_ratio: [0.0, 1.0],
+            solve: true,
+        };
+        let base = BenchConfig {
+            budget,
+            contenders: CONTENDERS.iter().map(ToString::to_string).collect(),
+            seeds: 5,
+            env_steps: 0,
+            pool: 2048,
+            ppo: PpoConfig::default(),
+            space,
+            hard,
+            hard_levels: 500,
+            repeats: 2,
+            paper_per_cell: 20,
+            ten_levels: 200,
+            curve_every: 0,
+            curve_levels: 100,
+            phase_episodes: 4096,
+            engineer: PluginSpec::builtin("embedded"),
+        };
+        match budget {
+            Budget::Tiny => BenchConfig {
+                seeds: 2,
+                env_steps: 4096,
+                pool: 64,
+                ppo: PpoConfig { envs: 64, rollout: 16, hidden: 32, ..PpoConfig::default() },
+                space: LevelSpace {
+                    agents: [2, 3],
+                    size: [5, 7],
+                    hole_ratio: [0.0, 0.2],
+                    ..base.space.clone()
+                },
+                hard: LevelSpace {
+                    agents: [3, 3],
+                    size: [7, 7],
+                    hole_ratio: [0.2, 0.2],
+                    ..base.hard.clone()
+                },
+                hard_levels: 12,
+                repeats: 1,
+                paper_per_cell: 1,
+                ten_levels: 4,
+                curve_every: 2,
+                curve_levels: 6,
+                phase_episodes: 64,
+                engineer: PluginSpec { name: "rules".into(), params: serde_json::Value::Null, library: None },
+                ..base
+            },
+            // About 3 phases a run for frontier and the engineer (a run ends about 60,000 episodes):
+            // the embedded engineer's answer takes 20 to 60 s on 2 cores, and small must fit in
+            // 30 minutes.
+            Budget::Small => BenchConfig {
+                env_steps: 600_000,
+                curve_every: 10,
+                phase_episodes: 20_000,
+                hard_levels: 400,
+                repeats: 1,
+                ten_levels: 100,
+                ..base
+            },
+            // About 5 phases a run (a run ends about 200,000 episodes); 5 seeds of the 6
+            // contenders in about 100 minutes on 2 cores.
+            Budget::Medium => BenchConfig {
+                env_steps: 2_000_000,
+                curve_every: 20,
+                phase_episodes: 40_000,
+                hard_levels: 1000,
+                repeats: 4,
+                ..base
+            },
+        }
+    }
+
+    /// The levels spec of a contender and seed.
+    ///
+    /// # Errors
+    /// An unknown contender.
+    pub fn spec(&self, contender: &str, seed: u64) -> Result<LevelsSpec, TrainError> {
+        let phase = serde_json::json!({"phase_episodes": self.phase_episodes, "phases": 8});
+        let (name, params, space) = match contender {
+            "uniform" => ("uniform", serde_json::json!({"max_plays": 1}), self.space.clone()),
+            "plr" => ("plr", serde_json::Value::Null, self.space.clone()),
+            "learnability" => ("learnability", serde_json::Value::Null, self.space.clone()),
+            "frontier" => ("frontier", phase, self.space.clone()),
+            "engineer" => {
+                let mut p = phase;
+                p["engineer"] = serde_json::to_value(&self.engineer).unwrap_or_default();
+                ("engineer", p, self.space.clone())
+            }
+            "upper" => (
+                "uniform",
+                serde_json::json!({"max_plays": 1}),
+                LevelSpace { solve: false, ..self.hard.clone() },
+            ),
+            other => return Err(TrainError::Input(format!("contender {other:?}: one of {CONTENDERS:?}"))),
+        };
+        Ok(LevelsSpec {
+            sampler: PluginSpec { name: name.into(), params, library: None },
+            space,
+            seed: seed.wrapping_mul(0x9e37_79b9).wrapping_add(0x1e7e15),
+            update_every: 0,
+        })
+    }
+}
+
+/// One trained run's held-out results.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub contender: String,
+    pub seed: u64,
+    /// Wall time of the whole run, and of its training alone (the curve's evaluations left out).
+    pub seconds: f64,
+    pub train_seconds: f64,
+    pub env_steps: u64,
+    /// Per held-out level of each set: its success rate.
+    pub hard: Vec<f64>,
+    pub paper: Vec<f64>,
+    /// Success rate and mean cost over the optimum on each set; CVaR10 on the hard set.
+    pub hard_success: f64,
+    pub hard_cost: Option<f64>,
+    pub hard_cvar10: f64,
+    pub paper_success: f64,
+    pub paper_cost: Option<f64>,
+    /// CVaR10 on the paper-shaped set.
+    #[serde(default)]
+    pub paper_cvar10: f64,
+    /// Success on held-out 10×10 boards with 2, 4 and 8 agents.
+    pub ten: Vec<(usize, f64)>,
+    /// The learning curve: (environment steps, success on the curve's hard levels).
+    pub curve: Vec<(u64, f64)>,
+    /// Where its episodes were played: (size, agents, hole percent, episodes).
+    pub played: Vec<(u32, u32, u32, u64)>,
+}
+
+/// The held-out sets, drawn with seeds no training run uses.
+#[derive(Debug, Clone)]
+pub struct HeldOut {
+    pub hard: Vec<Instance>,
+    pub paper: Vec<Instance>,
+    /// Per agent count (2, 4, 8): held-out 10×10 levels.
+    pub ten: Vec<(usize, Vec<Instance>)>,
+}
+
+/// The held-out levels of a configuration.
+///
+/// # Errors
+/// Levels that cannot be generated.
+pub fn held_out(cfg: &BenchConfig) -> Result<HeldOut, TrainError> {
+    let mut hard = LevelSource::new(cfg.hard.clone(), 0xd0_0d1e).map_err(super::levels_error)?;
+    let hard = hard.draw(cfg.hard_levels).map_err(super::levels_error)?;
+    let suite = SuiteConfig {
+        agents: vec![3, 4, 5],
+        min_size: 10,
+        max_size: 10,
+        wait_ratios: vec![0.25, 0.5, 0.75],
+        per_cell: cfg.paper_per_cell,
+        hole_ratio: 0.1,
+        seed: 0x05e1_d0ff,
+    };
+    let paper = build_suite(&suite)?.into_iter().flat_map(|c| c.instances).collect();
+    let ten = [2usize, 4, 8]
+        .into_iter()
+        .map(|k| {
+            let space = LevelSpace {
+                agents: [k as u32, k as u32],
+                size: [10, 10],
+                hole_ratio: [0.2, 0.2],
+                wait_ratio: [0.0, 1.0],
+                solve: true,
+            };
+            let levels =
+                LevelSource::new(space, 0x7e_0000 + k as u64).and_then(|mut s| s.draw(cfg.ten_levels));
+            levels.map(|l| (k, l)).map_err(super::levels_error)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(HeldOut { hard, paper, ten })
+}
+
+/// Trains one contender with one seed and plays the held-out sets.
+///
+/// # Errors
+/// The run's errors.
+pub fn run_one(
+    cfg: &BenchConfig,
+    held: &HeldOut,
+    contender: &str,
+    seed: u64,
+    log: &dyn Fn(&str),
+) -> Result<RunResult, TrainError> {
+    let t0 = Instant::now();
+    let levels = cfg.spec(contender, seed)?.build().map_err(super::levels_error)?;
+    let mut ppo = Ppo::new(cfg.ppo.clone(), levels, cfg.pool, seed)?;
+    let curve_levels = &held.hard[..cfg.curve_levels.min(held.hard.len())];
+    let mut curve = Vec::new();
+    let mut updates = 0usize;
+    let mut error = None;
+    let mut eval_seconds = 0.0;
+    let t_train = Instant::now();
+    ppo.train(cfg.env_steps, |p, r| {
+        updates += 1;
+        if cfg.curve_every > 0 && updates.is_multiple_of(cfg.curve_every) && error.is_none() {
+            let t_eval = Instant::now();
+            let got = evaluate(Actor::Policy(p.policy()), curve_levels, 1, &cfg.ppo, 4096, 7);
+            eval_seconds += t_eval.elapsed().as_secs_f64();
+            match got {
+                Ok(res) => {
+                    let (s, _) = summary(&res);
+                    curve.push((r.env_steps, s));
+                    log(&format!(
+                        "{contender} seed {seed}: {} steps, training success {:.3}, hard {:.3}, entropy {:.3}",
+                        r.env_steps, r.success, s, r.entropy
+                    ));
+                }
+                Err(e) => error = Some(e),
+            }
+        }
+    })?;
+    let train_seconds = t_train.elapsed().as_secs_f64() - eval_seconds;
+    if let Some(e) = error {
+        return Err(e);
+    }
+    let hard = evaluate(Actor::Policy(ppo.policy()), &held.hard, cfg.repeats, &cfg.ppo, 4096, 11)?;
+    let paper = evaluate(Actor::Policy(ppo.policy()), &held.paper, cfg.repeats, &cfg.ppo, 4096, 13)?;
+    let (hard_success, hard_cost) = summary(&hard);
+    let (paper_success, paper_cost) = summary(&paper);
+    let mut ten = Vec::new();
+    for (k, levels) in &held.ten {
+        ten.push((
+            *k,
+            summary(&evaluate(Actor::Policy(ppo.policy()), levels, cfg.repeats, &cfg.ppo, 4096, 17)?).0,
+        ));
+    }
+    let played = ppo.levels().played().iter().map(|(s, &n)| (s.size, s.agents, s.hole_percent, n)).collect();
+    Ok(RunResult {
+        contender: contender.to_string(),
+        seed,
+        seconds: t0.elapsed().as_secs_f64(),
+        train_seconds,
+        env_steps: ppo.env_steps(),
+        hard: hard.iter().map(LevelResult::success_rate).collect(),
+        paper: paper.iter().map(LevelResult::success_rate).collect(),
+        hard_success,
+        hard_cost,
+        hard_cvar10: cvar(&hard, 0.1),
+        paper_success,
+        paper_cost,
+        paper_cvar10: cvar(&paper, 0.1),
+        ten,
+        curve,
+        played,
+    })
+}
+
+/// The random policy's results on the held-out sets (the floor).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Random {
+    pub hard: f64,
+    pub paper: f64,
+    pub ten: Vec<(usize, f64)>,
+}
+
+/// The random policy's results on the held-out sets.
+///
+/// # Errors
+/// Levels the engine refuses.
+pub fn random_baseline(cfg: &BenchConfig, held: &HeldOut) -> Result<Random, TrainError> {
+    let hard = evaluate(Actor::Random, &held.hard, cfg.repeats, &cfg.ppo, 4096, 11)?;
+    let paper = evaluate(Actor::Random, &held.paper, cfg.repeats, &cfg.ppo, 4096, 13)?;
+    let mut ten = Vec::new();
+    for (k, levels) in &held.ten {
+        ten.push((*k, summary(&evaluate(Actor::Random, levels, cfg.repeats, &cfg.ppo, 4096, 17)?).0));
+    }
+    Ok(Random { hard: summary(&hard).0, paper: summary(&paper).0, ten })
+}
+
+/// Mean and standard error of per-seed, per-level values (clustered by seed and level).
+fn clustered(x: &[Vec<f64>]) -> (f64, f64) {
+    let (m, se) = floe_rounds::stats::clustered(x);
+    (100.0 * m, 100.0 * se)
+}
+
+/// The comparison's table (markdown) from every run's results.
+#[must_use]
+pub fn table(cfg: &BenchConfig, runs: &[RunResult], random: &Random) -> String {
+    let by = |c: &str| runs.iter().filter(|r| r.contender == c).collect::<Vec<_>>();
+    let uniform = by("uniform");
+    let mut s = "| contender | seeds | hard success % | vs uniform | hard CVaR10 % | hard cost / optimum | paper shape success % | vs uniform | paper CVaR10 % | paper cost / optimum |\n|---|---|---|---|---|---|---|---|---|---|\n".to_string();
+    for c in &cfg.contenders {
+        let rs = by(c);
+        if rs.is_empty() {
+            continue;
+        }
+        let hard: Vec<Vec<f64>> = rs.iter().map(|r| r.hard.clone()).collect();
+        let paper: Vec<Vec<f64>> = rs.iter().map(|r| r.paper.clone()).collect();
+        let diff = |a: &[Vec<f64>], f: &dyn Fn(&RunResult) -> &Vec<f64>| -> String {
+            // Paired by seed: every run of this contender against uniform's of the same seed.
+            let pairs: Option<Vec<&RunResult>> =
+                rs.iter().map(|r| uniform.iter().copied().find(|u| u.seed == r.seed)).collect();
+            let Some(pairs) = pairs.filter(|_| c != "uniform") else {
+                return "—".into();
+            };
+            let d: Vec<Vec<f64>> =
+                a.iter().zip(pairs).map(|(x, u)| x.iter().zip(f(u)).map(|(x, y)| x - y).collect()).collect();
+            let (m, se) = clustered(&d);
+            let mark =
+                if se > 0.0 && (m / se).abs() >= floe_rounds::stats::RESOLVED_SE { " ✓" } else { "" };
+            format!("{m:+.2} ± {se:.2}{mark}")
+        };
+        let (hm, hse) = clustered(&hard);
+        let (pm, pse) = clustered(&paper);
+        let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let cost = |v: Vec<Option<f64>>| {
+            let known: Vec<f64> = v.into_iter().flatten().collect();
+            if known.is_empty() {
+                "—".into()
+            } else {
+                format!("{:.3}", mean(known))
+            }
+        };
+        s.push_str(&format!(
+            "| {c} | {} | {hm:.2} ± {hse:.2} | {} | {:.2} | {} | {pm:.2} ± {pse:.2} | {} | {:.2} | {} |\n",
+            rs.len(),
+            diff(&hard, &|r| &r.hard),
+            100.0 * mean(rs.iter().map(|r| r.hard_cvar10).collect()),
+            cost(rs.iter().map(|r| r.hard_cost).collect()),
+            diff(&paper, &|r| &r.paper),
+            100.0 * mean(rs.iter().map(|r| r.paper_cvar10).collect()),
+            cost(rs.iter().map(|r| r.paper_cost).collect()),
+        ));
+    }
+    s.push_str(&format!(
+        "| random actions | — | {:.2} | — | — | — | {:.2} | — | — | — |\n",
+        100.0 * random.hard,
+        100.0 * random.paper
+    ));
+    // The PPO's own figure: held-out 10×10 boards with 2, 4 and 8 agents, and the speed.
+    s.push_str("\n| contender | 10×10, 2 agents % | 4 agents % | 8 agents % | training environment steps / s |\n|---|---|---|---|---|\n");
+    for c in &cfg.contenders {
+        let rs = by(c);
+        if rs.is_empty() {
+            continue;
+        }
+        let at = |k: usize| {
+            let v: Vec<f64> =
+                rs.iter().filter_map(|r| r.ten.iter().find(|t| t.0 == k).map(|t| t.1)).collect();
+            let n = v.len().max(1) as f64;
+            let mean = v.iter().sum::<f64>() / n;
+            let se = if v.len() > 1 {
+                (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0) / n).sqrt()
+            } else {
+                0.0
+            };
+            format!("{:.1} ± {:.1}", 100.0 * mean, 100.0 * se)
+        };
+        let speed =
+            rs.iter().map(|r| r.env_steps as f64 / r.train_seconds.max(1e-9)).sum::<f64>() / rs.len() as f64;
+        s.push_str(&format!("| {c} | {} | {} | {} | {speed:.0} |\n", at(2), at(4), at(8)));
+    }
+    let r = |k: usize| {
+        random.ten.iter().find(|t| t.0 == k).map_or("—".to_string(), |t| format!("{:.1}", 100.0 * t.1))
+    };
+    s.push_str(&format!("| random actions | {} | {} | {} | — |\n", r(2), r(4), r(8)));
+    s
+}
+
+/// Where each contender put its levels: per contender, episodes by (size, hole percent bucket)
+/// and by agents, summed over seeds.
+#[must_use]
+pub fn placement(runs: &[RunResult]) -> Vec<(String, Vec<(Shape, u64)>)> {
+    let mut out: Vec<(String, Vec<(Shape, u64)>)> = Vec::new();
+    for r in runs {
+        let entry = match out.iter_mut().find(|(c, _)| *c == r.contender) {
+            Some(e) => e,
+            None => {
+                out.push((r.contender.clone(), Vec::new()));
+                out.last_mut().expect("just pushed")
+            }
+        };
+        for &(size, agents, hole_percent, n) in &r.played {
+            let key = Shape { size, agents, hole_percent };
+            match entry.1.iter_mut().find(|(s, _)| *s == key) {
+                Some((_, m)) => *m += n,
+                None => entry.1.push((key, n)),
+            }
+        }
+    }
+    out
+}
+
+/// The folder's results file.
+#[must_use]
+pub fn results_path(dir: &Path) -> PathBuf {
+    dir.join("runs.jsonl")
+}
+
+/// A level of the hard set's space as a generator setting, for reports.
+#[must_use]
+pub fn describe(space: &LevelSpace) -> String {
+    let g = GeneratorConfig::default().size(space.size[0]);
+    format!(
+        "{}–{} agents on {}×{}–{}×{}, hole ratio {}–{} ({} holes on the smallest), wait ratio {}–{}",
+        space.agents[0],
+        space.agents[1],
+        space.size[0],
+        space.size[0],
+        space.size[1],
+        space.size[1],
+        space.hole_ratio[0],
+        space.hole_ratio[1],
+        g.hole_ratio(space.hole_ratio[1]).holes(),
+        space.wait_ratio[0],
+        space.wait_ratio[1]
+    )
+}
