@@ -63,6 +63,9 @@ enum Command {
     /// Compare environment designs (curricula, the LLM engineer) from one warm start.
     #[cfg(feature = "train")]
     Experiment(cmd::experiment::Args),
+    /// Compare level samplers for a PPO agent learning from scratch on held-out levels.
+    #[cfg(feature = "train")]
+    Levels(cmd::levels::Args),
     /// Train a planner policy (not in this build: it needs `--features train`).
     #[cfg(not(feature = "train"))]
     Train(NotBuilt),
@@ -72,6 +75,9 @@ enum Command {
     /// Compare environment designs (not in this build: it needs `--features train`).
     #[cfg(not(feature = "train"))]
     Experiment(NotBuilt),
+    /// Compare level samplers (not in this build: it needs `--features train`).
+    #[cfg(not(feature = "train"))]
+    Levels(NotBuilt),
 }
 
 /// The arguments of a command this build lacks: taken whole, so that the error says how to get
@@ -125,7 +131,10 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     #[cfg(feature = "train")]
-    if matches!(cli.command, Command::Train(_) | Command::Eval(_) | Command::Experiment(_)) {
+    if matches!(
+        cli.command,
+        Command::Train(_) | Command::Eval(_) | Command::Experiment(_) | Command::Levels(_)
+    ) {
         relaunch_with_passive_openmp();
     }
     let result = match cli.command {
@@ -145,12 +154,16 @@ fn main() -> ExitCode {
         Command::Eval(a) => cmd::eval::run(&a),
         #[cfg(feature = "train")]
         Command::Experiment(a) => cmd::experiment::run(&a),
+        #[cfg(feature = "train")]
+        Command::Levels(a) => cmd::levels::run(&a),
         #[cfg(not(feature = "train"))]
         Command::Train(_) => not_built("train"),
         #[cfg(not(feature = "train"))]
         Command::Eval(_) => not_built("eval"),
         #[cfg(not(feature = "train"))]
         Command::Experiment(_) => not_built("experiment"),
+        #[cfg(not(feature = "train"))]
+        Command::Levels(_) => not_built("levels"),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

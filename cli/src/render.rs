@@ -11,6 +11,8 @@ pub use floe_canvas as canvas;
 pub mod chart;
 #[cfg_attr(not(feature = "train"), allow(dead_code))]
 pub mod heatmap;
+#[cfg_attr(not(feature = "train"), allow(dead_code))]
+pub mod levels;
 pub mod palette;
 
 use floe_core::{rules, Instance, Plan};

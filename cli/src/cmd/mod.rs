@@ -8,6 +8,8 @@ pub mod eval;
 #[cfg(feature = "train")]
 pub mod experiment;
 pub mod generate;
+#[cfg(feature = "train")]
+pub mod levels;
 pub mod plugin;
 pub mod prompt;
 pub mod render;

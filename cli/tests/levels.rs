@@ -1,0 +1,84 @@
+//! `floe levels` end to end at the tiny budget (with the `train` feature): every contender
+//! trains, plays the held-out sets and lands in the table, the pictures are drawn, a second run
+//! of the same command goes on from the runs already done, a subset of contenders and seeds reads
+//! the same folder, and bad input is exit 2.
+#![cfg(feature = "train")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_floe")).args(args).output().expect("the binary runs")
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("floe-levels-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn the_comparison_runs_end_to_end_at_the_tiny_budget() {
+    let out = dir("tiny");
+    let o = run(&[
+        "levels",
+        "--budget",
+        "tiny",
+        "--out",
+        out.to_str().expect("utf-8"),
+        "--quiet",
+        "--threads",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8_lossy(&o.stdout).into_owned();
+    for c in ["uniform", "plr", "learnability", "frontier", "engineer", "upper", "random actions"] {
+        assert!(table.lines().any(|l| l.starts_with(&format!("| {c} |"))), "{c} not in:\n{table}");
+    }
+    assert_eq!(std::fs::read_to_string(out.join("table.md")).expect("table.md"), table);
+    let runs = std::fs::read_to_string(out.join("runs.jsonl")).expect("runs.jsonl");
+    assert_eq!(runs.lines().count(), 12, "6 contenders × 2 seeds");
+    for line in runs.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).expect("JSON");
+        assert_eq!(r["hard"].as_array().map(Vec::len), Some(12), "{line}");
+        assert!(r["env_steps"].as_u64() >= Some(4096), "{line}");
+        assert!(!r["played"].as_array().expect("played").is_empty(), "{line}");
+    }
+    for png in ["curves.png", "placement.png"] {
+        let bytes = std::fs::read(out.join(png)).expect(png);
+        assert_eq!(&bytes[1..4], b"PNG", "{png}");
+    }
+    // Again: every run is in runs.jsonl, so nothing trains and the same table comes out.
+    let again = run(&["levels", "--budget", "tiny", "--out", out.to_str().expect("utf-8"), "--threads", "1"]);
+    assert!(again.status.success());
+    assert_eq!(String::from_utf8_lossy(&again.stdout), table);
+    assert!(!String::from_utf8_lossy(&again.stderr).contains("training for"), "nothing trained again");
+    // Fewer contenders and seeds only pick runs: the same folder serves, nothing trains, and the
+    // table has their rows alone.
+    let some = run(&[
+        "levels",
+        "--budget",
+        "tiny",
+        "--out",
+        out.to_str().expect("utf-8"),
+        "--contenders",
+        "uniform,plr",
+        "--seeds",
+        "1",
+    ]);
+    assert!(some.status.success(), "{}", String::from_utf8_lossy(&some.stderr));
+    assert!(!String::from_utf8_lossy(&some.stderr).contains("training for"), "nothing trained again");
+    let some = String::from_utf8_lossy(&some.stdout).into_owned();
+    let rows = |c: &str| some.lines().filter(|l| l.starts_with(&format!("| {c} |"))).count();
+    assert_eq!((rows("uniform"), rows("plr"), rows("learnability"), rows("upper")), (2, 2, 0, 0), "{some}");
+    // Other settings in the same folder, and an unknown contender, are refused.
+    let o =
+        run(&["levels", "--budget", "tiny", "--out", out.to_str().expect("utf-8"), "--env-steps", "8192"]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("holds runs of other settings"));
+    let o =
+        run(&["levels", "--budget", "tiny", "--out", out.to_str().expect("utf-8"), "--contenders", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("contender \"nope\""));
+}
