@@ -15,6 +15,24 @@ static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 /// The family name the embedded font is registered under.
 pub const SANS: &str = "sans-serif";
 
+/// Colours for the series of a chart (learning curves, contenders), in order.
+pub const SERIES: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+/// Series `i`'s colour, the palette repeating after its end.
+#[must_use]
+pub fn series(i: usize) -> RGBColor {
+    SERIES[i % SERIES.len()]
+}
+
 /// A drawing error as text.
 pub fn err(e: impl std::fmt::Display) -> String {
     e.to_string()

@@ -15,21 +15,6 @@ pub struct Curves {
     pub seeds: Vec<Vec<(u64, f64)>>,
 }
 
-/// A contender's colour, in table order.
-fn color(i: usize) -> RGBColor {
-    const C: [RGBColor; 8] = [
-        RGBColor(31, 119, 180),
-        RGBColor(214, 39, 40),
-        RGBColor(44, 160, 44),
-        RGBColor(255, 127, 14),
-        RGBColor(148, 103, 189),
-        RGBColor(90, 90, 90),
-        RGBColor(23, 190, 207),
-        RGBColor(188, 189, 34),
-    ];
-    C[i % C.len()]
-}
-
 /// Points of a band: (environment steps, mean, standard error).
 type Band = Vec<(f64, f64, f64)>;
 
@@ -86,7 +71,7 @@ pub fn curves_png(title: &str, rows: &[Curves]) -> Result<Vec<u8>, String> {
             .draw()
             .map_err(err)?;
         for (i, c, b) in &lines {
-            let col = color(*i);
+            let col = floe_canvas::series(*i);
             let upper: Vec<(f64, f64)> = b.iter().map(|p| (p.0, 100.0 * (p.1 + p.2))).collect();
             let lower: Vec<(f64, f64)> =
                 b.iter().rev().map(|p| (p.0, 100.0 * (p.1 - p.2).max(0.0))).collect();

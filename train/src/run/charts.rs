@@ -13,18 +13,6 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use crate::error::TrainError;
 
-/// Colours for series, in order.
-const PALETTE: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(255, 127, 14),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(23, 190, 207),
-];
-
 const INK: RGBColor = RGBColor(30, 30, 30);
 
 /// One line of a chart.
@@ -192,7 +180,7 @@ impl Chart {
         let label = canvas::style(13.0, INK, HPos::Left, VPos::Center);
         let (mut x, mut y) = (12, y);
         for (i, s) in self.series.iter().enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
+            let color = floe_canvas::series(i);
             let (w, _) = root.estimate_text_size(&s.name, &label).map_err(err)?;
             let room = 24 + w as i32 + 18;
             if x > 12 && x + room > width as i32 - 12 {
@@ -240,7 +228,7 @@ impl Chart {
         }
         mesh.draw().map_err(err)?;
         for (i, s) in self.series.iter().enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
+            let color = floe_canvas::series(i);
             let points: Vec<(f64, f64)> =
                 s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
             chart.draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(2))).map_err(err)?;
@@ -305,7 +293,10 @@ mod tests {
                 .filter(|&(x, y)| pixel(&rgb, w, x, y) == c)
                 .count()
         };
-        assert!(colored(PALETTE[0]) > 200 && colored(PALETTE[1]) > 40, "both series are drawn");
+        assert!(
+            colored(floe_canvas::SERIES[0]) > 200 && colored(floe_canvas::SERIES[1]) > 40,
+            "both series are drawn"
+        );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.png");
         chart.save(w, h, &path).unwrap();
