@@ -66,7 +66,6 @@ pub fn evaluate(
     let mut results = vec![LevelResult::default(); levels.len()];
     let k = pool.max_agents();
     let stride = obs_stride(cfg.radius);
-    let w = (2 * cfg.radius + 1) as usize;
     let mut rng = floe_core::rng::Rng::from_counters(&[seed, 0xe7a1]);
     for chunk in plays.chunks(batch.max(1)) {
         let envs = chunk.len();
@@ -84,13 +83,7 @@ pub fn evaluate(
             acts.fill(0);
             match actor {
                 Actor::Policy(net) => {
-                    let active: Vec<i64> = out
-                        .obs
-                        .chunks_exact(stride)
-                        .enumerate()
-                        .filter(|(_, o)| o[2 * w * w..3 * w * w].iter().any(|&b| b != 0))
-                        .map(|(i, _)| i as i64)
-                        .collect();
+                    let active = net.rows_in_play(&out.obs, stride);
                     if !active.is_empty() {
                         let idx = Tensor::from_slice(&active);
                         let x = net.windows(&out.obs, stride, Some(&idx));

@@ -235,17 +235,6 @@ impl Ppo {
         self.env_steps
     }
 
-    /// Agent rows of the current observations that hold an agent in play (a goal mark).
-    fn active_rows(&self, obs: &[u8]) -> Vec<i64> {
-        let w = (2 * self.cfg.radius + 1) as usize;
-        let (plane, stride) = (w * w, self.stride);
-        obs.chunks_exact(stride)
-            .enumerate()
-            .filter(|(_, o)| o[2 * plane..3 * plane].iter().any(|&b| b != 0))
-            .map(|(i, _)| i as i64)
-            .collect()
-    }
-
     /// One rollout and one update; `total` is the run's planned environment steps (for the
     /// learning rate's annealing).
     ///
@@ -272,7 +261,7 @@ impl Ppo {
         let mut first = vec![0usize; b];
         let (mut episodes, mut successes) = (0usize, 0usize);
         for t in 0..t_len {
-            let active = self.active_rows(&self.out.obs);
+            let active = self.net.rows_in_play(&self.out.obs, self.stride);
             let idx = Tensor::from_slice(&active);
             let x_bytes = Tensor::from_slice(&self.out.obs)
                 .view([n, self.stride as i64])
@@ -309,7 +298,7 @@ impl Ppo {
             // A truncated episode is cut, not over: its last reward gets the value of its final
             // observation.
             if !truncated.is_empty() {
-                let fin = self.active_rows(&self.out.final_obs);
+                let fin = self.net.rows_in_play(&self.out.final_obs, self.stride);
                 let keep: Vec<i64> =
                     fin.into_iter().filter(|&row| truncated.contains(&(row / k as i64))).collect();
                 if !keep.is_empty() {
@@ -330,7 +319,7 @@ impl Ppo {
             logps.push(logp);
         }
         // The value of where the rollout stopped, before any refill moves an environment.
-        let last = self.active_rows(&self.out.obs);
+        let last = self.net.rows_in_play(&self.out.obs, self.stride);
         if !last.is_empty() {
             let lidx = Tensor::from_slice(&last);
             let x = self.net.windows(&self.out.obs, self.stride, Some(&lidx));

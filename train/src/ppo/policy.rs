@@ -50,6 +50,18 @@ impl ActorCritic {
         (self.pi.forward(&h), self.v.forward(&h).squeeze_dim(-1))
     }
 
+    /// The agent rows of `obs` (`stride` bytes each) that hold an agent in play: those whose goal
+    /// plane has its mark (an agent off the board or done has none).
+    #[must_use]
+    pub fn rows_in_play(&self, obs: &[u8], stride: usize) -> Vec<i64> {
+        let plane = (self.inputs / 3) as usize;
+        obs.chunks_exact(stride.max(1))
+            .enumerate()
+            .filter(|(_, o)| o[2 * plane..3 * plane].iter().any(|&b| b != 0))
+            .map(|(i, _)| i as i64)
+            .collect()
+    }
+
     /// The agents' windows of a step's observations: rows of the engine's `bytes` observations
     /// (`stride` bytes each), as floats, only the rows in `rows` (or all).
     pub fn windows(&self, obs: &[u8], stride: usize, rows: Option<&Tensor>) -> Tensor {
