@@ -424,7 +424,7 @@ pub fn verl_overrides<'py>(
     values.extend([
         ("data.train_files".into(), path(round_dir.join("train.parquet"))),
         ("data.val_files".into(), path(dir.join("validation.parquet"))),
-        ("data.seed".into(), json!(seed % (1 << 31))),
+        ("data.seed".into(), json!(floe_rounds::data::trainer_seed(seed))),
         ("actor_rollout_ref.model.path".into(), json!(model)),
         ("reward.custom_reward_function.path".into(), json!(REWARD_MODULE)),
         ("reward.custom_reward_function.name".into(), json!("compute_score")),

@@ -10,7 +10,7 @@
 //! | `describe() -> str` | one line on what is trained |
 //! | `restore(folder, saved) -> dict or None` | a resumed run: load the model saved after `saved`'s last stage (`saved`: the run state of `state.json`, or None) and return the state to continue from (`saved`), or None to start anew |
 //! | `warm_start() -> dict or None` | the supervised warm start, when it has one: `{"steps": [...], "train_s": s}`; the driver then validates it as the stage `warm start` |
-//! | `train(round) -> dict` | one round: `round` is `{"round", "config", "instances", "replayed", "seed", "grpo_steps"}` (the data's seed, the steps taken before); returns `{"samples": [[index, reward, valid], ...], "steps": [...], "grpo_steps": n, "train_s": s, "abs_advantage": {size: [sum, n]}, "figures": {...}}`, every key optional |
+//! | `train(round) -> dict` | one round: `round` is `{"round", "config", "instances", "replayed", "seed", "trainer_seed", "grpo_steps"}` (the data's seed, the seed its trainer takes, the steps taken before); returns `{"samples": [[index, reward, valid], ...], "steps": [...], "grpo_steps": n, "train_s": s, "abs_advantage": {size: [sum, n]}, "figures": {...}}`, every key optional |
 //! | `answer(instances) -> list[str]` | greedy answers in the paper's format |
 //! | `save(stage, folder, state)` | saves the model after `stage` (`"untrained"`, `"warm start"`, `"round 2"`) |
 //! | `details() -> dict` | what the engineer's module T reports of the trainee (`full` detail) |
@@ -150,7 +150,7 @@ impl Trainee for PyTrainee {
         self.check_engineer()?;
         let arg = serde_json::json!({
             "round": round.round, "config": round.config, "replayed": round.replayed,
-            "seed": floe_rounds::data::round_seed(session.seed(), round.round),
+            "seed": round.seed, "trainer_seed": round.trainer_seed(),
             "grpo_steps": session.state.grpo_steps,
         });
         let instances: Vec<Instance> =
@@ -426,6 +426,20 @@ fn drive(
 #[pyfunction]
 pub fn round_seed(seed: u64, r: u32) -> u64 {
     floe_rounds::data::round_seed(seed, r)
+}
+
+/// The seed of the warm start's instances in a run seeded `seed` (every trainee's, `floe
+/// train`'s too).
+#[pyfunction]
+pub fn warm_start_seed(seed: u64) -> u64 {
+    floe_rounds::data::warm_start_seed(seed)
+}
+
+/// The seed a trainer of its own (TRL's `seed`, verl's `data.seed`) takes for a stage whose
+/// data came from `data_seed`: its low 31 bits.
+#[pyfunction]
+pub fn trainer_seed(data_seed: u64) -> u64 {
+    floe_rounds::data::trainer_seed(data_seed)
 }
 
 /// The reward a run of the round protocol gets when its settings name none (floe train's

@@ -55,6 +55,8 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rounds::round0_config, m)?)?;
     m.add_function(wrap_pyfunction!(driver::drive_rounds, m)?)?;
     m.add_function(wrap_pyfunction!(driver::round_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(driver::warm_start_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(driver::trainer_seed, m)?)?;
     m.add_function(wrap_pyfunction!(driver::default_reward, m)?)?;
     m.add_function(wrap_pyfunction!(driver::experiment, m)?)?;
     m.add_class::<driver::Contender>()?;

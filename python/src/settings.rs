@@ -14,7 +14,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use floe_core::text::{write_answer, AnswerForm};
-use floe_core::SolverConfig;
 use floe_plugin_api::RoundConfig;
 
 use crate::errors::{bad_input, config_text, failed};
@@ -26,9 +25,6 @@ const ANSWERS: [&str; 3] = ["words", "letters", "coordinates"];
 
 /// TRL arguments floe sets itself for each round (the epochs, the round's seed).
 const TRL_OWN: [&str; 3] = ["output_dir", "num_train_epochs", "seed"];
-
-/// The warm start's data are drawn as if for this round (a round no run reaches).
-const WARM_ROUND: u32 = 0xFFFF_FFFF;
 
 /// The engineers that are the trainee's own models.
 const MODEL_ENGINEERS: [&str; 2] = ["self", "base"];
@@ -398,17 +394,20 @@ impl RoundsConfig {
         json_to_py(py, &self.protocol_value(from_py("settings", settings)?)?)
     }
 
-    /// The warm start's data, drawn as a round's are: `warm_start.samples` instances of its
-    /// `config` (else `round0`, else floe's round-0 default within the design limits), seeded as
-    /// if for a round no run reaches (`round_seed(seed, 0xFFFF_FFFF)`), each with an optimal
-    /// plan (`floe.solve`'s) written in the form `warm_start.answer` names [`words`]. Returns
-    /// `(seed, [(instance, plan), ...])`, the seed also its trainer's; no pairs without a warm
-    /// start.
+    /// The warm start's data, as every trainee's are drawn (`floe train`'s too):
+    /// `warm_start.samples` instances of its `config` (else `round0`, else floe's round-0
+    /// default within the design limits) from the run's seed, each with its optimal plan
+    /// written in the form `warm_start.answer` names [`words`]. Returns `(trainer seed,
+    /// [(instance, plan), ...])`, the seed the supervised trainer takes; no pairs without a
+    /// warm start.
     ///
     /// Raises `floe.ConfigError` for a configuration that does not validate.
     fn warm_start_data(&self, py: Python<'_>) -> PyResult<(u64, Vec<(Instance, String)>)> {
-        let seed = floe_rounds::data::round_seed(self.s.seed, WARM_ROUND);
-        let Some(w) = &self.s.warm_start else { return Ok((seed, Vec::new())) };
+        use floe_rounds::data::{trainer_seed, warm_start_data, warm_start_seed};
+        let seed = self.s.seed;
+        let Some(w) = &self.s.warm_start else {
+            return Ok((trainer_seed(warm_start_seed(seed)), Vec::new()));
+        };
         let config = match w.get("config").filter(|c| !c.is_null()).or(self.s.round0.as_ref()) {
             Some(c) => RoundConfig::from_json(&c.to_string()).map_err(crate::errors::config)?,
             None => crate::rounds::round0_within(&self.s.design_limits).map_err(config_text)?,
@@ -416,22 +415,21 @@ impl RoundsConfig {
         let form: AnswerForm =
             w.get("answer").and_then(Value::as_str).unwrap_or("words").parse().map_err(bad_input)?;
         let samples = w["samples"].as_u64().unwrap_or_default() as usize;
-        let solver = SolverConfig { max_nodes: 1_000_000, time_limit: None, ..SolverConfig::default() };
         let rows = py
             .detach(|| -> Result<Vec<(floe_core::Instance, String)>, String> {
-                let mut rows = Vec::new();
-                for g in config.generator_configs(samples, seed) {
-                    for inst in floe_core::generate(&g).map_err(|e| e.to_string())? {
-                        let plan = floe_core::solve(&inst, &solver).map_err(|e| e.to_string())?;
+                let data = warm_start_data(&config, samples, seed, &floe_core::progress::Silent)
+                    .map_err(|e| e.to_string())?;
+                data.into_iter()
+                    .map(|inst| {
                         let text =
-                            write_answer(&inst, &plan.moves(&inst.grid), form).map_err(|e| e.to_string())?;
-                        rows.push((inst, text));
-                    }
-                }
-                Ok(rows)
+                            write_answer(&inst, &optimal_moves(&inst)?, form).map_err(|e| e.to_string())?;
+                        Ok((inst, text))
+                    })
+                    .collect()
             })
             .map_err(failed)?;
-        Ok((seed, rows.into_iter().map(|(inner, text)| (Instance { inner }, text)).collect()))
+        let rows = rows.into_iter().map(|(inner, text)| (Instance { inner }, text)).collect();
+        Ok((trainer_seed(warm_start_seed(seed)), rows))
     }
 
     fn __getattr__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -446,4 +444,15 @@ impl RoundsConfig {
     fn __repr__(&self) -> String {
         format!("RoundsConfig({})", self.value())
     }
+}
+
+/// The moves of a generated instance's optimal plan.
+fn optimal_moves(inst: &floe_core::Instance) -> Result<Vec<Vec<floe_core::Move>>, String> {
+    let plan = inst.optimal.as_ref().ok_or("a warm-start instance without its optimal plan")?;
+    plan.moves
+        .iter()
+        .map(|m| {
+            floe_core::moves::parse_moves(m).map_err(|(i, c)| format!("optimal plan: bad move {c:?} at {i}"))
+        })
+        .collect()
 }

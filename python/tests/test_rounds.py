@@ -272,16 +272,17 @@ def test_every_written_form_of_a_warm_start_plan_is_read_as_the_optimal_plan():
     assert any(" -> (" in t and "WAIT" not in t for t in texts)
     with pytest.raises(floe.ConfigError, match="coordinates"):
         RoundsConfig.from_dict({**SETTINGS, "warm_start": {"steps": 1, "samples": 4, "answer": "cells"}})
-    # The warm start's data: its configuration's instances, seeded as if for round 2^32 - 1,
-    # each with the solver's plan in the form asked.
+    # The warm start's data: its configuration's instances from the warm start's seed (floe
+    # train's), each with its optimal plan in the form asked; the seed returned is its trainer's.
     warm = {"steps": 1, "samples": 12, "config": config, "answer": "coordinates"}
     seed, data = RoundsConfig(seed=7, warm_start=warm).warm_start_data()
-    assert seed == floe.round_seed(7, 0xFFFFFFFF)
-    assert [i for i, _ in data] == floe.round_instances(config, 12, seed=seed)
+    assert seed == floe.trainer_seed(floe.warm_start_seed(7)) < 2**31
+    assert floe.warm_start_seed(7) not in (floe.round_seed(7, 0), floe.warm_start_seed(8))
+    assert [i for i, _ in data] == floe.round_instances(config, 12, seed=floe.warm_start_seed(7))
     assert [p for _, p in data] == [written_plan(i, "coordinates") for i, _ in data]
     # Without a configuration of its own: round 0's, else the default within the limits.
     seed, data = RoundsConfig(seed=7, design_limits=LIMITS, warm_start={"steps": 1, "samples": 4}).warm_start_data()
-    assert [i for i, _ in data] == floe.round_instances(floe.round0_config(limits=LIMITS)[0], 4, seed=seed)
+    assert [i for i, _ in data] == floe.round_instances(floe.round0_config(limits=LIMITS)[0], 4, seed=floe.warm_start_seed(7))
     assert RoundsConfig().warm_start_data()[1] == []
     # floe.write_answer, which writes them, refuses what is not a plan of the instance.
     moves = floe.solve(instances[0])["moves"]

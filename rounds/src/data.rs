@@ -12,6 +12,7 @@ use floe_core::progress::{Progress, Silent};
 use floe_core::rng::hash;
 use floe_core::text::count;
 use floe_core::{GeneratorConfig, Instance};
+use floe_plugin_api::RoundConfig;
 
 use crate::config::ValidationConfig;
 use crate::error::RoundsError;
@@ -29,6 +30,34 @@ pub const TAG_REPLAY: u64 = 0x4e91;
 #[must_use]
 pub fn round_seed(seed: u64, r: u32) -> u64 {
     hash(&[seed, TAG_ROUND, r.into()])
+}
+
+/// The seed of the warm start's instances, whichever trainee trains on them.
+#[must_use]
+pub fn warm_start_seed(seed: u64) -> u64 {
+    hash(&[seed, TAG_SFT])
+}
+
+/// The seed a trainer of its own (TRL's `seed`, verl's `data.seed`) is given for a stage whose
+/// data came from `data_seed` ([`round_seed`], [`warm_start_seed`]): its low 31 bits, which
+/// every such trainer accepts.
+#[must_use]
+pub fn trainer_seed(data_seed: u64) -> u64 {
+    data_seed % (1 << 31)
+}
+
+/// The warm start's instances (each with its optimal plan): `samples` of `config` from the
+/// run's `seed`, as every trainee draws them.
+///
+/// # Errors
+/// The generator's.
+pub fn warm_start_data(
+    config: &RoundConfig,
+    samples: usize,
+    seed: u64,
+    progress: &dyn Progress,
+) -> Result<Vec<Instance>, RoundsError> {
+    generate_all(&config.generator_configs(samples, warm_start_seed(seed)), "warm-start data", progress)
 }
 
 /// Generates the instances of several generator jobs, in order, as one stage of `progress`.

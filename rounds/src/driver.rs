@@ -59,6 +59,17 @@ pub struct RoundData<'a> {
     pub instances: &'a [Instance],
     /// How many of them are replayed (the last ones).
     pub replayed: usize,
+    /// The seed its new instances were generated from ([`round_seed`]); a trainer of its own
+    /// takes [`RoundData::trainer_seed`].
+    pub seed: u64,
+}
+
+impl RoundData<'_> {
+    /// The seed of the round's trainer ([`crate::data::trainer_seed`] of the data's).
+    #[must_use]
+    pub fn trainer_seed(&self) -> u64 {
+        crate::data::trainer_seed(self.seed)
+    }
 }
 
 /// What a trainee reports of a round's training.
@@ -438,11 +449,12 @@ fn check_plugins(r: &RoundsConfig, plugins: &Designers) -> Result<(), RoundsErro
 
 /// Round `r`'s training set: `samples` prompts, of which `round(replay_fraction · samples)`
 /// are replayed from the pool (as many as were played before, at most) and the rest newly
-/// generated and added to the pool. Returns the instances, their pool ids and how many were
+/// generated from `data_seed` and added to the pool. Returns the instances, their pool ids and how many were
 /// replayed.
 fn round_data(
     s: &Session<'_>,
     r: u32,
+    data_seed: u64,
     config: &RoundConfig,
     pool: &mut Pool,
     designer: &mut Designer,
@@ -466,11 +478,8 @@ fn round_data(
             fresh += count - replayed.len();
         }
     }
-    let mut train = generate_all(
-        &config.generator_configs(fresh, round_seed(seed, r)),
-        &format!("round {r} data"),
-        s.progress,
-    )?;
+    let mut train =
+        generate_all(&config.generator_configs(fresh, data_seed), &format!("round {r} data"), s.progress)?;
     let mut ids = pool.add(r, &train);
     for &id in &replayed {
         train.push(pool.instances[id as usize].clone());
@@ -495,8 +504,9 @@ fn round(
     pool: &mut Pool,
     designer: &mut Designer,
 ) -> Result<(), RoundsError> {
-    let (train, ids, replayed) = round_data(s, r, &config, pool, designer)?;
-    let data = RoundData { round: r, config: &config, instances: &train, replayed };
+    let seed = round_seed(s.seed(), r);
+    let (train, ids, replayed) = round_data(s, r, seed, &config, pool, designer)?;
+    let data = RoundData { round: r, config: &config, instances: &train, replayed, seed };
     let trained = trainee.train(&data, s)?;
     for &(i, reward, valid) in &trained.samples {
         let id = *ids.get(i as usize).ok_or_else(|| {
@@ -510,7 +520,7 @@ fn round(
     // The round's record first, so that the evaluation line carries its configuration.
     s.state.history.rounds.push(RoundRecord { round: r, config, results: Vec::new() });
     let mut line = trained.figures;
-    line.insert("data_seed".into(), round_seed(s.seed(), r).into());
+    line.insert("data_seed".into(), seed.into());
     line.insert("replayed".into(), replayed.into());
     let report = s.evaluate_with(trainee, Stage::Round(r), line)?;
     let mut results = report.size_results();

@@ -130,7 +130,7 @@ def supervised_warm_start(model: Any, tokenizer: Any, cfg: RoundsConfig, out: st
         logging_steps=1,
         save_strategy="no",
         report_to="none",
-        seed=seed % (1 << 31),
+        seed=seed,
         use_cpu=bool(trl.get("use_cpu", False)),
         bf16=bool(trl.get("bf16", False)),
         gradient_checkpointing=bool(trl.get("gradient_checkpointing", True)),
@@ -215,7 +215,7 @@ class TrlTrainee:
         args = GRPOConfig(
             output_dir=os.path.join(self.out, "trl", f"round-{r}"),
             num_train_epochs=cfg.epochs,
-            seed=round["seed"] % (1 << 31),
+            seed=round["trainer_seed"],
             **trl_args(cfg),
         )
         trainer = GRPOTrainer(

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use floe_core::rng::{hash, Rng};
+use floe_core::rng::Rng;
 use floe_core::text::count;
-use floe_rounds::data::generate_all;
+use floe_rounds::data::warm_start_data;
 use floe_rounds::{Session, Stage, Trainee};
 use serde_json::json;
 
@@ -27,11 +27,7 @@ impl PolicyTrainee<'_> {
         let cfg: &TrainConfig = self.cfg;
         let w = &cfg.warm_start;
         let seed = self.cfg.seed;
-        let data = generate_all(
-            &w.data.generator_configs(w.samples, hash(&[seed, TAG_SFT])),
-            "warm-start data",
-            session.progress(),
-        )?;
+        let data = warm_start_data(&w.data, w.samples, seed, session.progress())?;
         let seqs = Arc::new(sft::sequences(&self.policy, &data)?);
         let clip = w.max_grad_norm;
         // The workers run the parts of each batch; without them (one thread) libtorch runs
