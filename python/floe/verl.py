@@ -9,10 +9,12 @@ the ``self`` engineer. A killed trainer run resumes from its last checkpoint.
     python -m floe.verl --model DIR --out DIR --verl-config configs/verl/qwen3-4b.yaml \\
         [--engineer self|base|fixed|URL|PLUGIN] [--rounds N] [--resume] [--dry-run]
 
-``--verl-config`` is a YAML file with two sections: ``floe`` (:class:`floe.rounds.RoundsConfig`'s
+``--verl-config`` is a YAML file with two sections: ``floe`` (:class:`floe.rounds.RunSettings`'
 settings, without ``trl``) and ``verl`` (Hydra overrides of verl's ``ppo_trainer``
 configuration, dotted keys). ``--dry-run`` runs the protocol up to round 0's data in the run
-folder's ``dry-run/`` (the model is not asked) and prints verl's command.
+folder's ``dry-run/`` (the model is not asked) and prints verl's command. floe runs the command
+line whole (:func:`floe._floe.command_line`): it reads and checks it, calls :func:`make` for the
+trainee, and drives it.
 """
 
 from __future__ import annotations
@@ -28,13 +30,13 @@ from ._floe import (
     Engineer,
     FloeError,
     Instance,
-    RoundsConfig,
+    RunSettings,
     command_line,
     hydra_overrides,
     model_folder,
     read_verl_config,
     resume_model,
-    verl_check,
+    trainer_folder,
     verl_overrides,
 )
 from .datasets import write_verl_parquet
@@ -45,32 +47,32 @@ __all__ = ["VerlTrainee", "hydra_overrides", "read_verl_config"]
 
 
 class DryRunDone(Exception):
-    """Raised by a dry run's trainee once round 0's data and command are written."""
+    """Raised by a dry run's trainee once round 0's data and command are written: its argument
+    is verl's command, as a shell line."""
 
 
 class VerlTrainee:
     """A Hugging Face model trained round by round with verl's trainer (one trainer run a
     round, its last checkpoint merged into ``round-<r>/``) into the run folder ``out``;
-    :meth:`run` drives it. ``dry_run``: the run folder is ``<out>/dry-run``, round 0's data and
-    command are written there, then :class:`DryRunDone` stops the run; no model is asked."""
+    :meth:`run` drives it (checking the settings and overrides first). ``dry_run``: round 0's
+    data and command are written, then :class:`DryRunDone` stops the run; no model is asked."""
 
     def __init__(
         self,
         model: str,
         out: str,
-        config: RoundsConfig,
+        config: RunSettings,
         verl: dict,
         *,
         python: Optional[str] = None,
         dry_run: bool = False,
         say: Optional[Callable[[str], None]] = None,
     ) -> None:
-        verl_check(config, verl)
         self.cfg = config
         self.verl = dict(verl)
         self.python = python or sys.executable
         self.model_path = os.path.abspath(model)
-        self.out = os.path.abspath(os.path.join(out, "dry-run") if dry_run else out)
+        self.out = os.path.abspath(out)
         self.dry_run = dry_run
         self.say = say or (lambda text: print(text, file=sys.stderr, flush=True))
         self.current = self.model_path
@@ -87,7 +89,7 @@ class VerlTrainee:
 
     def round_dir(self, r: int) -> str:
         """verl's files of round ``r``: its data, checkpoints, log and commands."""
-        return os.path.join(self.out, "verl", f"round-{r}")
+        return trainer_folder(self.out, "verl", f"round {r}")
 
     def model_before(self, r: int) -> str:
         """The model round ``r`` starts from: the run's model (or its warm start's), then the
@@ -159,12 +161,14 @@ class VerlTrainee:
         return self.load(self.model_path)
 
     def run(self, *, resume: bool = False, engineer: Optional[Engineer] = None) -> Optional[RunState]:
-        """Runs the rounds not done yet; a dry run returns None once round 0's command is written."""
-        settings = {"model": self.model_path, "trainer": "verl", "settings": self.cfg.to_dict(), "verl": dict(self.verl)}
-        if engineer is not None:
-            settings["engineer"] = f"given: {engineer.name}"
+        """Runs the rounds not done yet; a dry run returns None once round 0's command is written.
+
+        Raises :class:`floe.ConfigError` for settings or overrides verl cannot run (TRL
+        arguments, keys the driver sets, no positive ``trainer.save_freq``, fewer prompts a round
+        than a batch)."""
         try:
-            return drive(self, self.cfg, self.out, settings, engineer=engineer, resume=resume, overwrite=self.dry_run, say=self.say)
+            return drive(self, self.cfg, self.out, model=self.model_path, trainer="verl", verl=self.verl,
+                         engineer=engineer, resume=resume, overwrite=self.dry_run, say=self.say)  # fmt: skip
         except DryRunDone:
             return None
 
@@ -196,7 +200,7 @@ class VerlTrainee:
         r, seed = round["round"], round["seed"]
         self.round = round
         os.makedirs(self.round_dir(r), exist_ok=True)
-        val = os.path.join(self.out, "verl", "validation.parquet")
+        val = os.path.join(trainer_folder(self.out, "verl"), "validation.parquet")
         if not os.path.exists(val):
             write_verl_parquet(val, self.validation or [], self.cfg.system, split="test")
         n = write_verl_parquet(os.path.join(self.round_dir(r), "train.parquet"), round["instances"], self.cfg.system)
@@ -205,7 +209,7 @@ class VerlTrainee:
             f.write(shlex.join(self.command) + "\n")
         self.say(f"round {r}: {n} instances in {os.path.join(self.round_dir(r), 'train.parquet')}")
         if self.dry_run:
-            raise DryRunDone()
+            raise DryRunDone(shlex.join(self.command))
         self._loaded.clear()  # verl needs the GPUs
         log = os.path.join(self.round_dir(r), "train.log")
         seconds = self.run_logged(self.command, log)
@@ -244,17 +248,19 @@ class VerlTrainee:
         return {"verl": self.verl}
 
 
-def run(a: dict) -> Optional[RunState]:
-    """A command line's run (:func:`floe._floe.command_line`); a dry run prints verl's command."""
-    trainee = VerlTrainee(a["model"], a["out"], a["config"], a["verl"], python=a["python"], dry_run=a["dry_run"])
-    state = trainee.run(resume=a["resume"])
-    if a["dry_run"]:
-        print(shlex.join(trainee.command or []))
-    return state
+def make(a: dict) -> VerlTrainee:
+    """The command line's trainee (:func:`floe._floe.command_line`): ``a`` holds its ``model``,
+    run folder ``out``, ``config``, ``verl`` overrides, ``python`` and ``dry_run``."""
+    return VerlTrainee(a["model"], a["out"], a["config"], a["verl"], python=a["python"], dry_run=a["dry_run"])
 
 
 def main(argv: Optional[list] = None) -> int:
-    return command_line("verl", sys.argv[1:] if argv is None else argv, run)
+    """``python -m floe.verl``; a dry run prints verl's command."""
+    try:
+        return command_line("verl", sys.argv[1:] if argv is None else argv, make)
+    except DryRunDone as done:
+        print(done.args[0])
+        return 0
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-//! The command lines of `python -m floe.rounds` (TRL) and `python -m floe.verl`, read here into
-//! a run's settings and handed to the Python side's `run`; and verl's part of a run's settings:
+//! The command lines of `python -m floe.rounds` (TRL) and `python -m floe.verl`, run here whole:
+//! read into a run's settings, the trainee made by the Python side, floe-rounds' driver run over
+//! it (the one crossing from Python into Rust of such a run); and verl's part of a run's settings:
 //! the YAML file of `--verl-config`, the checks on verl's keys, and the Hydra overrides the
 //! driver gives verl's trainer for each round.
 
@@ -8,10 +9,17 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::{json, Map, Value};
 
-use crate::errors::{config_text, FloeError};
+use std::path::{Path, PathBuf};
+
+use floe_rounds::settings::Trainer;
+use floe_rounds::{RunRecord, RunState, Stage};
+
+use crate::driver::{absolute, drive, Run};
+use crate::errors::{config_text, rounds as rounds_error, FloeError};
 use crate::instances::json_to_py;
 use crate::rounds::from_py;
-use crate::settings::RoundsConfig;
+use crate::settings::{spec_value, RunSettings};
+use crate::trainee::Lines;
 
 /// verl's keys the driver sets for each round: a configuration's `verl` section cannot set them.
 const DRIVER_KEYS: [&str; 10] = [
@@ -34,8 +42,18 @@ const REWARD_MODULE: &str = "pkg://floe.rewards";
 /// verl's own default of `data.train_batch_size` (its `legacy_data.yaml`).
 const VERL_TRAIN_BATCH: i64 = 1024;
 
-/// What a command line's files give: the settings, and the trainer's own (verl's overrides).
-type Files = (Map<String, Value>, Option<Map<String, Value>>);
+/// What a command line's files give: the settings, and verl's overrides.
+struct FileSettings {
+    settings: Map<String, Value>,
+    verl: Option<Map<String, Value>>,
+}
+
+/// A run as a command line gives it: the model, its settings (read once), verl's overrides.
+struct GivenRun {
+    model: String,
+    settings: floe_rounds::RunSettings,
+    verl: Option<Map<String, Value>>,
+}
 
 /// The flags both command lines take over the settings.
 #[derive(Debug, Args)]
@@ -100,7 +118,7 @@ struct TrlLine {
     /// A Hugging Face causal LM folder (with its tokenizer and chat template)
     #[arg(long)]
     model: Option<String>,
-    /// A JSON file of floe.rounds settings (RoundsConfig), its `trl` TRL's arguments
+    /// A JSON file of floe.rounds settings (RunSettings), its `trl` TRL's arguments
     #[arg(long)]
     config: Option<String>,
     /// A JSON file of TRL GRPOConfig arguments, over the config's `trl`
@@ -139,7 +157,7 @@ struct VerlLine {
 
 /// One of the two command lines.
 #[derive(Debug)]
-enum Line {
+enum CommandLine {
     Trl(TrlLine),
     Verl(VerlLine),
 }
@@ -172,29 +190,24 @@ fn yaml(py: Python<'_>, text: &str, what: &str) -> PyResult<Value> {
 }
 
 /// The run's model, settings and verl overrides from the command line: with `--resume` alone,
-/// the run folder's own; else `read()`'s settings and overrides with the flags over them.
-fn settings(
+/// the run folder's own record; else `read()`'s settings and overrides with the flags over
+/// them.
+fn given_run(
     flags: &RunFlags,
     model: Option<String>,
     files_given: bool,
-    read: impl FnOnce() -> PyResult<Files>,
-) -> PyResult<(String, RoundsConfig, Option<Value>)> {
+    read: impl FnOnce() -> PyResult<FileSettings>,
+) -> PyResult<GivenRun> {
     let given = files_given || flags.engineer_model.is_some() || !flags.settings().is_empty();
     if flags.resume && model.is_none() && !given {
-        let saved = floe_rounds::RunFolder::new(&flags.out).settings().map_err(crate::driver::to_py)?;
-        if let Some(saved) = saved {
-            let model = saved["model"].as_str().unwrap_or_default().to_string();
-            return Ok((
-                model,
-                RoundsConfig::from_json(saved["settings"].clone())?,
-                saved.get("verl").cloned(),
-            ));
+        if let Some(r) = floe_rounds::RunFolder::new(&flags.out).record().map_err(rounds_error)? {
+            return Ok(GivenRun { model: r.model.unwrap_or_default(), settings: r.settings, verl: r.verl });
         }
     }
     let Some(model) = model else {
         return Err(config_text("--model: required (except with --resume alone, which reads the run's own)"));
     };
-    let (mut data, own) = read()?;
+    let FileSettings { settings: mut data, verl } = read()?;
     data.extend(flags.settings());
     if let Some(m) = &flags.engineer_model {
         let params = data.entry("engineer_params").or_insert(json!({}));
@@ -203,13 +216,18 @@ fn settings(
         }
         params["model"] = json!(m);
     }
-    Ok((model, RoundsConfig::from_json(Value::Object(data))?, own.map(Value::Object)))
+    let settings = floe_rounds::RunSettings::from_value(Value::Object(data)).map_err(rounds_error)?;
+    Ok(GivenRun { model, settings, verl })
 }
 
 /// `--config` with `--trl-config`'s TRL arguments over its `trl`.
-fn trl_files(line: &TrlLine) -> PyResult<Files> {
+fn trl_files(line: &TrlLine) -> PyResult<FileSettings> {
     let mut data = match &line.config {
-        Some(path) => object(RoundsConfig::from_file(path)?.value(), String::new)?,
+        Some(path) => {
+            let text = read_text(path)?;
+            let v: Value = serde_json::from_str(&text).map_err(|e| config_text(format!("{path}: {e}")))?;
+            object(v, || format!("{path}: a JSON object of settings"))?
+        }
         None => Map::new(),
     };
     if let Some(path) = &line.trl_config {
@@ -222,11 +240,11 @@ fn trl_files(line: &TrlLine) -> PyResult<Files> {
         all.extend(trl);
         data.insert("trl".into(), Value::Object(all));
     }
-    Ok((data, None))
+    Ok(FileSettings { settings: data, verl: None })
 }
 
 /// `--verl-config`'s settings and overrides, then the overrides given (YAML values).
-fn verl_files(py: Python<'_>, line: &VerlLine) -> PyResult<Files> {
+fn verl_files(py: Python<'_>, line: &VerlLine) -> PyResult<FileSettings> {
     let (data, mut verl) = match &line.verl_config {
         Some(path) => verl_file(py, path)?,
         None => (Map::new(), Map::new()),
@@ -237,30 +255,35 @@ fn verl_files(py: Python<'_>, line: &VerlLine) -> PyResult<Files> {
         };
         verl.insert(key.into(), yaml(py, value, item)?);
     }
-    Ok((data, Some(verl)))
+    Ok(FileSettings { settings: data, verl: Some(verl) })
 }
 
+/// The folder a verl dry run writes in, inside the run folder.
+const DRY_RUN: &str = "dry-run";
+
 /// Runs the command line of `python -m floe.rounds` (`trainer` `"trl"`) or `python -m
-/// floe.verl` (`"verl"`): `argv` is read into the run's settings and `run(args)` called with a
-/// dict of `model`, `out`, `config` (a `RoundsConfig`) and `resume`, and for verl `verl` (its
-/// overrides), `python` and `dry_run`. `run` returns the run state, whose rounds are then said,
-/// or None.
+/// floe.verl` (`"verl"`) whole: `argv` is read into the run's settings (once), checked, and
+/// `make(args)` called for the trainee with a dict of `model`, `out` (the run folder; a verl dry
+/// run's is `<--out>/dry-run`), `config` (a `RunSettings`) and `resume`, and for verl `verl` (its
+/// overrides), `python` and `dry_run`; floe-rounds' driver then runs it there (a dry run starts
+/// its folder anew), its lines on standard error, and says the rounds done.
 ///
 /// Returns the exit status: 0 (help on standard output); 2 after a usage error or one of
-/// floe's errors, said on standard error. Other exceptions pass through.
+/// floe's errors, said on standard error. Other exceptions (a trainee's, a dry run's stop) pass
+/// through.
 #[pyfunction]
 pub fn command_line(
     py: Python<'_>,
     trainer: &str,
     argv: Vec<String>,
-    run: &Bound<'_, PyAny>,
+    make: &Bound<'_, PyAny>,
 ) -> PyResult<i32> {
-    let prog = format!("python -m floe.{}", if trainer == "trl" { "rounds" } else { trainer });
+    let kind: Trainer = trainer.parse().map_err(rounds_error)?;
+    let prog = format!("python -m floe.{}", if kind == Trainer::Trl { "rounds" } else { trainer });
     let args = std::iter::once(prog).chain(argv);
-    let parsed = match trainer {
-        "trl" => TrlLine::try_parse_from(args).map(Line::Trl),
-        "verl" => VerlLine::try_parse_from(args).map(Line::Verl),
-        other => return Err(config_text(format!("trainer {other:?}: trl or verl"))),
+    let parsed = match kind {
+        Trainer::Trl => TrlLine::try_parse_from(args).map(CommandLine::Trl),
+        Trainer::Verl => VerlLine::try_parse_from(args).map(CommandLine::Verl),
     };
     let line = match parsed {
         Ok(line) => line,
@@ -269,40 +292,53 @@ pub fn command_line(
             return Ok(e.exit_code());
         }
     };
-    let out = match &line {
-        Line::Trl(t) => t.run.out.clone(),
-        Line::Verl(v) => v.run.out.clone(),
+    let flags = match &line {
+        CommandLine::Trl(t) => &t.run,
+        CommandLine::Verl(v) => &v.run,
     };
-    let called = (|| -> PyResult<Bound<'_, PyAny>> {
+    let ran = (|| -> PyResult<RunState> {
         let d = PyDict::new(py);
-        let (model, config, verl, flags) = match &line {
-            Line::Trl(t) => {
+        let (run, dry_run) = match &line {
+            CommandLine::Trl(t) => {
                 let files = t.config.is_some() || t.trl_config.is_some();
-                let (model, config, _) = settings(&t.run, t.model.clone(), files, || trl_files(t))?;
-                (model, config, None, &t.run)
+                (given_run(&t.run, t.model.clone(), files, || trl_files(t))?, false)
             }
-            Line::Verl(v) => {
+            CommandLine::Verl(v) => {
                 let files = v.verl_config.is_some() || !v.overrides.is_empty();
-                let (model, config, verl) = settings(&v.run, v.model.clone(), files, || verl_files(py, v))?;
+                let mut run = given_run(&v.run, v.model.clone(), files, || verl_files(py, v))?;
+                let verl = run.verl.get_or_insert_with(Map::new);
+                check_verl(&run.settings, verl)?;
+                d.set_item("verl", json_to_py(py, &Value::Object(verl.clone()))?)?;
                 d.set_item("python", &v.python)?;
                 d.set_item("dry_run", v.dry_run)?;
-                (model, config, Some(verl.unwrap_or_else(|| json!({}))), &v.run)
+                (run, v.dry_run)
             }
         };
-        d.set_item("model", model)?;
-        d.set_item("out", &flags.out)?;
-        d.set_item("config", config)?;
+        let out = if dry_run { Path::new(&flags.out).join(DRY_RUN) } else { PathBuf::from(&flags.out) };
+        d.set_item("model", &run.model)?;
+        d.set_item("out", out.display().to_string())?;
+        d.set_item("config", RunSettings::of(run.settings.clone()))?;
         d.set_item("resume", flags.resume)?;
-        if let Some(verl) = verl {
-            d.set_item("verl", json_to_py(py, &verl)?)?;
-        }
-        run.call1((d,))
+        let trainee = make.call1((d,))?.unbind();
+        let record = RunRecord {
+            model: Some(absolute(&run.model)),
+            trainer: Some(kind),
+            verl: run.verl,
+            ..RunRecord::of(run.settings.clone())
+        };
+        let run = Run {
+            settings: run.settings,
+            out,
+            record,
+            resume: flags.resume,
+            overwrite: dry_run,
+            stop_after: None,
+        };
+        drive(py, &trainee, run, None, &Lines(None))
     })();
-    match called {
-        Ok(state) if state.is_none() => Ok(0),
+    match ran {
         Ok(state) => {
-            let done = state.get_item("rounds_done")?;
-            write(py, "stderr", &format!("{done} rounds done; run folder {out}\n"))?;
+            write(py, "stderr", &format!("{} rounds done; run folder {}\n", state.rounds_done, flags.out))?;
             Ok(0)
         }
         Err(e) if e.is_instance_of::<FloeError>(py) => {
@@ -345,7 +381,7 @@ fn integer(v: Option<&Value>) -> Option<i64> {
 }
 
 /// `(floe settings, verl overrides)` of a `--verl-config` YAML file: the sections `floe`
-/// (`floe.rounds.RoundsConfig`'s settings, without `trl`) and `verl` (Hydra overrides of verl's
+/// (`floe.rounds.RunSettings`' settings, without `trl`) and `verl` (Hydra overrides of verl's
 /// `ppo_trainer` configuration, dotted keys).
 ///
 /// Raises `floe.ConfigError` for an unreadable file, unknown sections, TRL settings, or verl
@@ -379,16 +415,11 @@ fn verl_file(py: Python<'_>, path: &str) -> PyResult<(Map<String, Value>, Map<St
 /// Checks a verl run's settings and overrides: no TRL arguments, no key the driver sets, a
 /// positive `trainer.save_freq`, and at least one batch (`data.train_batch_size`, verl's default
 /// 1024) of prompts a round.
-///
-/// Raises `floe.ConfigError` naming what is wrong.
-#[pyfunction]
-pub fn verl_check(config: &RoundsConfig, verl: &Bound<'_, PyAny>) -> PyResult<()> {
-    let values: Map<String, Value> = from_py("verl", verl)?;
-    let settings = config.settings();
+pub(crate) fn check_verl(settings: &floe_rounds::RunSettings, values: &Map<String, Value>) -> PyResult<()> {
     if !settings.trl.is_empty() {
         return Err(config_text("trl: TRL's arguments do not apply to verl"));
     }
-    check_overrides(&values, "verl")?;
+    check_overrides(values, "verl")?;
     let batch = integer(values.get("data.train_batch_size")).unwrap_or(VERL_TRAIN_BATCH);
     let samples = settings.samples;
     if i64::try_from(samples).unwrap_or(i64::MAX) < batch {
@@ -408,7 +439,7 @@ pub fn verl_check(config: &RoundsConfig, verl: &Bound<'_, PyAny>) -> PyResult<()
 #[pyo3(signature = (config, verl, *, out, round, model, seed=None))]
 pub fn verl_overrides<'py>(
     py: Python<'py>,
-    config: &RoundsConfig,
+    config: &RunSettings,
     verl: &Bound<'py, PyAny>,
     out: &str,
     round: u32,
@@ -418,19 +449,19 @@ pub fn verl_overrides<'py>(
     let mut values: Map<String, Value> = from_py("verl", verl)?;
     let settings = config.settings();
     let seed = seed.unwrap_or_else(|| floe_rounds::data::round_seed(settings.seed, round));
-    let dir = std::path::Path::new(out).join("verl");
-    let round_dir = dir.join(format!("round-{round}"));
-    let path = |p: std::path::PathBuf| json!(p.display().to_string());
+    let folder = floe_rounds::RunFolder::new(out);
+    let round_dir = folder.trainer_dir(Trainer::Verl, Stage::Round(round)).unwrap_or_default();
+    let path = |p: PathBuf| json!(p.display().to_string());
     values.extend([
         ("data.train_files".into(), path(round_dir.join("train.parquet"))),
-        ("data.val_files".into(), path(dir.join("validation.parquet"))),
+        ("data.val_files".into(), path(folder.trainer_root(Trainer::Verl).join("validation.parquet"))),
         ("data.seed".into(), json!(floe_rounds::data::trainer_seed(seed))),
         ("actor_rollout_ref.model.path".into(), json!(model)),
         ("reward.custom_reward_function.path".into(), json!(REWARD_MODULE)),
         ("reward.custom_reward_function.name".into(), json!("compute_score")),
     ]);
     let key = "+reward.custom_reward_function.reward_kwargs";
-    let spec = config.reward_value();
+    let spec = spec_value(&settings.reward_spec());
     values.insert(format!("{key}.reward"), spec["name"].clone());
     for (own, theirs) in [("params", "reward_params"), ("library", "reward_library")] {
         if !spec[own].is_null() {

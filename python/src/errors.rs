@@ -204,3 +204,37 @@ pub fn registry(e: RegistryError) -> PyErr {
 pub fn config_text(message: impl Into<String>) -> PyErr {
     CONFIG_ERROR.err(message.into())
 }
+
+/// A Python exception inside floe-rounds' driver (a trainee's, a model engineer's), kept whole
+/// to be raised again.
+#[derive(Debug)]
+pub(crate) struct Raised(pub(crate) PyErr);
+
+impl std::fmt::Display for Raised {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl std::error::Error for Raised {}
+
+/// A Python exception as the driver's error ([`Raised`] inside it).
+pub(crate) fn raised(e: PyErr) -> floe_rounds::RoundsError {
+    floe_rounds::RoundsError::Trainee(Box::new(Raised(e)))
+}
+
+/// The protocol's error as a Python exception: a Python exception it carries as it was raised,
+/// bad settings as `floe.ConfigError`, a plugin's as its own.
+pub(crate) fn rounds(e: floe_rounds::RoundsError) -> PyErr {
+    use floe_rounds::RoundsError as R;
+    match e {
+        R::Trainee(inner) => match inner.downcast::<Raised>() {
+            Ok(r) => r.0,
+            Err(other) => failed(other.to_string()),
+        },
+        R::Input(m) => config_text(m),
+        R::Config(e) => config(e),
+        R::Plugin(e) => plugin(e),
+        other => failed(other.to_string()),
+    }
+}

@@ -14,7 +14,7 @@ use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{Curriculum as CurriculumFn, EnvEngineer, History, RoundConfig};
 use floe_plugin_registry as registry;
 use floe_rounds::context::{ContextInput, ContextOptions};
-use floe_rounds::limits::Adoption;
+use floe_rounds::design::{default_round0, run_limits, Asked, Source};
 use pyo3::prelude::*;
 
 use crate::batch::spec;
@@ -115,8 +115,9 @@ impl Complete for PyModel {
 /// it, or the engineer's own format) with the next round's configuration.
 #[pyclass(module = "floe._floe", frozen)]
 pub struct Engineer {
-    name: String,
-    from_library: bool,
+    /// The engineer as a plugin spec (its parameters left out): what the context is assembled
+    /// for ([`ContextOptions::for_engineer`]).
+    spec: floe_plugin_api::PluginSpec,
     inner: Mutex<Box<dyn EnvEngineer>>,
     /// A Python model's exception, raised again after the engineer returns.
     raised: Option<Arc<Mutex<Option<PyErr>>>>,
@@ -154,7 +155,7 @@ impl Engineer {
 
 impl std::fmt::Debug for Engineer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engineer").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("Engineer").field("name", &self.spec.name).finish_non_exhaustive()
     }
 }
 
@@ -163,9 +164,10 @@ impl Engineer {
     #[new]
     #[pyo3(signature = (name, params=None, library=None))]
     fn new(name: &str, params: Option<&Bound<'_, PyAny>>, library: Option<String>) -> PyResult<Self> {
-        let from_library = library.is_some();
-        let inner = registry::engineer(&spec(name, params, library)?).map_err(registry_error)?;
-        Ok(Self { name: name.to_owned(), from_library, inner: Mutex::new(inner), raised: None })
+        let given = spec(name, params, library)?;
+        let inner = registry::engineer(&given).map_err(registry_error)?;
+        let spec = floe_plugin_api::PluginSpec { params: serde_json::Value::Null, ..given };
+        Ok(Self { spec, inner: Mutex::new(inner), raised: None })
     }
 
     /// A language-model engineer on a Python model, with floe's own engineer around it (as the
@@ -192,8 +194,7 @@ impl Engineer {
         let raised = Arc::new(Mutex::new(None));
         let model = PyModel { complete: complete.unbind(), raised: Arc::clone(&raised) };
         Ok(Self {
-            name: name.to_owned(),
-            from_library: false,
+            spec: floe_plugin_api::PluginSpec::builtin(name),
             inner: Mutex::new(Box::new(LlmEngineer::new(model, retries, seed))),
             raised: Some(raised),
         })
@@ -201,7 +202,7 @@ impl Engineer {
 
     #[getter]
     pub(crate) fn name(&self) -> &str {
-        &self.name
+        &self.spec.name
     }
 
     /// The engineer's reply to `context`, designed within `limits` (a dict of
@@ -281,65 +282,41 @@ impl Engineer {
             bad_input("the history has no finished round for the engineer to read (round 0's configuration is the curriculum's or the default)")
         })?;
         let text = a.context_text()?;
+        let r = a.history.next_round();
         let asked = py.detach(|| {
             let mut e = self.inner.lock().map_err(|_| failed("the engineer failed in an earlier call"))?;
-            Ok::<_, PyErr>(e.design(&text, &a.limits))
+            Ok::<_, PyErr>(floe_rounds::design::ask_engineer(e.as_mut(), r, &text, &a.limits, previous))
         })?;
         self.reraise()?;
-        let adopted = a.limits.adopt(asked);
-        let replies = adopted.replies;
-        let (chosen, notes, reply_text) = (adopted.chosen, adopted.notes, adopted.raw.unwrap_or_default());
-        let (c, source, rationale) = match chosen {
-            Some((c, r)) => (c, "engineer", Some(r)),
-            None => (previous, "previous", None),
-        };
+        let Asked { config: c, design, adopted } = asked;
+        let source = if design.source == Source::Engineer { "engineer" } else { "previous" };
         c.validate().map_err(config)?;
         json_to_py(
             py,
             &serde_json::json!({
-                "config": config_value(&c), "source": source, "rationale": rationale,
-                "notes": notes, "context": text, "limits": a.limits, "reply": reply_text,
-                "replies": replies,
+                "config": config_value(&c), "source": source, "rationale": design.rationale,
+                "notes": design.notes, "context": text, "limits": a.limits,
+                "reply": adopted.raw.unwrap_or_default(), "replies": adopted.replies,
             }),
         )
     }
 
     fn __repr__(&self) -> String {
-        format!("Engineer({:?})", self.name)
+        format!("Engineer({:?})", self.spec.name)
     }
 }
 
-/// The design limits of a dict of `rounds.design_limits` (floe's defaults for `None`),
-/// validated. Without `replay` (as in the trainer, when nothing can choose instances to replay)
-/// `max_replay_fraction` is taken as 0.
+/// The design limits of a dict of `rounds.design_limits` (floe's defaults for `None`) as a run
+/// applies them ([`run_limits`]: without `replay`, as in a run with nothing to choose instances to
+/// replay, `max_replay_fraction` is 0), validated.
 fn read_limits(limits: Option<&Bound<'_, PyAny>>, replay: bool) -> PyResult<DesignLimits> {
     let l = match limits {
         Some(l) => from_py("limits", l)?,
         None => DesignLimits::default(),
     };
-    ready(l, replay).map_err(config)
-}
-
-/// Limits as the trainer uses them: without `replay`, `max_replay_fraction` 0; validated.
-fn ready(mut l: DesignLimits, replay: bool) -> Result<DesignLimits, floe_plugin_api::ConfigError> {
-    if !replay {
-        l.max_replay_fraction = 0.0;
-    }
-    l.validate()?;
+    let l = run_limits(&l, replay);
+    l.validate().map_err(config)?;
     Ok(l)
-}
-
-/// Round 0's default configuration clamped into `limits`, and the notes saying what was clamped.
-fn round0_in(limits: &DesignLimits) -> Result<(RoundConfig, Vec<String>), String> {
-    limits.clamp(&RoundConfig::round0_default()).map_err(|e| format!("round 0's default configuration: {e}"))
-}
-
-/// Round 0's default configuration clamped into the design limits of a `rounds.design_limits`
-/// object (without replay), as `floe train` makes it when nothing gives round 0.
-pub(crate) fn round0_within(limits: &serde_json::Value) -> Result<RoundConfig, String> {
-    let l = serde_json::from_value(limits.clone()).map_err(|e| format!("design_limits: {e}"))?;
-    let l = ready(l, false).map_err(|e| format!("design_limits: {e}"))?;
-    Ok(round0_in(&l)?.0)
 }
 
 /// What `floe train` knows when it assembles an engineer's context, read from Python.
@@ -378,18 +355,11 @@ impl DesignArgs {
             None => serde_json::Value::Null,
         };
         let limits = read_limits(limits, replay)?;
-        // The built-in `rules` reads the history as JSON: asked for it when no options are given,
-        // refused (as by `floe train`) when options leave it out.
-        let rules = engineer.is_some_and(|e| e.name == "rules" && !e.from_library);
-        let options: ContextOptions = match context {
-            Some(c) => from_py("context", c)?,
-            None => ContextOptions { history_json: rules, ..ContextOptions::default() },
+        let given: Option<ContextOptions> = context.map(|c| from_py("context", c)).transpose()?;
+        let options = match engineer {
+            Some(e) => ContextOptions::for_engineer(given, &e.spec).map_err(config)?,
+            None => given.unwrap_or_default(),
         };
-        if rules && !options.history_json {
-            return Err(config_text(
-                "the engineer `rules` reads the history as JSON: set history_json to true in context",
-            ));
-        }
         options.validate().map_err(config)?;
         Ok(Self { history, rounds, epochs, samples, previous_rationale, hyperparameters, limits, options })
     }
@@ -461,7 +431,7 @@ pub fn round0_config<'py>(
     limits: Option<&Bound<'py, PyAny>>,
     replay: bool,
 ) -> PyResult<(Bound<'py, PyAny>, Vec<String>)> {
-    let (c, notes) = round0_in(&read_limits(limits, replay)?).map_err(config_text)?;
+    let (c, notes) = default_round0(&read_limits(limits, replay)?).map_err(crate::errors::rounds)?;
     Ok((json_to_py(py, &config_value(&c))?, notes))
 }
 

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 import floe
-from floe.rounds import Contender, RoundsConfig, drive, experiment, read_state
+from floe.rounds import Contender, RunSettings, drive, experiment, read_state
 
 CLI = os.environ.get("FLOE_CLI")
 
@@ -70,14 +70,14 @@ class Skilled:
 
 def settings(**over):
     base = dict(rounds=3, epochs=1, samples=8, seed=5, engineer="fixed", round0=ROUND0, validation=VALIDATION)
-    return RoundsConfig(**{**base, **over})
+    return RunSettings(**{**base, **over})
 
 
 def test_a_python_trainee_gets_the_protocol(tmp_path):
     out = str(tmp_path / "run")
     stub = Skilled()
     cfg = settings(curriculum="sec", curriculum_params={"base": ROUND0})
-    state = drive(stub, cfg, out, {"stub": 1}, say=lambda _: None)
+    state = drive(stub, cfg, out, model="stub-1", say=lambda _: None)
     # Before training: sizes up to 3 of 3..6; each round one more.
     assert [e["valid"] for e in state.evals] == [0.25, 0.5, 0.75, 1.0]
     assert [d["source"] for d in state.designs] == ["round0", "curriculum", "curriculum"]
@@ -91,16 +91,19 @@ def test_a_python_trainee_gets_the_protocol(tmp_path):
     for f in ("config.json", "state.json", "steps.jsonl", "rounds.jsonl", "eval.md", "eval.json", "validation/round-2.md"):
         assert os.path.exists(os.path.join(out, f)), f
     assert read_state(out) == state
+    # config.json: the run's record, written and read by floe-rounds.
+    record = floe.run_record(out)
+    assert record["model"] == os.path.abspath("stub-1") and record["settings"] == cfg.to_dict()
     assert "| 2 | 100.00 / " in open(os.path.join(out, "eval.md")).read()
     lines = [json.loads(l) for l in open(os.path.join(out, "rounds.jsonl"))]
     assert [l["stage"] for l in lines] == ["untrained", "round 0", "round 1", "round 2"]
     assert lines[1]["stub"] is True and lines[1]["data_seed"] == floe.round_seed(5, 0)
     # A folder that holds a run is refused, and resumed only with the same settings.
     with pytest.raises(floe.ConfigError, match="holds a run"):
-        drive(Skilled(), cfg, out, {"stub": 1}, say=lambda _: None)
-    with pytest.raises(floe.ConfigError, match="stub differ"):
-        drive(Skilled(), cfg, out, {"stub": 2}, resume=True, say=lambda _: None)
-    done = drive(Skilled(), cfg, out, {"stub": 1}, resume=True, say=lambda _: None)
+        drive(Skilled(), cfg, out, model="stub-1", say=lambda _: None)
+    with pytest.raises(floe.ConfigError, match="model differ"):
+        drive(Skilled(), cfg, out, model="stub-2", resume=True, say=lambda _: None)
+    done = drive(Skilled(), cfg, out, model="stub-1", resume=True, say=lambda _: None)
     assert done.rounds_done == 3 and done.evals == state.evals
 
 
@@ -108,7 +111,7 @@ def test_replay_and_a_trainee_that_fails(tmp_path):
     # PLR replays half of each round after the first from the instances played before.
     stub = Skilled()
     cfg = settings(curriculum="plr", curriculum_params={"base": ROUND0, "replay_fraction": 0.5})
-    state = drive(stub, cfg, str(tmp_path / "plr"), {}, say=lambda _: None)
+    state = drive(stub, cfg, str(tmp_path / "plr"), say=lambda _: None)
     assert [r["replayed"] for r in stub.rounds] == [0, 4, 4]
     assert len(state.replay["entries"]) == 8 + 4 + 4
     assert all(e["samples"] >= 1 for e in state.replay["entries"])
@@ -118,14 +121,14 @@ def test_replay_and_a_trainee_that_fails(tmp_path):
             raise RuntimeError("the trainer ran out of memory")
 
     with pytest.raises(RuntimeError, match="out of memory"):
-        drive(Broken(), settings(), str(tmp_path / "broken"), {}, say=lambda _: None)
+        drive(Broken(), settings(), str(tmp_path / "broken"), say=lambda _: None)
 
     class Lying(Skilled):
         def answer(self, instances):
             return ["x"]
 
     with pytest.raises(floe.ConfigError, match="1 texts for 16 instances"):
-        drive(Lying(), settings(), str(tmp_path / "lying"), {}, say=lambda _: None)
+        drive(Lying(), settings(), str(tmp_path / "lying"), say=lambda _: None)
 
 
 @pytest.mark.skipif(not CLI, reason="FLOE_CLI is not set")
@@ -147,7 +150,7 @@ def test_floe_train_and_a_python_trainee_write_the_same_protocol(tmp_path):
         pytest.skip("FLOE_CLI was built without the train feature")
     assert got.returncode == 0, got.stderr
     py = tmp_path / "python"
-    drive(Skilled(), settings(), str(py), {"stub": 1}, say=lambda _: None)
+    drive(Skilled(), settings(), str(py), model="stub-1", say=lambda _: None)
     protocol_files = lambda d: sorted(  # noqa: E731
         os.path.relpath(os.path.join(r, f), d)
         for r, _, fs in os.walk(d)
@@ -208,6 +211,40 @@ def test_an_experiment_over_python_trainees_prints_the_table(tmp_path):
         run(lambda contender, seed, folder: Skilled(), rounds=3, contenders=[Contender("fixed")], seeds=[0])
 
 
+def test_fixed_random_and_best_of_n_run_for_a_python_trainee(tmp_path):
+    """floe-rounds' designs that are no curriculum or engineer run for any trainee: a random
+    configuration kept from round 0 on, and the hindsight search over 4 designs a round."""
+    contenders = [
+        Contender("fixed"),
+        Contender("fixed-random", design="fixed-random"),
+        Contender("best-of-n", design="best-of-n"),
+    ]
+    out = tmp_path / "x"
+    table = experiment(
+        lambda contender, seed, folder: Skilled(),
+        settings(rounds=2),
+        out=str(out),
+        contenders=contenders,
+        seeds=[0],
+        suite={"agents": [2], "min_size": 3, "max_size": 5, "wait_ratios": [0.5], "per_cell": 3},
+        say=lambda _: None,
+    )
+    assert "| fixed-random |" in table and "| best-of-n |" in table
+    drawn = read_state(str(out / "fixed-random" / "seed-0"))
+    configs = [r["config"] for r in drawn.history["rounds"]]
+    assert configs[0] == configs[1] != ROUND0 and drawn.designs[0]["source"] == "round0"
+    best = out / "best-of-n" / "seed-0"
+    choices = json.load(open(best / "choices.json"))
+    assert [c["round"] for c in choices] == [1] and len(choices[0]["valid"]) == 4
+    assert all((best / "round-1" / f"candidate-{k}" / "state.json").is_file() for k in range(4))
+    chosen = read_state(str(best / "round-1" / f"candidate-{choices[0]['chosen']}"))
+    assert chosen.rounds_done == 2 and chosen.history["rounds"][1]["config"] == choices[0]["config"]
+    with pytest.raises(floe.BadInput, match="designs its rounds itself"):
+        Contender("x", curriculum="sec", design="best-of-n")
+    with pytest.raises(floe.BadInput, match="own, fixed-random or best-of-n"):
+        Contender("x", design="random")
+
+
 def test_paired_difference_is_the_experiments():
     # Two seeds of a against one shared start b on three instances: every (seed, instance) pair.
     a, b = [[True, False, True], [True, True, False]], [[False, False, True]]
@@ -222,9 +259,16 @@ def test_paired_difference_is_the_experiments():
 def test_the_run_folder_names_a_language_models_folders(tmp_path):
     """Where a Hugging Face trainee keeps its model after each stage, and which one a resumed
     run continues from: the run folder's layout, floe-rounds'."""
-    from floe._floe import model_folder, resume_model
+    from floe._floe import model_folder, resume_model, trainer_folder
 
     out = str(tmp_path)
+    # A trainer's own files: trl/round-<r>, verl/warm-start, its folder itself.
+    assert trainer_folder(out, "trl", "round 2") == os.path.join(out, "trl", "round-2")
+    assert trainer_folder(out, "verl", "warm start") == os.path.join(out, "verl", "warm-start")
+    assert trainer_folder(out, "verl") == os.path.join(out, "verl")
+    assert trainer_folder(out, "verl", "untrained") is None
+    with pytest.raises(floe.BadInput, match="trl or verl"):
+        trainer_folder(out, "deepspeed")
     assert model_folder(out, "round 2") == os.path.join(out, "round-2")
     assert model_folder(out, "warm start") == os.path.join(out, "warm-start")
     assert model_folder(out, "untrained") is None

@@ -14,7 +14,7 @@ import pytest
 
 import floe
 
-from floe.rounds import ModelEngineer, RoundsConfig, read_state, run_rounds
+from floe.rounds import ModelEngineer, RunSettings, read_state, run_rounds
 
 # The loop needs TRL, torch and xgrammar (scripts/python.sh installs them unless FLOE_SKIP_TRL=1).
 needs_trl = pytest.mark.skipif(
@@ -38,6 +38,7 @@ TRL = {
 }
 SEED = 1
 SETTINGS = {
+    "seed": SEED,
     "rounds": 2,
     "epochs": 1,
     "samples": 8,
@@ -191,9 +192,9 @@ def test_a_killed_run_resumes_after_its_last_finished_round(killed_and_resumed):
     # Given again, the settings must be the run's; without --resume the folder is refused.
     model = json.load(open(os.path.join(out, "config.json")))["model"]
     with pytest.raises(floe.ConfigError, match="settings differ"):
-        run_rounds(model, out, RoundsConfig.from_dict({**SETTINGS, "samples": 16}), resume=True)
+        run_rounds(model, out, RunSettings.from_dict({**SETTINGS, "samples": 16}), resume=True)
     with pytest.raises(floe.ConfigError, match="holds a run"):
-        run_rounds(model, out, RoundsConfig.from_dict(SETTINGS), say=lambda _: None)
+        run_rounds(model, out, RunSettings.from_dict(SETTINGS), say=lambda _: None)
 
 
 @needs_trl
@@ -237,7 +238,7 @@ def test_a_warm_start_lowers_the_answer_loss_and_is_a_stage(tiny_model_dir, tmp_
     warm = {"steps": 8, "samples": 16, "learning_rate": 1e-2, "batch_size": 4}
     cfg = {**SETTINGS, "rounds": 1, "engineer": "fixed", "warm_start": warm, "trl": {**TRL, "max_steps": 1}}
     out = str(tmp_path / "run")
-    state = run_rounds(tiny_model_dir, out, RoundsConfig.from_dict(cfg), say=lambda _: None)
+    state = run_rounds(tiny_model_dir, out, RunSettings.from_dict(cfg), say=lambda _: None)
     assert [e["stage"] for e in state.evals] == ["untrained", "warm start", "round 0"]
     steps = [json.loads(l) for l in open(os.path.join(out, "steps.jsonl"))]
     sft = [s for s in steps if s["phase"] == "warm_start"]
@@ -249,7 +250,7 @@ def test_a_warm_start_lowers_the_answer_loss_and_is_a_stage(tiny_model_dir, tmp_
     lines = [json.loads(l) for l in open(os.path.join(out, "rounds.jsonl"))]
     assert [l["stage"] for l in lines] == ["untrained", "warm start", "round 0"]
     with pytest.raises(floe.ConfigError, match="warm_start"):
-        RoundsConfig.from_dict({**SETTINGS, "warm_start": {"steps": 0, "samples": 4}})
+        RunSettings.from_dict({**SETTINGS, "warm_start": {"steps": 0, "samples": 4}})
 
 
 def test_every_written_form_of_a_warm_start_plan_is_read_as_the_optimal_plan():
@@ -271,19 +272,19 @@ def test_every_written_form_of_a_warm_start_plan_is_read_as_the_optimal_plan():
     assert text.startswith(f"Agent 0: ({start[0]}, {start[1]})"), text
     assert any(" -> (" in t and "WAIT" not in t for t in texts)
     with pytest.raises(floe.ConfigError, match="coordinates"):
-        RoundsConfig.from_dict({**SETTINGS, "warm_start": {"steps": 1, "samples": 4, "answer": "cells"}})
+        RunSettings.from_dict({**SETTINGS, "warm_start": {"steps": 1, "samples": 4, "answer": "cells"}})
     # The warm start's data: its configuration's instances from the warm start's seed (floe
     # train's), each with its optimal plan in the form asked; the seed returned is its trainer's.
     warm = {"steps": 1, "samples": 12, "config": config, "answer": "coordinates"}
-    seed, data = RoundsConfig(seed=7, warm_start=warm).warm_start_data()
+    seed, data = RunSettings(seed=7, warm_start=warm).warm_start_data()
     assert seed == floe.trainer_seed(floe.warm_start_seed(7)) < 2**31
     assert floe.warm_start_seed(7) not in (floe.round_seed(7, 0), floe.warm_start_seed(8))
     assert [i for i, _ in data] == floe.round_instances(config, 12, seed=floe.warm_start_seed(7))
     assert [p for _, p in data] == [written_plan(i, "coordinates") for i, _ in data]
     # Without a configuration of its own: round 0's, else the default within the limits.
-    seed, data = RoundsConfig(seed=7, design_limits=LIMITS, warm_start={"steps": 1, "samples": 4}).warm_start_data()
+    seed, data = RunSettings(seed=7, design_limits=LIMITS, warm_start={"steps": 1, "samples": 4}).warm_start_data()
     assert [i for i, _ in data] == floe.round_instances(floe.round0_config(limits=LIMITS)[0], 4, seed=floe.warm_start_seed(7))
-    assert RoundsConfig().warm_start_data()[1] == []
+    assert RunSettings().warm_start_data()[1] == []
     # floe.write_answer, which writes them, refuses what is not a plan of the instance.
     moves = floe.solve(instances[0])["moves"]
     with pytest.raises(floe.BadInput, match="not an answer form"):
@@ -303,7 +304,7 @@ def test_verls_warm_start_is_trls_and_round_0_starts_from_it(tiny_model_dir, tmp
 
     warm = {"steps": 6, "samples": 12, "learning_rate": 1e-2, "batch_size": 4}
     base = {k: v for k, v in SETTINGS.items() if k != "trl"}  # TRL's arguments are not verl's
-    cfg = RoundsConfig.from_dict({**base, "samples": 8, "engineer": "fixed", "warm_start": warm})
+    cfg = RunSettings.from_dict({**base, "samples": 8, "engineer": "fixed", "warm_start": warm})
     out = str(tmp_path / "run")
     t = VerlTrainee(tiny_model_dir, out, cfg, {"data.train_batch_size": 4, "trainer.save_freq": 1}, say=lambda _: None)
     figures = t.warm_start()
@@ -316,7 +317,7 @@ def test_verls_warm_start_is_trls_and_round_0_starts_from_it(tiny_model_dir, tmp
     again.restore(out, {"rounds_done": 0, "warm_start_done": True})
     assert again.current == warm_dir
     # Without a warm start, round 0 trains the given model.
-    plain = RoundsConfig.from_dict({**base, "samples": 8, "engineer": "fixed"})
+    plain = RunSettings.from_dict({**base, "samples": 8, "engineer": "fixed"})
     bare = VerlTrainee(tiny_model_dir, str(tmp_path / "bare"), plain, {"data.train_batch_size": 4, "trainer.save_freq": 1})
     assert bare.warm_start() is None and bare.model_before(0) == os.path.abspath(tiny_model_dir)
 
@@ -333,7 +334,7 @@ def test_a_garbage_answering_engineer_leaves_the_previous_configuration(tiny_mod
         return "the best plan is: bigger maps!!"
 
     eng = floe.Engineer.from_model(garbage, retries=2)
-    cfg = RoundsConfig.from_dict({**SETTINGS, "trl": {**TRL, "max_steps": 1}})
+    cfg = RunSettings.from_dict({**SETTINGS, "trl": {**TRL, "max_steps": 1}})
     state = run_rounds(tiny_model_dir, str(tmp_path / "run"), cfg, engineer=eng, say=lambda _: None)
     r1 = state.designs[1]
     assert r1["source"] == "previous"
@@ -463,11 +464,10 @@ def test_the_default_reward_is_floe_trains():
     without the partial credit a weak policy farms; parameters alone keep its name."""
     default = floe.default_reward()
     assert default["name"] == "tiered" and default["params"] == {"prefix_credit": 0.0, "goal_credit": 0.0}
-    assert RoundsConfig().reward_spec() == default
-    assert RoundsConfig().protocol({})["rounds"]["reward"] == default
-    assert RoundsConfig(reward_params={"invalid": 0.3}).reward_spec()["params"] == {"invalid": 0.3}
-    assert RoundsConfig(reward_params={"invalid": 0.3}).reward_spec()["name"] == "tiered"
-    assert RoundsConfig(reward="tiered").reward_spec() == {"name": "tiered", "params": None, "library": None}
+    assert RunSettings().reward_spec() == default
+    assert RunSettings(reward_params={"invalid": 0.3}).reward_spec()["params"] == {"invalid": 0.3}
+    assert RunSettings(reward_params={"invalid": 0.3}).reward_spec()["name"] == "tiered"
+    assert RunSettings(reward="tiered").reward_spec() == {"name": "tiered", "params": None, "library": None}
     # What it pays: 0.1 for a plan that stays legal and stops short, as for any other failure.
     inst = floe.generate(2, 4, count=1, seed=3)[0]
     moves = floe.solve(inst)["moves"]
@@ -479,47 +479,25 @@ def test_the_default_reward_is_floe_trains():
 
 def test_settings_are_checked():
     with pytest.raises(floe.ConfigError, match="unknown settings: round"):
-        RoundsConfig.from_dict({"round": 3})
+        RunSettings.from_dict({"round": 3})
     with pytest.raises(floe.ConfigError, match="set by floe"):
-        RoundsConfig(trl={"seed": 3})
+        RunSettings(trl={"seed": 3})
     with pytest.raises(floe.ConfigError, match="engineer_constraint"):
-        RoundsConfig(engineer_constraint="regex")
+        RunSettings(engineer_constraint="regex")
     with pytest.raises(floe.ConfigError, match="samples"):
-        RoundsConfig(samples="many")
+        RunSettings(samples="many")
     with pytest.raises(floe.ConfigError, match="rounds: at least 1"):
-        RoundsConfig().replace(rounds=0)
+        RunSettings().replace(rounds=0)
     config, notes = floe.round0_config(limits=LIMITS)
     assert [s["size"] for s in config["sizes"]] == [3, 4] and notes
     # Defaults, attributes, a checked copy, and the settings as data.
-    c = RoundsConfig(samples=8)
-    assert (c.rounds, c.epochs, c.samples, c.seed, c.engineer, c.trl) == (3, 2, 8, 1, "self", {})
+    c = RunSettings(samples=8)
+    assert (c.rounds, c.epochs, c.samples, c.seed, c.engineer, c.trl) == (3, 2, 8, 0, "self", {})
     d = c.replace(seed=5, engineer="fixed")
-    assert (d.seed, d.engineer, d.samples, c.seed) == (5, "fixed", 8, 1)
-    assert RoundsConfig.from_dict(d.to_dict()) == d != c
+    assert (d.seed, d.engineer, d.samples, c.seed) == (5, "fixed", 8, 0)
+    assert RunSettings.from_dict(d.to_dict()) == d != c
     with pytest.raises(AttributeError):
         c.sample
-
-
-def test_the_protocol_has_the_designers_the_settings_name():
-    """Engineer ``fixed`` without a curriculum keeps round 0 with floe's ``fixed`` curriculum:
-    the given round 0, or floe's default clamped into the design limits; an engineer goes into
-    the protocol, and the built-in ``rules`` reads the history as JSON."""
-    round0 = {"sizes": [{"size": 3, "data_ratio": 1.0, "hole_ratio": 0.2, "wait_ratio": 0.5}], "agents": [2]}
-    p = RoundsConfig(engineer="fixed", round0=round0, seed=7).protocol({"a": 1})
-    assert p["rounds"]["curriculum"] == {"name": "fixed", "params": {"config": round0}, "library": None}
-    assert p["rounds"]["engineer"] is None and (p["seed"], p["settings"]) == (7, {"a": 1})
-    p = RoundsConfig(engineer="fixed", design_limits=LIMITS).protocol(None)
-    assert p["rounds"]["curriculum"]["params"]["config"] == floe.round0_config(limits=LIMITS)[0]
-    p = RoundsConfig(engineer="rules").protocol(None)
-    assert p["rounds"]["engineer"]["name"] == "rules" and p["rounds"]["context"] == {"history_json": True}
-    assert p["rounds"]["curriculum"] is None
-    p = RoundsConfig(engineer="fixed", curriculum="sec", curriculum_params={"base": round0}).protocol(None)
-    assert p["rounds"]["curriculum"] == {"name": "sec", "params": {"base": round0}, "library": None}
-    # A URL is floe's `endpoint` engineer there, its parameters over the model name `default`.
-    url = "http://127.0.0.1:9/v1"
-    p = RoundsConfig(engineer=url, engineer_params={"timeout_s": 5}).protocol(None)
-    want = {"model": "default", "timeout_s": 5, "base_url": url}
-    assert p["rounds"]["engineer"] == {"name": "endpoint", "params": want, "library": None}
 
 
 def test_the_shipped_settings_load():
@@ -529,62 +507,74 @@ def test_the_shipped_settings_load():
     names = sorted(os.listdir(folder))
     assert names == ["cpu-learn-credit.json", "cpu-learn.json", "cpu.json", "paper.json", "smollm2-h200.json"]
     for name in names:
-        config = RoundsConfig.from_file(os.path.join(folder, name))
+        config = RunSettings.from_file(os.path.join(folder, name))
         assert config.rounds >= 2 and config.trl, name
-    assert RoundsConfig.from_file(os.path.join(folder, "cpu.json")).trl["use_cpu"] is True
+    assert RunSettings.from_file(os.path.join(folder, "cpu.json")).trl["use_cpu"] is True
 
 
-def test_the_command_lines_read_flags_files_and_the_run_folder(tmp_path, capsys):
-    """floe reads both drivers' command lines: help, usage errors and floe's errors as exit
-    statuses, the flags over ``--config`` and ``--trl-config``, and ``--resume`` alone reading
-    the run folder's own model and settings."""
+def test_the_command_lines_read_flags_files_and_the_run_folder(tmp_path, capsys, monkeypatch):
+    """floe runs both drivers' command lines whole: help, usage errors and floe's errors as
+    exit statuses, the flags over ``--config`` and ``--trl-config``, ``--resume`` alone reading
+    the run folder's own model and settings, and the trainee ``make`` returns driven."""
     from floe._floe import command_line
 
+    class Made(Exception):
+        pass
+
     got = []
-    run = lambda a: got.append(a)  # noqa: E731
-    assert command_line("trl", ["--help"], run) == 0
+
+    def make(a):
+        got.append(a)
+        raise Made()
+
+    monkeypatch.chdir(tmp_path)
+    assert command_line("trl", ["--help"], make) == 0
     assert "python -m floe.rounds" in capsys.readouterr().out and not got
-    assert command_line("verl", ["--out", "x", "--bogus"], run) == 2
+    assert command_line("verl", ["--out", "x", "--bogus"], make) == 2
     assert "--bogus" in capsys.readouterr().err
-    assert command_line("trl", ["--out", str(tmp_path)], run) == 2
+    assert command_line("trl", ["--out", str(tmp_path)], make) == 2
     assert "error: --model: required" in capsys.readouterr().err
     config, trl = tmp_path / "run.json", tmp_path / "trl.json"
     config.write_text(json.dumps({"rounds": 4, "samples": 9, "trl": {"max_steps": 2, "bf16": False}}))
     trl.write_text(json.dumps({"max_steps": 3}))
     argv = ["--model", "m", "--out", "o", "--config", str(config), "--trl-config", str(trl)]
     flags = ["--rounds", "2", "--engineer", "http://127.0.0.1:9/v1", "--engineer-model", "q", "--resume"]
-    assert command_line("trl", argv + flags, run) == 0
+    with pytest.raises(Made):
+        command_line("trl", argv + flags, make)
     a = got.pop()
     assert (a["model"], a["out"], a["resume"], "verl" in a) == ("m", "o", True, False)
     c = a["config"]
     assert (c.rounds, c.samples, c.trl, c.engineer_params) == (2, 9, {"max_steps": 3, "bf16": False}, {"model": "q"})
-    # verl: the file's overrides, then the given ones as YAML values; a bad one is refused.
+    # A setting the settings refuse: exit status 2 before any trainee is made.
+    config.write_text(json.dumps({"rounds": 4, "sampels": 9}))
+    assert command_line("trl", argv, make) == 2 and not got
+    assert "unknown settings: sampels" in capsys.readouterr().err
+    # verl: the file's overrides, then the given ones as YAML values; a bad one is refused; a dry
+    # run's folder is the run folder's dry-run/.
     yaml_file = tmp_path / "verl.yaml"
-    yaml_file.write_text("floe: {samples: 64}\nverl: {trainer.save_freq: 1, trainer.n_gpus_per_node: 1}\n")
+    yaml_file.write_text("floe: {samples: 1024}\nverl: {trainer.save_freq: 1, trainer.n_gpus_per_node: 1}\n")
     verl = ["--model", "m", "--out", "o", "--verl-config", str(yaml_file), "--dry-run"]
-    assert command_line("verl", verl + ["trainer.n_gpus_per_node=2", "x.y=[1, a]"], run) == 0
+    with pytest.raises(Made):
+        command_line("verl", verl + ["trainer.n_gpus_per_node=2", "x.y=[1, a]"], make)
     a = got.pop()
     assert a["verl"] == {"trainer.save_freq": 1, "trainer.n_gpus_per_node": 2, "x.y": [1, "a"]}
-    assert (a["config"].samples, a["dry_run"], a["python"]) == (64, True, None)
-    assert command_line("verl", verl + ["novalue"], run) == 2
+    assert (a["config"].samples, a["dry_run"], a["python"], a["out"]) == (1024, True, None, os.path.join("o", "dry-run"))
+    assert command_line("verl", verl + ["novalue"], make) == 2
     assert "novalue: a verl override is key=value" in capsys.readouterr().err
-    # --resume alone: the run folder's config.json.
+    assert command_line("verl", verl + ["data.train_batch_size=2048"], make) == 2 and not got
+    assert "fewer than verl's data.train_batch_size 2048" in capsys.readouterr().err
+    # --resume alone: the run folder's config.json, the record floe-rounds wrote.
     out = tmp_path / "folder"
     out.mkdir()
-    saved = {"model": "/m", "settings": RoundsConfig(rounds=5).to_dict(), "verl": {"a.b": 1}}
+    saved = {"model": "/m", "trainer": "verl", "settings": RunSettings(rounds=5, samples=1024).to_dict(), "verl": {"trainer.save_freq": 1}}
     (out / "config.json").write_text(json.dumps(saved))
-    assert command_line("verl", ["--out", str(out), "--resume"], run) == 0
+    with pytest.raises(Made):
+        command_line("verl", ["--out", str(out), "--resume"], make)
     a = got.pop()
-    assert (a["model"], a["config"].rounds, a["verl"]) == ("/m", 5, {"a.b": 1})
-    # What run returns: a state's rounds are said; floe's errors are exit status 2.
-    assert command_line("trl", ["--model", "m", "--out", "o"], lambda a: {"rounds_done": 3}) == 0
-    assert capsys.readouterr().err == "3 rounds done; run folder o\n"
-
-    def refused(a):
-        raise floe.ConfigError("no")
-
-    assert command_line("trl", ["--model", "m", "--out", "o"], refused) == 2
-    assert capsys.readouterr().err == "error: no\n"
+    assert (a["model"], a["config"].rounds, a["verl"]) == ("/m", 5, {"trainer.save_freq": 1})
+    (out / "config.json").write_text(json.dumps({**saved, "settings": {"round": 5}}))
+    assert command_line("verl", ["--out", str(out), "--resume"], make) == 2
+    assert "unknown settings: round" in capsys.readouterr().err
 
 
 def test_verls_overrides_are_written_as_hydra_reads_them():

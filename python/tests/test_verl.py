@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import floe
-from floe.rounds import RoundsConfig, read_state
+from floe.rounds import RunSettings, read_state
 from floe.verl import VerlTrainee, hydra_overrides, read_verl_config
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -39,7 +39,7 @@ needs_model = pytest.mark.skipif(
 def small_run(out, samples=32, **verl):
     """A dry run of the one-GPU configuration with ``samples`` prompts a round: round 0 written."""
     data, overrides_ = read_verl_config(SMALL)
-    cfg = RoundsConfig.from_dict({**data, "samples": samples})
+    cfg = RunSettings.from_dict({**data, "samples": samples})
     run = VerlTrainee(MODEL, str(out), cfg, {**overrides_, **verl}, dry_run=True, say=lambda _: None)
     assert run.run() is None
     return run, run.command
@@ -65,7 +65,7 @@ def answer(moves) -> str:
 @pytest.mark.parametrize("path", CONFIGS, ids=os.path.basename)
 def test_overrides_compose_with_verls_configuration(path, tmp_path):
     data, values = read_verl_config(path)
-    cfg = RoundsConfig.from_dict({**data, "samples": max(data.get("samples", 0), 2048)})
+    cfg = RunSettings.from_dict({**data, "samples": max(data.get("samples", 0), 2048)})
     run = VerlTrainee(MODEL, str(tmp_path / "run"), cfg, values, say=lambda _: None)
     composed = compose(run.trainer_overrides(0))
     assert composed.algorithm.adv_estimator == "grpo"
@@ -179,7 +179,7 @@ def test_the_runs_reward_plugin_reaches_verls_reward_function(tmp_path):
 
     data, overrides_ = read_verl_config(SMALL)
     params = {"unparseable": 0.05, "invalid": 0.3}
-    cfg = RoundsConfig.from_dict({**data, "samples": 32, "reward_params": params})
+    cfg = RunSettings.from_dict({**data, "samples": 32, "reward_params": params})
     run = VerlTrainee(MODEL, str(tmp_path / "run"), cfg, overrides_, say=lambda _: None)
     fn = get_custom_reward_fn(compose(run.trainer_overrides(0)))
     inst = floe.generate(2, 4, count=1, seed=3)[0]
@@ -191,7 +191,7 @@ def test_the_runs_reward_plugin_reaches_verls_reward_function(tmp_path):
     got = [fn(data_source=floe.datasets.DATA_SOURCE, solution_str=t, ground_truth=inst.to_json()) for t in texts]
     assert got == pytest.approx(want, abs=0)
     with pytest.raises(floe.ConfigError, match="set by floe.verl"):
-        VerlTrainee(MODEL, str(tmp_path / "other"), cfg, {**overrides_, "+reward.custom_reward_function.reward_kwargs.reward": "x"})
+        VerlTrainee(MODEL, str(tmp_path / "other"), cfg, {**overrides_, "+reward.custom_reward_function.reward_kwargs.reward": "x"}).run()
 
 
 def test_dry_run_writes_round_0_and_verls_command(tmp_path):
@@ -227,7 +227,7 @@ def test_dry_run_writes_round_0_and_verls_command(tmp_path):
 
 def test_settings_the_driver_owns_are_refused(tmp_path):
     data, values = read_verl_config(SMALL)
-    cfg = RoundsConfig.from_dict(data)
+    cfg = RunSettings.from_dict(data)
     for bad, match in (
         ({"data.train_files": "x.parquet"}, "set by floe.verl"),
         ({"actor_rollout_ref.model.path": "m"}, "set by floe.verl"),
@@ -235,9 +235,9 @@ def test_settings_the_driver_owns_are_refused(tmp_path):
         ({"data.train_batch_size": 1024}, "fewer than verl's data.train_batch_size"),
     ):
         with pytest.raises(floe.ConfigError, match=match):
-            VerlTrainee(MODEL, str(tmp_path / "r"), cfg, {**values, **bad}, say=lambda _: None)
+            VerlTrainee(MODEL, str(tmp_path / "r"), cfg, {**values, **bad}, say=lambda _: None).run()
     with pytest.raises(floe.ConfigError, match="trl"):
-        VerlTrainee(MODEL, str(tmp_path / "r"), RoundsConfig.from_dict({**data, "trl": {"max_steps": 1}}), values)
+        VerlTrainee(MODEL, str(tmp_path / "r"), RunSettings.from_dict({**data, "trl": {"max_steps": 1}}), values).run()
     bad_file = tmp_path / "bad.yaml"
     bad_file.write_text("floe: {}\nverl: {trainer.default_local_dir: here, trainer.save_freq: 1}\n")
     with pytest.raises(floe.ConfigError, match="trainer.default_local_dir"):

@@ -180,16 +180,20 @@ fn results_table(r: &RoundRecord) -> String {
 }
 
 impl ContextOptions {
-    /// Checks that the files it names can be read and that the template is usable.
-    ///
-    /// Checks that the context serves `engineer`: the built-in `rules` reads the history as JSON,
-    /// which `history_json` appends. The one place this rule lives (the rounds' settings and the
-    /// engineer between phases of stepping both check it here).
+    /// Whether `engineer` reads the history as JSON (which `history_json` appends): the
+    /// built-in `rules` does. The one place this rule lives.
+    #[must_use]
+    pub fn reads_history_json(engineer: &floe_plugin_api::PluginSpec) -> bool {
+        engineer.library.is_none() && engineer.name == "rules"
+    }
+
+    /// Checks that the context serves `engineer` ([`Self::reads_history_json`]); the rounds'
+    /// settings and the engineer between phases of stepping both check it here.
     ///
     /// # Errors
     /// [`ConfigError::Invalid`] saying what to set.
     pub fn check_reader(&self, engineer: &floe_plugin_api::PluginSpec) -> Result<(), ConfigError> {
-        if engineer.library.is_none() && engineer.name == "rules" && !self.history_json {
+        if Self::reads_history_json(engineer) && !self.history_json {
             return Err(ConfigError::Invalid(
                 "engineer `rules` reads the history as JSON: set context.history_json to true".into(),
             ));
@@ -197,6 +201,26 @@ impl ContextOptions {
         Ok(())
     }
 
+    /// The options `engineer` is given: `given`, checked against what it reads
+    /// ([`Self::check_reader`]); without options, the defaults, with the history as JSON for an
+    /// engineer that reads it.
+    ///
+    /// # Errors
+    /// As [`Self::check_reader`].
+    pub fn for_engineer(
+        given: Option<ContextOptions>,
+        engineer: &floe_plugin_api::PluginSpec,
+    ) -> Result<ContextOptions, ConfigError> {
+        let options = given.unwrap_or_else(|| ContextOptions {
+            history_json: Self::reads_history_json(engineer),
+            ..ContextOptions::default()
+        });
+        options.check_reader(engineer)?;
+        Ok(options)
+    }
+
+    /// Checks that the files it names can be read and that the template is usable.
+    ///
     /// # Errors
     /// An unreadable file, or a template without `{{limits}}` (a language-model engineer is
     /// told its limits there).

@@ -17,6 +17,9 @@ use floe_plugin_api::RoundConfig;
 use crate::config::ValidationConfig;
 use crate::error::RoundsError;
 
+/// A run's seed when its settings give none (`floe train`'s and every trainee's).
+pub const DEFAULT_SEED: u64 = 0;
+
 /// The tag of the warm start's data and batches.
 pub const TAG_SFT: u64 = 0x5f7;
 /// The tag of a round's data and of its epochs' orders.

@@ -30,7 +30,7 @@ use crate::config::RoundsConfig;
 use crate::context::ContextInput;
 use crate::error::RoundsError;
 use crate::folder::RunFolder;
-use crate::limits::Adoption;
+use crate::limits::{Adopted, Adoption};
 use crate::state::RunState;
 
 pub use crate::state::{Design, Source};
@@ -110,6 +110,69 @@ impl Designers {
     }
 }
 
+/// The design limits as a run applies them: without a curriculum that declares that it replays
+/// (`replays`), nothing can choose instances to replay, so `max_replay_fraction` is 0.
+#[must_use]
+pub fn run_limits(limits: &DesignLimits, replays: bool) -> DesignLimits {
+    let mut limits = limits.clone();
+    if !replays {
+        limits.max_replay_fraction = 0.0;
+    }
+    limits
+}
+
+/// Round 0's configuration when nothing else gives it: floe's round-0 default
+/// ([`RoundConfig::round0_default`]) clamped into `limits`, and the notes saying what was
+/// clamped.
+///
+/// # Errors
+/// Limits that do not validate, or that the default cannot be made to fit.
+pub fn default_round0(limits: &DesignLimits) -> Result<(RoundConfig, Vec<String>), RoundsError> {
+    limits.validate().map_err(|e| RoundsError::Input(format!("design_limits: {e}")))?;
+    limits
+        .clamp(&RoundConfig::round0_default())
+        .map_err(|e| RoundsError::Input(format!("round 0's default configuration: {e}")))
+}
+
+/// One answer of an engineer, as the driver adopts it.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    /// The configuration adopted: the engineer's, clamped into the limits, or the previous
+    /// round's when it gave none usable.
+    pub config: RoundConfig,
+    /// Where it came from ([`Source::Engineer`] or [`Source::Previous`]), the rationale, and
+    /// the notes (what was clamped or retried, the time the engineer took).
+    pub design: Design,
+    /// The reply read and clamped.
+    pub adopted: Adopted,
+}
+
+/// Asks `engineer` for round `r`'s configuration on `context` within `limits` and adopts its
+/// reply ([`Adoption::adopt`]); an unusable reply leaves `previous` standing. The one design step
+/// of the driver, and of the step-by-step API (`floe.Engineer.next_config`).
+pub fn ask_engineer(
+    engineer: &mut dyn EnvEngineer,
+    r: u32,
+    context: &str,
+    limits: &DesignLimits,
+    previous: RoundConfig,
+) -> Asked {
+    let t0 = std::time::Instant::now();
+    let asked = engineer.design(context, limits);
+    let took = t0.elapsed().as_secs_f64();
+    let adopted = limits.adopt(asked);
+    let mut notes = adopted.notes.clone();
+    notes.push(format!("engineer answered in {took:.1} s"));
+    let (config, design) = match &adopted.chosen {
+        Some((config, rationale)) => (
+            config.clone(),
+            Design { round: r, source: Source::Engineer, rationale: Some(rationale.clone()), notes },
+        ),
+        None => (previous, Design { round: r, source: Source::Previous, rationale: None, notes }),
+    };
+    Asked { config, design, adopted }
+}
+
 /// The curriculum and the engineer of a run.
 pub(crate) struct Designer {
     rounds: RoundsConfig,
@@ -126,10 +189,7 @@ impl Designer {
     pub(crate) fn new(rounds: &RoundsConfig, plugins: Designers) -> Self {
         let curriculum = plugins.curriculum;
         let replays = curriculum.is_some() && plugins.curriculum_replays;
-        let mut limits = rounds.design_limits.clone();
-        if !replays {
-            limits.max_replay_fraction = 0.0;
-        }
+        let limits = run_limits(&rounds.design_limits, replays);
         Designer {
             rounds: rounds.clone(),
             curriculum,
@@ -210,10 +270,7 @@ impl Designer {
                     (config, Design { round: r, source: Source::Curriculum, rationale: None, notes: vec![] })
                 }
                 (0, None, None, _) => {
-                    let (config, notes) = self
-                        .limits
-                        .clamp(&RoundConfig::round0_default())
-                        .map_err(|e| RoundsError::Input(format!("round 0's default configuration: {e}")))?;
+                    let (config, notes) = default_round0(&self.limits)?;
                     (config, Design { round: 0, source: Source::Default, rationale: None, notes })
                 }
                 _ => self.ask_engineer(state, folder, r, details)?,
@@ -254,19 +311,8 @@ impl Designer {
         let context = cfg.context.assemble(&input)?;
         folder.write_engineer_context(r, &context, limits)?;
         let engineer = self.engineer.as_mut().ok_or_else(|| RoundsError::Input("no engineer".into()))?;
-        let t0 = std::time::Instant::now();
-        let asked = engineer.design(&context, limits);
-        let took = t0.elapsed().as_secs_f64();
-        let adopted = limits.adopt(asked);
-        let mut notes = adopted.notes.clone();
-        notes.push(format!("engineer answered in {took:.1} s"));
-        let (config, design) = match &adopted.chosen {
-            Some((config, rationale)) => (
-                config.clone(),
-                Design { round: r, source: Source::Engineer, rationale: Some(rationale.clone()), notes },
-            ),
-            None => (previous, Design { round: r, source: Source::Previous, rationale: None, notes }),
-        };
+        let Asked { config, design, adopted } =
+            ask_engineer(engineer.as_mut(), r, &context, limits, previous);
         folder.write_engineer_answer(r, &adopted, &config, &design.notes)?;
         Ok((config, design))
     }

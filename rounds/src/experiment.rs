@@ -5,23 +5,32 @@
 //! over the start and each contender's paired difference from `fixed`.
 //!
 //! [`run`] is the loop and the folder; a [`Contest`] is what a trainee brings: how the start and
-//! each (contender, seed) run are trained, and how a trained model answers the suite. `floe
-//! experiment` (floe's policy) and `floe.rounds.experiment` (a language model, through floe-py)
-//! both run it.
+//! a run of given rounds are trained, and how a trained model answers the suite. The designs
+//! that are not a curriculum or an engineer are here, so that every trainee runs them
+//! ([`Design`]): `fixed-random`, the paper's "GRPO (random)", and `best-of-n`, a hindsight search
+//! over designs. `floe experiment` (floe's policy) and `floe.rounds.experiment` (a language
+//! model, through floe-py) both run it.
 //!
 //! The folder: [`RECORD`] (the experiment's settings), [`START`]`/` (the start's run),
-//! `<contender>/seed-<s>/` (each run), each with [`OUTCOMES`] once its model answered the
-//! suite, and [`TABLE`]. Running it again resumes: finished runs (the contest's own resume) and
-//! recorded outcomes are kept.
+//! `<contender>/seed-<s>/` (each run; `best-of-n`'s holds `round-0/`, `round-<r>/candidate-<k>/`
+//! and [`CHOICES`]), each with [`OUTCOMES`] once its model answered the suite, and [`TABLE`].
+//! Running it again resumes: finished runs (the contest's own resume) and recorded outcomes are
+//! kept.
 
 use std::path::Path;
 
 use floe_core::progress::Progress;
 use floe_core::suite::{build_suite_with_progress, SuiteConfig};
 use floe_core::Instance;
+use floe_plugin_api::{Curriculum, History, PluginSpec, RoundConfig, SizeConfig};
+use serde::{Deserialize, Serialize};
 
+use crate::config::RoundsConfig;
+use crate::design::random_config;
 use crate::error::RoundsError;
+use crate::folder::RunFolder;
 use crate::report::Outcome;
+use crate::state::Stage;
 use crate::stats::{Outcomes, TableSetup};
 
 /// The experiment's settings, as [`run`] was given them.
@@ -34,6 +43,49 @@ pub const OUTCOMES: &str = "suite-outcomes.json";
 pub const TABLE: &str = "table.md";
 /// The table's name of the start's row.
 pub const START_ROW: &str = "warm start";
+/// `best-of-n`'s choices, in its run's folder.
+pub const CHOICES: &str = "choices.json";
+
+/// Designs `best-of-n` tries each round after round 0.
+pub const BEST_OF: usize = 4;
+
+/// How a contender's rounds are designed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Design {
+    /// By the designers of its rounds' settings ([`Contest::rounds`]): a curriculum, an
+    /// engineer, or round 0's configuration kept.
+    Own,
+    /// The paper's "GRPO (random)": a configuration drawn from the design limits per seed
+    /// ([`random_config`]), kept from round 0 on.
+    FixedRandom,
+    /// The upper reference, a hindsight search: each round after round 0, [`BEST_OF`] designs
+    /// tried for that round alone from the same branch of the run ([`RunFolder::fork`]), the one
+    /// with the best validation kept ([`candidates`]).
+    BestOfN,
+}
+
+/// One contender of a [`Plan`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Its name: its folder and its row.
+    pub name: String,
+    /// How its rounds are designed.
+    pub design: Design,
+}
+
+/// One run a [`Contest`] trains: contender `contender`'s (an index of [`Plan::contenders`])
+/// with `seed`, from the start, under `rounds` (the contender's own, or as its [`Design`] sets
+/// them), in `dir`, up to and including round `stop_after` (every round when None; a later call
+/// goes on from there).
+#[derive(Debug, Clone, Copy)]
+pub struct ContestRun<'a> {
+    pub contender: usize,
+    pub seed: u64,
+    pub rounds: &'a RoundsConfig,
+    pub dir: &'a Path,
+    pub stop_after: Option<u32>,
+}
 
 /// What a trainee brings to an experiment.
 pub trait Contest {
@@ -47,18 +99,31 @@ pub trait Contest {
     /// The trainee's.
     fn start(&mut self, dir: &Path, progress: &dyn Progress) -> Result<Self::Model, Self::Error>;
 
-    /// Trains (or resumes) contender `contender`'s (an index of [`Plan::contenders`]) run with
-    /// `seed` in `dir`, from the start.
+    /// The rounds' settings of contender `contender`'s runs with `seed`: their count, prompts,
+    /// round 0, design limits and the contender's own designers.
     ///
     /// # Errors
     /// The trainee's.
-    fn run(
-        &mut self,
-        contender: usize,
-        seed: u64,
-        dir: &Path,
-        progress: &dyn Progress,
-    ) -> Result<Self::Model, Self::Error>;
+    fn rounds(&mut self, contender: usize, seed: u64) -> Result<RoundsConfig, Self::Error>;
+
+    /// Trains (or resumes) `run`.
+    ///
+    /// # Errors
+    /// The trainee's.
+    fn train(&mut self, run: &ContestRun<'_>, progress: &dyn Progress) -> Result<Self::Model, Self::Error>;
+
+    /// What `run`'s `config.json` records (its settings, as [`Contest::train`] writes them): a
+    /// branch of a `best-of-n` run is forked with it.
+    ///
+    /// # Errors
+    /// The trainee's.
+    fn record(&mut self, run: &ContestRun<'_>) -> Result<serde_json::Value, Self::Error>;
+
+    /// The curriculum `spec` names (`best-of-n`'s `frontier` candidate).
+    ///
+    /// # Errors
+    /// A spec that names no curriculum.
+    fn curriculum(&mut self, spec: &PluginSpec) -> Result<Box<dyn Curriculum>, Self::Error>;
 
     /// The model's outcome on every suite instance, in order.
     ///
@@ -79,8 +144,8 @@ pub struct Plan<'a> {
     /// its `seeds`: every run stands alone, so more seeds extend an experiment and fewer give
     /// the table of those alone) is refused.
     pub record: serde_json::Value,
-    /// The contenders' names, in table order: their folders and rows.
-    pub contenders: &'a [String],
+    /// The contenders, in table order.
+    pub contenders: &'a [Entry],
     pub seeds: &'a [u64],
     /// The held-out suite the final models answer.
     pub suite: SuiteConfig,
@@ -175,14 +240,14 @@ pub fn run<C: Contest>(
         vec![(START_ROW.into(), vec![outcomes_in(contest, model, &start, &suite, progress)?])];
     let mut per: Vec<Outcomes> = vec![Vec::new(); plan.contenders.len()];
     for &seed in plan.seeds {
-        for (c, (name, per_seed)) in plan.contenders.iter().zip(&mut per).enumerate() {
-            let dir = out.join(name).join(format!("seed-{seed}"));
-            progress.line(&format!("experiment: {name} with seed {seed}"));
-            let model = contest.run(c, seed, &dir, progress)?;
+        for (c, (entry, per_seed)) in plan.contenders.iter().zip(&mut per).enumerate() {
+            let dir = out.join(&entry.name).join(format!("seed-{seed}"));
+            progress.line(&format!("experiment: {} with seed {seed}", entry.name));
+            let model = train_contender(contest, c, entry.design, seed, &dir, progress)?;
             per_seed.push(outcomes_in(contest, model, &dir, &suite, progress)?);
         }
     }
-    rows.extend(plan.contenders.iter().cloned().zip(per));
+    rows.extend(plan.contenders.iter().map(|e| e.name.clone()).zip(per));
     let setup = TableSetup {
         suite: plan.suite.clone(),
         seeds: plan.seeds.len(),
@@ -192,6 +257,138 @@ pub fn run<C: Contest>(
     let table = crate::stats::table(&setup, &suite, &rows);
     write(&out.join(TABLE), &table)?;
     Ok(Results { table, rows })
+}
+
+/// Trains (or resumes) contender `c`'s run with `seed` in `dir`, as its design has it.
+fn train_contender<C: Contest>(
+    contest: &mut C,
+    c: usize,
+    design: Design,
+    seed: u64,
+    dir: &Path,
+    progress: &dyn Progress,
+) -> Result<C::Model, C::Error> {
+    let mut rounds = contest.rounds(c, seed)?;
+    match design {
+        Design::Own => {}
+        Design::FixedRandom => {
+            let drawn = random_config(&rounds.design_limits, seed)?;
+            rounds.round0 = Some(drawn.clone());
+            rounds.curriculum = Some(fixed_spec(&drawn));
+        }
+        Design::BestOfN => return best_of(contest, c, seed, &rounds, dir, progress),
+    }
+    contest.train(&ContestRun { contender: c, seed, rounds: &rounds, dir, stop_after: None }, progress)
+}
+
+fn fixed_spec(config: &RoundConfig) -> PluginSpec {
+    PluginSpec { name: "fixed".into(), params: serde_json::json!({ "config": config }), library: None }
+}
+
+fn schedule_spec(configs: &[RoundConfig]) -> PluginSpec {
+    PluginSpec { name: "schedule".into(), params: serde_json::json!({ "configs": configs }), library: None }
+}
+
+/// The designs `best-of-n` tries for the round after `history`: `round0`, its smaller half of
+/// the sizes, its larger half (each at equal data ratios), and the `frontier` curriculum's
+/// answer to the history.
+///
+/// # Errors
+/// The `frontier` curriculum's.
+pub fn candidates<C: Contest>(
+    contest: &mut C,
+    round0: &RoundConfig,
+    history: &History,
+) -> Result<Vec<RoundConfig>, C::Error> {
+    let mut sizes = round0.sizes.clone();
+    sizes.sort_by_key(|s| s.size);
+    let part = |part: &[SizeConfig]| RoundConfig {
+        sizes: part.iter().map(|s| SizeConfig { data_ratio: 1.0 / part.len() as f64, ..s.clone() }).collect(),
+        ..round0.clone()
+    };
+    let half = sizes.len().div_ceil(2);
+    let spec =
+        PluginSpec { name: "frontier".into(), params: serde_json::json!({ "base": round0 }), library: None };
+    let designed = contest
+        .curriculum(&spec)?
+        .next_config(history)
+        .map_err(|e| RoundsError::Input(format!("frontier: {e}")))?;
+    let mut out = vec![round0.clone(), part(&sizes[..half]), part(&sizes[half..]), designed];
+    out.truncate(BEST_OF);
+    Ok(out)
+}
+
+/// The validation valid rate of a finished round, as the run recorded it.
+fn round_valid(folder: &RunFolder, r: u32) -> Result<f64, RoundsError> {
+    let state = folder.read_state()?.ok_or_else(|| {
+        RoundsError::Input(format!("{}: no run state after round {r}", folder.root().display()))
+    })?;
+    state.evals.iter().find(|e| e.stage == Stage::Round(r)).map(|e| e.valid).ok_or_else(|| {
+        RoundsError::Input(format!("{}: round {r} has no validation", folder.root().display()))
+    })
+}
+
+/// One choice of `best-of-n`: the round, each candidate's validation valid rate, the chosen one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Choice {
+    pub round: u32,
+    pub valid: Vec<f64>,
+    pub chosen: usize,
+    pub config: RoundConfig,
+}
+
+/// Runs (or resumes) `best-of-n` with one seed in `dir`: round 0 in `round-0/` (on `rounds`'
+/// round 0, else floe's default), then for each later round every candidate design
+/// ([`candidates`]) for that round alone, from the chosen branch so far ([`RunFolder::fork`], in
+/// `round-<r>/candidate-<k>/`), the best on the validation set kept (the first among equals).
+/// [`CHOICES`] records the choices. Returns the final branch's model.
+fn best_of<C: Contest>(
+    contest: &mut C,
+    c: usize,
+    seed: u64,
+    rounds: &RoundsConfig,
+    dir: &Path,
+    progress: &dyn Progress,
+) -> Result<C::Model, C::Error> {
+    let round0 = rounds.round0.clone().unwrap_or_else(RoundConfig::round0_default);
+    let with =
+        |plan: &[RoundConfig]| RoundsConfig { curriculum: Some(schedule_spec(plan)), ..rounds.clone() };
+    let mut at = dir.join("round-0");
+    let mut plan = vec![round0.clone()];
+    let first = with(&plan);
+    let run = ContestRun { contender: c, seed, rounds: &first, dir: &at, stop_after: Some(0) };
+    let mut model = contest.train(&run, progress)?;
+    let mut choices = Vec::new();
+    for r in 1..rounds.rounds {
+        let history = RunFolder::new(&at).read_state()?.map(|s| s.history).unwrap_or_default();
+        let mut tried = Vec::new();
+        for (k, design) in candidates(contest, &round0, &history)?.into_iter().enumerate() {
+            let branch = dir.join(format!("round-{r}")).join(format!("candidate-{k}"));
+            let mut p = plan.clone();
+            p.push(design.clone());
+            let schedule = with(&p);
+            let run = ContestRun { contender: c, seed, rounds: &schedule, dir: &branch, stop_after: Some(r) };
+            if RunFolder::new(&branch).read_state()?.is_none() {
+                let record = contest.record(&run)?;
+                RunFolder::new(&at).fork(&branch, &record)?;
+            }
+            progress.line(&format!("experiment: best-of-n round {r}, candidate {k}"));
+            let m = contest.train(&run, progress)?;
+            tried.push((round_valid(&RunFolder::new(&branch), r)?, design, branch, m));
+        }
+        let best = (0..tried.len()).fold(0, |b, i| if tried[i].0 > tried[b].0 { i } else { b });
+        choices.push(Choice {
+            round: r,
+            valid: tried.iter().map(|t| t.0).collect(),
+            chosen: best,
+            config: tried[best].1.clone(),
+        });
+        let (_, design, branch, m) = tried.swap_remove(best);
+        plan.push(design);
+        (at, model) = (branch, m);
+    }
+    write(&dir.join(CHOICES), &(serde_json::to_string_pretty(&choices).unwrap_or_default() + "\n"))?;
+    Ok(model)
 }
 
 #[cfg(test)]
@@ -217,10 +414,22 @@ mod tests {
             Ok(-1.0)
         }
 
-        fn run(&mut self, c: usize, seed: u64, dir: &Path, _: &dyn Progress) -> Result<f64, RoundsError> {
-            assert!(dir.ends_with(format!("seed-{seed}")));
-            self.trained.push(format!("{c}/{seed}"));
-            Ok(0.25 * (c + 1) as f64)
+        fn rounds(&mut self, _: usize, _: u64) -> Result<RoundsConfig, RoundsError> {
+            Ok(RoundsConfig::default())
+        }
+
+        fn train(&mut self, run: &ContestRun<'_>, _: &dyn Progress) -> Result<f64, RoundsError> {
+            assert!(run.dir.ends_with(format!("seed-{}", run.seed)) && run.stop_after.is_none());
+            self.trained.push(format!("{}/{}", run.contender, run.seed));
+            Ok(0.25 * (run.contender + 1) as f64)
+        }
+
+        fn record(&mut self, _: &ContestRun<'_>) -> Result<serde_json::Value, RoundsError> {
+            Ok(serde_json::Value::Null)
+        }
+
+        fn curriculum(&mut self, spec: &PluginSpec) -> Result<Box<dyn Curriculum>, RoundsError> {
+            Err(RoundsError::Input(format!("no curriculum {}", spec.name)))
         }
 
         fn outcomes(
@@ -240,7 +449,7 @@ mod tests {
         }
     }
 
-    fn plan<'a>(contenders: &'a [String], seeds: &'a [u64], record: serde_json::Value) -> Plan<'a> {
+    fn plan<'a>(contenders: &'a [Entry], seeds: &'a [u64], record: serde_json::Value) -> Plan<'a> {
         let suite = SuiteConfig {
             agents: vec![2],
             min_size: 3,
@@ -255,7 +464,7 @@ mod tests {
     #[test]
     fn runs_every_contender_and_seed_once_and_resumes() {
         let dir = tempfile::tempdir().unwrap();
-        let names = ["fixed".to_string(), "sec".to_string()];
+        let names = ["fixed", "sec"].map(|n| Entry { name: n.into(), design: Design::Own });
         let record = serde_json::json!({"settings": 1, "seeds": [0, 1]});
         let mut s = Stub::default();
         let got = run(&mut s, dir.path(), &plan(&names, &[0, 1], record.clone()), &Silent).unwrap();

@@ -2,7 +2,7 @@
 //!
 //! | path | what |
 //! |---|---|
-//! | `config.json` | the run's settings as the trainee's driver gives them; a resumed run must have the same |
+//! | `config.json` | the run's settings as the trainee's driver gives them (`floe train`'s configuration; a language model's run its [`RunRecord`]); a resumed run must have the same |
 //! | `state.json` | where the run stands ([`RunState`]), written atomically after every stage: the history, how each round's configuration came about, the evaluations, the replay pool's statistics, the lengths of the metrics files |
 //! | `steps.jsonl` | one line per training step (warm start and GRPO), as the trainee reports them |
 //! | `rounds.jsonl` | one line per evaluation stage (before training, warm start, each round): rates, failures per size, the round's configuration and how it came about, the trainee's figures |
@@ -12,7 +12,10 @@
 //! | `eval.md`, `eval.json` | the last validation as tables |
 //!
 //! The trainee keeps its models beside them (floe's policy: `checkpoint.safetensors`,
-//! `reference.safetensors`, `round-<r>.safetensors`; a Hugging Face model: `round-<r>/`).
+//! `reference.safetensors`, `round-<r>.safetensors`; a Hugging Face model: `round-<r>/`,
+//! `warm-start/`), and a trainer of its own its files in its folder ([`RunFolder::trainer_dir`]):
+//! `trl/round-<r>/`, `trl/warm-start/` (TRL's output folders), `verl/round-<r>/` (verl's data,
+//! checkpoints, log and command of the round) and `verl/validation.parquet`.
 //!
 //! A stage's files are written before `state.json` counts it: a run killed at any point resumes
 //! from the last stage that `state.json` counts (or the trainee's own saved state, when it saves
@@ -28,6 +31,7 @@ use crate::error::RoundsError;
 use crate::limits::Adopted;
 use crate::metrics::JsonLines;
 use crate::report::{EvalReport, Outcome};
+use crate::settings::{RunRecord, Trainer};
 use crate::state::{RunState, Stage};
 use crate::verdicts::Answer;
 
@@ -37,6 +41,16 @@ pub const STATE_FORMAT: &str = "floe-rounds/2";
 /// The engineer's files of a round, in the order `floe engineer --run` shows them (the raw
 /// replies `reply-<n>.txt` come after `reply.txt`).
 pub const ENGINEER_FILES: [&str; 5] = ["context.md", "reply.txt", "config.json", "rationale.txt", "log.txt"];
+
+/// The folder name of a stage after training (`round-<r>`, `warm-start`): a model's folder, a
+/// trainer's.
+fn trained_stage(stage: Stage) -> Option<String> {
+    match stage {
+        Stage::Round(r) => Some(format!("round-{r}")),
+        Stage::WarmStart => Some("warm-start".into()),
+        _ => None,
+    }
+}
 
 /// One run's folder.
 #[derive(Debug, Clone)]
@@ -118,11 +132,22 @@ impl RunFolder {
     /// after `stage`: `round-<r>/`, `warm-start/`; None for the stages before training.
     #[must_use]
     pub fn model_dir(&self, stage: Stage) -> Option<PathBuf> {
-        match stage {
-            Stage::Round(r) => Some(self.root.join(format!("round-{r}"))),
-            Stage::WarmStart => Some(self.root.join("warm-start")),
-            _ => None,
-        }
+        trained_stage(stage).map(|name| self.root.join(name))
+    }
+
+    /// The folder of a trainer of its own (`trl/`, `verl/`): its files of the whole run (verl's
+    /// validation set).
+    #[must_use]
+    pub fn trainer_root(&self, trainer: Trainer) -> PathBuf {
+        self.root.join(trainer.name())
+    }
+
+    /// Where a trainer of its own keeps its files of `stage` (its data, checkpoints, log and
+    /// command): `<trainer>/round-<r>/`, `<trainer>/warm-start/`; None for the stages before
+    /// training.
+    #[must_use]
+    pub fn trainer_dir(&self, trainer: Trainer, stage: Stage) -> Option<PathBuf> {
+        trained_stage(stage).map(|name| self.trainer_root(trainer).join(name))
     }
 
     /// The model folder ([`Self::model_dir`]) a run resumed at `state` continues from: its last
@@ -234,6 +259,18 @@ impl RunFolder {
         serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| RoundsError::Input(format!("{}: {e}", path.display())))
+    }
+
+    /// The record of a run made from [`crate::RunSettings`] (`config.json`), if the folder
+    /// has one: the record every such run writes, read back typed.
+    ///
+    /// # Errors
+    /// A file that is not JSON, or not such a record.
+    pub fn record(&self) -> Result<Option<RunRecord>, RoundsError> {
+        let Some(v) = self.settings()? else { return Ok(None) };
+        RunRecord::from_value(v)
+            .map(Some)
+            .map_err(|e| RoundsError::Input(format!("{}: {e}", self.join("config.json").display())))
     }
 
     /// The state in `state.json`, if there is one.

@@ -24,6 +24,7 @@
 //! | [`stats`] | standard errors clustered by seed and instance, paired differences |
 //! | [`experiment`] | the comparison of designs over any trainee ([`experiment::Contest`]): contenders, seeds, suite outcomes, the table |
 //! | [`config`] | [`RoundsConfig`], [`ValidationConfig`] |
+//! | [`settings`] | [`RunSettings`]: a run's settings in one typed value (a language model's), and [`settings::RunRecord`], its `config.json` |
 
 pub mod config;
 pub mod context;
@@ -38,6 +39,7 @@ pub mod limits;
 pub mod metrics;
 pub mod replay;
 pub mod report;
+pub mod settings;
 pub mod state;
 pub mod stats;
 pub mod verdicts;
@@ -48,5 +50,6 @@ pub use driver::{run, Protocol, RoundData, RunOptions, Session, Trained, Trainee
 pub use error::RoundsError;
 pub use folder::RunFolder;
 pub use report::{EvalCell, EvalReport, Outcome};
+pub use settings::{RunRecord, RunSettings};
 pub use state::{RunState, Stage, StageEval};
 pub use verdicts::{Answer, DecodedPlan};

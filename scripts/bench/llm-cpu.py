@@ -24,7 +24,7 @@ import tempfile
 import time
 
 import floe
-from floe.rounds import RoundsConfig
+from floe.rounds import RunSettings
 from floe.rounds.trl_trainee import TrlTrainee, greedy_answers, supervised_warm_start
 
 ROUND0 = {
@@ -38,7 +38,7 @@ GRPO = {"num_generations": 8, "per_device_train_batch_size": 16, "max_completion
 
 
 def settings(trl):
-    return RoundsConfig.from_dict(
+    return RunSettings.from_dict(
         {
             "round0": ROUND0,
             "design_limits": {"min_size": 3, "max_size": 5, "agents": [2]},

@@ -48,7 +48,7 @@ pub struct TrainConfig {
 impl Default for TrainConfig {
     fn default() -> Self {
         TrainConfig {
-            seed: 0,
+            seed: floe_rounds::data::DEFAULT_SEED,
             threads: 0,
             model: ModelConfig::default(),
             adam: AdamConfig::default(),

@@ -34,18 +34,19 @@ use floe_core::progress::Progress;
 use floe_core::suite::SuiteConfig;
 use floe_core::Instance;
 use floe_plugin_api::design::DesignLimits;
-use floe_plugin_api::{History, PluginSpec, RoundConfig, SizeConfig};
-use floe_rounds::RunFolder;
+use floe_plugin_api::{Curriculum, PluginSpec, RoundConfig};
+use floe_rounds::experiment::{ContestRun, Design, Entry};
 use serde::{Deserialize, Serialize};
 
 pub use floe_rounds::design::random_config;
+pub use floe_rounds::experiment::{Choice, BEST_OF};
 
 pub use floe_rounds::stats::{paired_difference, Outcomes, TableSetup, RESOLVED_SE, ROUNDS_WORK_SE};
 
-use crate::config::{TrainConfig, ValidationConfig};
+use crate::config::{RoundsConfig, TrainConfig, ValidationConfig};
 use crate::error::TrainError;
 use crate::eval::{evaluate_each, Outcome};
-use crate::run::{self, load_policy, Plugins, RunOptions, Stage};
+use crate::run::{self, load_policy, Plugins, RunOptions};
 use crate::tokens::Inputs;
 
 /// How much to spend (times on an idle 2-core machine, build excluded).
@@ -150,9 +151,6 @@ pub const MAP_WARM_STEPS: usize = 600;
 /// the noise; 5e-5 without partial credit moved it least badly (docs/training-results.md).
 pub const MAP_ROUNDS_LR: f64 = 5e-5;
 
-/// Designs the upper reference (`best-of-n`) tries each round after round 0.
-pub const BEST_OF: usize = 4;
-
 /// The GRPO learning rate of the experiment's rounds: from the short warm start, 2e-4 gained
 /// where 5e-5 (the default) moved little (docs/training-results.md).
 pub const ROUNDS_LR: f64 = 2e-4;
@@ -219,6 +217,19 @@ impl ContenderName {
     }
 }
 
+impl ContenderName {
+    /// How its rounds are designed: `fixed-random` and `best-of-n` by floe-rounds'
+    /// experiment itself, the others by their curriculum or engineer.
+    #[must_use]
+    pub fn design(self) -> Design {
+        match self {
+            ContenderName::FixedRandom => Design::FixedRandom,
+            ContenderName::BestOfN => Design::BestOfN,
+            _ => Design::Own,
+        }
+    }
+}
+
 impl std::fmt::Display for ContenderName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
@@ -270,19 +281,8 @@ impl Experiment {
             max_sizes: sizes.len(),
             ..DesignLimits::default()
         };
-        let round0 = RoundConfig {
-            sizes: sizes
-                .iter()
-                .map(|&size| SizeConfig {
-                    size,
-                    data_ratio: 1.0 / sizes.len() as f64,
-                    hole_ratio: 0.2,
-                    wait_ratio: 0.5,
-                })
-                .collect(),
-            agents: vec![2],
-            replay_fraction: 0.0,
-        };
+        // floe's round-0 default: uniform over the sizes 3…10, 2 agents.
+        let round0 = RoundConfig::round0_default();
         let mut base = TrainConfig::default();
         base.warm_start.data = round0.clone();
         // The warm start is the same short one at every budget: the "base model".
@@ -353,8 +353,7 @@ impl Experiment {
                 engineer: None,
             },
             Contender { name: ContenderName::Engineer, curriculum: None, engineer: Some(engineer) },
-            // Its round 0 is drawn per seed, and the upper reference designs with the
-            // `schedule` curriculum round by round: [`Experiment::run_config`] sets both.
+            // Their rounds are designed by floe-rounds' experiment ([`ContenderName::design`]).
             Contender { name: ContenderName::FixedRandom, curriculum: None, engineer: None },
             Contender { name: ContenderName::BestOfN, curriculum: None, engineer: None },
         ];
@@ -384,150 +383,28 @@ impl Experiment {
         }
     }
 
-    /// The configuration of one contender's run with one seed. `fixed-random` keeps the
-    /// seed's random configuration ([`random_config`]) from round 0 on; `best-of-n` starts on
-    /// the `schedule` curriculum with round 0 alone, which [`run_experiment`] extends round by
-    /// round.
-    ///
-    /// # Errors
-    /// Design limits that admit no random configuration.
-    pub fn run_config(&self, c: &Contender, seed: u64, warm: &Path) -> Result<TrainConfig, TrainError> {
+    /// The rounds of contender `c`'s runs: the experiment's, with its own designers.
+    #[must_use]
+    pub fn rounds_of(&self, c: &Contender) -> RoundsConfig {
+        RoundsConfig {
+            rounds: self.rounds,
+            curriculum: c.curriculum.clone(),
+            engineer: c.engineer.clone(),
+            ..self.base.rounds.clone()
+        }
+    }
+
+    /// The configuration of one run with `seed` under `rounds`, from the warm start's
+    /// checkpoint in `warm`.
+    #[must_use]
+    pub fn run_config(&self, rounds: &RoundsConfig, seed: u64, warm: &Path) -> TrainConfig {
         let mut cfg = self.base.clone();
         cfg.seed = seed;
         cfg.init_checkpoint = Some(warm.join("reference.safetensors"));
         cfg.warm_start.steps = 0;
-        cfg.rounds.rounds = self.rounds;
-        cfg.rounds.curriculum = c.curriculum.clone();
-        cfg.rounds.engineer = c.engineer.clone();
-        let round0 = cfg.rounds.round0.clone().unwrap_or_else(RoundConfig::round0_default);
-        match c.name {
-            ContenderName::FixedRandom => {
-                let drawn = random_config(&cfg.rounds.design_limits, seed)?;
-                cfg.rounds.round0 = Some(drawn.clone());
-                cfg.rounds.curriculum = Some(fixed_spec(&drawn));
-            }
-            ContenderName::BestOfN => cfg.rounds.curriculum = Some(schedule_spec(&[round0])),
-            _ => {}
-        }
-        Ok(cfg)
+        cfg.rounds = rounds.clone();
+        cfg
     }
-}
-
-fn fixed_spec(config: &RoundConfig) -> PluginSpec {
-    PluginSpec { name: "fixed".into(), params: serde_json::json!({ "config": config }), library: None }
-}
-
-fn schedule_spec(configs: &[RoundConfig]) -> PluginSpec {
-    PluginSpec { name: "schedule".into(), params: serde_json::json!({ "configs": configs }), library: None }
-}
-
-/// The designs the upper reference tries for the round after `history`: round 0's (uniform
-/// over the sizes), its smaller half of the sizes, its larger half, and the `frontier`
-/// curriculum's answer to the history.
-fn candidates(
-    base: &TrainConfig,
-    round0: &RoundConfig,
-    history: &History,
-    resolve: &dyn Fn(&TrainConfig) -> Result<Plugins, TrainError>,
-) -> Result<Vec<RoundConfig>, TrainError> {
-    let mut sizes = round0.sizes.clone();
-    sizes.sort_by_key(|s| s.size);
-    let part = |part: &[SizeConfig]| RoundConfig {
-        sizes: part.iter().map(|s| SizeConfig { data_ratio: 1.0 / part.len() as f64, ..s.clone() }).collect(),
-        ..round0.clone()
-    };
-    let half = sizes.len().div_ceil(2);
-    let mut with_frontier = base.clone();
-    with_frontier.rounds.curriculum = Some(PluginSpec {
-        name: "frontier".into(),
-        params: serde_json::json!({ "base": round0 }),
-        library: None,
-    });
-    with_frontier.rounds.engineer = None;
-    let mut frontier = resolve(&with_frontier)?
-        .curriculum
-        .ok_or_else(|| TrainError::Input("the frontier curriculum did not resolve".into()))?;
-    let designed = frontier.next_config(history).map_err(|e| TrainError::Input(format!("frontier: {e}")))?;
-    let mut out = vec![round0.clone(), part(&sizes[..half]), part(&sizes[half..]), designed];
-    out.truncate(BEST_OF);
-    Ok(out)
-}
-
-/// The validation valid rate of a finished round, as the run recorded it.
-fn round_valid(folder: &RunFolder, r: u32) -> Result<f64, TrainError> {
-    let state = folder.read_state()?.ok_or_else(|| {
-        TrainError::Input(format!("{}: no run state after round {r}", folder.root().display()))
-    })?;
-    state
-        .evals
-        .iter()
-        .find(|e| e.stage == Stage::Round(r))
-        .map(|e| e.valid)
-        .ok_or_else(|| TrainError::Input(format!("{}: round {r} has no validation", folder.root().display())))
-}
-
-/// One choice of the upper reference: the round, each candidate's validation valid rate, the
-/// chosen one.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Choice {
-    pub round: u32,
-    pub valid: Vec<f64>,
-    pub chosen: usize,
-    pub config: RoundConfig,
-}
-
-/// Runs (or resumes) the upper reference with one seed in `dir`: round 0 in `round-0/`, then for
-/// each later round every candidate design ([`candidates`]) for that round alone, from the
-/// chosen branch so far ([`RunFolder::fork`], in `round-<r>/candidate-<k>/`), the best on the
-/// validation set kept (the first among equals). `dir/choices.json` records the choices.
-/// Returns the folder of the final branch.
-fn run_best_of(
-    cfg: &TrainConfig,
-    dir: &Path,
-    resolve: &dyn Fn(&TrainConfig) -> Result<Plugins, TrainError>,
-    progress: &dyn Progress,
-) -> Result<std::path::PathBuf, TrainError> {
-    let round0 = cfg.rounds.round0.clone().unwrap_or_else(RoundConfig::round0_default);
-    let with = |plan: &[RoundConfig]| TrainConfig {
-        rounds: crate::config::RoundsConfig { curriculum: Some(schedule_spec(plan)), ..cfg.rounds.clone() },
-        ..cfg.clone()
-    };
-    let opts = |d: &Path, r: u32| RunOptions { resume: true, stop_after: Some(r), ..RunOptions::new(d) };
-    let mut at = dir.join("round-0");
-    let mut plan = vec![round0.clone()];
-    let first = with(&plan);
-    run::run_with_progress(&first, &opts(&at, 0), resolve(&first)?, progress)?;
-    let mut choices = Vec::new();
-    for r in 1..cfg.rounds.rounds {
-        let history = RunFolder::new(&at).read_state()?.map(|s| s.history).unwrap_or_default();
-        let mut tried = Vec::new();
-        for (k, design) in candidates(cfg, &round0, &history, resolve)?.into_iter().enumerate() {
-            let branch = dir.join(format!("round-{r}")).join(format!("candidate-{k}"));
-            let mut p = plan.clone();
-            p.push(design.clone());
-            let c = with(&p);
-            if RunFolder::new(&branch).read_state()?.is_none() {
-                let settings = serde_json::to_value(&c).map_err(|e| TrainError::Input(e.to_string()))?;
-                RunFolder::new(&at).fork(&branch, &settings)?;
-            }
-            progress.line(&format!("experiment: best-of-n round {r}, candidate {k}"));
-            run::run_with_progress(&c, &opts(&branch, r), resolve(&c)?, progress)?;
-            tried.push((round_valid(&RunFolder::new(&branch), r)?, design, branch));
-        }
-        let best = (0..tried.len()).fold(0, |b, i| if tried[i].0 > tried[b].0 { i } else { b });
-        choices.push(Choice {
-            round: r,
-            valid: tried.iter().map(|t| t.0).collect(),
-            chosen: best,
-            config: tried[best].1.clone(),
-        });
-        plan.push(tried[best].1.clone());
-        at = tried.swap_remove(best).2;
-    }
-    let p = dir.join("choices.json");
-    std::fs::write(&p, serde_json::to_string_pretty(&choices).unwrap_or_default() + "\n")
-        .map_err(|e| TrainError::io(&p, e))?;
-    Ok(at)
 }
 
 /// floe's policy in an experiment: its runs, and its checkpoints' answers to the suite.
@@ -548,23 +425,33 @@ impl floe_rounds::experiment::Contest for PolicyContest<'_> {
         Ok(dir.join("reference.safetensors"))
     }
 
-    fn run(
+    fn rounds(&mut self, contender: usize, _seed: u64) -> Result<RoundsConfig, TrainError> {
+        Ok(self.x.rounds_of(&self.x.contenders[contender]))
+    }
+
+    fn train(
         &mut self,
-        contender: usize,
-        seed: u64,
-        dir: &Path,
+        r: &ContestRun<'_>,
         progress: &dyn Progress,
     ) -> Result<std::path::PathBuf, TrainError> {
-        let c = &self.x.contenders[contender];
-        let cfg = self.x.run_config(c, seed, &self.warm)?;
-        let last = if c.name == ContenderName::BestOfN {
-            run_best_of(&cfg, dir, self.resolve, progress)?
-        } else {
-            let opts = RunOptions { resume: true, ..RunOptions::new(dir) };
-            run::run_with_progress(&cfg, &opts, (self.resolve)(&cfg)?, progress)?;
-            dir.to_path_buf()
-        };
-        Ok(last.join("checkpoint.safetensors"))
+        let cfg = self.x.run_config(r.rounds, r.seed, &self.warm);
+        let opts = RunOptions { resume: true, stop_after: r.stop_after, ..RunOptions::new(r.dir) };
+        run::run_with_progress(&cfg, &opts, (self.resolve)(&cfg)?, progress)?;
+        Ok(r.dir.join("checkpoint.safetensors"))
+    }
+
+    fn record(&mut self, r: &ContestRun<'_>) -> Result<serde_json::Value, TrainError> {
+        serde_json::to_value(self.x.run_config(r.rounds, r.seed, &self.warm))
+            .map_err(|e| TrainError::Input(e.to_string()))
+    }
+
+    fn curriculum(&mut self, spec: &PluginSpec) -> Result<Box<dyn Curriculum>, TrainError> {
+        let mut cfg = self.x.base.clone();
+        cfg.rounds.curriculum = Some(spec.clone());
+        cfg.rounds.engineer = None;
+        (self.resolve)(&cfg)?
+            .curriculum
+            .ok_or_else(|| TrainError::Input(format!("the curriculum {} did not resolve", spec.name)))
     }
 
     fn outcomes(
@@ -593,10 +480,11 @@ pub fn run_experiment(
     resolve: &dyn Fn(&TrainConfig) -> Result<Plugins, TrainError>,
     progress: &dyn Progress,
 ) -> Result<floe_rounds::experiment::Results, TrainError> {
-    let names: Vec<String> = x.contenders.iter().map(|c| c.name.to_string()).collect();
+    let entries: Vec<Entry> =
+        x.contenders.iter().map(|c| Entry { name: c.name.to_string(), design: c.name.design() }).collect();
     let plan = floe_rounds::experiment::Plan {
         record: serde_json::to_value(x).map_err(|e| TrainError::Input(e.to_string()))?,
-        contenders: &names,
+        contenders: &entries,
         seeds: &x.seeds,
         suite: x.suite.clone(),
         rounds: x.rounds,

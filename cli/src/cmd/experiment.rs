@@ -221,11 +221,11 @@ mod tests {
         let warm = Path::new("warm");
         let x = of(&["--prompts", "3072", "--blame-failure"]).unwrap();
         for c in &x.contenders {
-            let cfg = x.run_config(c, 3, warm).unwrap();
+            let cfg = x.run_config(&x.rounds_of(c), 3, warm);
             assert_eq!((cfg.rounds.samples, cfg.grpo.blame_failure), (3072, true), "{}", c.name);
         }
         let x = of(&[]).unwrap();
-        let cfg = x.run_config(&x.contenders[0], 3, warm).unwrap();
+        let cfg = x.run_config(&x.rounds_of(&x.contenders[0]), 3, warm);
         assert_eq!((cfg.rounds.samples, cfg.grpo.blame_failure), (384, false));
         assert!(matches!(of(&["--prompts", "0"]), Err(CliError::Input(m)) if m.contains("--prompts")));
     }

@@ -4,11 +4,12 @@
                           [--curriculum fixed|difficulty-scaling|plr|sec|PLUGIN]
                           [--rounds N] [--config run.json] [--trl-config trl.json] [--resume]
 
-``--config`` is a JSON object of :class:`floe.rounds.RoundsConfig`'s settings (its ``trl``
+``--config`` is a JSON object of :class:`floe.rounds.RunSettings`' settings (its ``trl``
 object holds TRL's ``GRPOConfig`` arguments); ``--trl-config`` a JSON object of ``GRPOConfig``
 arguments over them; the other flags override single settings. ``--resume`` continues the run in
 ``--out`` after its last finished round, with the settings and model it was started with (given
-again, they must be the same). floe reads the command line (:func:`floe._floe.command_line`).
+again, they must be the same). floe runs the command line whole
+(:func:`floe._floe.command_line`): it reads it, calls :func:`make` for the trainee, and drives it.
 """
 
 from __future__ import annotations
@@ -16,15 +17,16 @@ from __future__ import annotations
 import sys
 
 from .._floe import command_line
-from .trl_trainee import run_rounds
+from .trl_trainee import TrlTrainee
 
 
-def run(a: dict) -> dict:
-    return run_rounds(a["model"], a["out"], a["config"], resume=a["resume"])
+def make(a: dict) -> TrlTrainee:
+    """The command line's trainee: ``a`` holds its ``model``, ``config`` and run folder ``out``."""
+    return TrlTrainee(a["model"], a["config"], a["out"])
 
 
 def main(argv: list | None = None) -> int:
-    return command_line("trl", sys.argv[1:] if argv is None else argv, run)
+    return command_line("trl", sys.argv[1:] if argv is None else argv, make)
 
 
 if __name__ == "__main__":

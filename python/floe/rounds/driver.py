@@ -52,7 +52,7 @@ def read_state(out: str) -> Optional[RunState]:
     return RunState(s) if s is not None else None
 
 
-def drive(trainee: Trainee, config: Any, out: str, settings: dict, **options: Any) -> RunState:
-    """:func:`floe.drive_rounds` (``engineer``, ``resume``, ``overwrite``, ``say``), its state
-    as a :class:`RunState`."""
-    return RunState(drive_rounds(trainee, config, out, settings, **options))
+def drive(trainee: Trainee, settings: Any, out: str, **options: Any) -> RunState:
+    """:func:`floe.drive_rounds` (``model``, ``trainer``, ``verl``, ``engineer``, ``resume``,
+    ``overwrite``, ``say``), its state as a :class:`RunState`."""
+    return RunState(drive_rounds(trainee, settings, out, **options))

@@ -12,7 +12,7 @@ import shutil
 import time
 from typing import Any, Callable, Optional, Sequence
 
-from .._floe import Engineer, Instance, RoundsConfig, model_folder, prompt, resume_model, verify_batch
+from .._floe import Engineer, Instance, RunSettings, model_folder, prompt, resume_model, trainer_folder, verify_batch
 from ..datasets import to_hf_dataset
 from ..rewards import trl_reward
 from .driver import RunState, drive
@@ -29,7 +29,7 @@ TRL_DEFAULTS: dict[str, Any] = {
 }
 
 
-def trl_args(cfg: RoundsConfig) -> dict:
+def trl_args(cfg: RunSettings) -> dict:
     """TRL's arguments as every round uses them (the settings' ``trl`` over
     :data:`TRL_DEFAULTS`), before floe's own per round."""
     return {**TRL_DEFAULTS, **cfg.trl}
@@ -102,7 +102,7 @@ def greedy_answers(model: Any, tokenizer: Any, instances: Sequence[Instance], sy
     return out, generated
 
 
-def supervised_warm_start(model: Any, tokenizer: Any, cfg: RoundsConfig, out: str) -> tuple:
+def supervised_warm_start(model: Any, tokenizer: Any, cfg: RunSettings, out: str) -> tuple:
     """TRL's ``SFTTrainer`` on the generator's optimal plans written in the prompt's answer
     format (the settings' ``warm_start``: ``steps``, ``samples``, ``config``, ``learning_rate``,
     ``batch_size``), the loss on the answer's tokens only (prompt-completion data). Returns the
@@ -121,10 +121,10 @@ def supervised_warm_start(model: Any, tokenizer: Any, cfg: RoundsConfig, out: st
         for inst, plan in data
     ]
     args = SFTConfig(
-        output_dir=os.path.join(out, "trl", "warm-start"),
+        output_dir=trainer_folder(out, "trl", "warm start"),
         max_steps=int(w["steps"]),
-        learning_rate=float(w.get("learning_rate", 1e-4)),
-        per_device_train_batch_size=int(w.get("batch_size", 8)),
+        learning_rate=float(w["learning_rate"]),
+        per_device_train_batch_size=int(w["batch_size"]),
         completion_only_loss=True,
         max_length=None,
         logging_steps=1,
@@ -153,14 +153,21 @@ def supervised_warm_start(model: Any, tokenizer: Any, cfg: RoundsConfig, out: st
 class TrlTrainee:
     """The model in folder ``model`` trained round by round with TRL's ``GRPOTrainer``."""
 
-    def __init__(self, model: str, config: RoundsConfig, out: str) -> None:
+    def __init__(self, model: str, config: RunSettings, out: str) -> None:
         self.cfg = config
         self.model_path = os.path.abspath(model)
         self.out = out
         self.model, self.tokenizer = load_model(self.model_path)
-        spec = config.reward_spec()
-        self.reward = trl_reward(spec["name"], spec["params"], spec["library"])
+        self._reward: Optional[Callable] = None
         self._base: Optional[tuple] = None
+
+    @property
+    def reward(self) -> Callable:
+        """The run's reward (its settings' ``reward``) as TRL's reward function, made once."""
+        if self._reward is None:
+            spec = self.cfg.reward_spec()
+            self._reward = trl_reward(spec["name"], spec["params"], spec["library"])
+        return self._reward
 
     def current_model(self) -> tuple:
         """The model as it is now (the ``self`` engineer)."""
@@ -213,7 +220,7 @@ class TrlTrainee:
 
         floe_reward.__name__ = reward.__name__
         args = GRPOConfig(
-            output_dir=os.path.join(self.out, "trl", f"round-{r}"),
+            output_dir=trainer_folder(self.out, "trl", f"round {r}"),
             num_train_epochs=cfg.epochs,
             seed=round["trainer_seed"],
             **trl_args(cfg),
@@ -270,7 +277,7 @@ class TrlTrainee:
 def run_rounds(
     model: str,
     out: str,
-    config: Optional[RoundsConfig] = None,
+    config: Optional[RunSettings] = None,
     *,
     resume: bool = False,
     engineer: Optional[Engineer] = None,
@@ -285,8 +292,6 @@ def run_rounds(
 
     Raises :class:`floe.ConfigError` for bad settings, a folder holding another run, or a
     resumed run with other settings."""
-    cfg = config or RoundsConfig()
-    settings = {"model": os.path.abspath(model), "settings": cfg.to_dict()}
-    if engineer is not None:
-        settings["engineer"] = f"given: {engineer.name}"
-    return drive(TrlTrainee(model, cfg, out), cfg, out, settings, engineer=engineer, resume=resume, say=say)
+    cfg = config or RunSettings()
+    trainee = TrlTrainee(model, cfg, out)
+    return drive(trainee, cfg, out, model=model, trainer="trl", engineer=engineer, resume=resume, say=say)
