@@ -100,6 +100,7 @@ mod with_train {
     use std::time::Duration;
 
     use floe_core::progress::Progress;
+    use floe_train::error::RoundsError;
     use floe_train::{TrainConfig, TrainError};
 
     use super::floe_progress_fn;
@@ -110,10 +111,12 @@ mod with_train {
     impl From<TrainError> for Error {
         fn from(e: TrainError) -> Self {
             let code = match &e {
-                TrainError::Cancelled(_) => status::CANCELLED,
-                TrainError::Io { .. } => status::IO,
-                TrainError::Config(_) | TrainError::Input(_) => status::CONFIG,
-                TrainError::Plugin(p) => p.code(),
+                TrainError::Rounds(RoundsError::Cancelled(_)) => status::CANCELLED,
+                TrainError::Rounds(RoundsError::Io { .. }) => status::IO,
+                TrainError::Input(_) | TrainError::Rounds(RoundsError::Input(_) | RoundsError::Config(_)) => {
+                    status::CONFIG
+                }
+                TrainError::Rounds(RoundsError::Plugin(p)) => p.code(),
                 _ => status::FAILED,
             };
             Error::new(code, e.to_string())

@@ -4,6 +4,7 @@
 mod common;
 
 use floe_train::config::{TrainConfig, ValidationConfig};
+use floe_train::error::RoundsError;
 use floe_train::{run, RunOptions, TrainError};
 
 fn tiny() -> TrainConfig {
@@ -47,17 +48,17 @@ fn a_killed_run_resumes_to_the_same_result() {
 
     // Stopped in round 1 (after its first step): round 0 is in the checkpoint.
     let err = run(&cfg, &opts(b.path(), false, Some(3)), common::plugins(&cfg)).unwrap_err();
-    assert!(matches!(err, TrainError::Interrupted(_)), "{err}");
+    assert!(matches!(err, TrainError::Rounds(RoundsError::Interrupted(_))), "{err}");
     let (_, saved) = floe_train::run::saved_run(b.path()).unwrap().unwrap();
     assert_eq!(saved.rounds_done, 1);
     assert_eq!(saved.history.rounds[0], full.history.rounds[0]);
     // A resume with another configuration is refused.
     let mut other = cfg.clone();
     other.seed += 1;
-    assert!(matches!(
-        run(&other, &opts(b.path(), true, None), common::plugins(&other)),
-        Err(TrainError::Input(_))
-    ));
+    match run(&other, &opts(b.path(), true, None), common::plugins(&other)) {
+        Err(TrainError::Rounds(RoundsError::Input(_))) => {}
+        r => panic!("{r:?}"),
+    }
 
     let resumed = run(&cfg, &opts(b.path(), true, None), common::plugins(&cfg)).unwrap();
     assert_eq!(resumed.history, full.history);

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use floe_rounds::RoundsError;
 use floe_train::{TrainConfig, TrainError};
 
 use crate::cmd::engineer::EngineerFlags;
@@ -37,7 +38,8 @@ pub struct Args {
 /// Maps a trainer error to the CLI's: bad input (configurations, files, checkpoints) is exit 2.
 pub fn cli_error(e: TrainError) -> CliError {
     match e {
-        TrainError::Input(_) | TrainError::Config(_) | TrainError::Io { .. } => {
+        TrainError::Input(_)
+        | TrainError::Rounds(RoundsError::Input(_) | RoundsError::Config(_) | RoundsError::Io { .. }) => {
             CliError::Input(e.to_string())
         }
         _ => CliError::Failed(e.to_string()),

@@ -59,12 +59,14 @@ pub struct RunOptions {
     /// Continue from the folder's checkpoint, if there is one.
     pub resume: bool,
     /// When another thread sets it, the run stops between stages or before the next GRPO step
-    /// with [`TrainError::Cancelled`], leaving the folder resumable from its last checkpoint.
+    /// with [`RoundsError::Cancelled`] (as [`TrainError::Rounds`]), leaving the folder resumable
+    /// from its last checkpoint.
     pub cancel: Option<Arc<AtomicBool>>,
     /// Stop once round `r` is finished and saved; a later run with `resume` goes on.
     pub stop_after: Option<u32>,
-    /// Stop with [`TrainError::Interrupted`] before GRPO step `n` (counted over the whole run):
-    /// a stand-in for a killed process, for tests (feature `testing`).
+    /// Stop with [`RoundsError::Interrupted`] (as [`TrainError::Rounds`]) before GRPO step `n`
+    /// (counted over the whole run): a stand-in for a killed process, for tests (feature
+    /// `testing`).
     #[cfg(feature = "testing")]
     pub stop_before_grpo_step: Option<u64>,
 }
@@ -100,11 +102,11 @@ pub(crate) struct PolicyTrainee<'a> {
 }
 
 impl PolicyTrainee<'_> {
-    /// The test hook of feature `testing`: [`TrainError::Interrupted`] before GRPO step `n`.
+    /// The test hook of feature `testing`: [`RoundsError::Interrupted`] before GRPO step `n`.
     #[cfg(feature = "testing")]
     pub(crate) fn check_stop(&self, step: u64) -> Result<(), TrainError> {
         if self.stop_before_grpo_step == Some(step) {
-            return Err(TrainError::Interrupted(format!("before GRPO step {step}")));
+            return Err(TrainError::Rounds(RoundsError::Interrupted(format!("before GRPO step {step}"))));
         }
         Ok(())
     }
@@ -184,7 +186,8 @@ impl Trainee for PolicyTrainee<'_> {
 /// # Errors
 /// Bad configurations, plugins that do not match the configuration, plugin and generator
 /// failures, I/O errors; a resumed run whose folder was written with other settings, or whose
-/// checkpoint holds another model; [`TrainError::Cancelled`] when `opts.cancel` is set.
+/// checkpoint holds another model; [`RoundsError::Cancelled`] (as [`TrainError::Rounds`]) when
+/// `opts.cancel` is set.
 pub fn run(cfg: &TrainConfig, opts: &RunOptions, plugins: Plugins) -> Result<RunState, TrainError> {
     run_with_progress(cfg, opts, plugins, &Silent)
 }
