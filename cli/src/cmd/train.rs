@@ -46,16 +46,6 @@ pub fn cli_error(e: TrainError) -> CliError {
     }
 }
 
-/// The plugins a configuration names, resolved by the registry; the reward must score plans.
-///
-/// # Errors
-/// What the registry refuses (an unknown plugin, bad parameters, a library that does not load, a
-/// reward that scores only steps).
-pub fn plugins(cfg: &TrainConfig) -> Result<floe_train::Plugins, floe_plugin_registry::RegistryError> {
-    let r = &cfg.rounds;
-    floe_plugin_registry::plugins(&r.reward, r.curriculum.as_ref(), r.engineer.as_ref())
-}
-
 pub fn run(a: &Args) -> Result<(), CliError> {
     let saved = if a.resume { floe_train::run::saved_run(&a.out).map_err(cli_error)? } else { None };
     let mut cfg = match (&a.config, &saved) {
@@ -78,7 +68,8 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         return crate::emit(None, &(serde_json::to_string_pretty(&cfg).unwrap_or_default() + "\n"));
     }
     let what = a.config.as_ref().map_or("the configuration".to_string(), |p| p.display().to_string());
-    let plugins = plugins(&cfg).map_err(|e| CliError::Input(format!("{what}: {e}")))?;
+    let plugins = floe_plugin_registry::rounds_plugins(&cfg.rounds)
+        .map_err(|e| CliError::Input(format!("{what}: {e}")))?;
     let opts = floe_train::RunOptions { resume: a.resume, ..floe_train::RunOptions::new(&a.out) };
     let bars = crate::progress::Bars::new("floe train", a.quiet);
     let state = floe_train::run_with_progress(&cfg, &opts, plugins, &bars).map_err(cli_error)?;
