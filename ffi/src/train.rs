@@ -100,6 +100,7 @@ mod with_train {
     use std::time::Duration;
 
     use floe_core::progress::Progress;
+    use floe_train::error::RoundsError;
     use floe_train::{TrainConfig, TrainError};
 
     use super::floe_progress_fn;
@@ -110,10 +111,12 @@ mod with_train {
     impl From<TrainError> for Error {
         fn from(e: TrainError) -> Self {
             let code = match &e {
-                TrainError::Cancelled(_) => status::CANCELLED,
-                TrainError::Io { .. } => status::IO,
-                TrainError::Config(_) | TrainError::Input(_) => status::CONFIG,
-                TrainError::Plugin(p) => p.code(),
+                TrainError::Rounds(RoundsError::Cancelled(_)) => status::CANCELLED,
+                TrainError::Rounds(RoundsError::Io { .. }) => status::IO,
+                TrainError::Input(_) | TrainError::Rounds(RoundsError::Input(_) | RoundsError::Config(_)) => {
+                    status::CONFIG
+                }
+                TrainError::Rounds(RoundsError::Plugin(p)) => p.code(),
                 _ => status::FAILED,
             };
             Error::new(code, e.to_string())
@@ -174,13 +177,6 @@ mod with_train {
         }
     }
 
-    /// The plugins the configuration names, resolved by the registry as `floe train` does.
-    fn plugins(cfg: &TrainConfig) -> Result<floe_train::Plugins, Error> {
-        let r = &cfg.rounds;
-        floe_plugin_registry::plugins(&r.reward, r.curriculum.as_ref(), r.engineer.as_ref())
-            .map_err(|e| Error::new(status::CONFIG, e.to_string()))
-    }
-
     pub(super) unsafe fn train_run(
         config_json: *const c_char,
         out_dir: *const c_char,
@@ -198,7 +194,9 @@ mod with_train {
                 return Err(Error::bad_input("cancel is not aligned for a uint32_t"));
             }
             let cfg = TrainConfig::from_json(text)?;
-            let plugins = plugins(&cfg)?;
+            // The plugins the configuration names, resolved by the registry as `floe train` does.
+            let plugins = floe_plugin_registry::rounds_plugins(&cfg.rounds)
+                .map_err(|e| Error::new(status::CONFIG, e.to_string()))?;
             let flag = Arc::new(AtomicBool::new(false));
             let mut opts = floe_train::RunOptions::new(out);
             opts.resume = resume != 0;

@@ -280,8 +280,8 @@ pub fn engineer(spec: &PluginSpec) -> Result<Box<dyn EnvEngineer>, RegistryError
 
 /// The plugins of a training run from its specs (`rounds.reward`, `rounds.curriculum`,
 /// `rounds.engineer`): the reward through [`plan_reward`], so it must score plans, and the
-/// curriculum with whether it declared that it replays. `floe train`, the C API and the tests
-/// resolve a run's plugins here.
+/// curriculum with whether it declared that it replays. A run's rounds resolve theirs through
+/// [`rounds_plugins`].
 ///
 /// # Errors
 /// What [`plan_reward`], [`curriculum`] or [`engineer`] refuses.
@@ -299,6 +299,17 @@ pub fn plugins(
         curriculum_replays,
         engineer: engineer_spec.map(engineer).transpose()?,
     })
+}
+
+/// The plugins a run's rounds name (`reward`, `curriculum` and `engineer` of a
+/// [`floe_rounds::RoundsConfig`]), resolved by [`plugins`]. `floe train`, `floe experiment`, the
+/// C API and the tests resolve a run's plugins here, so a configuration means the same plugins
+/// everywhere.
+///
+/// # Errors
+/// What [`plugins`] refuses.
+pub fn rounds_plugins(rounds: &floe_rounds::RoundsConfig) -> Result<Plugins, RegistryError> {
+    plugins(&rounds.reward, rounds.curriculum.as_ref(), rounds.engineer.as_ref())
 }
 
 #[cfg(test)]

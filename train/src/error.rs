@@ -1,84 +1,76 @@
-//! The trainer's error.
+//! The trainer's error: its own (bad model or checkpoint input, libtorch) beside the protocol's
+//! ([`RoundsError`]), which it holds as it was.
 
 use thiserror::Error;
+
+pub use floe_rounds::RoundsError;
 
 /// Why training, evaluation or a checkpoint operation failed.
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum TrainError {
-    /// Bad input: a configuration, an instance the model cannot read, a malformed checkpoint.
+    /// Bad input of the trainer's own: a configuration, an instance the model cannot read, a
+    /// malformed checkpoint.
     #[error("{0}")]
     Input(String),
-    /// A file could not be read or written.
-    #[error("{path}: {source}")]
-    Io {
-        path: std::path::PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
     /// libtorch reported an error.
     #[error("libtorch: {0}")]
     Torch(#[from] tch::TchError),
-    /// A plugin failed.
-    #[error("plugin: {0}")]
-    Plugin(#[from] floe_plugin_api::PluginError),
-    /// A plugin configuration or history was invalid.
-    #[error("configuration: {0}")]
-    Config(#[from] floe_plugin_api::ConfigError),
-    /// The instance generator failed.
-    #[error("generator: {0}")]
-    Generate(#[from] floe_core::GenerateError),
-    /// The batched engine rejected a batch.
-    #[error("engine: {0}")]
-    Engine(#[from] floe_core::engine::EngineError),
-    /// The run was stopped by its test hook (`RunOptions::stop_before_grpo_step`, feature
-    /// `testing`).
-    #[error("interrupted: {0}")]
-    Interrupted(String),
-    /// The run was cancelled through [`crate::RunOptions::cancel`]; the folder holds its last
-    /// checkpoint, from which it resumes.
-    #[error("cancelled {0}")]
-    Cancelled(String),
+    /// The protocol's error: a file that could not be read or written, a plugin, a plugin
+    /// configuration, the generator or the batched engine that failed, a run folder written by
+    /// another run, a run cancelled through [`crate::RunOptions::cancel`]
+    /// ([`RoundsError::Cancelled`]; the folder holds its last checkpoint, from which it resumes)
+    /// or stopped by the test hook of feature `testing` ([`RoundsError::Interrupted`]).
+    #[error(transparent)]
+    Rounds(RoundsError),
 }
 
 impl TrainError {
-    /// An I/O error on a path.
+    /// An I/O error on a path (the protocol's [`RoundsError::Io`]).
     pub fn io(path: impl Into<std::path::PathBuf>, source: std::io::Error) -> Self {
-        TrainError::Io { path: path.into(), source }
+        TrainError::Rounds(RoundsError::io(path, source))
     }
 }
 
-impl From<floe_rounds::RoundsError> for TrainError {
-    /// The protocol's error as the trainer's: a trainee's own error comes back as it was.
-    fn from(e: floe_rounds::RoundsError) -> Self {
-        use floe_rounds::RoundsError as R;
+impl From<RoundsError> for TrainError {
+    /// The protocol's error as the trainer's: a trainer's error that the protocol carried as a
+    /// trainee's ([`RoundsError::Trainee`]) comes back as it was; any other is held as it is.
+    fn from(e: RoundsError) -> Self {
         match e {
-            R::Input(m) => TrainError::Input(m),
-            R::Io { path, source } => TrainError::Io { path, source },
-            R::Plugin(e) => TrainError::Plugin(e),
-            R::Config(e) => TrainError::Config(e),
-            R::Generate(e) => TrainError::Generate(e),
-            R::Engine(e) => TrainError::Engine(e),
-            R::Interrupted(m) => TrainError::Interrupted(m),
-            R::Cancelled(m) => TrainError::Cancelled(m),
-            R::Trainee(e) => match e.downcast::<TrainError>() {
+            RoundsError::Trainee(e) => match e.downcast::<TrainError>() {
                 Ok(e) => *e,
-                Err(e) => TrainError::Input(e.to_string()),
+                Err(e) => TrainError::Rounds(RoundsError::Trainee(e)),
             },
-            other => TrainError::Input(other.to_string()),
+            other => TrainError::Rounds(other),
         }
     }
 }
 
-impl From<TrainError> for floe_rounds::RoundsError {
-    /// The trainer's error inside the protocol: kept whole (a cancel or an interruption as the
-    /// protocol's own).
+impl From<TrainError> for RoundsError {
+    /// The trainer's error inside the protocol: the protocol's own as it was (a cancel or an
+    /// interruption included), the trainer's own kept whole as a trainee's.
     fn from(e: TrainError) -> Self {
-        use floe_rounds::RoundsError as R;
         match e {
-            TrainError::Cancelled(m) => R::Cancelled(m),
-            TrainError::Interrupted(m) => R::Interrupted(m),
-            other => R::Trainee(Box::new(other)),
+            TrainError::Rounds(e) => e,
+            other => RoundsError::Trainee(Box::new(other)),
         }
     }
 }
+
+/// The errors the protocol's own variants stand for, as the trainer's (through [`RoundsError`]).
+macro_rules! through_rounds {
+    ($($t:ty),* $(,)?) => {$(
+        impl From<$t> for TrainError {
+            fn from(e: $t) -> Self {
+                TrainError::Rounds(RoundsError::from(e))
+            }
+        }
+    )*};
+}
+
+through_rounds!(
+    floe_plugin_api::PluginError,
+    floe_plugin_api::ConfigError,
+    floe_core::GenerateError,
+    floe_core::engine::EngineError,
+);

@@ -7,6 +7,7 @@ mod common;
 
 use floe_plugin_api::PluginSpec;
 use floe_train::config::ValidationConfig;
+use floe_train::error::RoundsError;
 use floe_train::experiment::{random_config, run_experiment, Budget, ContenderName, Experiment, BEST_OF};
 use floe_train::tokens::Inputs;
 use floe_train::TrainError;
@@ -119,7 +120,9 @@ fn an_experiment_runs_resumes_and_refuses_a_folder_of_another() {
     other.rounds += 1;
     other.seeds = vec![0, 1];
     match run_experiment(&other, dir.path(), &resolve, &silent) {
-        Err(TrainError::Input(m)) => assert!(m.contains("holds another experiment"), "{m}"),
+        Err(TrainError::Rounds(RoundsError::Input(m))) => {
+            assert!(m.contains("holds another experiment"), "{m}")
+        }
         r => panic!("{r:?}"),
     }
     assert!(!dir.path().join("fixed/seed-1").exists());

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use floe_core::progress::Progress;
 use floe_plugin_api::{PluginSpec, RoundConfig};
 use floe_train::config::ValidationConfig;
+use floe_train::error::RoundsError;
 use floe_train::{run, run_with_progress, RunOptions, TrainError};
 
 fn tiny() -> floe_train::TrainConfig {
@@ -68,7 +69,7 @@ fn a_cancelled_run_stops_with_its_own_error_and_resumes() {
     let opts = RunOptions { cancel: Some(Arc::clone(&flag)), ..RunOptions::new(dir.path()) };
     let err =
         run_with_progress(&cfg, &opts, common::plugins(&cfg), &CancelAt(Arc::clone(&flag))).unwrap_err();
-    assert!(matches!(err, TrainError::Cancelled(_)), "{err}");
+    assert!(matches!(err, TrainError::Rounds(RoundsError::Cancelled(_))), "{err}");
     assert!(err.to_string().contains("in round 1, before GRPO step 2"), "{err}");
     let (_, saved) = floe_train::run::saved_run(dir.path()).unwrap().unwrap();
     assert_eq!(saved.rounds_done, 1);
@@ -81,5 +82,5 @@ fn a_cancelled_run_stops_with_its_own_error_and_resumes() {
     let other = tempfile::tempdir().unwrap();
     let opts = RunOptions { cancel: Some(flag), ..RunOptions::new(other.path()) };
     let err = run(&cfg, &opts, common::plugins(&cfg)).unwrap_err();
-    assert!(matches!(err, TrainError::Cancelled(_)), "{err}");
+    assert!(matches!(err, TrainError::Rounds(RoundsError::Cancelled(_))), "{err}");
 }

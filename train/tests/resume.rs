@@ -4,6 +4,8 @@
 mod common;
 
 use floe_train::config::{TrainConfig, ValidationConfig};
+use floe_train::error::RoundsError;
+use floe_train::run::run_interrupted;
 use floe_train::{run, RunOptions, TrainError};
 
 fn tiny() -> TrainConfig {
@@ -35,31 +37,27 @@ fn a_killed_run_resumes_to_the_same_result() {
     let cfg = tiny();
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
-    let opts = |dir: &std::path::Path, resume, stop| RunOptions {
-        resume,
-        stop_before_grpo_step: stop,
-        ..RunOptions::new(dir)
-    };
-    let full = run(&cfg, &opts(a.path(), false, None), common::plugins(&cfg)).unwrap();
+    let opts = |dir: &std::path::Path, resume| RunOptions { resume, ..RunOptions::new(dir) };
+    let full = run(&cfg, &opts(a.path(), false), common::plugins(&cfg)).unwrap();
     assert_eq!(full.rounds_done, 2);
     assert_eq!(full.grpo_steps, 4);
     assert_eq!(full.history.rounds.len(), 2);
 
     // Stopped in round 1 (after its first step): round 0 is in the checkpoint.
-    let err = run(&cfg, &opts(b.path(), false, Some(3)), common::plugins(&cfg)).unwrap_err();
-    assert!(matches!(err, TrainError::Interrupted(_)), "{err}");
+    let err = run_interrupted(&cfg, &opts(b.path(), false), common::plugins(&cfg), 3).unwrap_err();
+    assert!(matches!(err, TrainError::Rounds(RoundsError::Interrupted(_))), "{err}");
     let (_, saved) = floe_train::run::saved_run(b.path()).unwrap().unwrap();
     assert_eq!(saved.rounds_done, 1);
     assert_eq!(saved.history.rounds[0], full.history.rounds[0]);
     // A resume with another configuration is refused.
     let mut other = cfg.clone();
     other.seed += 1;
-    assert!(matches!(
-        run(&other, &opts(b.path(), true, None), common::plugins(&other)),
-        Err(TrainError::Input(_))
-    ));
+    match run(&other, &opts(b.path(), true), common::plugins(&other)) {
+        Err(TrainError::Rounds(RoundsError::Input(_))) => {}
+        r => panic!("{r:?}"),
+    }
 
-    let resumed = run(&cfg, &opts(b.path(), true, None), common::plugins(&cfg)).unwrap();
+    let resumed = run(&cfg, &opts(b.path(), true), common::plugins(&cfg)).unwrap();
     assert_eq!(resumed.history, full.history);
     assert_eq!(resumed.evals.len(), full.evals.len());
     for (x, y) in resumed.evals.iter().zip(&full.evals) {

@@ -67,7 +67,7 @@ pub struct Args {
 pub fn run(a: &Args) -> Result<(), CliError> {
     let x = experiment(a)?;
     let resolve = |cfg: &floe_train::TrainConfig| {
-        crate::cmd::train::plugins(cfg).map_err(|e| TrainError::Input(e.to_string()))
+        floe_plugin_registry::rounds_plugins(&cfg.rounds).map_err(|e| TrainError::Input(e.to_string()))
     };
     let bars = crate::progress::Bars::new("floe experiment", a.quiet);
     let got = run_experiment(&x, &a.out, &resolve, &bars).map_err(crate::cmd::train::cli_error)?;

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use floe_rounds::RoundsError;
 use floe_train::{TrainConfig, TrainError};
 
 use crate::cmd::engineer::EngineerFlags;
@@ -37,21 +38,12 @@ pub struct Args {
 /// Maps a trainer error to the CLI's: bad input (configurations, files, checkpoints) is exit 2.
 pub fn cli_error(e: TrainError) -> CliError {
     match e {
-        TrainError::Input(_) | TrainError::Config(_) | TrainError::Io { .. } => {
+        TrainError::Input(_)
+        | TrainError::Rounds(RoundsError::Input(_) | RoundsError::Config(_) | RoundsError::Io { .. }) => {
             CliError::Input(e.to_string())
         }
         _ => CliError::Failed(e.to_string()),
     }
-}
-
-/// The plugins a configuration names, resolved by the registry; the reward must score plans.
-///
-/// # Errors
-/// What the registry refuses (an unknown plugin, bad parameters, a library that does not load, a
-/// reward that scores only steps).
-pub fn plugins(cfg: &TrainConfig) -> Result<floe_train::Plugins, floe_plugin_registry::RegistryError> {
-    let r = &cfg.rounds;
-    floe_plugin_registry::plugins(&r.reward, r.curriculum.as_ref(), r.engineer.as_ref())
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {
@@ -76,7 +68,8 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         return crate::emit(None, &(serde_json::to_string_pretty(&cfg).unwrap_or_default() + "\n"));
     }
     let what = a.config.as_ref().map_or("the configuration".to_string(), |p| p.display().to_string());
-    let plugins = plugins(&cfg).map_err(|e| CliError::Input(format!("{what}: {e}")))?;
+    let plugins = floe_plugin_registry::rounds_plugins(&cfg.rounds)
+        .map_err(|e| CliError::Input(format!("{what}: {e}")))?;
     let opts = floe_train::RunOptions { resume: a.resume, ..floe_train::RunOptions::new(&a.out) };
     let bars = crate::progress::Bars::new("floe train", a.quiet);
     let state = floe_train::run_with_progress(&cfg, &opts, plugins, &bars).map_err(cli_error)?;

@@ -429,8 +429,8 @@ impl Ppo {
 /// A level-sampling error as the trainer's.
 pub(crate) fn levels_error(e: floe_levels::LevelsError) -> TrainError {
     match e {
-        floe_levels::LevelsError::Engine(e) => TrainError::Engine(e),
-        floe_levels::LevelsError::Generate(e) => TrainError::Generate(e),
+        floe_levels::LevelsError::Engine(e) => e.into(),
+        floe_levels::LevelsError::Generate(e) => e.into(),
         other => TrainError::Input(other.to_string()),
     }
 }

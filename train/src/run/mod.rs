@@ -28,10 +28,6 @@ mod rollouts;
 mod round;
 mod warm_start;
 
-use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-
 use floe_core::progress::{Progress, Silent};
 use floe_core::Instance;
 use floe_rounds::design::Designers;
@@ -48,34 +44,12 @@ pub use floe_plugin_api::Plugins;
 pub use floe_rounds::data::{TAG_GRPO, TAG_ROUND, TAG_SFT};
 pub use floe_rounds::design::{Design, Source};
 pub use floe_rounds::replay;
+/// How to run: floe-rounds' options (the folder, resume, cancel, stop after a round). A run that
+/// does not resume starts anew in a folder that holds a run whatever `overwrite` says
+/// ([`run_with_progress`]).
+pub use floe_rounds::RunOptions;
 pub use floe_rounds::{RunState, Stage, StageEval};
 pub use persist::{load_policy, saved_run, FORMAT};
-
-/// How to run.
-#[derive(Debug, Clone, Default)]
-pub struct RunOptions {
-    /// Output folder (created if missing).
-    pub out_dir: PathBuf,
-    /// Continue from the folder's checkpoint, if there is one.
-    pub resume: bool,
-    /// When another thread sets it, the run stops between stages or before the next GRPO step
-    /// with [`TrainError::Cancelled`], leaving the folder resumable from its last checkpoint.
-    pub cancel: Option<Arc<AtomicBool>>,
-    /// Stop once round `r` is finished and saved; a later run with `resume` goes on.
-    pub stop_after: Option<u32>,
-    /// Stop with [`TrainError::Interrupted`] before GRPO step `n` (counted over the whole run):
-    /// a stand-in for a killed process, for tests (feature `testing`).
-    #[cfg(feature = "testing")]
-    pub stop_before_grpo_step: Option<u64>,
-}
-
-impl RunOptions {
-    /// A fresh run into `out_dir`: no resume, no cancel flag.
-    #[must_use]
-    pub fn new(out_dir: impl Into<PathBuf>) -> Self {
-        RunOptions { out_dir: out_dir.into(), ..RunOptions::default() }
-    }
-}
 
 /// The validation set of a configuration.
 ///
@@ -95,16 +69,17 @@ pub(crate) struct PolicyTrainee<'a> {
     pub(crate) reference: Option<Policy>,
     /// With more than one thread, the workers that run the parts of each training step.
     pub(crate) workers: Option<Workers>,
+    /// The test hook of feature `testing` ([`run_interrupted`]): stop before this GRPO step.
     #[cfg(feature = "testing")]
     pub(crate) stop_before_grpo_step: Option<u64>,
 }
 
 impl PolicyTrainee<'_> {
-    /// The test hook of feature `testing`: [`TrainError::Interrupted`] before GRPO step `n`.
+    /// The test hook of feature `testing`: [`RoundsError::Interrupted`] before GRPO step `n`.
     #[cfg(feature = "testing")]
     pub(crate) fn check_stop(&self, step: u64) -> Result<(), TrainError> {
         if self.stop_before_grpo_step == Some(step) {
-            return Err(TrainError::Interrupted(format!("before GRPO step {step}")));
+            return Err(TrainError::Rounds(RoundsError::Interrupted(format!("before GRPO step {step}"))));
         }
         Ok(())
     }
@@ -184,12 +159,17 @@ impl Trainee for PolicyTrainee<'_> {
 /// # Errors
 /// Bad configurations, plugins that do not match the configuration, plugin and generator
 /// failures, I/O errors; a resumed run whose folder was written with other settings, or whose
-/// checkpoint holds another model; [`TrainError::Cancelled`] when `opts.cancel` is set.
+/// checkpoint holds another model; [`RoundsError::Cancelled`] (as [`TrainError::Rounds`]) when
+/// `opts.cancel` is set.
 pub fn run(cfg: &TrainConfig, opts: &RunOptions, plugins: Plugins) -> Result<RunState, TrainError> {
     run_with_progress(cfg, opts, plugins, &Silent)
 }
 
 /// As [`run`], reporting progress to `progress`.
+///
+/// A run that does not resume starts anew in `opts.out_dir` even when the folder holds a run:
+/// `opts.overwrite` is taken as set, as `floe train` has always done (only `opts.resume` keeps
+/// what the folder holds).
 ///
 /// # Errors
 /// As [`run`].
@@ -199,11 +179,35 @@ pub fn run_with_progress(
     plugins: Plugins,
     progress: &dyn Progress,
 ) -> Result<RunState, TrainError> {
+    let (mut trainee, designers) = trainee(cfg, plugins)?;
+    drive(&mut trainee, designers, opts, progress)
+}
+
+/// As [`run`], stopped with [`RoundsError::Interrupted`] (as [`TrainError::Rounds`]) before GRPO
+/// step `step` (counted over the whole run): a stand-in for a killed process, for the resume
+/// tests (feature `testing`).
+///
+/// # Errors
+/// As [`run`]; [`RoundsError::Interrupted`] when the run reaches GRPO step `step`.
+#[cfg(feature = "testing")]
+pub fn run_interrupted(
+    cfg: &TrainConfig,
+    opts: &RunOptions,
+    plugins: Plugins,
+    step: u64,
+) -> Result<RunState, TrainError> {
+    let (mut trainee, designers) = trainee(cfg, plugins)?;
+    trainee.stop_before_grpo_step = Some(step);
+    drive(&mut trainee, designers, opts, &Silent)
+}
+
+/// A validated configuration's fresh policy as a trainee, and the designers of its rounds.
+fn trainee(cfg: &TrainConfig, plugins: Plugins) -> Result<(PolicyTrainee<'_>, Designers), TrainError> {
     cfg.validate()?;
     crate::set_threads(cfg.threads);
     let (policy, opt) = persist::fresh(cfg)?;
     let (designers, reward) = Designers::split(plugins);
-    let mut trainee = PolicyTrainee {
+    let trainee = PolicyTrainee {
         cfg,
         policy,
         opt,
@@ -211,20 +215,26 @@ pub fn run_with_progress(
         reference: None,
         workers: Some(crate::thread_count(cfg.threads)).filter(|&n| n > 1).map(Workers::start),
         #[cfg(feature = "testing")]
-        stop_before_grpo_step: opts.stop_before_grpo_step,
+        stop_before_grpo_step: None,
     };
+    Ok((trainee, designers))
+}
+
+/// The trainee through floe-rounds' protocol, starting anew in a folder that holds a run unless
+/// it resumes.
+fn drive(
+    trainee: &mut PolicyTrainee<'_>,
+    designers: Designers,
+    opts: &RunOptions,
+    progress: &dyn Progress,
+) -> Result<RunState, TrainError> {
+    let cfg = trainee.cfg;
     let protocol = Protocol {
         seed: cfg.seed,
         rounds: cfg.rounds.clone(),
         validation: cfg.validation.clone(),
         settings: serde_json::to_value(cfg).unwrap_or_default(),
     };
-    let ropts = floe_rounds::RunOptions {
-        out_dir: opts.out_dir.clone(),
-        resume: opts.resume,
-        overwrite: true,
-        cancel: opts.cancel.clone(),
-        stop_after: opts.stop_after,
-    };
-    Ok(floe_rounds::run(&mut trainee, &protocol, designers, &ropts, progress)?)
+    let opts = RunOptions { overwrite: true, ..opts.clone() };
+    Ok(floe_rounds::run(trainee, &protocol, designers, &opts, progress)?)
 }

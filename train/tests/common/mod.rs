@@ -35,8 +35,7 @@ pub fn opts(dir: &std::path::Path) -> RunOptions {
 /// The plugins a configuration names, resolved by the registry as the CLI resolves them.
 #[allow(dead_code)]
 pub fn plugins(cfg: &TrainConfig) -> Plugins {
-    let r = &cfg.rounds;
-    floe_plugin_registry::plugins(&r.reward, r.curriculum.as_ref(), r.engineer.as_ref()).unwrap()
+    floe_plugin_registry::rounds_plugins(&cfg.rounds).unwrap()
 }
 
 /// The lines of a JSON Lines file of a run (`steps.jsonl`, `rounds.jsonl`).
