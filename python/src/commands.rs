@@ -471,7 +471,7 @@ pub fn verl_overrides<'py>(
     values.extend([
         ("trainer.default_local_dir".into(), path(round_dir.join("checkpoints"))),
         ("trainer.total_epochs".into(), json!(settings.epochs)),
-        ("trainer.experiment_name".into(), json!(format!("round-{round}"))),
+        ("trainer.experiment_name".into(), json!(floe_rounds::folder::stage_name(Stage::Round(round)))),
     ]);
     json_to_py(py, &Value::Object(values))
 }

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::RoundsConfig;
 use crate::design::random_config;
 use crate::error::RoundsError;
-use crate::folder::RunFolder;
+use crate::folder::{stage_name, RunFolder};
 use crate::report::Outcome;
 use crate::state::Stage;
 use crate::stats::{Outcomes, TableSetup};
@@ -353,7 +353,8 @@ fn best_of<C: Contest>(
     let round0 = rounds.round0.clone().unwrap_or_else(RoundConfig::round0_default);
     let with =
         |plan: &[RoundConfig]| RoundsConfig { curriculum: Some(schedule_spec(plan)), ..rounds.clone() };
-    let mut at = dir.join("round-0");
+    let round_dir = |r: u32| dir.join(stage_name(Stage::Round(r)).unwrap_or_default());
+    let mut at = round_dir(0);
     let mut plan = vec![round0.clone()];
     let first = with(&plan);
     let run = ContestRun { contender: c, seed, rounds: &first, dir: &at, stop_after: Some(0) };
@@ -363,7 +364,7 @@ fn best_of<C: Contest>(
         let history = RunFolder::new(&at).read_state()?.map(|s| s.history).unwrap_or_default();
         let mut tried = Vec::new();
         for (k, design) in candidates(contest, &round0, &history)?.into_iter().enumerate() {
-            let branch = dir.join(format!("round-{r}")).join(format!("candidate-{k}"));
+            let branch = round_dir(r).join(format!("candidate-{k}"));
             let mut p = plan.clone();
             p.push(design.clone());
             let schedule = with(&p);

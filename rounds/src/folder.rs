@@ -42,9 +42,11 @@ pub const STATE_FORMAT: &str = "floe-rounds/2";
 /// replies `reply-<n>.txt` come after `reply.txt`).
 pub const ENGINEER_FILES: [&str; 5] = ["context.md", "reply.txt", "config.json", "rationale.txt", "log.txt"];
 
-/// The folder name of a stage after training (`round-<r>`, `warm-start`): a model's folder, a
-/// trainer's.
-fn trained_stage(stage: Stage) -> Option<String> {
+/// The name a stage after training gives its files and folders (`round-<r>`, `warm-start`): a
+/// model's folder, a trainer's, an engineer's, a round's tables, floe-train's round checkpoint;
+/// None for the stages before training.
+#[must_use]
+pub fn stage_name(stage: Stage) -> Option<String> {
     match stage {
         Stage::Round(r) => Some(format!("round-{r}")),
         Stage::WarmStart => Some("warm-start".into()),
@@ -132,7 +134,7 @@ impl RunFolder {
     /// after `stage`: `round-<r>/`, `warm-start/`; None for the stages before training.
     #[must_use]
     pub fn model_dir(&self, stage: Stage) -> Option<PathBuf> {
-        trained_stage(stage).map(|name| self.root.join(name))
+        stage_name(stage).map(|name| self.root.join(name))
     }
 
     /// The folder of a trainer of its own (`trl/`, `verl/`): its files of the whole run (verl's
@@ -147,7 +149,7 @@ impl RunFolder {
     /// training.
     #[must_use]
     pub fn trainer_dir(&self, trainer: Trainer, stage: Stage) -> Option<PathBuf> {
-        trained_stage(stage).map(|name| self.trainer_root(trainer).join(name))
+        stage_name(stage).map(|name| self.trainer_root(trainer).join(name))
     }
 
     /// The model folder ([`Self::model_dir`]) a run resumed at `state` continues from: its last
@@ -164,7 +166,7 @@ impl RunFolder {
     /// The folder of round `r`'s engineer files.
     #[must_use]
     pub fn engineer_dir(&self, r: u32) -> PathBuf {
-        self.root.join("engineer").join(format!("round-{r}"))
+        self.root.join("engineer").join(stage_name(Stage::Round(r)).unwrap_or_default())
     }
 
     /// Opens the folder for a run with `settings` (`config.json`). With no `state`, a new run:
@@ -316,7 +318,7 @@ impl RunFolder {
         if let Stage::Round(r) = stage {
             let dir = self.join("validation");
             std::fs::create_dir_all(&dir).map_err(|e| RoundsError::io(&dir, e))?;
-            write(&dir.join(format!("round-{r}.md")), &md)?;
+            write(&dir.join(format!("{}.md", stage_name(Stage::Round(r)).unwrap_or_default())), &md)?;
         }
         Ok(())
     }

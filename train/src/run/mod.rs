@@ -135,10 +135,11 @@ impl Trainee for PolicyTrainee<'_> {
 
     fn save(&mut self, stage: Stage, folder: &RunFolder, state: &RunState) -> Result<(), RoundsError> {
         let out = folder.root();
-        if let Stage::Round(r) = stage {
+        if let Stage::Round(_) = stage {
             persist::checkpoint(self, out, state)?;
             // After the checkpoint: a round's file on disk means the checkpoint holds that round.
-            persist::save_model(&out.join(format!("round-{r}.safetensors")), &self.policy)?;
+            let name = floe_rounds::folder::stage_name(stage).unwrap_or_default();
+            persist::save_model(&out.join(format!("{name}.safetensors")), &self.policy)?;
         } else {
             persist::save_model(&out.join("reference.safetensors"), &self.policy)?;
             persist::checkpoint(self, out, state)?;
