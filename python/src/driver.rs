@@ -9,7 +9,8 @@ use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{EngineerReply, EnvEngineer, PluginError};
 use floe_plugin_registry as registry;
 use floe_rounds::design::Designers;
-use floe_rounds::settings::{EngineerChoice, OwnModel, Trainer};
+use floe_rounds::folder::Trainer;
+use floe_rounds::settings::{EngineerChoice, OwnModel};
 use floe_rounds::{RunRecord, RunState};
 use pyo3::prelude::*;
 use serde_json::{Map, Value};
@@ -96,7 +97,7 @@ pub(crate) fn drive(
     lines: &Lines,
 ) -> PyResult<RunState> {
     if run.record.trainer == Some(Trainer::Verl) {
-        crate::commands::check_verl(&run.settings, run.record.verl.as_ref().unwrap_or(&Map::new()))?;
+        crate::verl::check_verl(&run.settings, run.record.verl.as_ref().unwrap_or(&Map::new()))?;
     }
     // A given engineer designs even where the settings name none.
     let mut settings = run.settings;

@@ -2,7 +2,7 @@
 //! which model a resumed run continues from, the run's record and its state (floe-rounds'
 //! [`RunFolder`], where the folder is written and read).
 
-use floe_rounds::settings::Trainer;
+use floe_rounds::folder::Trainer;
 use floe_rounds::{RunFolder, RunState, Stage};
 use pyo3::prelude::*;
 
@@ -64,7 +64,7 @@ pub fn resume_model(out: String, saved: Option<&Bound<'_, PyAny>>) -> PyResult<O
 /// Raises `floe.ConfigError` for a file that is not such a record.
 #[pyfunction]
 pub fn run_record<'py>(py: Python<'py>, out: String) -> PyResult<Bound<'py, PyAny>> {
-    match RunFolder::new(out).record().map_err(rounds_error)? {
+    match floe_rounds::RunRecord::read(&RunFolder::new(out)).map_err(rounds_error)? {
         Some(r) => json_to_py(py, &r.to_value()),
         None => Ok(py.None().into_bound(py)),
     }

@@ -23,6 +23,7 @@ mod settings;
 mod shards;
 mod trainee;
 mod validation;
+mod verl;
 
 use pyo3::prelude::*;
 
@@ -64,9 +65,9 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(experiment::experiment, m)?)?;
     m.add_class::<experiment::Contender>()?;
     m.add_function(wrap_pyfunction!(commands::command_line, m)?)?;
-    m.add_function(wrap_pyfunction!(commands::read_verl_config, m)?)?;
-    m.add_function(wrap_pyfunction!(commands::verl_overrides, m)?)?;
-    m.add_function(wrap_pyfunction!(commands::hydra_overrides, m)?)?;
+    m.add_function(wrap_pyfunction!(verl::read_verl_config, m)?)?;
+    m.add_function(wrap_pyfunction!(verl::verl_overrides, m)?)?;
+    m.add_function(wrap_pyfunction!(verl::hydra_overrides, m)?)?;
     m.add_function(wrap_pyfunction!(experiment::paired_difference, m)?)?;
     m.add_function(wrap_pyfunction!(folder::run_record, m)?)?;
     m.add_function(wrap_pyfunction!(folder::run_state, m)?)?;

@@ -2,7 +2,7 @@
 //!
 //! | path | what |
 //! |---|---|
-//! | `config.json` | the run's settings as the trainee's driver gives them (`floe train`'s configuration; a language model's run its [`RunRecord`]); a resumed run must have the same |
+//! | `config.json` | the run's settings as the trainee's driver gives them (`floe train`'s configuration; a language model's run its [`crate::RunRecord`]); a resumed run must have the same |
 //! | `state.json` | where the run stands ([`RunState`]), written atomically after every stage: the history, how each round's configuration came about, the evaluations, the replay pool's statistics, the lengths of the metrics files |
 //! | `steps.jsonl` | one line per training step (warm start and GRPO), as the trainee reports them |
 //! | `rounds.jsonl` | one line per evaluation stage (before training, warm start, each round): rates, failures per size, the round's configuration and how it came about, the trainee's figures |
@@ -31,9 +31,9 @@ use crate::error::RoundsError;
 use crate::limits::Adopted;
 use crate::metrics::JsonLines;
 use crate::report::{EvalReport, Outcome};
-use crate::settings::{RunRecord, Trainer};
 use crate::state::{RunState, Stage};
 use crate::verdicts::Answer;
+use serde::{Deserialize, Serialize};
 
 /// The format written in `state.json`.
 pub const STATE_FORMAT: &str = "floe-rounds/2";
@@ -51,6 +51,40 @@ pub fn stage_name(stage: Stage) -> Option<String> {
         Stage::Round(r) => Some(format!("round-{r}")),
         Stage::WarmStart => Some("warm-start".into()),
         _ => None,
+    }
+}
+
+/// The trainers of their own a run's models may come from, each with its folder in the run
+/// folder ([`RunFolder::trainer_dir`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trainer {
+    /// TRL's `GRPOTrainer` (`python -m floe.rounds`): `trl/`.
+    Trl,
+    /// verl's trainer (`python -m floe.verl`): `verl/`.
+    Verl,
+}
+
+impl Trainer {
+    /// Its name, which is its folder's.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Trainer::Trl => "trl",
+            Trainer::Verl => "verl",
+        }
+    }
+}
+
+impl std::str::FromStr for Trainer {
+    type Err = RoundsError;
+
+    fn from_str(s: &str) -> Result<Self, RoundsError> {
+        match s {
+            "trl" => Ok(Trainer::Trl),
+            "verl" => Ok(Trainer::Verl),
+            other => Err(RoundsError::Input(format!("trainer {other:?}: trl or verl"))),
+        }
     }
 }
 
@@ -261,18 +295,6 @@ impl RunFolder {
         serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| RoundsError::Input(format!("{}: {e}", path.display())))
-    }
-
-    /// The record of a run made from [`crate::RunSettings`] (`config.json`), if the folder
-    /// has one: the record every such run writes, read back typed.
-    ///
-    /// # Errors
-    /// A file that is not JSON, or not such a record.
-    pub fn record(&self) -> Result<Option<RunRecord>, RoundsError> {
-        let Some(v) = self.settings()? else { return Ok(None) };
-        RunRecord::from_value(v)
-            .map(Some)
-            .map_err(|e| RoundsError::Input(format!("{}: {e}", self.join("config.json").display())))
     }
 
     /// The state in `state.json`, if there is one.

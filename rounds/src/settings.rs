@@ -31,6 +31,7 @@ use crate::context::ContextOptions;
 use crate::design::{default_round0, run_limits};
 use crate::driver::Protocol;
 use crate::error::RoundsError;
+use crate::folder::{RunFolder, Trainer};
 
 /// What a language model's run sets differently from `floe train`'s defaults
 /// ([`RoundsConfig::default`]), on purpose.
@@ -480,40 +481,6 @@ impl RunSettings {
     }
 }
 
-/// The trainers of their own a run's models may come from, each with its folder in the run
-/// folder ([`crate::RunFolder::trainer_dir`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Trainer {
-    /// TRL's `GRPOTrainer` (`python -m floe.rounds`): `trl/`.
-    Trl,
-    /// verl's trainer (`python -m floe.verl`): `verl/`.
-    Verl,
-}
-
-impl Trainer {
-    /// Its name, which is its folder's.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Trainer::Trl => "trl",
-            Trainer::Verl => "verl",
-        }
-    }
-}
-
-impl std::str::FromStr for Trainer {
-    type Err = RoundsError;
-
-    fn from_str(s: &str) -> Result<Self, RoundsError> {
-        match s {
-            "trl" => Ok(Trainer::Trl),
-            "verl" => Ok(Trainer::Verl),
-            other => Err(RoundsError::Input(format!("trainer {other:?}: trl or verl"))),
-        }
-    }
-}
-
 /// What `config.json` records of a run made from [`RunSettings`]; a resumed run must record
 /// the same.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -522,7 +489,7 @@ pub struct RunRecord {
     /// The model trained (its folder), when the run names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// Its trainer, when it is one of floe's.
+    /// Its trainer, when it is one of floe's ([`Trainer`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trainer: Option<Trainer>,
     /// The settings.
@@ -561,6 +528,17 @@ impl RunRecord {
     #[must_use]
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or_default()
+    }
+
+    /// The record of `folder`'s run (its `config.json`), if it has one.
+    ///
+    /// # Errors
+    /// A file that is not JSON, or not such a record.
+    pub fn read(folder: &RunFolder) -> Result<Option<Self>, RoundsError> {
+        let Some(v) = folder.settings()? else { return Ok(None) };
+        Self::from_value(v)
+            .map(Some)
+            .map_err(|e| RoundsError::Input(format!("{}: {e}", folder.join("config.json").display())))
     }
 
     /// A record read back.
