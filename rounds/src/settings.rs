@@ -145,7 +145,7 @@ pub struct WarmStart {
     /// \[8\]
     #[serde(default = "WarmStart::batch_size")]
     pub batch_size: u64,
-    /// How the plans are written: `words` \[default\], `letters` or `coordinates`.
+    /// How the plans are written: `words` \[[`AnswerForm`]'s default\], `letters` or `coordinates`.
     #[serde(default = "WarmStart::answer")]
     pub answer: String,
 }
@@ -160,7 +160,8 @@ impl WarmStart {
     }
 
     fn answer() -> String {
-        "words".into()
+        let form = AnswerForm::default();
+        AnswerForm::ALL.iter().find(|(_, f)| *f == form).map_or_else(String::new, |(name, _)| (*name).into())
     }
 
     /// The form its plans are written in.
@@ -651,6 +652,9 @@ mod tests {
         assert!(e.contains("unknown settings: sampels"), "{e}");
         let e = RunSettings::from_value(json!({"samples": "many"})).unwrap_err().to_string();
         assert!(e.starts_with("samples \"many\""), "{e}");
+        let warm = RunSettings::from_value(json!({"warm_start": {"steps": 1, "samples": 2}})).unwrap();
+        let w = warm.warm_start.unwrap();
+        assert_eq!((w.form().unwrap(), w.learning_rate, w.batch_size), (AnswerForm::default(), 1e-4, 8));
         let record = RunRecord { model: Some("m".into()), trainer: Some(Trainer::Verl), ..RunRecord::of(s) };
         assert_eq!(RunRecord::from_value(record.to_value()).unwrap(), record);
     }
