@@ -282,16 +282,9 @@ pub fn command_line(
             model: Some(absolute(&run.model)),
             trainer: Some(kind),
             verl: run.verl,
-            ..RunRecord::of(run.settings.clone())
+            ..RunRecord::of(run.settings)
         };
-        let run = Run {
-            settings: run.settings,
-            out,
-            record,
-            resume: flags.resume,
-            overwrite: dry_run,
-            stop_after: None,
-        };
+        let run = Run { out, record, resume: flags.resume, overwrite: dry_run, stop_after: None };
         drive(py, &trainee, run, None, &Lines(None))
     })();
     match ran {

@@ -47,11 +47,10 @@ pub(crate) fn absolute(path: &str) -> String {
     out.display().to_string()
 }
 
-/// One run: its settings, its folder, what its `config.json` records, how it starts.
+/// One run: its folder, what its `config.json` records (its settings among it), how it starts.
 pub(crate) struct Run {
-    pub(crate) settings: floe_rounds::RunSettings,
     pub(crate) out: PathBuf,
-    /// What `config.json` records; its `rounds`, when given, are the ones run.
+    /// What `config.json` records: the run's settings; its `rounds`, when given, are the ones run.
     pub(crate) record: RunRecord,
     pub(crate) resume: bool,
     pub(crate) overwrite: bool,
@@ -97,10 +96,10 @@ pub(crate) fn drive(
     lines: &Lines,
 ) -> PyResult<RunState> {
     if run.record.trainer == Some(Trainer::Verl) {
-        crate::verl::check_verl(&run.settings, run.record.verl.as_ref().unwrap_or(&Map::new()))?;
+        crate::verl::check_verl(&run.record.settings, run.record.verl.as_ref().unwrap_or(&Map::new()))?;
     }
     // A given engineer designs even where the settings name none.
-    let mut settings = run.settings;
+    let mut settings = run.record.settings.clone();
     if let Some(e) = &engineer {
         if settings.engineer_choice() == EngineerChoice::Fixed {
             settings =
@@ -185,14 +184,7 @@ pub fn drive_rounds<'py>(
         engineer: engineer.as_ref().map(|e| format!("given: {}", e.get().name())),
         ..RunRecord::of(settings.settings().clone())
     };
-    let run = Run {
-        settings: settings.settings().clone(),
-        out: out.into(),
-        record,
-        resume,
-        overwrite,
-        stop_after: None,
-    };
+    let run = Run { out: out.into(), record, resume, overwrite, stop_after: None };
     let state = drive(py, &trainee, run, engineer, &Lines(say))?;
     json_to_py(py, &state_value(&state))
 }

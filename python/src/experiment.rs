@@ -146,9 +146,7 @@ impl floe_rounds::experiment::Contest for PyContest {
             let c = &self.contenders[run.contender];
             let folder = run.dir.display().to_string();
             let trainee = self.make.bind(py).call1((c.clone_ref(py), run.seed, &folder))?.unbind();
-            let settings = record.settings.clone();
             let drive_run = Run {
-                settings,
                 out: run.dir.to_path_buf(),
                 record,
                 resume: true,
@@ -239,8 +237,8 @@ pub fn experiment(
         rounds: settings.settings().rounds,
         samples: settings.settings().samples,
     };
-    let progress = Lines(say.as_ref().map(|s| s.clone_ref(py)));
     let lines = Lines(say);
+    let progress = lines.again(py);
     let mut contest =
         PyContest { make: make_trainee, settings: settings.clone(), contenders, first_seed, lines };
     let got = py.detach(|| floe_rounds::experiment::run(&mut contest, out.as_ref(), &plan, &progress));

@@ -14,7 +14,7 @@ use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{Curriculum as CurriculumFn, EnvEngineer, History, RoundConfig};
 use floe_plugin_registry as registry;
 use floe_rounds::context::{ContextInput, ContextOptions};
-use floe_rounds::design::{default_round0, run_limits, Asked, Source};
+use floe_rounds::design::{default_round0, run_limits, Asked};
 use pyo3::prelude::*;
 
 use crate::batch::spec;
@@ -289,12 +289,11 @@ impl Engineer {
         })?;
         self.reraise()?;
         let Asked { config: c, design, adopted } = asked;
-        let source = if design.source == Source::Engineer { "engineer" } else { "previous" };
         c.validate().map_err(config)?;
         json_to_py(
             py,
             &serde_json::json!({
-                "config": config_value(&c), "source": source, "rationale": design.rationale,
+                "config": config_value(&c), "source": design.source, "rationale": design.rationale,
                 "notes": design.notes, "context": text, "limits": a.limits,
                 "reply": adopted.raw.unwrap_or_default(), "replies": adopted.replies,
             }),
