@@ -91,7 +91,18 @@ typedef struct floe_engine floe_engine;
 
 /*
  A level sampler with the source of its new levels (opaque): floe-levels' driver. Calls on
- one are serialised by a lock inside it.
+ one are serialised by a lock inside it. A sampler is bound to the engine of its first call
+ that succeeds (`floe_levels_start`, `_after_step` or `_update`) and refuses any other with
+ FLOE_STATUS_BAD_INPUT naming both (make one sampler per engine).
+
+ Every call that acts on an engine checks all of its arguments before it changes anything
+ (the engine reset, the sampler's engine, every buffer's length and alignment, `out`'s
+ alignment, the ended episodes' records, and, where the sampler is called, that the buffers
+ are the engine's last outputs as `floe_engine_refill` describes). A refused call leaves the
+ engine, its pool, the source of new levels and the kept episodes (`floe_levels_pending`) as
+ they were: a retry with the right arguments gives the sampler each episode once. When the
+ sampler itself fails, or its plan is refused, the engine and the kept episodes are as they
+ were too; what the sampler did with the episodes it saw is its own state.
  */
 typedef struct floe_levels floe_levels;
 
@@ -471,13 +482,16 @@ floe_status floe_obs_unpack_bits(uint32_t radius,
  Sets the sampling weights of the engine's pool slots: every later draw of a level (each
  auto-reset, and `floe_engine_reset`) picks slot `i` with probability `weights[i] / Σ weights`,
  by the same counter-based draw on both backends. `weights` NULL with `len` 0 removes them
- (every slot alike, as an engine without weights draws); equal weights draw the same.
+ (every slot alike, as an engine without weights draws); equal weights draw the same. A
+ non-NULL `weights` with `len` 0 is a count of 0 weights, refused as any count other than the
+ pool's. `-0.0` is a weight of zero. The weights may be set before the first reset.
 
  Errors (nothing changed by a refused call): FLOE_STATUS_BAD_INPUT naming the value for a
- weights count other than the pool's slots, a negative, NaN or infinite weight, or all weights
- zero, or a misaligned `weights`; FLOE_STATUS_NULL_POINTER for a NULL `engine`, or `weights`
- with `len` above 0; FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine;
- FLOE_STATUS_GPU for a device error.
+ weights count other than the pool's slots, a negative, NaN or infinite weight, all weights
+ zero, weights whose sum is not finite (two `DBL_MAX`), or a misaligned `weights`;
+ FLOE_STATUS_NULL_POINTER for a NULL `engine`, or `weights` with `len` above 0;
+ FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine; FLOE_STATUS_GPU for a
+ device error.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -499,12 +513,23 @@ floe_status floe_engine_set_weights(struct floe_engine *engine, const double *we
  must fit the pool's room (the agents and side of its largest level, or what
  `floe_levels_pool` made room for).
 
- Errors (nothing changed by a refused call): FLOE_STATUS_NOT_RESET before the first reset,
- FLOE_STATUS_BAD_INPUT for a slot out of range or named twice, a `levels` count other than
- `slots_len`, a level too large for the pool's room, buffers that do not hold the last step's
- outputs, or that overlap or are misaligned; FLOE_STATUS_BUFFER_SIZE for a buffer length other
- than `floe_engine_sizes` gives; FLOE_STATUS_NULL_POINTER for a NULL `engine`, `levels`,
- `buffers`, buffer of non-zero length, or `slots` with `slots_len` above 0;
+ What it reads of `buffers`: they must be the engine's last outputs, unchanged (after
+ `floe_engine_reset`, its buffers: a reset writes only `obs`, so there the other arrays are
+ checked for their lengths alone). Every environment's `obs` must be the observation of its
+ state; every environment past the first step of its episode must have `terminated` and
+ `truncated` 0 and its running `info` record, field for field (`floe_engine_check_outputs`).
+ `rewards`, `events` and `final_obs` are checked for their lengths only: the refill neither
+ reads nor writes `rewards` and `events`, and writes `final_obs` only for the episodes it
+ truncates.
+
+ Errors (nothing changed by a refused call; every check runs before any change):
+ FLOE_STATUS_NOT_RESET before the first reset, FLOE_STATUS_BAD_INPUT for a slot out of range
+ or named twice, a `levels` count other than `slots_len`, a level too large for the pool's
+ room, buffers that do not hold the last outputs (the message names the environment and the
+ field), buffers that overlap, or a misaligned `slots`, buffer or `out`;
+ FLOE_STATUS_BUFFER_SIZE for a buffer length other than `floe_engine_sizes` gives;
+ FLOE_STATUS_NULL_POINTER for a NULL `engine`, `levels`, `buffers`, buffer of non-zero length,
+ or `slots` with `slots_len` above 0 (a non-NULL `slots` with `slots_len` 0 refills nothing);
  FLOE_STATUS_WRONG_HANDLE for an `engine` or `levels` that is not a live engine or pool;
  FLOE_STATUS_GPU for a device error.
 
@@ -518,6 +543,49 @@ floe_status floe_engine_refill(struct floe_engine *engine,
                                const struct floe_pool *levels,
                                const struct floe_step_buffers *buffers,
                                struct floe_refilled *out);
+
+/*
+ Checks that `buffers` hold the engine's last outputs, unchanged, as `floe_engine_refill` and
+ the level sampler's calls need them: every environment's `obs` is the observation of its
+ state, and every environment past the first step of its episode has `terminated` and
+ `truncated` 0 and its running `info` record, field for field (its return included; with a
+ `step_reward` plugin, the return of the plugin's rewards). `rewards`, `events` and `final_obs`
+ are checked for their lengths only, and so are the `info` and flags of environments at the
+ first step of an episode (they describe an episode that ended, or nothing after a reset).
+ Reads only; both backends give the same answer.
+
+ Errors: FLOE_STATUS_NOT_RESET before the first reset; FLOE_STATUS_BUFFER_SIZE for a buffer
+ length other than `floe_engine_sizes` gives; FLOE_STATUS_BAD_INPUT naming the first
+ environment and field that differ, or for buffers that overlap or are misaligned;
+ FLOE_STATUS_NULL_POINTER for a NULL `engine`, `buffers` or buffer of non-zero length;
+ FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine; FLOE_STATUS_GPU for a
+ device error.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads described above, for the duration of the
+ call; handles come from this library.
+ */
+floe_status floe_engine_check_outputs(struct floe_engine *engine,
+                                      const struct floe_step_buffers *buffers);
+
+/*
+ The engine's pool slots as a level sampler sees them (`floe_level_record`: slot, generation,
+ size, agents, holes, optimal sum of costs or FLOE_UNKNOWN, environments playing it): up to
+ `cap` records into `out`, and the number of slots (which may be more than `cap`) into `*len`.
+ Refilled levels show with their generation.
+
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `engine` or `len`, or `out` with `cap` above 0;
+ FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine; FLOE_STATUS_BAD_INPUT for
+ a misaligned `out` or `len`; FLOE_STATUS_GPU for a device error.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; handles come from this library.
+ */
+floe_status floe_engine_levels(const struct floe_engine *engine,
+                               floe_level_record *out,
+                               size_t cap,
+                               size_t *len);
 
 /*
  Makes a level sampler from its settings (`spec_json`, NULL for the defaults), an object whose
@@ -571,18 +639,22 @@ floe_status floe_levels_pool(struct floe_levels *levels, size_t count, struct fl
 /*
  The sampler's first call, with no episodes, after `floe_engine_reset`: its first weights and
  any refill it asks for (the buffers hold the reset's outputs, and get the refilled slots'
- observations). `*out` (may be NULL) says what it did.
+ observations: of the reset's outputs only `obs` is read, the other arrays are checked for
+ their lengths). Drops the kept episodes when it succeeds. `*out` (may be NULL) says what it
+ did.
 
  Errors (the engine unchanged by a refused call): the sampler's own status when it fails
  (FLOE_STATUS_PANICKED for a plugin that panicked), FLOE_STATUS_BAD_OUTPUT for a plan the
  checks refuse (weights negative, NaN, infinite or all zero, or of another count than the
  pool's slots; a refill slot out of range or named twice; a configuration outside the level
  space), FLOE_STATUS_CONFIG for new levels the pool has no room for, FLOE_STATUS_FAILED for
- levels that cannot be generated, FLOE_STATUS_TOO_LARGE; the engine's statuses
- (FLOE_STATUS_NOT_RESET, FLOE_STATUS_BUFFER_SIZE, FLOE_STATUS_BAD_INPUT for buffers that
- overlap or are misaligned, or a misaligned `out`, FLOE_STATUS_GPU); FLOE_STATUS_NULL_POINTER
- for a NULL `levels`, `engine`, `buffers` or buffer of non-zero length;
- FLOE_STATUS_WRONG_HANDLE for a handle that is not a live level sampler or engine.
+ levels that cannot be generated, FLOE_STATUS_TOO_LARGE; FLOE_STATUS_NOT_RESET for an engine
+ never reset; FLOE_STATUS_BUFFER_SIZE for a buffer of another length than
+ `floe_engine_sizes` gives; FLOE_STATUS_BAD_INPUT for buffers that are not the reset's or
+ last step's outputs, that overlap or are misaligned, a misaligned `out`, or an engine other
+ than the sampler's; FLOE_STATUS_GPU; FLOE_STATUS_NULL_POINTER for a NULL `levels`, `engine`,
+ `buffers` or buffer of non-zero length; FLOE_STATUS_WRONG_HANDLE for a handle that is not a
+ live level sampler or engine.
 
  # Safety
  Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -597,9 +669,15 @@ floe_status floe_levels_start(struct floe_levels *levels,
  After each `floe_engine_step` (with its buffers): keeps the episodes that ended, and every
  `update_every` steps calls the sampler with them and applies its plan (refills truncate
  episodes in the buffers, as described at `floe_engine_refill`). `*out` (may be NULL): `called`
- is 0 between the sampler's calls.
+ is 0 between the sampler's calls. Every call checks every buffer's length and the records of
+ the episodes that ended (`terminated` and `truncated` 0 or 1 and not both, an outcome that
+ matches them, a slot of the pool and a generation that slot has had); the calls that call the
+ sampler also check that the buffers are the step's outputs. A refused call keeps none of the
+ step's episodes and does not count the step: the host may call again with the right buffers.
 
- Errors (the engine unchanged by a refused call): as `floe_levels_start`: the sampler's own
+ Errors (the engine and the kept episodes unchanged by a refused call): FLOE_STATUS_BAD_INPUT
+ for an ended episode's record the checks refuse (the message names the environment); as
+ `floe_levels_start`: the sampler's own
  status (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED,
  FLOE_STATUS_BAD_INPUT, FLOE_STATUS_CONFIG, FLOE_STATUS_UNKNOWN_PLUGIN), FLOE_STATUS_BAD_OUTPUT
  for a plan the checks refuse, FLOE_STATUS_CONFIG for new levels the pool has no room for,
@@ -621,14 +699,18 @@ floe_status floe_levels_after_step(struct floe_levels *levels,
 /*
  Calls the sampler now and applies its plan. `episodes` (`episodes_len` records, as the
  engine's `info` gave them) are the episodes to score; NULL gives it those kept by
- `floe_levels_after_step` since its last call (`floe_levels_pending` lists them). Every call
- drops the episodes kept so far (given episodes stand in for them). `scores` is NULL or one finite score per episode from the host (for `plr`, the
- episode's positive value loss or MaxMC); `scores_len` is their number. `buffers` hold the last
- step's outputs. `*out` (may be NULL) says what the call did.
+ `floe_levels_after_step` since its last call (`floe_levels_pending` lists them); a non-NULL
+ `episodes` with `episodes_len` 0 gives it none. Every call that succeeds drops the episodes
+ kept so far (given episodes stand in for them); a refused one keeps them. `scores` is NULL or
+ one finite score per episode from the host (for `plr`, the episode's positive value loss or
+ MaxMC); `scores_len` is their number. `buffers` hold the last step's outputs, unchanged (as
+ `floe_engine_refill` describes). `*out` (may be NULL) says what the call did.
 
- Errors (the engine unchanged by a refused call): FLOE_STATUS_BAD_INPUT for scores of another
- count than the episodes, a score that is not finite, an episode whose slot is outside the
- pool, or buffers that overlap or are misaligned; FLOE_STATUS_NULL_POINTER for `scores` NULL
+ Errors (the engine and the kept episodes unchanged by a refused call): FLOE_STATUS_BAD_INPUT
+ for scores of another count than the episodes, a score that is not finite, an episode whose
+ slot is outside the pool or whose generation that slot has not reached, buffers that are not
+ the last outputs, that overlap or are misaligned, a misaligned `episodes`, `scores` or `out`,
+ or an engine other than the sampler's; FLOE_STATUS_NULL_POINTER for `scores` NULL
  with `scores_len` above 0, `episodes` NULL with `episodes_len` above 0, or a NULL `levels`,
  `engine`, `buffers` or buffer of non-zero length; FLOE_STATUS_WRONG_HANDLE for a handle that
  is not a live level sampler or engine; and as `floe_levels_start`: the sampler's own status

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use ::floe_levels::{Applied, Levels, LevelsError, LevelsSpec};
 use floe_core::engine::{EnvInfo, InstancePool, Optima};
-use floe_plugin_api::EpisodeRecord;
+use floe_plugin_api::{EpisodeRecord, LevelRecord};
 
 use crate::boundary::{
     check_out, floe_status, guard, slice, slice_mut, status, str_arg, write_out, Error, Result,
@@ -62,6 +62,7 @@ impl From<Applied> for floe_levels_applied {
 fn levels_error(e: LevelsError) -> Error {
     match e {
         LevelsError::Sampler { ref source, .. } => Error::new(source.code(), e.to_string()),
+        LevelsError::Input(_) | LevelsError::OtherEngine { .. } => Error::bad_input(e.to_string()),
         LevelsError::Registry(r) => crate::plugins::registry_error(r),
         LevelsError::Engine(e) => Error::from(e),
         LevelsError::Generate(_) => Error::new(status::FAILED, e.to_string()),
@@ -73,13 +74,16 @@ fn levels_error(e: LevelsError) -> Error {
 /// Sets the sampling weights of the engine's pool slots: every later draw of a level (each
 /// auto-reset, and `floe_engine_reset`) picks slot `i` with probability `weights[i] / Σ weights`,
 /// by the same counter-based draw on both backends. `weights` NULL with `len` 0 removes them
-/// (every slot alike, as an engine without weights draws); equal weights draw the same.
+/// (every slot alike, as an engine without weights draws); equal weights draw the same. A
+/// non-NULL `weights` with `len` 0 is a count of 0 weights, refused as any count other than the
+/// pool's. `-0.0` is a weight of zero. The weights may be set before the first reset.
 ///
 /// Errors (nothing changed by a refused call): FLOE_STATUS_BAD_INPUT naming the value for a
-/// weights count other than the pool's slots, a negative, NaN or infinite weight, or all weights
-/// zero, or a misaligned `weights`; FLOE_STATUS_NULL_POINTER for a NULL `engine`, or `weights`
-/// with `len` above 0; FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine;
-/// FLOE_STATUS_GPU for a device error.
+/// weights count other than the pool's slots, a negative, NaN or infinite weight, all weights
+/// zero, weights whose sum is not finite (two `DBL_MAX`), or a misaligned `weights`;
+/// FLOE_STATUS_NULL_POINTER for a NULL `engine`, or `weights` with `len` above 0;
+/// FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine; FLOE_STATUS_GPU for a
+/// device error.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -114,12 +118,23 @@ pub unsafe extern "C" fn floe_engine_set_weights(
 /// must fit the pool's room (the agents and side of its largest level, or what
 /// `floe_levels_pool` made room for).
 ///
-/// Errors (nothing changed by a refused call): FLOE_STATUS_NOT_RESET before the first reset,
-/// FLOE_STATUS_BAD_INPUT for a slot out of range or named twice, a `levels` count other than
-/// `slots_len`, a level too large for the pool's room, buffers that do not hold the last step's
-/// outputs, or that overlap or are misaligned; FLOE_STATUS_BUFFER_SIZE for a buffer length other
-/// than `floe_engine_sizes` gives; FLOE_STATUS_NULL_POINTER for a NULL `engine`, `levels`,
-/// `buffers`, buffer of non-zero length, or `slots` with `slots_len` above 0;
+/// What it reads of `buffers`: they must be the engine's last outputs, unchanged (after
+/// `floe_engine_reset`, its buffers: a reset writes only `obs`, so there the other arrays are
+/// checked for their lengths alone). Every environment's `obs` must be the observation of its
+/// state; every environment past the first step of its episode must have `terminated` and
+/// `truncated` 0 and its running `info` record, field for field (`floe_engine_check_outputs`).
+/// `rewards`, `events` and `final_obs` are checked for their lengths only: the refill neither
+/// reads nor writes `rewards` and `events`, and writes `final_obs` only for the episodes it
+/// truncates.
+///
+/// Errors (nothing changed by a refused call; every check runs before any change):
+/// FLOE_STATUS_NOT_RESET before the first reset, FLOE_STATUS_BAD_INPUT for a slot out of range
+/// or named twice, a `levels` count other than `slots_len`, a level too large for the pool's
+/// room, buffers that do not hold the last outputs (the message names the environment and the
+/// field), buffers that overlap, or a misaligned `slots`, buffer or `out`;
+/// FLOE_STATUS_BUFFER_SIZE for a buffer length other than `floe_engine_sizes` gives;
+/// FLOE_STATUS_NULL_POINTER for a NULL `engine`, `levels`, `buffers`, buffer of non-zero length,
+/// or `slots` with `slots_len` above 0 (a non-NULL `slots` with `slots_len` 0 refills nothing);
 /// FLOE_STATUS_WRONG_HANDLE for an `engine` or `levels` that is not a live engine or pool;
 /// FLOE_STATUS_GPU for a device error.
 ///
@@ -136,12 +151,21 @@ pub unsafe extern "C" fn floe_engine_refill(
     out: *mut floe_refilled,
 ) -> floe_status {
     guard(|| {
+        if !out.is_null() {
+            check_out(out, "out")?;
+        }
         // SAFETY: `slots_len` readable values at `slots`, by the caller's contract.
         let slots = unsafe { slice(slots, slots_len, "slots") }?;
         let levels = handles::get(levels, "levels")?;
         // SAFETY: the caller's buffers are valid for writes of their lengths during the call.
         let buffers = unsafe { step_buffers(buffers) }?;
-        let done = with_engine(engine, |e| Ok(e.refill(slots, &levels.instances, buffers)?))?;
+        let done = with_engine(engine, |e| {
+            // Every environment's outputs are checked (the refill itself checks those it moves).
+            if e.was_reset() {
+                e.check_outputs(&buffers, None)?;
+            }
+            Ok(e.refill(slots, &levels.instances, buffers)?)
+        })?;
         if !out.is_null() {
             // SAFETY: not NULL; writable by the caller's contract.
             unsafe {
@@ -152,8 +176,82 @@ pub unsafe extern "C" fn floe_engine_refill(
     })
 }
 
+/// Checks that `buffers` hold the engine's last outputs, unchanged, as `floe_engine_refill` and
+/// the level sampler's calls need them: every environment's `obs` is the observation of its
+/// state, and every environment past the first step of its episode has `terminated` and
+/// `truncated` 0 and its running `info` record, field for field (its return included; with a
+/// `step_reward` plugin, the return of the plugin's rewards). `rewards`, `events` and `final_obs`
+/// are checked for their lengths only, and so are the `info` and flags of environments at the
+/// first step of an episode (they describe an episode that ended, or nothing after a reset).
+/// Reads only; both backends give the same answer.
+///
+/// Errors: FLOE_STATUS_NOT_RESET before the first reset; FLOE_STATUS_BUFFER_SIZE for a buffer
+/// length other than `floe_engine_sizes` gives; FLOE_STATUS_BAD_INPUT naming the first
+/// environment and field that differ, or for buffers that overlap or are misaligned;
+/// FLOE_STATUS_NULL_POINTER for a NULL `engine`, `buffers` or buffer of non-zero length;
+/// FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine; FLOE_STATUS_GPU for a
+/// device error.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads described above, for the duration of the
+/// call; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_check_outputs(
+    engine: *mut floe_engine,
+    buffers: *const floe_step_buffers,
+) -> floe_status {
+    guard(|| {
+        // SAFETY: the caller's buffers are valid for the reads of their lengths during the call.
+        let buffers = unsafe { step_buffers(buffers) }?;
+        with_engine(engine, |e| Ok(e.check_outputs(&buffers, None)?))
+    })
+}
+
+/// The engine's pool slots as a level sampler sees them (`floe_level_record`: slot, generation,
+/// size, agents, holes, optimal sum of costs or FLOE_UNKNOWN, environments playing it): up to
+/// `cap` records into `out`, and the number of slots (which may be more than `cap`) into `*len`.
+/// Refilled levels show with their generation.
+///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `engine` or `len`, or `out` with `cap` above 0;
+/// FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine; FLOE_STATUS_BAD_INPUT for
+/// a misaligned `out` or `len`; FLOE_STATUS_GPU for a device error.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_levels(
+    engine: *const floe_engine,
+    out: *mut LevelRecord,
+    cap: usize,
+    len: *mut usize,
+) -> floe_status {
+    guard(|| {
+        check_out(len, "len")?;
+        // SAFETY: room for `cap` records at `out`, by the caller's contract.
+        let room = unsafe { slice_mut(out, cap, "out") }?;
+        let records = with_engine(engine, |e| Levels::levels(e).map_err(levels_error))?;
+        for (o, r) in room.iter_mut().zip(&records) {
+            *o = *r;
+        }
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_out(len, records.len(), "len") }
+    })
+}
+
 /// A level sampler with the source of its new levels (opaque): floe-levels' driver. Calls on
-/// one are serialised by a lock inside it.
+/// one are serialised by a lock inside it. A sampler is bound to the engine of its first call
+/// that succeeds (`floe_levels_start`, `_after_step` or `_update`) and refuses any other with
+/// FLOE_STATUS_BAD_INPUT naming both (make one sampler per engine).
+///
+/// Every call that acts on an engine checks all of its arguments before it changes anything
+/// (the engine reset, the sampler's engine, every buffer's length and alignment, `out`'s
+/// alignment, the ended episodes' records, and, where the sampler is called, that the buffers
+/// are the engine's last outputs as `floe_engine_refill` describes). A refused call leaves the
+/// engine, its pool, the source of new levels and the kept episodes (`floe_levels_pending`) as
+/// they were: a retry with the right arguments gives the sampler each episode once. When the
+/// sampler itself fails, or its plan is refused, the engine and the kept episodes are as they
+/// were too; what the sampler did with the episodes it saw is its own state.
 pub struct floe_levels {
     inner: Mutex<Levels>,
 }
@@ -256,7 +354,16 @@ pub unsafe extern "C" fn floe_levels_pool(
     })
 }
 
-/// Writes `*out` when it is not NULL.
+/// Checks an optional out-pointer (NULL, or aligned) before any work is done.
+fn check_report(out: *mut floe_levels_applied) -> Result<()> {
+    if out.is_null() {
+        Ok(())
+    } else {
+        check_out(out, "out")
+    }
+}
+
+/// Writes `*out` when it is not NULL (checked by [`check_report`] before the call's work).
 ///
 /// # Safety
 /// `out` is NULL or writable.
@@ -270,18 +377,22 @@ unsafe fn report(out: *mut floe_levels_applied, applied: floe_levels_applied) ->
 
 /// The sampler's first call, with no episodes, after `floe_engine_reset`: its first weights and
 /// any refill it asks for (the buffers hold the reset's outputs, and get the refilled slots'
-/// observations). `*out` (may be NULL) says what it did.
+/// observations: of the reset's outputs only `obs` is read, the other arrays are checked for
+/// their lengths). Drops the kept episodes when it succeeds. `*out` (may be NULL) says what it
+/// did.
 ///
 /// Errors (the engine unchanged by a refused call): the sampler's own status when it fails
 /// (FLOE_STATUS_PANICKED for a plugin that panicked), FLOE_STATUS_BAD_OUTPUT for a plan the
 /// checks refuse (weights negative, NaN, infinite or all zero, or of another count than the
 /// pool's slots; a refill slot out of range or named twice; a configuration outside the level
 /// space), FLOE_STATUS_CONFIG for new levels the pool has no room for, FLOE_STATUS_FAILED for
-/// levels that cannot be generated, FLOE_STATUS_TOO_LARGE; the engine's statuses
-/// (FLOE_STATUS_NOT_RESET, FLOE_STATUS_BUFFER_SIZE, FLOE_STATUS_BAD_INPUT for buffers that
-/// overlap or are misaligned, or a misaligned `out`, FLOE_STATUS_GPU); FLOE_STATUS_NULL_POINTER
-/// for a NULL `levels`, `engine`, `buffers` or buffer of non-zero length;
-/// FLOE_STATUS_WRONG_HANDLE for a handle that is not a live level sampler or engine.
+/// levels that cannot be generated, FLOE_STATUS_TOO_LARGE; FLOE_STATUS_NOT_RESET for an engine
+/// never reset; FLOE_STATUS_BUFFER_SIZE for a buffer of another length than
+/// `floe_engine_sizes` gives; FLOE_STATUS_BAD_INPUT for buffers that are not the reset's or
+/// last step's outputs, that overlap or are misaligned, a misaligned `out`, or an engine other
+/// than the sampler's; FLOE_STATUS_GPU; FLOE_STATUS_NULL_POINTER for a NULL `levels`, `engine`,
+/// `buffers` or buffer of non-zero length; FLOE_STATUS_WRONG_HANDLE for a handle that is not a
+/// live level sampler or engine.
 ///
 /// # Safety
 /// Pointer arguments are NULL or valid for the reads and writes described above, for the
@@ -294,6 +405,7 @@ pub unsafe extern "C" fn floe_levels_start(
     out: *mut floe_levels_applied,
 ) -> floe_status {
     guard(|| {
+        check_report(out)?;
         // SAFETY: the caller's buffers are valid for writes of their lengths during the call.
         let buffers = unsafe { step_buffers(buffers) }?;
         let applied =
@@ -306,9 +418,15 @@ pub unsafe extern "C" fn floe_levels_start(
 /// After each `floe_engine_step` (with its buffers): keeps the episodes that ended, and every
 /// `update_every` steps calls the sampler with them and applies its plan (refills truncate
 /// episodes in the buffers, as described at `floe_engine_refill`). `*out` (may be NULL): `called`
-/// is 0 between the sampler's calls.
+/// is 0 between the sampler's calls. Every call checks every buffer's length and the records of
+/// the episodes that ended (`terminated` and `truncated` 0 or 1 and not both, an outcome that
+/// matches them, a slot of the pool and a generation that slot has had); the calls that call the
+/// sampler also check that the buffers are the step's outputs. A refused call keeps none of the
+/// step's episodes and does not count the step: the host may call again with the right buffers.
 ///
-/// Errors (the engine unchanged by a refused call): as `floe_levels_start`: the sampler's own
+/// Errors (the engine and the kept episodes unchanged by a refused call): FLOE_STATUS_BAD_INPUT
+/// for an ended episode's record the checks refuse (the message names the environment); as
+/// `floe_levels_start`: the sampler's own
 /// status (FLOE_STATUS_FAILED, FLOE_STATUS_PANICKED, FLOE_STATUS_UNSUPPORTED,
 /// FLOE_STATUS_BAD_INPUT, FLOE_STATUS_CONFIG, FLOE_STATUS_UNKNOWN_PLUGIN), FLOE_STATUS_BAD_OUTPUT
 /// for a plan the checks refuse, FLOE_STATUS_CONFIG for new levels the pool has no room for,
@@ -329,6 +447,7 @@ pub unsafe extern "C" fn floe_levels_after_step(
     out: *mut floe_levels_applied,
 ) -> floe_status {
     guard(|| {
+        check_report(out)?;
         // SAFETY: as in `floe_levels_start`.
         let buffers = unsafe { step_buffers(buffers) }?;
         let applied =
@@ -340,14 +459,18 @@ pub unsafe extern "C" fn floe_levels_after_step(
 
 /// Calls the sampler now and applies its plan. `episodes` (`episodes_len` records, as the
 /// engine's `info` gave them) are the episodes to score; NULL gives it those kept by
-/// `floe_levels_after_step` since its last call (`floe_levels_pending` lists them). Every call
-/// drops the episodes kept so far (given episodes stand in for them). `scores` is NULL or one finite score per episode from the host (for `plr`, the
-/// episode's positive value loss or MaxMC); `scores_len` is their number. `buffers` hold the last
-/// step's outputs. `*out` (may be NULL) says what the call did.
+/// `floe_levels_after_step` since its last call (`floe_levels_pending` lists them); a non-NULL
+/// `episodes` with `episodes_len` 0 gives it none. Every call that succeeds drops the episodes
+/// kept so far (given episodes stand in for them); a refused one keeps them. `scores` is NULL or
+/// one finite score per episode from the host (for `plr`, the episode's positive value loss or
+/// MaxMC); `scores_len` is their number. `buffers` hold the last step's outputs, unchanged (as
+/// `floe_engine_refill` describes). `*out` (may be NULL) says what the call did.
 ///
-/// Errors (the engine unchanged by a refused call): FLOE_STATUS_BAD_INPUT for scores of another
-/// count than the episodes, a score that is not finite, an episode whose slot is outside the
-/// pool, or buffers that overlap or are misaligned; FLOE_STATUS_NULL_POINTER for `scores` NULL
+/// Errors (the engine and the kept episodes unchanged by a refused call): FLOE_STATUS_BAD_INPUT
+/// for scores of another count than the episodes, a score that is not finite, an episode whose
+/// slot is outside the pool or whose generation that slot has not reached, buffers that are not
+/// the last outputs, that overlap or are misaligned, a misaligned `episodes`, `scores` or `out`,
+/// or an engine other than the sampler's; FLOE_STATUS_NULL_POINTER for `scores` NULL
 /// with `scores_len` above 0, `episodes` NULL with `episodes_len` above 0, or a NULL `levels`,
 /// `engine`, `buffers` or buffer of non-zero length; FLOE_STATUS_WRONG_HANDLE for a handle that
 /// is not a live level sampler or engine; and as `floe_levels_start`: the sampler's own status
@@ -373,6 +496,7 @@ pub unsafe extern "C" fn floe_levels_update(
     out: *mut floe_levels_applied,
 ) -> floe_status {
     guard(|| {
+        check_report(out)?;
         let episodes: Option<Vec<EpisodeRecord>> = if episodes.is_null() && episodes_len == 0 {
             None
         } else {

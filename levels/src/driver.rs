@@ -16,10 +16,20 @@
 //! which [`Engine::refill`] puts in place, truncating the episodes that played them in `out`,
 //! as a step would have. The plan and the new levels are checked before the engine is touched:
 //! a sampler that fails, panics or answers garbage is an error, and the engine is as it was.
+//!
+//! Every call that acts on an engine checks all of its arguments before it changes anything:
+//! the engine reset ([`LevelsError::Engine`] with [`EngineError::NotReset`]), the sampler's own
+//! engine (a sampler binds to the engine it first runs with: [`LevelsError::OtherEngine`]), the
+//! seven buffers' lengths, the ended episodes' records (flags 0 or 1 and not both, an outcome
+//! that matches them, a slot of the pool and a generation it has had:
+//! [`LevelsError::Input`]), and, before the sampler is called, that the buffers hold the
+//! engine's last outputs ([`Engine::check_outputs`]). A refused call leaves the engine, its pool,
+//! the source of new levels and the kept episodes as they were, so a retry with the right
+//! arguments gives the sampler each episode once.
 
 use std::collections::BTreeMap;
 
-use floe_core::engine::{Engine, StepBuffersMut};
+use floe_core::engine::{outcome, Engine, EngineError, EngineId, InstancePool, StepBuffersMut};
 use floe_plugin_api::levels::check_update;
 use floe_plugin_api::{EpisodeRecord, LevelRecord, LevelSampler, PluginError};
 use serde::Serialize;
@@ -70,10 +80,12 @@ pub struct Levels {
     sampler: Box<dyn LevelSampler>,
     source: LevelSource,
     update_every: u32,
-    steps: u32,
+    steps: u64,
     pending: Vec<EpisodeRecord>,
     played: BTreeMap<Shape, u64>,
     totals: Applied,
+    /// The engine it runs with, from its first call that succeeded.
+    engine: Option<EngineId>,
 }
 
 impl std::fmt::Debug for Levels {
@@ -81,6 +93,7 @@ impl std::fmt::Debug for Levels {
         f.debug_struct("Levels")
             .field("sampler", &self.name)
             .field("source", &self.source)
+            .field("engine", &self.engine)
             .finish_non_exhaustive()
     }
 }
@@ -100,6 +113,7 @@ impl Levels {
             pending: Vec::new(),
             played: BTreeMap::new(),
             totals: Applied::default(),
+            engine: None,
         }
     }
 
@@ -113,6 +127,12 @@ impl Levels {
     #[must_use]
     pub fn source(&self) -> &LevelSource {
         &self.source
+    }
+
+    /// The engine the sampler is bound to (the first it ran with), if any.
+    #[must_use]
+    pub fn engine(&self) -> Option<EngineId> {
+        self.engine
     }
 
     /// The next `n` levels of the source (for the pool an engine is made with: give it the
@@ -171,8 +191,82 @@ impl Levels {
             .collect())
     }
 
+    /// The checks of every call that acts on `engine`, before anything changes: the engine
+    /// reset, the sampler's own engine, the buffers' lengths.
+    fn admit(
+        &self,
+        engine: &dyn Engine,
+        out: &StepBuffersMut<'_>,
+        call: &'static str,
+    ) -> Result<(), LevelsError> {
+        if !engine.was_reset() {
+            return Err(EngineError::NotReset(call).into());
+        }
+        if let Some(bound) = self.engine {
+            if bound != engine.id() {
+                return Err(LevelsError::OtherEngine { name: self.name.clone(), bound, given: engine.id() });
+            }
+        }
+        out.check(&engine.sizes())?;
+        Ok(())
+    }
+
+    /// The episodes that ended in a step (its outputs `out`, of an engine playing `pool`), each
+    /// checked: flags 0 or 1 and not both, the outcome they mean, a slot of the pool and a
+    /// generation it has had.
+    fn ended(pool: &InstancePool, out: &StepBuffersMut<'_>) -> Result<Vec<EpisodeRecord>, LevelsError> {
+        let mut ended = Vec::new();
+        for (e, info) in out.info.iter().enumerate() {
+            let (term, trunc) = (out.terminated[e], out.truncated[e]);
+            if term > 1 || trunc > 1 || term + trunc > 1 {
+                return Err(LevelsError::Input(format!(
+                    "environment {e}: terminated {term} and truncated {trunc}: a step sets at most one of them, to 1"
+                )));
+            }
+            if term + trunc == 0 {
+                continue;
+            }
+            let outcomes: &[u32] =
+                if term == 1 { &[outcome::SUCCESS, outcome::FAILURE] } else { &[outcome::TRUNCATED] };
+            if !outcomes.contains(&info.outcome) {
+                let flag = if term == 1 { "terminated" } else { "truncated" };
+                return Err(LevelsError::Input(format!(
+                    "environment {e}: {flag}, but its info's outcome is {}, which a {flag} episode does not have",
+                    info.outcome
+                )));
+            }
+            let record = EpisodeRecord::from(*info);
+            check_episode(pool, &record)
+                .map_err(|why| LevelsError::Input(format!("environment {e}: {why}")))?;
+            ended.push(record);
+        }
+        Ok(ended)
+    }
+
+    /// The shapes of the levels `episodes` played (before any refill changes them).
+    fn shapes(pool: &InstancePool, episodes: &[EpisodeRecord]) -> Vec<Shape> {
+        episodes
+            .iter()
+            .map(|e| {
+                let i = e.instance as usize;
+                let (w, h, agents) = pool.dims(i);
+                let hole_percent =
+                    (f64::from(pool.holes(i)) * 100.0 / f64::from((w * h).max(1))).round() as u32;
+                Shape { size: w.max(h), agents, hole_percent }
+            })
+            .collect()
+    }
+
+    fn count_played(&mut self, shapes: Vec<Shape>) {
+        for shape in shapes {
+            *self.played.entry(shape).or_default() += 1;
+        }
+    }
+
     /// The sampler's first call, with no episodes, after the engine's reset: its first weights,
-    /// and any refill it asks for (written into `out`, the reset's outputs).
+    /// and any refill it asks for (written into `out`, the reset's outputs: their `obs` is read
+    /// and rewritten for the environments moved, the other buffers only checked for length).
+    /// Drops the kept episodes once it succeeds.
     ///
     /// # Errors
     /// As [`Levels::update`].
@@ -181,71 +275,113 @@ impl Levels {
         engine: &mut dyn Engine,
         out: StepBuffersMut<'_>,
     ) -> Result<Applied, LevelsError> {
-        self.pending.clear();
+        self.admit(engine, &out, "a level sampler's start")?;
+        engine.check_outputs(&out, None)?;
+        let applied = self.call(engine, Some(&[]), None, out)?;
         self.steps = 0;
-        self.update(engine, Some(&[]), None, out)
+        Ok(applied)
     }
 
-    /// Keeps the episodes that ended in a step (its outputs `out`).
-    pub fn record(&mut self, engine: &dyn Engine, out: &StepBuffersMut<'_>) {
-        let pool = engine.pool();
-        for e in (0..out.info.len()).filter(|&e| out.terminated[e] != 0 || out.truncated[e] != 0) {
-            let info = out.info[e];
-            self.pending.push(EpisodeRecord::from(info));
-            let i = info.instance as usize;
-            if i < pool.len() {
-                let (w, h, agents) = pool.dims(i);
-                let hole_percent =
-                    (f64::from(pool.holes(i)) * 100.0 / f64::from((w * h).max(1))).round() as u32;
-                *self.played.entry(Shape { size: w.max(h), agents, hole_percent }).or_default() += 1;
-            }
-        }
+    /// Keeps the episodes that ended in a step (its outputs `out`), without calling the sampler
+    /// (for a host that calls [`Levels::update`] itself).
+    ///
+    /// # Errors
+    /// As [`Levels::after_step`]'s checks; nothing is kept then.
+    pub fn record(&mut self, engine: &dyn Engine, out: &StepBuffersMut<'_>) -> Result<(), LevelsError> {
+        self.admit(engine, out, "a level sampler's record")?;
+        let ended = Self::ended(engine.pool(), out)?;
+        let shapes = Self::shapes(engine.pool(), &ended);
+        self.pending.extend(ended);
+        self.count_played(shapes);
+        self.engine = Some(engine.id());
+        Ok(())
     }
 
     /// After each step: keeps its ended episodes, and every `update_every` steps calls the
     /// sampler with them and applies its plan (into `out`).
     ///
     /// # Errors
-    /// As [`Levels::update`].
+    /// Before anything changes: [`EngineError::NotReset`], [`LevelsError::OtherEngine`], a
+    /// buffer of the wrong length ([`EngineError::BufferSize`]), an ended episode's record the
+    /// checks refuse ([`LevelsError::Input`]); on the steps that call the sampler, buffers that
+    /// are not the engine's last outputs, and then as [`Levels::update`]. A refused call keeps
+    /// none of the step's episodes and does not count the step.
     pub fn after_step(
         &mut self,
         engine: &mut dyn Engine,
         mut out: StepBuffersMut<'_>,
     ) -> Result<Option<Applied>, LevelsError> {
-        self.record(engine, &out);
-        self.steps += 1;
-        if self.update_every == 0 || !self.steps.is_multiple_of(self.update_every) {
+        self.admit(engine, &out, "a level sampler's after_step")?;
+        let ended = Self::ended(engine.pool(), &out)?;
+        let shapes = Self::shapes(engine.pool(), &ended);
+        let calls = self.update_every != 0 && (self.steps + 1).is_multiple_of(u64::from(self.update_every));
+        if !calls {
+            self.pending.extend(ended);
+            self.count_played(shapes);
+            self.steps += 1;
+            self.engine = Some(engine.id());
             return Ok(None);
         }
-        self.update(engine, None, None, out.reborrow()).map(Some)
+        engine.check_outputs(&out, None)?;
+        let kept = self.pending.len();
+        self.pending.extend(ended);
+        match self.call(engine, None, None, out.reborrow()) {
+            Ok(applied) => {
+                self.count_played(shapes);
+                self.steps += 1;
+                Ok(Some(applied))
+            }
+            Err(e) => {
+                self.pending.truncate(kept);
+                Err(e)
+            }
+        }
     }
 
     /// Calls the sampler with `episodes` (`None`: those kept since its last call) and the host's
     /// `scores` of them (one each), and applies its plan to `engine`; `out` holds the last step's
-    /// outputs, where refills truncate episodes. Every call drops the episodes kept so far (given
-    /// episodes stand in for them).
+    /// outputs, where refills truncate episodes. Every call that succeeds drops the episodes kept
+    /// so far (given episodes stand in for them).
     ///
     /// # Errors
-    /// As [`Levels::decide`], then [`Levels::apply`]'s: the engine is as it was when either
-    /// refuses (the sampler's own state is the sampler's).
+    /// Before anything changes: [`EngineError::NotReset`], [`LevelsError::OtherEngine`], a
+    /// buffer of the wrong length or buffers that are not the engine's last outputs
+    /// ([`Engine::check_outputs`]); then as [`Levels::decide`], then [`Levels::apply`]'s. The
+    /// engine, the source and the kept episodes are as they were when any refuses (the
+    /// sampler's own state is the sampler's).
     pub fn update(
         &mut self,
         engine: &mut dyn Engine,
         episodes: Option<&[EpisodeRecord]>,
         scores: Option<&[f32]>,
-        mut out: StepBuffersMut<'_>,
+        out: StepBuffersMut<'_>,
     ) -> Result<Applied, LevelsError> {
-        out.check(&engine.sizes())?;
+        self.admit(engine, &out, "a level sampler's update")?;
+        engine.check_outputs(&out, None)?;
+        self.call(engine, episodes, scores, out)
+    }
+
+    /// The sampler's decision applied to `engine`, once every argument has been checked; the
+    /// kept episodes dropped and the engine bound on success.
+    fn call(
+        &mut self,
+        engine: &mut dyn Engine,
+        episodes: Option<&[EpisodeRecord]>,
+        scores: Option<&[f32]>,
+        out: StepBuffersMut<'_>,
+    ) -> Result<Applied, LevelsError> {
         let levels = Self::levels(engine)?;
         let source = self.source.clone();
-        let decision = self.decide(&levels, episodes, scores)?;
-        match Self::apply(engine, &decision, out.reborrow()) {
+        let decision = self.decision(&levels, episodes, scores)?;
+        match Self::put(engine, &decision, out) {
             Ok(applied) => {
                 let t = &mut self.totals;
                 t.episodes += applied.episodes;
                 t.refilled += applied.refilled;
                 t.truncated += applied.truncated;
                 t.weights |= applied.weights;
+                self.pending.clear();
+                self.engine = Some(engine.id());
                 Ok(applied)
             }
             Err(e) => {
@@ -257,13 +393,14 @@ impl Levels {
 
     /// The sampler's decision on the pool `levels` (what [`Levels::levels`] gives of an engine;
     /// shards of one pool sum their `in_play`) for `episodes` (`None`: those kept since its last
-    /// call; either way the kept ones are dropped) and the host's `scores`: its weights, the
-    /// slots to refill, and their new levels, drawn here. [`Levels::apply`] puts it into an
-    /// engine; Ray shards of one pool apply the same decision each, which keeps their pools the
-    /// same.
+    /// call; either way the kept ones are dropped when it succeeds) and the host's `scores`: its
+    /// weights, the slots to refill, and their new levels, drawn here. [`Levels::apply`] puts it
+    /// into an engine; Ray shards of one pool apply the same decision each, which keeps their
+    /// pools the same.
     ///
     /// # Errors
-    /// [`LevelsError::Sampler`] for scores of the wrong length or not finite, a sampler that
+    /// [`LevelsError::Sampler`] for scores of the wrong length or not finite, an episode whose
+    /// slot is outside the pool or whose generation the slot has not reached, a sampler that
     /// fails, panics or answers a plan the checks refuse (weights, refill slots, a configuration
     /// outside the level space); [`LevelsError::Generate`] when new levels cannot be made. The
     /// source and the kept episodes are then as they were.
@@ -273,10 +410,31 @@ impl Levels {
         episodes: Option<&[EpisodeRecord]>,
         scores: Option<&[f32]>,
     ) -> Result<Decision, LevelsError> {
+        let decision = self.decision(levels, episodes, scores)?;
+        self.pending.clear();
+        Ok(decision)
+    }
+
+    /// [`Levels::decide`], with the kept episodes left as they are.
+    fn decision(
+        &mut self,
+        levels: &[LevelRecord],
+        episodes: Option<&[EpisodeRecord]>,
+        scores: Option<&[f32]>,
+    ) -> Result<Decision, LevelsError> {
         let sampler_error =
             |name: &str, source: PluginError| LevelsError::Sampler { name: name.to_string(), source };
         let given = episodes.unwrap_or(&self.pending);
         check_update(levels, given, scores).map_err(|e| sampler_error(&self.name, e))?;
+        if let Some((i, e)) =
+            given.iter().enumerate().find(|(_, e)| e.generation > levels[e.instance as usize].generation)
+        {
+            let why = format!(
+                "episode {i} played generation {} of slot {}, which is at generation {}",
+                e.generation, e.instance, levels[e.instance as usize].generation
+            );
+            return Err(sampler_error(&self.name, PluginError::BadInput(why)));
+        }
         let plan = self.sampler.update(levels, given, scores).map_err(|e| sampler_error(&self.name, e))?;
         plan.check(levels.len()).map_err(|e| sampler_error(&self.name, e))?;
         let mut source = self.source.clone();
@@ -287,23 +445,32 @@ impl Levels {
         }
         let new = source.draw(plan.refill.len())?;
         self.source = source;
-        let decision = Decision {
+        Ok(Decision {
             weights: plan.weights,
             refill: plan.refill.iter().map(|&s| s as usize).collect(),
             levels: new,
             episodes: given.len(),
-        };
-        self.pending.clear();
-        Ok(decision)
+        })
     }
 
     /// Puts a decision into `engine`: the weights, then the refills (`out` holds the last step's
     /// outputs, where they truncate episodes).
     ///
     /// # Errors
-    /// [`LevelsError::Config`] for new levels that do not fit the pool's room, the engine's
-    /// errors; the engine is then as it was.
+    /// Buffers that are not the engine's last outputs ([`Engine::check_outputs`], which also
+    /// refuses an engine not reset), [`LevelsError::Config`] for new levels that do not fit the
+    /// pool's room, the engine's errors; the engine is then as it was.
     pub fn apply(
+        engine: &mut dyn Engine,
+        decision: &Decision,
+        out: StepBuffersMut<'_>,
+    ) -> Result<Applied, LevelsError> {
+        engine.check_outputs(&out, None)?;
+        Self::put(engine, decision, out)
+    }
+
+    /// [`Levels::apply`] once the buffers have been checked.
+    fn put(
         engine: &mut dyn Engine,
         decision: &Decision,
         out: StepBuffersMut<'_>,
@@ -337,4 +504,21 @@ impl Levels {
             truncated: refilled.truncated,
         })
     }
+}
+
+/// Why an episode's record names no level `pool` has had: a slot outside it, or a generation the
+/// slot has not reached.
+fn check_episode(pool: &InstancePool, e: &EpisodeRecord) -> Result<(), String> {
+    let slot = e.instance as usize;
+    if slot >= pool.len() {
+        return Err(format!("its info names slot {slot}, outside a pool of {} slots", pool.len()));
+    }
+    if e.generation > pool.generation(slot) {
+        return Err(format!(
+            "its info names generation {} of slot {slot}, which is at generation {}",
+            e.generation,
+            pool.generation(slot)
+        ));
+    }
+    Ok(())
 }

@@ -22,6 +22,23 @@ pub enum LevelsError {
         #[source]
         source: PluginError,
     },
+    /// The host's buffers hold records no step writes (flags other than 0 or 1, or both set; an
+    /// outcome that does not match them; a slot outside the pool); nothing was kept.
+    #[error("level sampling: {0}")]
+    Input(String),
+    /// The sampler runs with another engine: a sampler binds to the engine it first runs with.
+    #[error(
+        "level sampler `{name}` runs with {bound}, and was given {given}: make one sampler per engine \
+         (shards of one pool share a sampler's decisions: Levels::decide and Levels::apply)"
+    )]
+    OtherEngine {
+        /// The sampler's name.
+        name: String,
+        /// The engine it is bound to.
+        bound: floe_core::engine::EngineId,
+        /// The engine it was given.
+        given: floe_core::engine::EngineId,
+    },
     /// The sampler could not be made.
     #[error(transparent)]
     Registry(#[from] floe_plugin_registry::RegistryError),

@@ -2,46 +2,13 @@
 //! the level space, a host's scores reach PLR, the phase samplers redesign the pool, and a
 //! sampler that fails, panics or answers garbage changes nothing.
 
-use std::sync::Arc;
+mod common;
 
-use floe_core::engine::{CollisionMode, CpuEngine, Engine, EnvConfig, InstancePool, Optima, StepBuffers};
+use common::{engine, run, space, spec};
+use floe_core::engine::Engine;
 use floe_core::rng::Rng;
-use floe_levels::{LevelSource, LevelSpace, Levels, LevelsError, LevelsSpec};
-use floe_plugin_api::{EpisodeRecord, LevelPlan, LevelRecord, LevelSampler, PluginError, PluginSpec};
-
-fn space() -> LevelSpace {
-    LevelSpace { agents: [2, 3], size: [5, 7], hole_ratio: [0.0, 0.2], wait_ratio: [0.0, 0.5], solve: false }
-}
-
-/// An engine of `envs` environments over `slots` levels of the space, reset.
-fn engine(envs: usize, slots: usize) -> (CpuEngine, StepBuffers) {
-    let levels = LevelSource::new(space(), 99).unwrap().draw(slots).unwrap();
-    let pool = Arc::new(InstancePool::with_room(&levels, Optima::AsStored, space().room()).unwrap());
-    let cfg =
-        EnvConfig { num_envs: envs, mode: CollisionMode::Soft, episode_limit: 8, ..EnvConfig::default() };
-    let mut e = CpuEngine::new(cfg, pool).unwrap();
-    let mut out = StepBuffers::new(&e.sizes());
-    e.reset(1, out.view()).unwrap();
-    (e, out)
-}
-
-fn spec(name: &str, params: serde_json::Value, update_every: u32) -> LevelsSpec {
-    LevelsSpec {
-        sampler: PluginSpec { name: name.into(), params, library: None },
-        space: space(),
-        seed: 5,
-        update_every,
-    }
-}
-
-fn run(levels: &mut Levels, env: &mut CpuEngine, out: &mut StepBuffers, steps: usize) {
-    let mut rng = Rng::from_counters(&[7]);
-    for _ in 0..steps {
-        let actions: Vec<u8> = (0..out.rewards.len()).map(|_| rng.below(5) as u8).collect();
-        env.step(&actions, out.view()).unwrap();
-        levels.after_step(env, out.view()).unwrap();
-    }
-}
+use floe_levels::{LevelSource, Levels, LevelsError};
+use floe_plugin_api::{EpisodeRecord, LevelPlan, LevelRecord, LevelSampler, PluginError};
 
 #[test]
 fn each_built_in_sampler_steers_the_engine() {

@@ -248,7 +248,13 @@ impl Engine {
             })
             .collect::<PyResult<Vec<usize>>>()?;
         let levels: Vec<floe_core::Instance> = instances.iter().map(|i| i.inner.clone()).collect();
-        let done = self.with_buffers(py, |e, out| e.refill(&slots, &levels, out).map_err(engine))?;
+        let done = self.with_buffers(py, |e, out| {
+            // Every environment's outputs are checked (the refill itself checks those it moves).
+            if e.was_reset() {
+                e.check_outputs(&out, None).map_err(engine)?;
+            }
+            e.refill(&slots, &levels, out).map_err(engine)
+        })?;
         let d = PyDict::new(py);
         d.set_item("truncated", done.truncated)?;
         d.set_item("restarted", done.restarted)?;

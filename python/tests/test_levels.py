@@ -372,6 +372,64 @@ def test_settings_and_attachment_are_checked(small):
         floe.VectorEnv(4, 2, single_agent=True, levels=sampler())
 
 
+def test_outputs_a_step_never_wrote_are_refused_and_change_nothing():
+    """The level API's rules from Python, as from C and Rust: a call before the reset, an ended
+    episode on a slot outside the pool, and edited outputs are refused with floe.BadInput naming
+    the value, before anything changes; a twin engine that never saw them stays equal, and the
+    episodes reach the sampler once each after a retry."""
+    def side():
+        levels = sampler("uniform", {"max_plays": 1}, update_every=2)
+        engine = floe.Engine(levels.levels(5), {"num_envs": 7, "mode": "soft", "episode_limit": 5},
+                             room=levels.room)
+        levels.attach(engine)
+        return levels, engine
+
+    (a, ea), (b, eb) = side(), side()
+    with pytest.raises(floe.BadInput, match="reset"):
+        a.start()
+    for levels, engine in ((a, ea), (b, eb)):
+        engine.reset(4)
+        levels.start()
+
+    def same():
+        for x, y in ((ea.levels(), eb.levels()), (ea.obs, eb.obs), (ea.info, eb.info),
+                     (ea.terminated, eb.terminated), (ea.truncated, eb.truncated), (a.pending, b.pending)):
+            assert np.array_equal(x, y)
+        assert ea.current_instances() == eb.current_instances()
+
+    rng = np.random.default_rng(3)
+    refused = 0
+    for _ in range(40):
+        actions = rng.integers(0, 5, size=(7, ea.max_agents), dtype=np.uint8)
+        ea.step(actions)
+        eb.step(actions)
+        ended = np.flatnonzero(ea.terminated | ea.truncated)
+        edits = []
+        if len(ended):
+            e = int(ended[0])
+            edits.append((ea.info, (e, 4), 3452816845, "slot 3452816845"))
+            edits.append((ea.truncated, e, 1 - int(ea.truncated[e]) if ea.terminated[e] else 2, "terminated"))
+        for array, at, value, says in edits:
+            kept = array[at]
+            array[at] = value
+            with pytest.raises(floe.BadInput, match=says):
+                a.after_step()
+            array[at] = kept
+            same()
+            refused += 1
+        # An observation edited: the sampler's next call refuses it, and nothing changes.
+        kept = ea.obs.copy()
+        ea.obs.reshape(-1)[0] ^= 1
+        with pytest.raises(floe.BadInput, match="obs"):
+            a.update()
+        ea.obs[...] = kept
+        same()
+        assert a.after_step() == b.after_step()
+        same()
+    assert refused > 5
+    assert a.totals == b.totals and a.totals["episodes"] > 0
+
+
 def test_gymnasium_check_env_takes_a_sampler():
     # A sampler that refills would change the levels between the checker's seeded resets, which
     # it compares; weights alone do not.

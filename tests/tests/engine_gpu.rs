@@ -661,6 +661,33 @@ fn weighted_draws_and_refills_are_identical_on_both_backends() {
                 |s: &StepBuffers| s.info.iter().map(|i| i.episode_return.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&a), bits(&b), "{what}, step {t}: returns");
             generations += a.info.iter().filter(|i| i.generation > 0).count();
+            // Each backend knows its last outputs: both accept them, and refuse the same edits
+            // with the same words.
+            cpu.check_outputs(&a.view(), None).expect("cpu outputs");
+            gpu.check_outputs(&b.view(), None).expect("gpu outputs");
+            let running = (0..70).find(|&e| cpu.state().expect("state").envs[e].step > 0);
+            if let Some(e) = running {
+                let edits: [fn(&mut StepBuffers, usize); 3] = [
+                    |o, e| o.info[e].episode_return += 0.5,
+                    |o, e| o.truncated[e] = 1,
+                    |o, e| {
+                        let n = o.obs.len() / 70;
+                        if n > 0 {
+                            o.obs[e * n] ^= 1;
+                        } else {
+                            o.info[e].agents_on_goal += 1;
+                        }
+                    },
+                ];
+                for edit in edits {
+                    let (mut x, mut y) = (a.clone(), b.clone());
+                    edit(&mut x, e);
+                    edit(&mut y, e);
+                    let ec = cpu.check_outputs(&x.view(), None).expect_err("cpu refuses");
+                    let eg = gpu.check_outputs(&y.view(), None).expect_err("gpu refuses");
+                    assert_eq!(ec.to_string(), eg.to_string(), "{what}, step {t}");
+                }
+            }
             if t % 6 == 5 {
                 // New levels of other sizes in three slots (one of them of weight 0).
                 let size = 5 + (t as u32 / 6) % 7;

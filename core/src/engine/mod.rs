@@ -159,17 +159,45 @@ pub trait Engine: Send + std::fmt::Debug {
     /// The engine's pool ([`Engine::pool`]) is its own copy from the first refill on: the pool
     /// it was made with is left as it was.
     ///
+    /// What it reads of `out`: the environments that play a refilled slot are checked as
+    /// [`Engine::check_outputs`] checks them (their `obs`; for those past their first step, the
+    /// flags and the running `info`, all but its return, which a wrapper may pay in rewards of
+    /// its own); the other buffers and environments only for their lengths.
+    ///
     /// # Errors
     /// Not reset yet, a slot out of range or named twice, a level count other than the slot
     /// count, a level that does not fit the pool's room ([`InstancePool::check_fits`]), buffers of
-    /// the wrong size, or buffers that do not hold the last step's outputs ([`checks::refill`]);
-    /// nothing changes then. A device error.
+    /// the wrong size ([`checks::refill`]), or buffers that do not hold the last step's outputs
+    /// for the environments it moves; nothing changes then. A device error.
     fn refill(
         &mut self,
         slots: &[usize],
         levels: &[Instance],
         out: StepBuffersMut<'_>,
     ) -> Result<Refilled, EngineError>;
+
+    /// This engine's identity in the process ([`EngineId`]): a level sampler binds to the engine
+    /// it first runs with, and refuses another by it.
+    fn id(&self) -> EngineId;
+
+    /// Whether [`Engine::reset`] has been called: before it, [`Engine::step`],
+    /// [`Engine::reset_to`] and [`Engine::refill`] are [`EngineError::NotReset`].
+    fn was_reset(&self) -> bool;
+
+    /// Checks that `out` holds what the engine wrote last (by a step, a reset, `reset_to` or a
+    /// refill), as a host that passes its outputs on to the engine again must: every
+    /// environment's `obs` is the observation of its current state, and every environment whose
+    /// episode is under way (past its first step) has `terminated` and `truncated` 0 and its
+    /// running `info` record, field for field. `returns` gives the running episodes' returns
+    /// when a wrapper pays rewards of its own (`None`: the engine's). `rewards`, `events` and
+    /// `final_obs` are only checked for their lengths (nothing the engine keeps says what they
+    /// held), and so are the `info` and flags of environments at the first step of an episode
+    /// (they describe an episode that ended, or nothing after a reset). Reads only.
+    ///
+    /// # Errors
+    /// Not reset yet, a buffer (or `returns`) of the wrong length, or [`EngineError::Invalid`]
+    /// naming the first environment and field that differ; a device error.
+    fn check_outputs(&self, out: &StepBuffersMut<'_>, returns: Option<&[f32]>) -> Result<(), EngineError>;
 
     /// The global state of every environment: `B × 3 × S × S` bytes (S the pool's largest side),
     /// channel 0 holes (1) and cells outside the environment's grid (2), channel 1 agent
@@ -179,6 +207,33 @@ pub trait Engine: Send + std::fmt::Debug {
     /// # Errors
     /// A buffer of the wrong size ([`checks::global_state`]), or a device error.
     fn global_state(&self, out: &mut [u8]) -> Result<(), EngineError>;
+}
+
+/// An engine's identity, unique among the engines made in the process (a counter, never
+/// reused): what a level sampler binds to ([`Engine::id`]). A wrapper around an engine has the
+/// identity of the engine it wraps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EngineId(u64);
+
+impl EngineId {
+    /// A new identity, one more than the last made.
+    #[must_use]
+    pub fn next() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Self(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Its number (1 for the first engine of the process).
+    #[must_use]
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl std::fmt::Display for EngineId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "engine #{}", self.0)
+    }
 }
 
 /// What [`Engine::refill`] did to the environments that played a refilled slot.
@@ -198,35 +253,88 @@ pub(crate) struct Moved {
 }
 
 /// The environments (state words `env`) that play one of `slots` (of a pool of `pool_len`),
-/// after [`checks::refill`]; for those whose episode had begun, checks that `out` holds the last
-/// step's record of it.
-pub(crate) fn refill_moves(
-    env: &[[u32; 4]],
-    pool_len: usize,
-    slots: &[usize],
-    out: &StepBuffersMut<'_>,
-) -> Result<Vec<Moved>, EngineError> {
+/// after [`checks::refill`].
+pub(crate) fn refill_moves(env: &[[u32; 4]], pool_len: usize, slots: &[usize]) -> Vec<Moved> {
     let mut refilled = vec![false; pool_len];
     for &s in slots {
         refilled[s] = true;
     }
-    let mut moves = Vec::new();
-    for (e, &[_, step, _, instance]) in env.iter().enumerate() {
-        if !refilled[instance as usize] {
-            continue;
-        }
-        let cut = step > 0;
-        let info = out.info[e];
-        if cut && (info.instance != instance || info.episode_steps != step) {
-            return Err(EngineError::Invalid(format!(
-                "refill: environment {e} is at step {step} of slot {instance}, but the buffers' info says step {} of \
-                 slot {}: pass the outputs of the last step",
-                info.episode_steps, info.instance
-            )));
-        }
-        moves.push(Moved { env: e, cut });
+    env.iter()
+        .enumerate()
+        .filter(|(_, w)| refilled[w[3] as usize])
+        .map(|(e, &[_, step, _, _])| Moved { env: e, cut: step > 0 })
+        .collect()
+}
+
+/// What an environment's outputs must hold ([`Engine::check_outputs`]): its observation, and
+/// for an episode under way its running `info` record (with `return_checked` false, its return
+/// is not compared: a refill does not read it).
+pub(crate) struct Expected<'a> {
+    pub(crate) obs: &'a [u8],
+    pub(crate) running: Option<EnvInfo>,
+    pub(crate) return_checked: bool,
+}
+
+/// Compares environment `e`'s part of `out` (`per_env` observation bytes an environment) with
+/// what the engine wrote last.
+pub(crate) fn check_env_outputs(
+    e: usize,
+    expected: &Expected<'_>,
+    out: &StepBuffersMut<'_>,
+    per_env: usize,
+) -> Result<(), EngineError> {
+    let differs = |what: &str, got: String, want: String| {
+        EngineError::Invalid(format!(
+            "environment {e}: the buffers' {what} is {got}, but the engine wrote {want}: pass the outputs of \
+             the last step (or reset), unchanged"
+        ))
+    };
+    if per_env > 0 && out.obs[e * per_env..(e + 1) * per_env] != *expected.obs {
+        return Err(differs("obs", "another observation".into(), "the observation of its state".into()));
     }
-    Ok(moves)
+    let Some(want) = expected.running else { return Ok(()) };
+    for (what, got) in [("terminated", out.terminated[e]), ("truncated", out.truncated[e])] {
+        if got != 0 {
+            return Err(differs(what, got.to_string(), "0 (its episode goes on)".into()));
+        }
+    }
+    let got = out.info[e];
+    let fields = [
+        ("info.episode_steps", got.episode_steps, want.episode_steps),
+        ("info.outcome", got.outcome, want.outcome),
+        ("info.failure_kind", got.failure_kind, want.failure_kind),
+        ("info.failure_agent", got.failure_agent, want.failure_agent),
+        ("info.instance", got.instance, want.instance),
+        ("info.generation", got.generation, want.generation),
+        ("info.agents_on_goal", got.agents_on_goal, want.agents_on_goal),
+    ];
+    for (what, g, w) in fields {
+        if g != w {
+            return Err(differs(what, g.to_string(), w.to_string()));
+        }
+    }
+    if expected.return_checked && got.episode_return.to_bits() != want.episode_return.to_bits() {
+        return Err(differs(
+            "info.episode_return",
+            format!("{:?}", got.episode_return),
+            format!("{:?}", want.episode_return),
+        ));
+    }
+    Ok(())
+}
+
+/// A running episode's `info` as a step writes it.
+pub(crate) fn running_info(step: u32, instance: u32, generation: u32, ret: f32, home: u32) -> EnvInfo {
+    EnvInfo {
+        episode_steps: step,
+        outcome: outcome::RUNNING,
+        failure_kind: 0,
+        failure_agent: NONE,
+        instance,
+        generation,
+        episode_return: ret,
+        agents_on_goal: home,
+    }
 }
 
 /// Truncates environment `e`'s episode in a step's outputs (see [`Engine::refill`]): the
@@ -566,6 +674,29 @@ pub mod checks {
             pool.check_fits(level).map_err(|e| EngineError::Invalid(format!("refill: slot {slot}: {e}")))?;
         }
         out.check(sizes)
+    }
+
+    /// [`super::Engine::check_outputs`]: reset first, the buffers' sizes, one return per
+    /// environment when given.
+    ///
+    /// # Errors
+    /// [`EngineError::NotReset`], a buffer of the wrong length.
+    pub fn outputs(
+        sizes: &BufferSizes,
+        was_reset: bool,
+        out: &StepBuffersMut<'_>,
+        returns: Option<&[f32]>,
+    ) -> Result<(), EngineError> {
+        if !was_reset {
+            return Err(EngineError::NotReset("check_outputs"));
+        }
+        out.check(sizes)?;
+        match returns {
+            Some(r) if r.len() != sizes.num_envs => {
+                Err(EngineError::BufferSize { what: "returns", expected: sizes.num_envs, got: r.len() })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// [`super::Engine::global_state`]: the buffer's size.

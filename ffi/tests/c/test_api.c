@@ -847,6 +847,228 @@ static void test_levels(const char *sampler_c) {
     OK(floe_pool_free(pool));
 }
 
+/* Level sampling under bad input, each refusal compared byte for byte with a twin engine and
+ * sampler that never saw it: short buffers, a misaligned `out`, a refused call and its retry,
+ * calls before the reset, an episode on a foreign slot, a second engine, and edited outputs. */
+typedef struct {
+    floe_levels *levels;
+    floe_pool *pool;
+    floe_engine *engine;
+    floe_buffer_sizes s;
+    floe_step_buffers b;
+} twin;
+
+#define TWIN_ENVS 7
+
+static twin twin_new(void) {
+    twin t;
+    /* A sampler that refills every level once it has been played, called every other step. */
+    OK(floe_levels_new("{\"sampler\": {\"name\": \"uniform\", \"params\": {\"max_plays\": 1}},"
+                       " \"space\": {\"agents\": [1, 2], \"size\": [3, 4], \"hole_ratio\": [0, 0.1],"
+                       " \"wait_ratio\": [0, 0], \"solve\": false}, \"seed\": 3, \"update_every\": 2}",
+                       &t.levels));
+    OK(floe_levels_pool(t.levels, 5, &t.pool));
+    OK(floe_engine_new(t.pool, "{\"num_envs\": 7, \"mode\": \"soft\", \"episode_limit\": 5}", &t.engine));
+    OK(floe_engine_sizes(t.engine, &t.s));
+    t.b = buffers_for(&t.s);
+    return t;
+}
+
+static void twin_free(twin *t) {
+    free_buffers(&t->b);
+    OK(floe_levels_free(t->levels));
+    OK(floe_engine_free(t->engine));
+    OK(floe_pool_free(t->pool));
+}
+
+/* The engine's state, its buffers and the kept episodes of `x` are those of `y`, byte for byte. */
+static void twin_same(twin *x, twin *y) {
+    floe_env_record ex[TWIN_ENVS], ey[TWIN_ENVS];
+    floe_agent_record ax[TWIN_ENVS * 2], ay[TWIN_ENVS * 2];
+    OK(floe_engine_state(x->engine, ex, TWIN_ENVS, ax, x->s.agents));
+    OK(floe_engine_state(y->engine, ey, TWIN_ENVS, ay, y->s.agents));
+    CHECK(memcmp(ex, ey, sizeof ex) == 0 && memcmp(ax, ay, x->s.agents * sizeof ax[0]) == 0);
+    CHECK(memcmp(x->b.obs, y->b.obs, x->s.obs) == 0 && memcmp(x->b.final_obs, y->b.final_obs, x->s.obs) == 0);
+    CHECK(memcmp(x->b.rewards, y->b.rewards, x->s.agents * sizeof(float)) == 0);
+    CHECK(memcmp(x->b.events, y->b.events, x->s.agents * sizeof(uint32_t)) == 0);
+    CHECK(memcmp(x->b.terminated, y->b.terminated, x->s.envs) == 0);
+    CHECK(memcmp(x->b.truncated, y->b.truncated, x->s.envs) == 0);
+    CHECK(memcmp(x->b.info, y->b.info, x->s.envs * sizeof(floe_env_info)) == 0);
+    floe_env_info px[256], py[256];
+    size_t nx = 0, ny = 0;
+    OK(floe_levels_pending(x->levels, px, 256, &nx));
+    OK(floe_levels_pending(y->levels, py, 256, &ny));
+    CHECK(nx == ny && nx <= 256 && memcmp(px, py, nx * sizeof px[0]) == 0);
+    /* The pools: every slot's record (generation, size, agents, holes, players), and the maps the
+     * environments play. */
+    floe_level_record lx[5], ly[5];
+    size_t lnx = 0, lny = 0;
+    OK(floe_engine_levels(x->engine, lx, 5, &lnx));
+    OK(floe_engine_levels(y->engine, ly, 5, &lny));
+    CHECK(lnx == 5 && lny == 5 && memcmp(lx, ly, sizeof lx) == 0);
+    size_t g = x->s.global_state;
+    uint8_t *gx = malloc(g), *gy = malloc(g);
+    OK(floe_engine_global_state(x->engine, gx, g));
+    OK(floe_engine_global_state(y->engine, gy, g));
+    CHECK(memcmp(gx, gy, g) == 0);
+    free(gx);
+    free(gy);
+}
+
+/* One step of both with the same actions, and after_step on both, which agree. */
+static void twin_step(twin *x, twin *y, uint64_t *rng) {
+    uint8_t actions[TWIN_ENVS * 2];
+    for (size_t i = 0; i < x->s.actions; i++) {
+        *rng ^= *rng << 13, *rng ^= *rng >> 7, *rng ^= *rng << 17;
+        actions[i] = (uint8_t)(*rng % 5);
+    }
+    OK(floe_engine_step(x->engine, actions, x->s.actions, &x->b));
+    OK(floe_engine_step(y->engine, actions, y->s.actions, &y->b));
+    floe_levels_applied ax, ay;
+    OK(floe_levels_after_step(x->levels, x->engine, &x->b, &ax));
+    OK(floe_levels_after_step(y->levels, y->engine, &y->b, &ay));
+    CHECK(memcmp(&ax, &ay, sizeof ax) == 0);
+    twin_same(x, y);
+}
+
+/* `b` with array `which` (0 obs .. 6 info) one element short. */
+static floe_step_buffers short_by_one(floe_step_buffers b, int which) {
+    switch (which) {
+    case 0: b.obs_len -= 1; break;
+    case 1: b.final_obs_len -= 1; break;
+    case 2: b.rewards_len -= 1; break;
+    case 3: b.events_len -= 1; break;
+    case 4: b.terminated_len -= 1; break;
+    case 5: b.truncated_len -= 1; break;
+    default: b.info_len -= 1; break;
+    }
+    return b;
+}
+
+static void test_levels_refusals(void) {
+    static const char *arrays[7] = {"obs", "final_obs", "rewards", "events", "terminated", "truncated", "info"};
+    twin x = twin_new(), y = twin_new();
+    floe_levels_applied applied;
+
+    /* 4: every call before the reset is NOT_RESET, and binds nothing. */
+    FAILS(floe_levels_start(x.levels, x.engine, &x.b, &applied), FLOE_STATUS_NOT_RESET, "reset");
+    FAILS(floe_levels_after_step(x.levels, x.engine, &x.b, &applied), FLOE_STATUS_NOT_RESET, "reset");
+    FAILS(floe_levels_update(x.levels, x.engine, NULL, 0, NULL, 0, &x.b, &applied), FLOE_STATUS_NOT_RESET, "reset");
+    FAILS(floe_engine_check_outputs(x.engine, &x.b), FLOE_STATUS_NOT_RESET, "reset");
+    OK(floe_engine_reset(x.engine, 4, &x.b));
+    OK(floe_engine_reset(y.engine, 4, &y.b));
+    OK(floe_engine_check_outputs(x.engine, &x.b));
+
+    /* 2: a misaligned `out` with a sampler that refills: refused before the refill. */
+    _Alignas(8) unsigned char raw[sizeof(floe_levels_applied) + 8];
+    floe_levels_applied *crooked = (floe_levels_applied *)(void *)(raw + 1);
+    FAILS(floe_levels_start(x.levels, x.engine, &x.b, crooked), FLOE_STATUS_BAD_INPUT, "not aligned");
+    twin_same(&x, &y);
+    OK(floe_levels_start(x.levels, x.engine, &x.b, &applied));
+    OK(floe_levels_start(y.levels, y.engine, &y.b, &applied));
+    twin_same(&x, &y);
+
+    /* 1: each of the seven arrays one short, in each function. */
+    uint64_t rng = 99;
+    for (int i = 0; i < 6; i++) twin_step(&x, &y, &rng);
+    for (int which = 0; which < 7; which++) {
+        floe_step_buffers bad = short_by_one(x.b, which);
+        FAILS(floe_levels_start(x.levels, x.engine, &bad, &applied), FLOE_STATUS_BUFFER_SIZE, arrays[which]);
+        FAILS(floe_levels_after_step(x.levels, x.engine, &bad, &applied), FLOE_STATUS_BUFFER_SIZE, arrays[which]);
+        FAILS(floe_levels_update(x.levels, x.engine, NULL, 0, NULL, 0, &bad, &applied), FLOE_STATUS_BUFFER_SIZE,
+              arrays[which]);
+        size_t slot = 0;
+        FAILS(floe_engine_refill(x.engine, &slot, 1, x.pool, &bad, NULL), FLOE_STATUS_BUFFER_SIZE, arrays[which]);
+        FAILS(floe_engine_check_outputs(x.engine, &bad), FLOE_STATUS_BUFFER_SIZE, arrays[which]);
+        twin_same(&x, &y);
+    }
+    /* The engine still steps, and the sampler still runs: nothing was poisoned. */
+    for (int i = 0; i < 3; i++) twin_step(&x, &y, &rng);
+
+    /* 3 and 5: a step whose episodes end, given to after_step with a foreign slot, then with
+     * short buffers, then right: the sampler gets each episode once, as the twin's does. */
+    int ended = -1;
+    for (int t = 0; t < 50 && ended < 0; t++) {
+        uint8_t actions[TWIN_ENVS * 2];
+        for (size_t i = 0; i < x.s.actions; i++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            actions[i] = (uint8_t)(rng % 5);
+        }
+        OK(floe_engine_step(x.engine, actions, x.s.actions, &x.b));
+        OK(floe_engine_step(y.engine, actions, y.s.actions, &y.b));
+        for (int e = 0; e < TWIN_ENVS; e++)
+            if (x.b.terminated[e] || x.b.truncated[e]) ended = e;
+        if (ended < 0) {
+            OK(floe_levels_after_step(x.levels, x.engine, &x.b, &applied));
+            OK(floe_levels_after_step(y.levels, y.engine, &y.b, &applied));
+        }
+    }
+    CHECK(ended >= 0);
+    uint32_t slot_was = x.b.info[ended].instance;
+    x.b.info[ended].instance = 3452816845u;
+    FAILS(floe_levels_after_step(x.levels, x.engine, &x.b, &applied), FLOE_STATUS_BAD_INPUT, "slot 3452816845");
+    x.b.info[ended].instance = slot_was;
+    twin_same(&x, &y);
+    floe_step_buffers bad = short_by_one(x.b, 4);
+    FAILS(floe_levels_after_step(x.levels, x.engine, &bad, &applied), FLOE_STATUS_BUFFER_SIZE, "terminated");
+    twin_same(&x, &y);
+    floe_levels_applied ax, ay;
+    OK(floe_levels_after_step(x.levels, x.engine, &x.b, &ax));
+    OK(floe_levels_after_step(y.levels, y.engine, &y.b, &ay));
+    CHECK(memcmp(&ax, &ay, sizeof ax) == 0);
+    twin_same(&x, &y);
+    /* An episode with a foreign slot given to update is refused too, and changes nothing. */
+    floe_env_info foreign[1];
+    memset(foreign, 0, sizeof foreign);
+    foreign[0].outcome = FLOE_OUTCOME_SUCCESS, foreign[0].instance = 5;
+    FAILS(floe_levels_update(x.levels, x.engine, foreign, 1, NULL, 0, &x.b, &applied), FLOE_STATUS_BAD_INPUT,
+          "slot 5");
+    twin_same(&x, &y);
+
+    /* 7: edited outputs: refused by refill, update and check_outputs, and nothing changes. */
+    for (int t = 0; t < 40; t++) {
+        floe_env_record envs[TWIN_ENVS];
+        floe_agent_record agents[TWIN_ENVS * 2];
+        OK(floe_engine_state(x.engine, envs, TWIN_ENVS, agents, x.s.agents));
+        int running = -1;
+        for (int e = 0; e < TWIN_ENVS; e++)
+            if (envs[e].step > 0) running = e;
+        if (running < 0) {
+            twin_step(&x, &y, &rng);
+            continue;
+        }
+        size_t slot = envs[running].instance;
+        static const char *fields[5] = {"terminated", "truncated", "info.outcome", "info.generation", "obs"};
+        for (int f = 0; f < 5; f++) {
+            floe_env_info kept_info = x.b.info[running];
+            uint8_t kept_obs = x.b.obs[running * (x.s.obs / TWIN_ENVS)];
+            switch (f) {
+            case 0: x.b.terminated[running] = 1; break;
+            case 1: x.b.truncated[running] = 1; break;
+            case 2: x.b.info[running].outcome = FLOE_OUTCOME_SUCCESS; break;
+            case 3: x.b.info[running].generation += 2; break;
+            default: x.b.obs[running * (x.s.obs / TWIN_ENVS)] ^= 1; break;
+            }
+            FAILS(floe_engine_refill(x.engine, &slot, 1, x.pool, &x.b, NULL), FLOE_STATUS_BAD_INPUT, fields[f]);
+            FAILS(floe_engine_check_outputs(x.engine, &x.b), FLOE_STATUS_BAD_INPUT, fields[f]);
+            FAILS(floe_levels_update(x.levels, x.engine, NULL, 0, NULL, 0, &x.b, &applied), FLOE_STATUS_BAD_INPUT,
+                  fields[f]);
+            x.b.terminated[running] = 0, x.b.truncated[running] = 0, x.b.info[running] = kept_info;
+            x.b.obs[running * (x.s.obs / TWIN_ENVS)] = kept_obs;
+            twin_same(&x, &y);
+        }
+        break;
+    }
+
+    /* 6: a sampler runs with the engine of its first call; a second engine is refused by name. */
+    FAILS(floe_levels_after_step(x.levels, y.engine, &y.b, &applied), FLOE_STATUS_BAD_INPUT, "engine #");
+    FAILS(floe_levels_update(x.levels, y.engine, NULL, 0, NULL, 0, &y.b, &applied), FLOE_STATUS_BAD_INPUT, "engine #");
+    twin_same(&x, &y);
+    for (int i = 0; i < 6; i++) twin_step(&x, &y, &rng);
+    twin_free(&x);
+    twin_free(&y);
+}
+
 static void test_training(void) {
     /* Built without the train feature (as `make install` builds it), both say so; the Rust test
      * ffi/tests/train.rs covers them with it. */
@@ -876,6 +1098,7 @@ int main(int argc, char **argv) {
     test_plugins(argv[1], argv[2], argv[4]);
     test_step_rewards(argv[1]);
     test_levels(argv[5]);
+    test_levels_refusals();
     test_gpu();
     test_training();
     printf("test_api: %d checks passed\n", checks);

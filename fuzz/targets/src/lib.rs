@@ -8,16 +8,19 @@
 //!
 //! The cargo-fuzz crate in `fuzz/` calls these functions; `tests/replay.rs` replays every file
 //! under `fuzz/corpus/<target>/` and `fuzz/regressions/<target>/` through them on stable Rust.
-//! Inputs that are not UTF-8 are skipped: every parser takes `&str`.
+//! Inputs that are not UTF-8 are skipped by the parsers' targets (every parser takes `&str`);
+//! `level_driver` reads raw bytes: the calls a C host makes to the level-sampling driver.
 
 mod answer;
 mod instance;
+mod levels;
 mod movingai;
 mod plan;
 mod plugin;
 
 pub use answer::text_answer;
 pub use instance::{instance_json, instance_jsonl};
+pub use levels::{level_driver, level_driver_run, DriverRun};
 pub use movingai::movingai;
 pub use plan::plan_json;
 pub use plugin::{engineer_reply, history, round_config};
@@ -36,4 +39,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("round_config", round_config),
     ("history", history),
     ("engineer_reply", engineer_reply),
+    ("level_driver", level_driver),
 ];

@@ -307,6 +307,19 @@ impl Engine for RewardedEngine {
         Ok(done)
     }
 
+    fn id(&self) -> floe_core::engine::EngineId {
+        self.inner.id()
+    }
+
+    fn was_reset(&self) -> bool {
+        self.inner.was_reset()
+    }
+
+    /// The engine's check, with the returns of the plugin's rewards (as `info` holds them).
+    fn check_outputs(&self, out: &StepBuffersMut<'_>, returns: Option<&[f32]>) -> Result<(), EngineError> {
+        self.inner.check_outputs(out, Some(returns.unwrap_or(&self.returns)))
+    }
+
     fn state(&self) -> Result<EnvState, EngineError> {
         self.inner.state()
     }

@@ -312,7 +312,7 @@ impl Ppo {
             }
             rewards.get(t as i64).copy_(&Tensor::from_slice(&r));
             dones.get(t as i64).copy_(&Tensor::from_slice(&done));
-            self.levels.record(&self.engine, &self.out.view());
+            self.levels.record(&self.engine, &self.out.view()).map_err(levels_error)?;
             rows.push(idx);
             windows.push(x_bytes);
             actions.push(action);

@@ -62,7 +62,10 @@ use rayon::prelude::*;
 use crate::engine::config::{EnvConfig, ObsFormat};
 use crate::engine::hash::env_seed;
 use crate::engine::levels::{level_pick, LevelWeights};
-use crate::engine::{checks, BufferSizes, Engine, EnvState, RawState, Refilled, StepBuffersMut};
+use crate::engine::{
+    check_env_outputs, checks, running_info, BufferSizes, Engine, EngineId, EnvState, Expected, RawState,
+    Refilled, StepBuffersMut,
+};
 use crate::error::{count, try_vec, EngineError};
 use crate::instance::Instance;
 use crate::pool::InstancePool;
@@ -106,7 +109,30 @@ pub(crate) struct Ctx<'a> {
     pub table: &'a [[u32; 2]],
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    /// The context of an engine's parts.
+    fn of(
+        cfg: &'a EnvConfig,
+        pool: &'a InstancePool,
+        sizes: &BufferSizes,
+        seed: Option<u64>,
+        maps: &'a HoleMaps,
+        lut: &'a [f32; 256],
+        weights: Option<&'a LevelWeights>,
+    ) -> Self {
+        Ctx {
+            pool,
+            cfg,
+            seed: seed.unwrap_or(0),
+            k_max: pool.max_agents,
+            stride: sizes.obs_stride,
+            marks: cfg.obs_format == ObsFormat::Bytes,
+            maps,
+            lut,
+            table: weights.map_or(&[], LevelWeights::table),
+        }
+    }
+
     /// The pool slot episode `episode` of environment `env` plays.
     #[inline(always)]
     pub(crate) fn pick(&self, env: u32, episode: u32) -> u32 {
@@ -153,6 +179,7 @@ pub struct CpuEngine {
     /// The instruction set the step's loops run compiled for (see [`CpuEngine::isa`]);
     /// `Arch::Scalar` for the build's baseline.
     isa: pulp::Arch,
+    id: EngineId,
 }
 
 impl CpuEngine {
@@ -187,6 +214,7 @@ impl CpuEngine {
             maps,
             lut,
             isa: pulp::Arch::new(),
+            id: EngineId::next(),
         })
     }
 
@@ -239,18 +267,50 @@ impl CpuEngine {
     }
 
     fn split(&mut self) -> (Ctx<'_>, &mut RawState, &mut [f32]) {
-        let ctx = Ctx {
-            pool: &self.pool,
-            cfg: &self.cfg,
-            seed: self.seed.unwrap_or(0),
-            k_max: self.pool.max_agents,
-            stride: self.sizes.obs_stride,
-            marks: self.cfg.obs_format == ObsFormat::Bytes,
-            maps: &self.maps,
-            lut: &self.lut,
-            table: self.weights.as_ref().map_or(&[], LevelWeights::table),
-        };
-        (ctx, &mut self.state, &mut self.returns)
+        let Self { cfg, pool, state, sizes, seed, returns, weights, maps, lut, .. } = self;
+        (Ctx::of(cfg, pool, sizes, *seed, maps, lut, weights.as_ref()), state, returns)
+    }
+
+    fn ctx(&self) -> Ctx<'_> {
+        Ctx::of(&self.cfg, &self.pool, &self.sizes, self.seed, &self.maps, &self.lut, self.weights.as_ref())
+    }
+
+    /// Checks the outputs of the environments `envs` against the state (see
+    /// [`Engine::check_outputs`]); `returns`: the running returns to compare, or `None` to leave
+    /// them out.
+    fn check_envs(
+        &self,
+        envs: &[usize],
+        out: &StepBuffersMut<'_>,
+        returns: Option<&[f32]>,
+    ) -> Result<(), EngineError> {
+        let ctx = self.ctx();
+        let k = ctx.k_max;
+        let per_env = k * ctx.stride;
+        envs.par_chunks(ENVS_PER_TASK).try_for_each(|chunk| {
+            SCRATCH.with_borrow_mut(|sc| {
+                let mut obs = vec![0u8; per_env];
+                for &e in chunk {
+                    let env = &self.state.env[e];
+                    let ag = &self.state.agents[e * k..(e + 1) * k];
+                    observe_env(ctx, env, ag, &mut obs, sc, false);
+                    let [dims, step, _, p] = *env;
+                    let running = (step > 0).then(|| {
+                        let goals = &self.maps.goals[p as usize * k..];
+                        let home = ag[..unpack_dims(dims).2 as usize]
+                            .iter()
+                            .zip(goals)
+                            .filter(|&(&w, &goal)| w & AGENT_ACTIVE != 0 && w & POS_MASK == goal)
+                            .count() as u32;
+                        let ret = returns.map_or(0.0, |r| r[e]);
+                        running_info(step, p, self.pool.generation(p as usize), ret, home)
+                    });
+                    let expected = Expected { obs: &obs, running, return_checked: returns.is_some() };
+                    check_env_outputs(e, &expected, out, per_env)?;
+                }
+                Ok(())
+            })
+        })
     }
 
     /// One step of every environment with random actions: [`random_action`] of
@@ -475,7 +535,9 @@ impl Engine for CpuEngine {
         mut out: StepBuffersMut<'_>,
     ) -> Result<Refilled, EngineError> {
         checks::refill(&self.sizes, self.seed.is_some(), &self.pool, slots, levels, &out)?;
-        let moves = crate::engine::refill_moves(&self.state.env, self.pool.len(), slots, &out)?;
+        let moves = crate::engine::refill_moves(&self.state.env, self.pool.len(), slots);
+        let moved: Vec<usize> = moves.iter().map(|m| m.env).collect();
+        self.check_envs(&moved, &out, None)?;
         let pool = std::sync::Arc::make_mut(&mut self.pool);
         for (&slot, level) in slots.iter().zip(levels) {
             pool.replace(slot, level, crate::pool::Optima::AsStored)?;
@@ -503,6 +565,20 @@ impl Engine for CpuEngine {
             }
         });
         Ok(done)
+    }
+
+    fn id(&self) -> EngineId {
+        self.id
+    }
+
+    fn was_reset(&self) -> bool {
+        self.seed.is_some()
+    }
+
+    fn check_outputs(&self, out: &StepBuffersMut<'_>, returns: Option<&[f32]>) -> Result<(), EngineError> {
+        checks::outputs(&self.sizes, self.seed.is_some(), out, returns)?;
+        let all: Vec<usize> = (0..self.sizes.num_envs).collect();
+        self.check_envs(&all, out, Some(returns.unwrap_or(&self.returns)))
     }
 
     fn state(&self) -> Result<EnvState, EngineError> {

@@ -11,7 +11,10 @@ use crate::engine::cpu::global_state;
 use crate::engine::hash::env_seed;
 use crate::engine::levels::{level_pick, LevelWeights};
 use crate::engine::records::EnvInfo;
-use crate::engine::{checks, BufferSizes, Engine, EnvState, RawState, Refilled, StepBuffersMut};
+use crate::engine::{
+    check_env_outputs, checks, BufferSizes, Engine, EngineId, EnvState, Expected, RawState, Refilled,
+    StepBuffersMut,
+};
 use crate::error::EngineError;
 use crate::instance::Instance;
 use crate::pool::{InstancePool, Optima};
@@ -54,6 +57,7 @@ pub struct GpuEngine {
     step: (wgpu::ComputePipeline, wgpu::BindGroup),
     reset: (wgpu::ComputePipeline, wgpu::BindGroup),
     observe: (wgpu::ComputePipeline, wgpu::BindGroup),
+    id: EngineId,
 }
 
 impl std::fmt::Debug for GpuEngine {
@@ -182,6 +186,7 @@ impl GpuEngine {
             step: (step_p, step_bg),
             reset: (reset_p, reset_bg),
             observe: (observe_p, observe_bg),
+            id: EngineId::next(),
         })
     }
 
@@ -336,6 +341,43 @@ impl GpuEngine {
         self.zero_return(env);
     }
 
+    /// Checks the outputs of the environments `envs` against what the device holds of the last
+    /// call (see [`Engine::check_outputs`]): its observations and status words. `returns`: the
+    /// running returns to compare (`None`: the device's), `check_return` false leaves them out.
+    fn check_envs(
+        &self,
+        envs: &[usize],
+        out: &StepBuffersMut<'_>,
+        returns: Option<&[f32]>,
+        check_return: bool,
+    ) -> Result<(), EngineError> {
+        if envs.is_empty() {
+            return Ok(());
+        }
+        let state = self.read_raw_state()?;
+        let s = &self.staging;
+        let per_env = self.pool.max_agents * self.sizes.obs_stride;
+        let reads = [(&self.buf.status, &s[4]), (&self.buf.obs, &s[0])];
+        let bufs = self.ctx.read(&reads[..if per_env == 0 { 1 } else { 2 }])?;
+        let status: Vec<u32> = bytemuck::pod_collect_to_vec(&bufs[0]);
+        for &e in envs {
+            let st = &status[e * STATUS_WORDS..(e + 1) * STATUS_WORDS];
+            let running = (state.env[e][1] > 0).then(|| EnvInfo {
+                episode_steps: st[1],
+                outcome: st[2],
+                failure_kind: st[3],
+                failure_agent: st[4],
+                instance: st[5],
+                generation: self.pool.generation(st[5] as usize),
+                episode_return: returns.map_or(f32::from_bits(st[6]), |r| r[e]),
+                agents_on_goal: st[7],
+            });
+            let obs = if per_env == 0 { &[][..] } else { &bufs[1][e * per_env..(e + 1) * per_env] };
+            check_env_outputs(e, &Expected { obs, running, return_checked: check_return }, out, per_env)?;
+        }
+        Ok(())
+    }
+
     fn read_raw_state(&self) -> Result<RawState, EngineError> {
         let s = &self.staging;
         let bufs = self.ctx.read(&[(&self.buf.env, &s[5]), (&self.buf.agents, &s[6])])?;
@@ -462,7 +504,9 @@ impl Engine for GpuEngine {
     ) -> Result<Refilled, EngineError> {
         checks::refill(&self.sizes, self.was_reset, &self.pool, slots, levels, &out)?;
         let state = self.read_raw_state()?;
-        let moves = crate::engine::refill_moves(&state.env, self.pool.len(), slots, &out)?;
+        let moves = crate::engine::refill_moves(&state.env, self.pool.len(), slots);
+        let moved: Vec<usize> = moves.iter().map(|m| m.env).collect();
+        self.check_envs(&moved, &out, None, false)?;
         let pool = Arc::make_mut(&mut self.pool);
         for (&slot, level) in slots.iter().zip(levels) {
             pool.replace(slot, level, Optima::AsStored)?;
@@ -503,6 +547,20 @@ impl Engine for GpuEngine {
             }
         }
         Ok(done)
+    }
+
+    fn id(&self) -> EngineId {
+        self.id
+    }
+
+    fn was_reset(&self) -> bool {
+        self.was_reset
+    }
+
+    fn check_outputs(&self, out: &StepBuffersMut<'_>, returns: Option<&[f32]>) -> Result<(), EngineError> {
+        checks::outputs(&self.sizes, self.was_reset, out, returns)?;
+        let all: Vec<usize> = (0..self.sizes.num_envs).collect();
+        self.check_envs(&all, out, returns, true)
     }
 
     fn state(&self) -> Result<EnvState, EngineError> {
