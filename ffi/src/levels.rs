@@ -63,7 +63,6 @@ fn levels_error(e: LevelsError) -> Error {
     match e {
         LevelsError::Sampler { ref source, .. } => Error::new(source.code(), e.to_string()),
         LevelsError::Input(_) | LevelsError::OtherEngine { .. } => Error::bad_input(e.to_string()),
-        LevelsError::Registry(r) => crate::plugins::registry_error(r),
         LevelsError::Engine(e) => Error::from(e),
         LevelsError::Generate(_) => Error::new(status::FAILED, e.to_string()),
         LevelsError::TooLarge(t) => Error::from(t),
@@ -283,10 +282,12 @@ fn with_levels<T>(levels: *const floe_levels, f: impl FnOnce(&mut Levels) -> Res
 ///
 /// `sampler` (a plugin spec; default `uniform`): built in, `uniform` (domain randomisation),
 /// `plr` (robust prioritized level replay), `learnability` (sampling for learnability), and the
-/// samplers over generator configurations between phases, `frontier`, `difficulty-scaling`
-/// (`params`: `phase_episodes`, `phases`, `curriculum`) and `engineer` (`params`:
-/// `phase_episodes`, `phases`, `engineer`: a plugin spec, `context`); or a Rust or C level
-/// sampler from `library` (`FLOE_PLUGIN_KIND_LEVEL_SAMPLER`). `space`: where new levels come
+/// samplers over generator configurations between phases: every built-in curriculum but `plr` by
+/// its name (`fixed`, `difficulty-scaling`, `sec`, `frontier`, `schedule`; `params`:
+/// `phase_episodes`, `phases`, `curriculum`: its own parameters), `phases` (`params`:
+/// `phase_episodes`, `phases`, `designer`: any curriculum's plugin spec, a Rust or C library's
+/// included) and `engineer` (`params`: `phase_episodes`, `phases`, `engineer`: a plugin spec,
+/// `context`); or a Rust or C level sampler from `library` (`FLOE_PLUGIN_KIND_LEVEL_SAMPLER`). `space`: where new levels come
 /// from. `seed`: of the new levels. `update_every`: steps between the sampler's calls made by
 /// `floe_levels_after_step` (0: only `floe_levels_update` calls it). Unknown fields are errors.
 ///
@@ -313,7 +314,10 @@ pub unsafe extern "C" fn floe_levels_new(
             // SAFETY: a NUL-terminated string (not NULL here).
             LevelsSpec::from_json(unsafe { str_arg(spec_json, "spec_json") }?).map_err(levels_error)?
         };
-        let levels = spec.build().map_err(levels_error)?;
+        let levels = floe_plugin_registry::levels(&spec).map_err(|e| match e {
+            floe_plugin_registry::RegistryError::Levels(l) => levels_error(l),
+            other => crate::plugins::registry_error(other),
+        })?;
         let handle = handles::new(floe_levels { inner: Mutex::new(levels) });
         // SAFETY: checked not NULL; writable by the caller's contract.
         unsafe { write_out(out, handle, "out") }

@@ -40,6 +40,9 @@ pub(crate) fn registry_error(e: RegistryError) -> Error {
     if let RegistryError::Engine(e) = e {
         return Error::from(e);
     }
+    if let RegistryError::Levels(e) = e {
+        return Error::new(status::CONFIG, e.to_string());
+    }
     let code = match &e {
         RegistryError::Plugin { source, .. } => source.code(),
         RegistryError::Load(_) => status::FAILED,
@@ -81,8 +84,11 @@ impl Handle for floe_plugin {
 /// _LEVEL_SAMPLER) named `name`, with `params_json` (NULL for its defaults), resolved as a
 /// training configuration's plugin spec is (floe-plugin-host's registry). With `library` NULL,
 /// `name` is a built-in (rewards `tiered`, `shaped`; curricula `fixed`, `difficulty-scaling`,
-/// `plr`, `sec`, `frontier`, `schedule`; level samplers `uniform`, `plr`, `learnability` (those
-/// over generator configurations are `floe_levels_new`'s); engineers
+/// `plr`, `sec`, `frontier`, `schedule`; level samplers `uniform`, `plr`, `learnability`, every
+/// curriculum but `plr` by its name and `phases` (`params`: `designer`, any curriculum's spec)
+/// designing phases of level sampling, and `engineer` (`params`: `engineer`, `context`), all
+/// with `phase_episodes` and `phases`, within the default level space's design limits
+/// (`floe_levels_new` takes a space); engineers
 /// `rules`, `endpoint` (an OpenAI-compatible server, parameters as in `floe train`), and
 /// `embedded` in builds with the `embedded` feature); otherwise `library` is the path of a plugin
 /// library, Rust or C (as `floe plugin inspect` reads), which stays loaded while the plugin
@@ -129,7 +135,10 @@ pub unsafe extern "C" fn floe_plugin_new(
             FLOE_PLUGIN_REWARD => registry::reward(&spec).map(Object::Reward),
             FLOE_PLUGIN_CURRICULUM => registry::curriculum(&spec).map(Object::Curriculum),
             FLOE_PLUGIN_ENGINEER => registry::engineer(&spec).map(Object::Engineer),
-            FLOE_PLUGIN_LEVEL_SAMPLER => registry::level_sampler(&spec).map(Object::LevelSampler),
+            FLOE_PLUGIN_LEVEL_SAMPLER => {
+                let limits = floe_levels::LevelSpace::default().limits();
+                registry::level_sampler(&spec, &limits).map(Object::LevelSampler)
+            }
             k => {
                 return Err(Error::bad_input(format!(
                     "plugin kind {k}: 1 reward, 2 curriculum, 3 engineer, 4 level sampler"

@@ -39,9 +39,6 @@ pub enum LevelsError {
         /// The engine it was given.
         given: floe_core::engine::EngineId,
     },
-    /// The sampler could not be made.
-    #[error(transparent)]
-    Registry(#[from] floe_plugin_registry::RegistryError),
     /// The engine refused a call (bad input, a device error).
     #[error(transparent)]
     Engine(#[from] EngineError),

@@ -6,26 +6,28 @@
 //! (`floe_core::engine::Engine::set_weights`, `refill`); a sampler
 //! ([`floe_plugin_api::LevelSampler`]) turns ended episodes into such weights and refills; this
 //! crate is the driver every host calls between the two ([`Levels`]), the source of new levels
-//! ([`LevelSource`] over a [`LevelSpace`]), the samplers over generator configurations
-//! (`frontier`, `difficulty-scaling` and the environment engineer between phases:
-//! [`phases`]), and the settings that name them all ([`LevelsSpec`]).
+//! ([`LevelSource`] over a [`LevelSpace`]), and the settings that name a sampler
+//! ([`LevelsSpec`]). It depends on floe-core and the plugin API only: samplers are made by
+//! floe-plugin-registry, the one factory of every plugin (`floe_plugin_registry::levels` makes
+//! the driver a spec describes), and reach this crate through the [`LevelSampler`] trait.
 //!
-//! | sampler | from | what |
+//! | sampler | made from | what |
 //! |---|---|---|
 //! | `uniform` | floe-plugins | domain randomisation; optionally a new level after `max_plays` episodes |
 //! | `plr` | floe-plugins | robust prioritized level replay (the host's scores, or a proxy) |
 //! | `learnability` | floe-plugins | Sampling For Learnability: p·(1−p) of recent successes |
-//! | `frontier`, `difficulty-scaling` | here, over floe-plugins' curricula | the configuration per map size redesigned between phases |
-//! | `engineer` | here, over floe-rounds' context | the environment engineer's configuration between phases |
+//! | `fixed`, `difficulty-scaling`, `sec`, `frontier`, `schedule`, `phases` | the registry, over any curriculum | the configuration per map size redesigned between phases |
+//! | `engineer` | the registry, over floe-rounds' context | the environment engineer's configuration between phases |
 //! | a library's | a Rust or C plugin | the same ABI as the built-ins |
+//!
+//! [`LevelSampler`]: floe_plugin_api::LevelSampler
 
 pub mod driver;
 pub mod error;
-pub mod phases;
 pub mod space;
 pub mod spec;
 
 pub use driver::{Applied, Decision, Levels, Shape};
 pub use error::LevelsError;
 pub use space::{LevelSource, LevelSpace};
-pub use spec::{sampler, LevelsSpec, PHASE_SAMPLERS};
+pub use spec::LevelsSpec;

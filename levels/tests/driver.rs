@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{engine, run, space, spec};
+use common::{engine, run, space, spec, Make};
 use floe_core::engine::Engine;
 use floe_core::rng::Rng;
 use floe_levels::{LevelSource, Levels, LevelsError};
@@ -18,7 +18,7 @@ fn each_built_in_sampler_steers_the_engine() {
         ("learnability", serde_json::json!({"min_episodes": 1, "window": 4, "refill_fraction": 0.5})),
     ] {
         let (mut env, mut out) = engine(16, 12);
-        let mut levels = spec(name, params, 4).build().unwrap();
+        let mut levels = spec(name, params, 4).levels();
         let first = levels.start(&mut env, out.view()).unwrap();
         assert!(first.weights, "{name}: the first call sets weights");
         run(&mut levels, &mut env, &mut out, 60);
@@ -36,9 +36,7 @@ fn each_built_in_sampler_steers_the_engine() {
 fn host_scores_reach_plr_and_decide_what_it_replays() {
     let (mut env, mut out) = engine(16, 6);
     let mut levels =
-        spec("plr", serde_json::json!({"fresh": 0.0, "staleness_coef": 0.0, "replay_prob": 1.0}), 0)
-            .build()
-            .unwrap();
+        spec("plr", serde_json::json!({"fresh": 0.0, "staleness_coef": 0.0, "replay_prob": 1.0}), 0).levels();
     levels.start(&mut env, out.view()).unwrap();
     run(&mut levels, &mut env, &mut out, 30);
     let episodes: Vec<EpisodeRecord> = levels.pending().to_vec();
@@ -70,7 +68,7 @@ impl LevelSampler for Scripted {
 #[test]
 fn a_failing_or_garbage_sampler_changes_nothing() {
     let (mut env, mut out) = engine(8, 4);
-    run(&mut spec("uniform", serde_json::Value::Null, 0).build().unwrap(), &mut env, &mut out, 3);
+    run(&mut spec("uniform", serde_json::Value::Null, 0).levels(), &mut env, &mut out, 3);
     let state = env.state().unwrap();
     let kept = out.clone();
     for (plan, says) in [
@@ -92,9 +90,9 @@ fn a_failing_or_garbage_sampler_changes_nothing() {
         assert_eq!(out, kept);
     }
     // Parameters a built-in refuses, and an unknown name.
-    let e = spec("plr", serde_json::json!({"replay_prob": 2.0}), 0).build().unwrap_err();
+    let e = spec("plr", serde_json::json!({"replay_prob": 2.0}), 0).levels_err();
     assert!(e.to_string().contains("replay_prob"), "{e}");
-    let e = spec("nope", serde_json::Value::Null, 0).build().unwrap_err();
+    let e = spec("nope", serde_json::Value::Null, 0).levels_err();
     assert!(e.to_string().contains("nope"), "{e}");
 }
 
@@ -103,10 +101,15 @@ fn frontier_and_the_engineer_redesign_the_pool_between_phases() {
     for (name, params) in [
         ("frontier", serde_json::json!({"phase_episodes": 40})),
         ("difficulty-scaling", serde_json::json!({"phase_episodes": 40})),
+        // Any curriculum designs phases: a fixed configuration, SEC, and one named by spec.
+        ("fixed", serde_json::json!({"phase_episodes": 40})),
+        ("sec", serde_json::json!({"phase_episodes": 40})),
+        ("schedule", serde_json::json!({"phase_episodes": 40})),
+        ("phases", serde_json::json!({"phase_episodes": 40, "designer": {"name": "plr"}})),
         ("engineer", serde_json::json!({"phase_episodes": 40, "engineer": {"name": "rules"}})),
     ] {
         let (mut env, mut out) = engine(16, 8);
-        let mut levels = spec(name, params, 2).build().unwrap();
+        let mut levels = spec(name, params, 2).levels();
         let first = levels.start(&mut env, out.view()).unwrap();
         assert_eq!(first.refilled, 8, "{name}: the first phase's levels fill the pool");
         let cfg = levels.source().config().expect("a configuration").clone();
@@ -116,11 +119,10 @@ fn frontier_and_the_engineer_redesign_the_pool_between_phases() {
         let sizes: Vec<u32> = cfg.sizes.iter().map(|s| s.size).collect();
         assert!(sizes.iter().all(|s| (5..=7).contains(s)), "{name}: {sizes:?}");
     }
-    let e = spec("frontier", serde_json::json!({"engineer": {"name": "rules"}}), 0).build().unwrap_err();
+    let e = spec("frontier", serde_json::json!({"engineer": {"name": "rules"}}), 0).levels_err();
     assert!(e.to_string().contains("takes no `engineer`"), "{e}");
-    let e = spec("engineer", serde_json::json!({"engineer": {"name": "rules"}, "context": {}}), 0)
-        .build()
-        .unwrap_err();
+    let e =
+        spec("engineer", serde_json::json!({"engineer": {"name": "rules"}, "context": {}}), 0).levels_err();
     assert!(e.to_string().contains("history_json"), "{e}");
 }
 
@@ -128,7 +130,7 @@ fn frontier_and_the_engineer_redesign_the_pool_between_phases() {
 fn shards_that_apply_one_decision_keep_one_pool() {
     let (mut a, mut out_a) = engine(8, 6);
     let (mut b, mut out_b) = engine(8, 6);
-    let mut levels = spec("plr", serde_json::json!({"fresh": 0.5}), 0).build().unwrap();
+    let mut levels = spec("plr", serde_json::json!({"fresh": 0.5}), 0).levels();
     let mut rng = Rng::from_counters(&[3]);
     for _ in 0..6 {
         let mut episodes = Vec::new();

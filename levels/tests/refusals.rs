@@ -7,7 +7,7 @@ mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::{engine, space, spec};
+use common::{engine, space, spec, Make};
 use floe_core::engine::{outcome, CpuEngine, Engine, EngineError, StepBuffers, StepBuffersMut};
 use floe_core::rng::Rng;
 use floe_levels::{LevelSource, Levels, LevelsError};
@@ -319,7 +319,7 @@ fn a_call_before_the_engines_reset_is_not_reset() {
     let (mut reset, mut out) = engine(4, 3);
     let cfg = reset.config().clone();
     let mut fresh = CpuEngine::new(cfg, Arc::clone(reset.pool())).unwrap();
-    let mut levels = spec("uniform", serde_json::json!({"max_plays": 1}), 1).build().unwrap();
+    let mut levels = spec("uniform", serde_json::json!({"max_plays": 1}), 1).levels();
     for call in ["start", "after_step", "update", "record"] {
         let r = match call {
             "start" => levels.start(&mut fresh, out.view()).map(|_| ()),
@@ -340,7 +340,7 @@ fn a_call_before_the_engines_reset_is_not_reset() {
 fn a_sampler_runs_with_the_engine_it_first_ran_with() {
     let (mut a, mut out_a) = engine(4, 3);
     let (mut b, mut out_b) = engine(4, 3);
-    let mut levels = spec("uniform", serde_json::json!({"max_plays": 1}), 1).build().unwrap();
+    let mut levels = spec("uniform", serde_json::json!({"max_plays": 1}), 1).levels();
     levels.start(&mut a, out_a.view()).unwrap();
     let before = b.state().unwrap();
     for call in ["start", "after_step", "update", "record"] {

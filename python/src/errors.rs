@@ -167,7 +167,6 @@ pub fn levels(e: LevelsError) -> PyErr {
             _ => PluginFailed::new_err(e.to_string()),
         },
         LevelsError::Input(_) | LevelsError::OtherEngine { .. } => BAD_INPUT.err(e.to_string()),
-        LevelsError::Registry(r) => registry(r),
         LevelsError::Engine(e) => engine(e),
         LevelsError::Generate(_) => failed(e.to_string()),
         LevelsError::TooLarge(t) => too_large(t),
@@ -189,6 +188,9 @@ pub fn open(e: OpenError) -> PyErr {
 pub fn registry(e: RegistryError) -> PyErr {
     if let RegistryError::Engine(e) = e {
         return open(e);
+    }
+    if let RegistryError::Levels(e) = e {
+        return levels(e);
     }
     match &e {
         RegistryError::Plugin { source: PluginError::Config(_), .. } => CONFIG_ERROR.err(e.to_string()),

@@ -21,9 +21,11 @@ use crate::records::{applied_dict, episodes_array, episodes_from, records_from, 
 /// (robust prioritized level replay: `replay_prob`, `prioritization`, `temperature`,
 /// `staleness_coef`, `fresh`, `proxy`), `learnability` (sampling for learnability:
 /// `buffer_prob`, `top_fraction`, `window`, `min_episodes`, `refill_fraction`), the samplers
-/// over generator configurations between phases, `frontier` and `difficulty-scaling`
-/// (`phase_episodes`, `phases`, `curriculum`) and `engineer` (`phase_episodes`, `phases`,
-/// `engineer`: a plugin spec, `context`); or a level sampler of a Rust or C plugin `library`.
+/// over generator configurations between phases: every built-in curriculum but `plr` by its
+/// name, `fixed`, `difficulty-scaling`, `sec`, `frontier`, `schedule` (`phase_episodes`,
+/// `phases`, `curriculum`: its own parameters), `phases` (`designer`: any curriculum's plugin
+/// spec, a library's included) and `engineer` (`phase_episodes`, `phases`, `engineer`: a plugin
+/// spec, `context`); or a level sampler of a Rust or C plugin `library`.
 /// `space`: where new levels come from (a dict, every field optional: `agents` and `size`
 /// `[least, most]`, `hole_ratio` and `wait_ratio` `[least, most]`, `solve`); `seed`: of the new
 /// levels; `update_every`: steps between the sampler's calls made by `after_step` (0: only when
@@ -102,7 +104,7 @@ impl LevelSampler {
                 .map_err(|e| config_text(format!("level space: {e}")))?,
         };
         let spec = LevelsSpec { sampler, space, seed, update_every };
-        let levels = py.detach(|| spec.build()).map_err(crate::errors::levels)?;
+        let levels = py.detach(|| floe_plugin_registry::levels(&spec)).map_err(crate::errors::registry)?;
         Ok(Self { spec, levels: Mutex::new(levels), engine: Mutex::new(None) })
     }
 

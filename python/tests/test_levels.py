@@ -372,6 +372,21 @@ def test_settings_and_attachment_are_checked(small):
         floe.VectorEnv(4, 2, single_agent=True, levels=sampler())
 
 
+@pytest.mark.parametrize("name,params", [
+    ("fixed", {"phase_episodes": 30}),
+    ("sec", {"phase_episodes": 30}),
+    ("phases", {"phase_episodes": 30, "designer": {"name": "plr"}}),
+])
+def test_any_curriculum_designs_phases(name, params):
+    levels = sampler(name, params, update_every=4)
+    env = floe.VectorEnv(12, 8, mode="soft", episode_limit=8, levels=levels)
+    env.reset(seed=1)
+    assert levels.totals["refilled"] == 12, "the first phase's configuration fills the pool"
+    run(env, 60)
+    assert levels.totals["refilled"] >= 24, "a later phase refilled it again"
+    assert levels.config is not None
+
+
 def test_outputs_a_step_never_wrote_are_refused_and_change_nothing():
     """The level API's rules from Python, as from C and Rust: a call before the reset, an ended
     episode on a slot outside the pool, and edited outputs are refused with floe.BadInput naming

@@ -7,7 +7,8 @@
 //!
 //! Built-ins are `floe-plugins`' catalog (rewards `tiered`, `shaped`; curricula `fixed`,
 //! `difficulty-scaling`, `plr`, `sec`, `frontier`, `schedule`; engineer `rules`; level samplers
-//! `uniform`, `plr`, `learnability`) and the
+//! `uniform`, `plr`, `learnability`, and every curriculum and the engineer designing phases of
+//! level sampling: [`level_sampler`], [`levels`]) and the
 //! language-model engineers of `floe-llm` (`endpoint`, and `embedded` when built with the
 //! `embedded` feature). A spec with
 //! `library` loads that library ([`floe_plugin_host::load`]) and asks it for the named plugin; the plugin
@@ -20,10 +21,14 @@
 //! The registry sits above the host, which only loads libraries, and above the built-ins and the
 //! language-model engineers it names: every arrow between these crates points down.
 
-use floe_plugin_api::catalog::{new_curriculum, new_engineer, new_level_sampler, new_reward};
+mod levels;
+pub mod phases;
+
+pub use levels::{designs_phases, level_sampler, levels};
+
+use floe_plugin_api::catalog::{new_curriculum, new_engineer, new_reward};
 use floe_plugin_api::{
-    Capabilities, Curriculum, Entry, EnvEngineer, LevelSampler, PluginError, PluginKind, PluginSpec, Plugins,
-    RewardFn,
+    Capabilities, Curriculum, Entry, EnvEngineer, PluginError, PluginKind, PluginSpec, Plugins, RewardFn,
 };
 use std::sync::Arc;
 
@@ -54,6 +59,9 @@ pub enum RegistryError {
     /// The engine did not open.
     #[error(transparent)]
     Engine(#[from] OpenError),
+    /// A level sampler's driver could not be made (its level space out of range).
+    #[error(transparent)]
+    Levels(#[from] floe_levels::LevelsError),
     /// A reward that scores only whole plans was named as an engine's step reward.
     #[error(
         "reward `{name}` scores whole verified plans, not steps: an engine's step_reward needs a reward \
@@ -243,22 +251,6 @@ pub fn curriculum(spec: &PluginSpec) -> Result<Box<dyn Curriculum>, RegistryErro
 /// As [`reward`].
 pub fn curriculum_with_replays(spec: &PluginSpec) -> Result<(Box<dyn Curriculum>, bool), RegistryError> {
     resolve_curriculum(spec).map(|(c, caps)| (c, caps.contains(Capabilities::REPLAYS)))
-}
-
-/// Makes the level sampler a spec names: a built-in (`uniform`, `plr`, `learnability`) or one
-/// from a library (Rust or C). floe-levels adds the samplers over generator configurations
-/// (`frontier`, `difficulty-scaling`, `engineer`) above this.
-///
-/// # Errors
-/// As [`reward`].
-pub fn level_sampler(spec: &PluginSpec) -> Result<Box<dyn LevelSampler>, RegistryError> {
-    resolve(
-        spec,
-        PluginKind::LevelSampler,
-        |lib, name, params| lib.new_level_sampler(name, params),
-        new_level_sampler,
-    )
-    .map(|(s, _)| s)
 }
 
 /// Makes the environment engineer a spec names.

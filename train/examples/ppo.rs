@@ -96,7 +96,7 @@ fn main() -> Result<(), Error> {
     let seed: u64 = args.get("seed", 1)?;
     let spec = LevelsSpec { sampler: PluginSpec::builtin("uniform"), space, seed, update_every: 0 };
     let t0 = Instant::now();
-    let mut ppo = Ppo::new(cfg.clone(), spec.build()?, 2048, seed)?;
+    let mut ppo = Ppo::new(cfg.clone(), floe_train::ppo::levels_of(&spec)?, 2048, seed)?;
     ppo.train(steps, |_, r| {
         eprintln!(
             "{} steps, {:.1} s: training success {:.3}",
@@ -127,7 +127,8 @@ fn calibrate(args: &Args) -> Result<(), Error> {
     let cfg = BenchConfig::of(Budget::Medium);
     let steps: u64 = args.get("steps", cfg.env_steps)?;
     let t0 = Instant::now();
-    let mut ppo = Ppo::new(cfg.ppo.clone(), cfg.spec("uniform", 0)?.build()?, cfg.pool, 0)?;
+    let mut ppo =
+        Ppo::new(cfg.ppo.clone(), floe_train::ppo::levels_of(&cfg.spec("uniform", 0)?)?, cfg.pool, 0)?;
     ppo.train(steps, |_, _| {})?;
     println!("trained {steps} environment steps in {:.0} s", t0.elapsed().as_secs_f64());
     for (a, n, h) in [

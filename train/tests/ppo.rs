@@ -30,7 +30,7 @@ fn ppo_beats_random_actions_on_held_out_small_boards() {
         episode_limit: 24,
         ..PpoConfig::default()
     };
-    let mut ppo = Ppo::new(cfg.clone(), spec.build().unwrap(), 256, 1).unwrap();
+    let mut ppo = Ppo::new(cfg.clone(), floe_train::ppo::levels_of(&spec).unwrap(), 256, 1).unwrap();
     ppo.train(150_000, |_, _| {}).unwrap();
     let held = LevelSource::new(space, 99).unwrap().draw(200).unwrap();
     let (trained, _) = summary(&evaluate(Actor::Policy(ppo.policy()), &held, 2, &cfg, 4096, 5).unwrap());

@@ -836,6 +836,35 @@ static void test_levels(const char *sampler_c) {
     short_b.obs_len -= 1;
     FAILS(floe_levels_update(levels, engine, NULL, 0, NULL, 0, &short_b, &applied), FLOE_STATUS_BUFFER_SIZE, "obs");
     FAILS(floe_levels_new("{\"sampler\": {\"name\": \"nope\"}}", &levels), FLOE_STATUS_UNKNOWN_PLUGIN, "nope");
+    /* Any curriculum designs phases, from C too: `fixed` and `sec` by name, `plr` through `phases`,
+     * and a level-sampler plugin made by floe_plugin_new. */
+    static const char *designers[3] = {
+        "{\"sampler\": {\"name\": \"fixed\", \"params\": {\"phase_episodes\": 8}}, \"space\": {\"size\": [3, 4], \"solve\": false}}",
+        "{\"sampler\": {\"name\": \"sec\", \"params\": {\"phase_episodes\": 8}}, \"space\": {\"size\": [3, 4], \"solve\": false}}",
+        "{\"sampler\": {\"name\": \"phases\", \"params\": {\"phase_episodes\": 8, \"designer\": {\"name\": \"plr\"}}},"
+        " \"space\": {\"size\": [3, 4], \"solve\": false}}"};
+    for (int d = 0; d < 3; d++) {
+        floe_levels *phased = NULL;
+        OK(floe_levels_new(designers[d], &phased));
+        floe_pool *ppool = NULL;
+        OK(floe_levels_pool(phased, 4, &ppool));
+        floe_engine *pe = NULL;
+        OK(floe_engine_new(ppool, "{\"num_envs\": 6, \"mode\": \"soft\", \"episode_limit\": 4}", &pe));
+        floe_buffer_sizes ps;
+        OK(floe_engine_sizes(pe, &ps));
+        floe_step_buffers pb = buffers_for(&ps);
+        OK(floe_engine_reset(pe, 1, &pb));
+        floe_levels_applied pa;
+        OK(floe_levels_start(phased, pe, &pb, &pa));
+        CHECK(pa.called == 1 && pa.refilled == 4); /* the first phase's configuration fills the pool */
+        free_buffers(&pb);
+        OK(floe_engine_free(pe));
+        OK(floe_pool_free(ppool));
+        OK(floe_levels_free(phased));
+    }
+    floe_plugin *frontier = NULL;
+    OK(floe_plugin_new(NULL, FLOE_PLUGIN_KIND_LEVEL_SAMPLER, "frontier", "{\"phase_episodes\": 2}", &frontier));
+    OK(floe_plugin_free(frontier));
     FAILS(floe_levels_new("{\"space\": {\"size\": [9, 3]}}", &levels), FLOE_STATUS_CONFIG, "size [9, 3]");
     FAILS(floe_levels_free((floe_levels *)engine), FLOE_STATUS_WRONG_HANDLE, "floe_engine");
     free(actions);

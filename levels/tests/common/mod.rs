@@ -8,6 +8,7 @@ use floe_core::engine::{CollisionMode, CpuEngine, Engine, EnvConfig, InstancePoo
 use floe_core::rng::Rng;
 use floe_levels::{LevelSource, LevelSpace, Levels, LevelsSpec};
 use floe_plugin_api::PluginSpec;
+use floe_plugin_registry::RegistryError;
 
 pub fn space() -> LevelSpace {
     LevelSpace { agents: [2, 3], size: [5, 7], hole_ratio: [0.0, 0.2], wait_ratio: [0.0, 0.5], solve: false }
@@ -40,5 +41,21 @@ pub fn run(levels: &mut Levels, env: &mut CpuEngine, out: &mut StepBuffers, step
         let actions: Vec<u8> = (0..out.rewards.len()).map(|_| rng.below(5) as u8).collect();
         env.step(&actions, out.view()).unwrap();
         levels.after_step(env, out.view()).unwrap();
+    }
+}
+
+/// A spec's driver, made by the registry as every host makes it.
+pub trait Make {
+    fn levels(&self) -> Levels;
+    fn levels_err(&self) -> RegistryError;
+}
+
+impl Make for LevelsSpec {
+    fn levels(&self) -> Levels {
+        floe_plugin_registry::levels(self).unwrap()
+    }
+
+    fn levels_err(&self) -> RegistryError {
+        floe_plugin_registry::levels(self).expect_err("the registry refuses the spec")
     }
 }

@@ -304,7 +304,7 @@ pub fn run_one(
     log: &dyn Fn(&str),
 ) -> Result<RunResult, TrainError> {
     let t0 = Instant::now();
-    let levels = cfg.spec(contender, seed)?.build().map_err(super::levels_error)?;
+    let levels = super::levels_of(&cfg.spec(contender, seed)?)?;
     let mut ppo = Ppo::new(cfg.ppo.clone(), levels, cfg.pool, seed)?;
     let curve_levels = &held.hard[..cfg.curve_levels.min(held.hard.len())];
     let mut curve = Vec::new();

@@ -427,6 +427,17 @@ impl Ppo {
 }
 
 /// A level-sampling error as the trainer's.
+/// The level-sampling driver `spec` describes, its sampler made by the registry.
+///
+/// # Errors
+/// A space out of range, a sampler that cannot be made.
+pub fn levels_of(spec: &floe_levels::LevelsSpec) -> Result<Levels, TrainError> {
+    floe_plugin_registry::levels(spec).map_err(|e| match e {
+        floe_plugin_registry::RegistryError::Levels(l) => levels_error(l),
+        other => TrainError::Input(other.to_string()),
+    })
+}
+
 pub(crate) fn levels_error(e: floe_levels::LevelsError) -> TrainError {
     match e {
         floe_levels::LevelsError::Engine(e) => e.into(),

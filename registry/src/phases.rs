@@ -4,7 +4,8 @@
 //! valid rate, the failures by kind, truncations as `goal_not_reached`), the designer writes the
 //! next phase's generator configuration, and every slot of the pool is refilled from it.
 //!
-//! - `frontier`, `difficulty-scaling` (or any curriculum): `next_config` on the history.
+//! - any curriculum (`fixed`, `difficulty-scaling`, `sec`, `frontier`, `schedule`, `plr`, or a
+//!   Rust or C curriculum plugin): `next_config` on the history.
 //! - `engineer`: floe-rounds' context (modules F, G, H, S, T) over the history, the engineer's
 //!   reply clamped into the level space's design limits ([`Adoption`]); a reply it cannot use
 //!   keeps the previous phase's configuration.
