@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 
 use floe_core::engine::{outcome, Engine, EngineError, EngineId, InstancePool, StepBuffersMut};
 use floe_plugin_api::levels::check_update;
-use floe_plugin_api::{EpisodeRecord, LevelRecord, LevelSampler, PluginError};
+use floe_plugin_api::{EpisodeRecord, LevelRecord, LevelSampler, PhaseDesign, PluginError};
 use serde::Serialize;
 
 use crate::error::LevelsError;
@@ -160,6 +160,13 @@ impl Levels {
     #[must_use]
     pub fn totals(&self) -> Applied {
         self.totals
+    }
+
+    /// The generator configurations the sampler designed, one per phase, with their rationales
+    /// and notes (none for a sampler that designs no phases).
+    #[must_use]
+    pub fn designs(&self) -> &[PhaseDesign] {
+        self.sampler.designs()
     }
 
     /// The engine's pool slots as the sampler sees them, with the environments playing each.

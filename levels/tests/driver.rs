@@ -118,6 +118,16 @@ fn frontier_and_the_engineer_redesign_the_pool_between_phases() {
         assert!(t.refilled >= 16, "{name}: a later phase refilled the pool again: {t:?}");
         let sizes: Vec<u32> = cfg.sizes.iter().map(|s| s.size).collect();
         assert!(sizes.iter().all(|s| (5..=7).contains(s)), "{name}: {sizes:?}");
+        // Every phase's design is kept, numbered, with the engineer's rationales.
+        let designs = levels.designs();
+        assert!(designs.len() >= 2, "{name}: {designs:?}");
+        assert!(designs.iter().enumerate().all(|(i, d)| d.phase as usize == i), "{name}");
+        assert_eq!(designs[0].config, cfg, "{name}: the first phase's configuration");
+        if name == "engineer" {
+            assert!(designs[1..].iter().any(|d| d.rationale.is_some()), "{name}: {designs:?}");
+        } else {
+            assert!(designs.iter().all(|d| d.rationale.is_none()), "{name}");
+        }
     }
     let e = spec("frontier", serde_json::json!({"engineer": {"name": "rules"}}), 0).levels_err();
     assert!(e.to_string().contains("takes no `engineer`"), "{e}");

@@ -18,8 +18,8 @@ use floe_core::engine::outcome;
 use floe_core::FailureKind;
 use floe_plugin_api::design::DesignLimits;
 use floe_plugin_api::{
-    Curriculum, EnvEngineer, EpisodeRecord, History, LevelPlan, LevelRecord, LevelSampler, PluginError,
-    RoundConfig, RoundRecord, SizeResult,
+    Curriculum, EnvEngineer, EpisodeRecord, History, LevelPlan, LevelRecord, LevelSampler, PhaseDesign,
+    PluginError, RoundConfig, RoundRecord, SizeResult,
 };
 use floe_rounds::context::{ContextInput, ContextOptions};
 use floe_rounds::limits::Adoption;
@@ -69,8 +69,10 @@ pub struct PhaseSampler {
     /// This phase's outcomes by map size.
     tally: BTreeMap<u32, Tally>,
     counted: u32,
-    /// Notes of each design (what was clamped, why a reply was not used), for the host's log.
+    /// Notes of the last design (what was clamped, why a reply was not used).
     notes: Vec<String>,
+    /// Every phase's design, with its rationale and notes.
+    designs: Vec<PhaseDesign>,
 }
 
 impl PhaseSampler {
@@ -99,6 +101,7 @@ impl PhaseSampler {
             tally: BTreeMap::new(),
             counted: 0,
             notes: Vec::new(),
+            designs: Vec::new(),
         })
     }
 
@@ -106,12 +109,6 @@ impl PhaseSampler {
     #[must_use]
     pub fn history(&self) -> &History {
         &self.history
-    }
-
-    /// The notes of the last design.
-    #[must_use]
-    pub fn notes(&self) -> &[String] {
-        &self.notes
     }
 
     /// The phase's record: its configuration and its results by map size.
@@ -132,8 +129,18 @@ impl PhaseSampler {
         RoundRecord { round, config: config.clone(), results }
     }
 
-    /// The next phase's configuration.
+    /// The next phase's configuration, recorded with its rationale and notes.
     fn design(&mut self) -> Result<RoundConfig, PluginError> {
+        let phase = self.history.next_round();
+        let (config, rationale) = self.designed()?;
+        self.designs.push(PhaseDesign { phase, config: config.clone(), rationale, notes: self.notes.clone() });
+        Ok(config)
+    }
+
+    /// The next phase's configuration, as the designer writes it and the limits adopt it, with
+    /// the rationale given for it (none from a curriculum, nor when the engineer's reply was not
+    /// used and the previous configuration kept).
+    fn designed(&mut self) -> Result<(RoundConfig, Option<String>), PluginError> {
         self.notes.clear();
         let round = self.history.next_round();
         match &mut self.designer {
@@ -145,7 +152,7 @@ impl PhaseSampler {
                     ))
                 })?;
                 self.notes = notes;
-                Ok(config)
+                Ok((config, None))
             }
             Designer::Engineer { engineer, context } => {
                 let Some(previous) = self.history.last().map(|r| r.config.clone()) else {
@@ -153,7 +160,7 @@ impl PhaseSampler {
                         PluginError::Config(format!("the level space admits no configuration: {e}"))
                     })?;
                     self.notes = notes;
-                    return Ok(config);
+                    return Ok((config, None));
                 };
                 let input = ContextInput {
                     history: &self.history,
@@ -172,10 +179,10 @@ impl PhaseSampler {
                 self.notes = adopted.notes;
                 Ok(match adopted.chosen {
                     Some((config, rationale)) => {
-                        self.rationale = Some(rationale);
-                        config
+                        self.rationale = Some(rationale.clone());
+                        (config, Some(rationale))
                     }
-                    None => previous,
+                    None => (previous, None),
                 })
             }
         }
@@ -192,6 +199,10 @@ impl PhaseSampler {
 }
 
 impl LevelSampler for PhaseSampler {
+    fn designs(&self) -> &[PhaseDesign] {
+        &self.designs
+    }
+
     fn update(
         &mut self,
         levels: &[LevelRecord],
@@ -324,6 +335,9 @@ mod tests {
         let plan = s.update(&[level(0, 5)], &[], None).unwrap();
         let cfg = plan.config.unwrap();
         assert!(cfg.sizes.iter().all(|c| (5..=6).contains(&c.size)), "{cfg:?}");
-        assert!(!s.notes().is_empty());
+        // The design is recorded with the notes of what was clamped.
+        let d = &s.designs()[0];
+        assert_eq!((d.phase, &d.config, &d.rationale), (0, &cfg, &None));
+        assert!(!d.notes.is_empty());
     }
 }

@@ -146,6 +146,28 @@ pub trait LevelSampler: Send {
         episodes: &[EpisodeRecord],
         scores: Option<&[f32]>,
     ) -> Result<LevelPlan, PluginError>;
+
+    /// The generator configurations it designed, one per phase, with what was said of each
+    /// (for a run's record). A sampler that designs no phases has none (the default; a loaded
+    /// library's sampler keeps its own).
+    fn designs(&self) -> &[PhaseDesign] {
+        &[]
+    }
+}
+
+/// One phase's design by a sampler over generator configurations: the configuration its levels
+/// were drawn from, the designer's rationale (the engineer's; none for a curriculum), and the
+/// notes of its adoption (what was clamped into the level space, why a reply was not used).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PhaseDesign {
+    /// The phase, from 0.
+    pub phase: u32,
+    /// The configuration the phase's levels were drawn from.
+    pub config: RoundConfig,
+    /// The rationale the designer gave for it, if any.
+    pub rationale: Option<String>,
+    /// Notes of its adoption, for the host's log.
+    pub notes: Vec<String>,
 }
 
 /// Checks a host's call: scores, when given, one per episode and finite; every episode's slot in

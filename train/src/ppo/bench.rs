@@ -246,6 +246,9 @@ pub struct RunResult {
     pub curve: Vec<(u64, f64)>,
     /// Where its episodes were played: (size, agents, hole percent, episodes).
     pub played: Vec<(u32, u32, u32, u64)>,
+    /// A phase sampler's designs: each phase's configuration, rationale and notes.
+    #[serde(default)]
+    pub designs: Vec<floe_plugin_api::PhaseDesign>,
 }
 
 /// The held-out sets, drawn with seeds no training run uses.
@@ -364,6 +367,7 @@ pub fn run_one(
         ten,
         curve,
         played,
+        designs: ppo.levels().designs().to_vec(),
     })
 }
 
