@@ -33,17 +33,29 @@ fn the_comparison_runs_end_to_end_at_the_tiny_budget() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let table = String::from_utf8_lossy(&o.stdout).into_owned();
-    for c in ["uniform", "plr", "learnability", "frontier", "engineer", "upper", "random actions"] {
+    for c in ["uniform", "fixed", "plr", "learnability", "frontier", "engineer", "target", "random actions"] {
         assert!(table.lines().any(|l| l.starts_with(&format!("| {c} |"))), "{c} not in:\n{table}");
     }
     assert_eq!(std::fs::read_to_string(out.join("table.md")).expect("table.md"), table);
     let runs = std::fs::read_to_string(out.join("runs.jsonl")).expect("runs.jsonl");
-    assert_eq!(runs.lines().count(), 12, "6 contenders × 2 seeds");
+    assert_eq!(runs.lines().count(), 14, "7 contenders × 2 seeds");
+    // The paper's question has its columns: every contender against `fixed` and `uniform`.
+    let header = table.lines().next().expect("a header");
+    assert!(header.contains("| vs fixed | vs uniform |") && header.contains("hard CVaR25 %"), "{header}");
+    assert!(header.contains("wall time per run"), "{header}");
+    let row =
+        |c: &str| table.lines().find(|l| l.starts_with(&format!("| {c} |"))).expect("a row").to_string();
+    assert!(row("fixed").starts_with("| fixed | 2 | ") && row("fixed").contains("| — |"), "{}", row("fixed"));
+    assert!(row("engineer").contains(" ± "), "{}", row("engineer"));
     for line in runs.lines() {
         let r: serde_json::Value = serde_json::from_str(line).expect("JSON");
         assert_eq!(r["hard"].as_array().map(Vec::len), Some(12), "{line}");
         assert!(r["env_steps"].as_u64() >= Some(4096), "{line}");
         assert!(!r["played"].as_array().expect("played").is_empty(), "{line}");
+        // The phase samplers keep each phase's design in the run's record.
+        let designs = r["designs"].as_array().expect("designs").len();
+        let phased = ["fixed", "frontier", "engineer"].contains(&r["contender"].as_str().expect("contender"));
+        assert_eq!(designs > 0, phased, "{line}");
     }
     for png in ["curves.png", "placement.png"] {
         let bytes = std::fs::read(out.join(png)).expect(png);
@@ -71,7 +83,7 @@ fn the_comparison_runs_end_to_end_at_the_tiny_budget() {
     assert!(!String::from_utf8_lossy(&some.stderr).contains("training for"), "nothing trained again");
     let some = String::from_utf8_lossy(&some.stdout).into_owned();
     let rows = |c: &str| some.lines().filter(|l| l.starts_with(&format!("| {c} |"))).count();
-    assert_eq!((rows("uniform"), rows("plr"), rows("learnability"), rows("upper")), (2, 2, 0, 0), "{some}");
+    assert_eq!((rows("uniform"), rows("plr"), rows("learnability"), rows("target")), (2, 2, 0, 0), "{some}");
     // Other settings in the same folder, and an unknown contender, are refused.
     let o =
         run(&["levels", "--budget", "tiny", "--out", out.to_str().expect("utf-8"), "--env-steps", "8192"]);
@@ -81,4 +93,8 @@ fn the_comparison_runs_end_to_end_at_the_tiny_budget() {
         run(&["levels", "--budget", "tiny", "--out", out.to_str().expect("utf-8"), "--contenders", "nope"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("contender \"nope\""));
+    let o =
+        run(&["levels", "--budget", "tiny", "--out", out.to_str().expect("utf-8"), "--contenders", "upper"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is now `target`"));
 }

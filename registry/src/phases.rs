@@ -133,7 +133,12 @@ impl PhaseSampler {
     fn design(&mut self) -> Result<RoundConfig, PluginError> {
         let phase = self.history.next_round();
         let (config, rationale) = self.designed()?;
-        self.designs.push(PhaseDesign { phase, config: config.clone(), rationale, notes: self.notes.clone() });
+        self.designs.push(PhaseDesign {
+            phase,
+            config: config.clone(),
+            rationale,
+            notes: self.notes.clone(),
+        });
         Ok(config)
     }
 

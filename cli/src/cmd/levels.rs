@@ -48,6 +48,12 @@ fn input(e: impl std::fmt::Display) -> CliError {
 pub fn run(a: &Args) -> Result<(), CliError> {
     let mut cfg = BenchConfig::of(a.budget);
     if let Some(c) = &a.contenders {
+        if c.iter().any(|c| c == "upper") {
+            return Err(input(
+                "contender \"upper\" is now `target` (training on the hard distribution is a reference, not \
+                 an upper bound)",
+            ));
+        }
         if let Some(bad) = c.iter().find(|c| !CONTENDERS.contains(&c.as_str())) {
             return Err(input(format!("contender {bad:?}: one of {}", CONTENDERS.join(", "))));
         }

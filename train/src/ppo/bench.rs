@@ -2,18 +2,21 @@
 //! contender trains the same PPO ([`super::Ppo`]) for the same environment steps on the same
 //! training space, its levels steered by its sampler, for several seeds; every trained policy
 //! then plays the same held-out levels (seeds never trained on). The table gives each held-out
-//! set's success rate per contender with its standard error, the paired difference from
-//! `uniform` clustered by seed and by level (floe-rounds' `stats::clustered`), the cost over the
-//! CBS optimum, and on the hard set the CVaR of the success rate over the worst 10 % of levels.
+//! set's success rate per contender with its standard error, the paired differences from `fixed`
+//! (the paper's question: a designed distribution against round 0's left alone) and from
+//! `uniform`, clustered by seed and by level (floe-rounds' `stats::clustered`), the CVaR of the
+//! success rate over the worst 10 % and 25 % of levels, the cost over the CBS optimum, and each
+//! contender's wall time.
 //!
 //! | contender | sampler |
 //! |---|---|
 //! | `uniform` | domain randomisation: a new level from the training space after every episode's level was played once (`max_plays` 1) |
+//! | `fixed` | round 0's configuration (the engineer's first phase), never redesigned: the same phases, the pool refilled from it at each |
 //! | `plr` | robust PLR, scored with the PPO's positive value loss of each episode |
 //! | `learnability` | SFL: p·(1−p) of each level's recent successes |
 //! | `frontier` | generator configurations per map size redesigned between phases |
 //! | `engineer` | the embedded environment engineer over the same phases |
-//! | `upper` | the upper reference: `uniform` on the hard held-out set's own space |
+//! | `target` | a reference, not a bound: `uniform` on the hard held-out set's own space |
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -30,7 +33,8 @@ use super::{Ppo, PpoConfig};
 use crate::error::TrainError;
 
 /// Every contender, in the table's order.
-pub const CONTENDERS: [&str; 6] = ["uniform", "plr", "learnability", "frontier", "engineer", "upper"];
+pub const CONTENDERS: [&str; 7] =
+    ["uniform", "fixed", "plr", "learnability", "frontier", "engineer", "target"];
 
 /// How much a comparison runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -197,17 +201,25 @@ impl BenchConfig {
             "uniform" => ("uniform", serde_json::json!({"max_plays": 1}), self.space.clone()),
             "plr" => ("plr", serde_json::Value::Null, self.space.clone()),
             "learnability" => ("learnability", serde_json::Value::Null, self.space.clone()),
+            "fixed" => ("fixed", phase, self.space.clone()),
             "frontier" => ("frontier", phase, self.space.clone()),
             "engineer" => {
                 let mut p = phase;
                 p["engineer"] = serde_json::to_value(&self.engineer).unwrap_or_default();
                 ("engineer", p, self.space.clone())
             }
-            "upper" => (
+            "target" => (
                 "uniform",
                 serde_json::json!({"max_plays": 1}),
                 LevelSpace { solve: false, ..self.hard.clone() },
             ),
+            "upper" => {
+                return Err(TrainError::Input(
+                    "contender \"upper\" is now `target` (training on the hard distribution is a reference, \
+                     not an upper bound)"
+                        .into(),
+                ))
+            }
             other => return Err(TrainError::Input(format!("contender {other:?}: one of {CONTENDERS:?}"))),
         };
         Ok(LevelsSpec {
@@ -235,11 +247,17 @@ pub struct RunResult {
     pub hard_success: f64,
     pub hard_cost: Option<f64>,
     pub hard_cvar10: f64,
+    /// CVaR25 on the hard set (0 in runs recorded before it was kept).
+    #[serde(default)]
+    pub hard_cvar25: f64,
     pub paper_success: f64,
     pub paper_cost: Option<f64>,
     /// CVaR10 on the paper-shaped set.
     #[serde(default)]
     pub paper_cvar10: f64,
+    /// CVaR25 on the paper-shaped set.
+    #[serde(default)]
+    pub paper_cvar25: f64,
     /// Success on held-out 10×10 boards with 2, 4 and 8 agents.
     pub ten: Vec<(usize, f64)>,
     /// The learning curve: (environment steps, success on the curve's hard levels).
@@ -361,9 +379,11 @@ pub fn run_one(
         hard_success,
         hard_cost,
         hard_cvar10: cvar(&hard, 0.1),
+        hard_cvar25: cvar(&hard, 0.25),
         paper_success,
         paper_cost,
         paper_cvar10: cvar(&paper, 0.1),
+        paper_cvar25: cvar(&paper, 0.25),
         ten,
         curve,
         played,
@@ -403,8 +423,13 @@ fn clustered(x: &[Vec<f64>]) -> (f64, f64) {
 #[must_use]
 pub fn table(cfg: &BenchConfig, runs: &[RunResult], random: &Random) -> String {
     let by = |c: &str| runs.iter().filter(|r| r.contender == c).collect::<Vec<_>>();
-    let uniform = by("uniform");
-    let mut s = "| contender | seeds | hard success % | vs uniform | hard CVaR10 % | hard cost / optimum | paper shape success % | vs uniform | paper CVaR10 % | paper cost / optimum |\n|---|---|---|---|---|---|---|---|---|---|\n".to_string();
+    let (fixed, uniform) = (by("fixed"), by("uniform"));
+    let mut s =
+        "| contender | seeds | hard success % | vs fixed | vs uniform | hard CVaR10 % | hard CVaR25 % | \
+                 hard cost / optimum | paper shape success % | vs fixed | vs uniform | paper CVaR10 % | \
+                 paper CVaR25 % | paper cost / optimum | wall time per run |\n\
+                 |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+            .to_string();
     for c in &cfg.contenders {
         let rs = by(c);
         if rs.is_empty() {
@@ -412,12 +437,13 @@ pub fn table(cfg: &BenchConfig, runs: &[RunResult], random: &Random) -> String {
         }
         let hard: Vec<Vec<f64>> = rs.iter().map(|r| r.hard.clone()).collect();
         let paper: Vec<Vec<f64>> = rs.iter().map(|r| r.paper.clone()).collect();
-        let diff = |a: &[Vec<f64>], f: &dyn Fn(&RunResult) -> &Vec<f64>| -> String {
-            // Paired by seed: every run of this contender against uniform's of the same seed.
+        // Paired by seed and level: every run of this contender against the reference's run of the
+        // same seed, the differences clustered by seed and by level.
+        let diff = |base: &[&RunResult], name: &str, a: &[Vec<f64>], f: &dyn Fn(&RunResult) -> &Vec<f64>| {
             let pairs: Option<Vec<&RunResult>> =
-                rs.iter().map(|r| uniform.iter().copied().find(|u| u.seed == r.seed)).collect();
-            let Some(pairs) = pairs.filter(|_| c != "uniform") else {
-                return "—".into();
+                rs.iter().map(|r| base.iter().copied().find(|u| u.seed == r.seed)).collect();
+            let Some(pairs) = pairs.filter(|_| c != name) else {
+                return "—".to_string();
             };
             let d: Vec<Vec<f64>> =
                 a.iter().zip(pairs).map(|(x, u)| x.iter().zip(f(u)).map(|(x, y)| x - y).collect()).collect();
@@ -429,6 +455,8 @@ pub fn table(cfg: &BenchConfig, runs: &[RunResult], random: &Random) -> String {
         let (hm, hse) = clustered(&hard);
         let (pm, pse) = clustered(&paper);
         let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let pct =
+            |f: &dyn Fn(&RunResult) -> f64| format!("{:.2}", 100.0 * mean(rs.iter().map(|r| f(r)).collect()));
         let cost = |v: Vec<Option<f64>>| {
             let known: Vec<f64> = v.into_iter().flatten().collect();
             if known.is_empty() {
@@ -437,19 +465,30 @@ pub fn table(cfg: &BenchConfig, runs: &[RunResult], random: &Random) -> String {
                 format!("{:.3}", mean(known))
             }
         };
+        let secs = mean(rs.iter().map(|r| r.seconds).collect());
+        let wall = if secs < 60.0 {
+            format!("{secs:.1} s")
+        } else {
+            format!("{} min {:02} s", (secs / 60.0).floor(), (secs % 60.0).round() as u32 % 60)
+        };
         s.push_str(&format!(
-            "| {c} | {} | {hm:.2} ± {hse:.2} | {} | {:.2} | {} | {pm:.2} ± {pse:.2} | {} | {:.2} | {} |\n",
+            "| {c} | {} | {hm:.2} ± {hse:.2} | {} | {} | {} | {} | {} | {pm:.2} ± {pse:.2} | {} | {} | {} | {} | {} | \
+             {wall} |\n",
             rs.len(),
-            diff(&hard, &|r| &r.hard),
-            100.0 * mean(rs.iter().map(|r| r.hard_cvar10).collect()),
+            diff(&fixed, "fixed", &hard, &|r| &r.hard),
+            diff(&uniform, "uniform", &hard, &|r| &r.hard),
+            pct(&|r| r.hard_cvar10),
+            pct(&|r| r.hard_cvar25),
             cost(rs.iter().map(|r| r.hard_cost).collect()),
-            diff(&paper, &|r| &r.paper),
-            100.0 * mean(rs.iter().map(|r| r.paper_cvar10).collect()),
+            diff(&fixed, "fixed", &paper, &|r| &r.paper),
+            diff(&uniform, "uniform", &paper, &|r| &r.paper),
+            pct(&|r| r.paper_cvar10),
+            pct(&|r| r.paper_cvar25),
             cost(rs.iter().map(|r| r.paper_cost).collect()),
         ));
     }
     s.push_str(&format!(
-        "| random actions | — | {:.2} | — | — | — | {:.2} | — | — | — |\n",
+        "| random actions | — | {:.2} | — | — | — | — | — | {:.2} | — | — | — | — | — | — |\n",
         100.0 * random.hard,
         100.0 * random.paper
     ));
