@@ -599,10 +599,12 @@ floe_status floe_engine_levels(const struct floe_engine *engine,
 
  `sampler` (a plugin spec; default `uniform`): built in, `uniform` (domain randomisation),
  `plr` (robust prioritized level replay), `learnability` (sampling for learnability), and the
- samplers over generator configurations between phases, `frontier`, `difficulty-scaling`
- (`params`: `phase_episodes`, `phases`, `curriculum`) and `engineer` (`params`:
- `phase_episodes`, `phases`, `engineer`: a plugin spec, `context`); or a Rust or C level
- sampler from `library` (`FLOE_PLUGIN_KIND_LEVEL_SAMPLER`). `space`: where new levels come
+ samplers over generator configurations between phases: every built-in curriculum but `plr` by
+ its name (`fixed`, `difficulty-scaling`, `sec`, `frontier`, `schedule`; `params`:
+ `phase_episodes`, `phases`, `curriculum`: its own parameters), `phases` (`params`:
+ `phase_episodes`, `phases`, `designer`: any curriculum's plugin spec, a Rust or C library's
+ included) and `engineer` (`params`: `phase_episodes`, `phases`, `engineer`: a plugin spec,
+ `context`); or a Rust or C level sampler from `library` (`FLOE_PLUGIN_KIND_LEVEL_SAMPLER`). `space`: where new levels come
  from. `seed`: of the new levels. `update_every`: steps between the sampler's calls made by
  `floe_levels_after_step` (0: only `floe_levels_update` calls it). Unknown fields are errors.
 
@@ -767,8 +769,11 @@ floe_status floe_levels_free(struct floe_levels *levels);
  _LEVEL_SAMPLER) named `name`, with `params_json` (NULL for its defaults), resolved as a
  training configuration's plugin spec is (floe-plugin-host's registry). With `library` NULL,
  `name` is a built-in (rewards `tiered`, `shaped`; curricula `fixed`, `difficulty-scaling`,
- `plr`, `sec`, `frontier`, `schedule`; level samplers `uniform`, `plr`, `learnability` (those
- over generator configurations are `floe_levels_new`'s); engineers
+ `plr`, `sec`, `frontier`, `schedule`; level samplers `uniform`, `plr`, `learnability`, every
+ curriculum but `plr` by its name and `phases` (`params`: `designer`, any curriculum's spec)
+ designing phases of level sampling, and `engineer` (`params`: `engineer`, `context`), all
+ with `phase_episodes` and `phases`, within the default level space's design limits
+ (`floe_levels_new` takes a space); engineers
  `rules`, `endpoint` (an OpenAI-compatible server, parameters as in `floe train`), and
  `embedded` in builds with the `embedded` feature); otherwise `library` is the path of a plugin
  library, Rust or C (as `floe plugin inspect` reads), which stays loaded while the plugin

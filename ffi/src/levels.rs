@@ -226,15 +226,10 @@ pub unsafe extern "C" fn floe_engine_levels(
     len: *mut usize,
 ) -> floe_status {
     guard(|| {
-        check_out(len, "len")?;
-        // SAFETY: room for `cap` records at `out`, by the caller's contract.
-        let room = unsafe { slice_mut(out, cap, "out") }?;
-        let records = with_engine(engine, |e| Levels::levels(e).map_err(levels_error))?;
-        for (o, r) in room.iter_mut().zip(&records) {
-            *o = *r;
+        // SAFETY: forwarded from the caller's contract.
+        unsafe {
+            hand_out(out, cap, len, || with_engine(engine, |e| Levels::levels(e).map_err(levels_error)))
         }
-        // SAFETY: checked not NULL; writable by the caller's contract.
-        unsafe { write_out(len, records.len(), "len") }
     })
 }
 
@@ -543,27 +538,48 @@ pub unsafe extern "C" fn floe_levels_pending(
     len: *mut usize,
 ) -> floe_status {
     guard(|| {
-        check_out(len, "len")?;
-        // SAFETY: room for `cap` records at `out`, by the caller's contract.
-        let room = unsafe { slice_mut(out, cap, "out") }?;
-        let n = with_levels(levels, |l| {
-            for (o, e) in room.iter_mut().zip(l.pending()) {
-                *o = EnvInfo {
-                    episode_steps: e.episode_steps,
-                    outcome: e.outcome,
-                    failure_kind: e.failure_kind,
-                    failure_agent: e.failure_agent,
-                    instance: e.instance,
-                    generation: e.generation,
-                    episode_return: e.episode_return,
-                    agents_on_goal: e.agents_on_goal,
-                };
-            }
-            Ok(l.pending().len())
-        })?;
-        // SAFETY: checked not NULL; writable by the caller's contract.
-        unsafe { write_out(len, n, "len") }
+        let pending = || {
+            with_levels(levels, |l| {
+                Ok(l.pending()
+                    .iter()
+                    .map(|e| EnvInfo {
+                        episode_steps: e.episode_steps,
+                        outcome: e.outcome,
+                        failure_kind: e.failure_kind,
+                        failure_agent: e.failure_agent,
+                        instance: e.instance,
+                        generation: e.generation,
+                        episode_return: e.episode_return,
+                        agents_on_goal: e.agents_on_goal,
+                    })
+                    .collect())
+            })
+        };
+        // SAFETY: forwarded from the caller's contract.
+        unsafe { hand_out(out, cap, len, pending) }
     })
+}
+
+/// Copies up to `cap` of the records `items` makes into `out`, and their number (all of them)
+/// into `*len`, after checking both pointers.
+///
+/// # Safety
+/// `out` is NULL or has room for `cap` records; `len` is NULL or writable.
+unsafe fn hand_out<T: Copy>(
+    out: *mut T,
+    cap: usize,
+    len: *mut usize,
+    items: impl FnOnce() -> Result<Vec<T>>,
+) -> Result<()> {
+    check_out(len, "len")?;
+    // SAFETY: room for `cap` records at `out`, by the caller's contract.
+    let room = unsafe { slice_mut(out, cap, "out") }?;
+    let items = items()?;
+    for (o, r) in room.iter_mut().zip(&items) {
+        *o = *r;
+    }
+    // SAFETY: checked not NULL; writable by the caller's contract.
+    unsafe { write_out(len, items.len(), "len") }
 }
 
 /// Frees a level sampler; NULL is accepted.

@@ -1300,6 +1300,89 @@ fn cases() -> Vec<Case> {
         "misaligned out",
         floe_engine_refill(sampled, slot, 1, pool, sb, misaligned())
     );
+    // Buffers of the right sizes that are not the engine's last outputs (zeros, not its
+    // observations).
+    let stale_sb = boxed(buffers(sampled));
+    case!(
+        floe_engine_check_outputs,
+        "NOT_RESET",
+        "before reset",
+        floe_engine_check_outputs(unsampled, unsampled_b)
+    );
+    case!(
+        floe_engine_check_outputs,
+        "NULL_POINTER",
+        "NULL engine",
+        floe_engine_check_outputs(ptr::null_mut(), sb)
+    );
+    case!(
+        floe_engine_check_outputs,
+        "WRONG_HANDLE",
+        "a pool as the engine",
+        floe_engine_check_outputs(as_engine, sb)
+    );
+    case!(
+        floe_engine_check_outputs,
+        "NULL_POINTER",
+        "NULL buffers",
+        floe_engine_check_outputs(sampled, ptr::null())
+    );
+    case!(
+        floe_engine_check_outputs,
+        "BUFFER_SIZE",
+        "short buffers",
+        floe_engine_check_outputs(sampled, short_sb)
+    );
+    case!(
+        floe_engine_check_outputs,
+        "BAD_INPUT",
+        "buffers that are not its outputs",
+        floe_engine_check_outputs(sampled, stale_sb)
+    );
+    case!(
+        floe_engine_refill,
+        "BAD_INPUT",
+        "buffers that are not its outputs",
+        floe_engine_refill(sampled, slot, 1, pool, stale_sb, out_refilled)
+    );
+    let records = leak(vec![floe_plugin_api::LevelRecord::default(); 4]);
+    let count = boxed(0usize);
+    case!(
+        floe_engine_levels,
+        "NULL_POINTER",
+        "NULL engine",
+        floe_engine_levels(ptr::null(), records, 4, count)
+    );
+    case!(
+        floe_engine_levels,
+        "WRONG_HANDLE",
+        "a pool as the engine",
+        floe_engine_levels(as_engine, records, 4, count)
+    );
+    case!(
+        floe_engine_levels,
+        "NULL_POINTER",
+        "NULL len",
+        floe_engine_levels(sampled, records, 4, ptr::null_mut())
+    );
+    case!(
+        floe_engine_levels,
+        "NULL_POINTER",
+        "NULL out",
+        floe_engine_levels(sampled, ptr::null_mut(), 4, count)
+    );
+    case!(
+        floe_engine_levels,
+        "BAD_INPUT",
+        "misaligned out",
+        floe_engine_levels(sampled, misaligned(), 1, count)
+    );
+    case!(
+        floe_engine_levels,
+        "BAD_INPUT",
+        "misaligned len",
+        floe_engine_levels(sampled, records, 4, misaligned())
+    );
     case!(floe_levels_new, "NULL_POINTER", "NULL out", floe_levels_new(ptr::null(), ptr::null_mut()));
     let out_levels = boxed(ptr::null_mut::<floe_levels>());
     case!(floe_levels_new, "BAD_INPUT", "misaligned out", floe_levels_new(ptr::null(), misaligned()));

@@ -290,18 +290,23 @@ impl GpuEngine {
             let st = &status[e * STATUS_WORDS..(e + 1) * STATUS_WORDS];
             out.terminated[e] = u8::from(st[0] & 1 != 0);
             out.truncated[e] = u8::from(st[0] & 2 != 0);
-            out.info[e] = EnvInfo {
-                episode_steps: st[1],
-                outcome: st[2],
-                failure_kind: st[3],
-                failure_agent: st[4],
-                instance: st[5],
-                generation: self.pool.generation(st[5] as usize),
-                episode_return: f32::from_bits(st[6]),
-                agents_on_goal: st[7],
-            };
+            out.info[e] = self.info_of(st);
         }
         Ok(())
+    }
+
+    /// The `info` record an environment's status words hold.
+    fn info_of(&self, st: &[u32]) -> EnvInfo {
+        EnvInfo {
+            episode_steps: st[1],
+            outcome: st[2],
+            failure_kind: st[3],
+            failure_agent: st[4],
+            instance: st[5],
+            generation: self.pool.generation(st[5] as usize),
+            episode_return: f32::from_bits(st[6]),
+            agents_on_goal: st[7],
+        }
     }
 
     /// Runs the observation kernel over the current state only: the final observations of the
@@ -363,14 +368,8 @@ impl GpuEngine {
         for &e in envs {
             let st = &status[e * STATUS_WORDS..(e + 1) * STATUS_WORDS];
             let running = (state.env[e][1] > 0).then(|| EnvInfo {
-                episode_steps: st[1],
-                outcome: st[2],
-                failure_kind: st[3],
-                failure_agent: st[4],
-                instance: st[5],
-                generation: self.pool.generation(st[5] as usize),
                 episode_return: returns.map_or(f32::from_bits(st[6]), |r| r[e]),
-                agents_on_goal: st[7],
+                ..self.info_of(st)
             });
             let obs = if per_env == 0 { &[][..] } else { &bufs[1][e * per_env..(e + 1) * per_env] };
             check_env_outputs(e, &Expected { obs, running, return_checked: check_return }, out, per_env)?;
