@@ -888,6 +888,7 @@ typedef struct {
 } twin;
 
 #define TWIN_ENVS 7
+#define TWIN_SLOTS 16 /* more slots than environments: a played level is often free to refill */
 
 static twin twin_new(void) {
     twin t;
@@ -896,7 +897,7 @@ static twin twin_new(void) {
                        " \"space\": {\"agents\": [1, 2], \"size\": [3, 4], \"hole_ratio\": [0, 0.1],"
                        " \"wait_ratio\": [0, 0], \"solve\": false}, \"seed\": 3, \"update_every\": 2}",
                        &t.levels));
-    OK(floe_levels_pool(t.levels, 5, &t.pool));
+    OK(floe_levels_pool(t.levels, TWIN_SLOTS, &t.pool));
     OK(floe_engine_new(t.pool, "{\"num_envs\": 7, \"mode\": \"soft\", \"episode_limit\": 5}", &t.engine));
     OK(floe_engine_sizes(t.engine, &t.s));
     t.b = buffers_for(&t.s);
@@ -930,11 +931,11 @@ static void twin_same(twin *x, twin *y) {
     CHECK(nx == ny && nx <= 256 && memcmp(px, py, nx * sizeof px[0]) == 0);
     /* The pools: every slot's record (generation, size, agents, holes, players), and the maps the
      * environments play. */
-    floe_level_record lx[5], ly[5];
+    floe_level_record lx[TWIN_SLOTS], ly[TWIN_SLOTS];
     size_t lnx = 0, lny = 0;
-    OK(floe_engine_levels(x->engine, lx, 5, &lnx));
-    OK(floe_engine_levels(y->engine, ly, 5, &lny));
-    CHECK(lnx == 5 && lny == 5 && memcmp(lx, ly, sizeof lx) == 0);
+    OK(floe_engine_levels(x->engine, lx, TWIN_SLOTS, &lnx));
+    OK(floe_engine_levels(y->engine, ly, TWIN_SLOTS, &lny));
+    CHECK(lnx == TWIN_SLOTS && lny == TWIN_SLOTS && memcmp(lx, ly, sizeof lx) == 0);
     size_t g = x->s.global_state;
     uint8_t *gx = malloc(g), *gy = malloc(g);
     OK(floe_engine_global_state(x->engine, gx, g));
@@ -988,7 +989,7 @@ static void test_levels_refusals(void) {
     OK(floe_engine_reset(y.engine, 4, &y.b));
     OK(floe_engine_check_outputs(x.engine, &x.b));
 
-    /* 2: a misaligned `out` with a sampler that refills: refused before the refill. */
+    /* 2: a misaligned `out`: refused before anything is applied. */
     _Alignas(8) unsigned char raw[sizeof(floe_levels_applied) + 8];
     floe_levels_applied *crooked = (floe_levels_applied *)(void *)(raw + 1);
     FAILS(floe_levels_start(x.levels, x.engine, &x.b, crooked), FLOE_STATUS_BAD_INPUT, "not aligned");
@@ -996,6 +997,28 @@ static void test_levels_refusals(void) {
     OK(floe_levels_start(x.levels, x.engine, &x.b, &applied));
     OK(floe_levels_start(y.levels, y.engine, &y.b, &applied));
     twin_same(&x, &y);
+    /* ... and with episodes kept, so that the sampler's call refills slots (as the twin's does):
+     * the refill is not applied. */
+    uint64_t steps_rng = 5;
+    int refused_a_refill = 0;
+    for (int t = 0; t < 80 && !refused_a_refill; t++) {
+        twin_step(&x, &y, &steps_rng);
+        size_t kept = 0;
+        floe_env_info seen[64];
+        OK(floe_levels_pending(x.levels, seen, 64, &kept));
+        if (kept == 0) continue;
+        FAILS(floe_levels_update(x.levels, x.engine, NULL, 0, NULL, 0, &x.b, crooked), FLOE_STATUS_BAD_INPUT,
+              "not aligned");
+        FAILS(floe_levels_after_step(x.levels, x.engine, &x.b, crooked), FLOE_STATUS_BAD_INPUT, "not aligned");
+        twin_same(&x, &y);
+        floe_levels_applied first, twin_first;
+        OK(floe_levels_update(x.levels, x.engine, NULL, 0, NULL, 0, &x.b, &first));
+        OK(floe_levels_update(y.levels, y.engine, NULL, 0, NULL, 0, &y.b, &twin_first));
+        CHECK(first.episodes == kept && memcmp(&first, &twin_first, sizeof first) == 0);
+        twin_same(&x, &y);
+        refused_a_refill = first.refilled > 0;
+    }
+    CHECK(refused_a_refill); /* the refused calls would have refilled slots */
 
     /* 1: each of the seven arrays one short, in each function. */
     uint64_t rng = 99;
@@ -1049,9 +1072,9 @@ static void test_levels_refusals(void) {
     /* An episode with a foreign slot given to update is refused too, and changes nothing. */
     floe_env_info foreign[1];
     memset(foreign, 0, sizeof foreign);
-    foreign[0].outcome = FLOE_OUTCOME_SUCCESS, foreign[0].instance = 5;
+    foreign[0].outcome = FLOE_OUTCOME_SUCCESS, foreign[0].instance = TWIN_SLOTS;
     FAILS(floe_levels_update(x.levels, x.engine, foreign, 1, NULL, 0, &x.b, &applied), FLOE_STATUS_BAD_INPUT,
-          "slot 5");
+          "slot 16");
     twin_same(&x, &y);
 
     /* 7: edited outputs: refused by refill, update and check_outputs, and nothing changes. */
