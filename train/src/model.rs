@@ -811,6 +811,7 @@ mod tests {
 
     #[test]
     fn attention_is_libtorchs_to_the_bit_forward_and_backward() {
+        let _held = crate::test_rng::lock();
         tch::manual_seed(3);
         let (b, h, lq, lk, dh) = (8, 4, 40, 120, 32);
         let q = Tensor::randn([b, h, lq, dh], (Kind::Float, Device::Cpu)).set_requires_grad(true);
