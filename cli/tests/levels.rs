@@ -56,6 +56,8 @@ fn the_comparison_runs_end_to_end_at_the_tiny_budget() {
         let designs = r["designs"].as_array().expect("designs").len();
         let phased = ["fixed", "frontier", "engineer"].contains(&r["contender"].as_str().expect("contender"));
         assert_eq!(designs > 0, phased, "{line}");
+        // `plr` is robust PLR: its PPO learned from replayed levels alone.
+        assert_eq!(r["robust"].as_bool(), Some(r["contender"] == "plr"), "{line}");
     }
     for png in ["curves.png", "placement.png"] {
         let bytes = std::fs::read(out.join(png)).expect(png);
@@ -84,6 +86,25 @@ fn the_comparison_runs_end_to_end_at_the_tiny_budget() {
     let some = String::from_utf8_lossy(&some.stdout).into_owned();
     let rows = |c: &str| some.lines().filter(|l| l.starts_with(&format!("| {c} |"))).count();
     assert_eq!((rows("uniform"), rows("plr"), rows("learnability"), rows("target")), (2, 2, 0, 0), "{some}");
+    // A `plr` run recorded before `plr` was robust is run again; its line stays, unused.
+    let stale: String = runs
+        .lines()
+        .map(|l| {
+            let mut r: serde_json::Value = serde_json::from_str(l).expect("JSON");
+            if r["contender"] == "plr" && r["seed"] == 0 {
+                r["robust"] = serde_json::Value::Bool(false);
+            }
+            r.to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(out.join("runs.jsonl"), stale).expect("runs.jsonl");
+    let o =
+        run(&["levels", "--budget", "tiny", "--out", out.to_str().expect("utf-8"), "--contenders", "plr"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(log.contains("run again") && log.contains("plr seed 0"), "{log}");
+    assert!(log.contains("plr, seed 0: training for") && !log.contains("plr, seed 1: training"), "{log}");
+    assert_eq!(std::fs::read_to_string(out.join("runs.jsonl")).expect("runs.jsonl").lines().count(), 15);
     // Other settings in the same folder, and an unknown contender, are refused.
     let o =
         run(&["levels", "--budget", "tiny", "--out", out.to_str().expect("utf-8"), "--env-steps", "8192"]);

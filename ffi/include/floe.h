@@ -755,6 +755,58 @@ floe_status floe_levels_pending(const struct floe_levels *levels,
                                 size_t *len);
 
 /*
+ Whether the sampler wants the trainer to learn from replayed levels alone (robust PLR: `plr`
+ with `"robust": true`, its default), into `*robust` (1 or 0): a trainer then takes no gradient
+ from the steps `floe_levels_first_play` marks 1.
+
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `levels` or `robust`; FLOE_STATUS_WRONG_HANDLE for
+ a `levels` that is not a live level sampler.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; handles come from this library.
+ */
+floe_status floe_levels_robust(const struct floe_levels *levels, uint8_t *robust);
+
+/*
+ Per environment, whether its episode in the last step recorded (`floe_levels_after_step`)
+ plays its level for the first time (1) or replays it (0): a replay when an episode on the same
+ slot and generation ended in a step before the one this episode began in. Up to `cap` marks
+ into `out`, and their number (one per environment; 0 before any step is recorded) into
+ `*len`.
+
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `levels` or `len`, or `out` with `cap` above 0;
+ FLOE_STATUS_WRONG_HANDLE for a `levels` that is not a live level sampler;
+ FLOE_STATUS_BAD_INPUT for a misaligned `len`.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; handles come from this library.
+ */
+floe_status floe_levels_first_play(const struct floe_levels *levels,
+                                   uint8_t *out,
+                                   size_t cap,
+                                   size_t *len);
+
+/*
+ Per episode that `floe_levels_pending` lists, in its order, whether it was its level's first
+ play (1) or a replay (0), as `floe_levels_first_play` marked it: up to `cap` marks into
+ `out`, and their number into `*len`.
+
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `levels` or `len`, or `out` with `cap` above 0;
+ FLOE_STATUS_WRONG_HANDLE for a `levels` that is not a live level sampler;
+ FLOE_STATUS_BAD_INPUT for a misaligned `len`.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; handles come from this library.
+ */
+floe_status floe_levels_pending_first_play(const struct floe_levels *levels,
+                                           uint8_t *out,
+                                           size_t cap,
+                                           size_t *len);
+
+/*
  Frees a level sampler; NULL is accepted.
 
  Errors: FLOE_STATUS_WRONG_HANDLE for a handle that is not a live level sampler.

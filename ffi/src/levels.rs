@@ -560,6 +560,79 @@ pub unsafe extern "C" fn floe_levels_pending(
     })
 }
 
+/// Whether the sampler wants the trainer to learn from replayed levels alone (robust PLR: `plr`
+/// with `"robust": true`, its default), into `*robust` (1 or 0): a trainer then takes no gradient
+/// from the steps `floe_levels_first_play` marks 1.
+///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `levels` or `robust`; FLOE_STATUS_WRONG_HANDLE for
+/// a `levels` that is not a live level sampler.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_levels_robust(levels: *const floe_levels, robust: *mut u8) -> floe_status {
+    guard(|| {
+        check_out(robust, "robust")?;
+        let r = with_levels(levels, |l| Ok(u8::from(l.robust())))?;
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_out(robust, r, "robust") }
+    })
+}
+
+/// Per environment, whether its episode in the last step recorded (`floe_levels_after_step`)
+/// plays its level for the first time (1) or replays it (0): a replay when an episode on the same
+/// slot and generation ended in a step before the one this episode began in. Up to `cap` marks
+/// into `out`, and their number (one per environment; 0 before any step is recorded) into
+/// `*len`.
+///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `levels` or `len`, or `out` with `cap` above 0;
+/// FLOE_STATUS_WRONG_HANDLE for a `levels` that is not a live level sampler;
+/// FLOE_STATUS_BAD_INPUT for a misaligned `len`.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_levels_first_play(
+    levels: *const floe_levels,
+    out: *mut u8,
+    cap: usize,
+    len: *mut usize,
+) -> floe_status {
+    guard(|| {
+        let marks = || with_levels(levels, |l| Ok(l.first_play().iter().map(|&f| u8::from(f)).collect()));
+        // SAFETY: forwarded from the caller's contract.
+        unsafe { hand_out(out, cap, len, marks) }
+    })
+}
+
+/// Per episode that `floe_levels_pending` lists, in its order, whether it was its level's first
+/// play (1) or a replay (0), as `floe_levels_first_play` marked it: up to `cap` marks into
+/// `out`, and their number into `*len`.
+///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `levels` or `len`, or `out` with `cap` above 0;
+/// FLOE_STATUS_WRONG_HANDLE for a `levels` that is not a live level sampler;
+/// FLOE_STATUS_BAD_INPUT for a misaligned `len`.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_levels_pending_first_play(
+    levels: *const floe_levels,
+    out: *mut u8,
+    cap: usize,
+    len: *mut usize,
+) -> floe_status {
+    guard(|| {
+        let marks =
+            || with_levels(levels, |l| Ok(l.pending_first_play().iter().map(|&f| u8::from(f)).collect()));
+        // SAFETY: forwarded from the caller's contract.
+        unsafe { hand_out(out, cap, len, marks) }
+    })
+}
+
 /// Copies up to `cap` of the records `items` makes into `out`, and their number (all of them)
 /// into `*len`, after checking both pointers.
 ///

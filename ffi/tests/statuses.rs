@@ -1550,6 +1550,22 @@ fn cases() -> Vec<Case> {
         "misaligned len",
         floe_levels_pending(levels, infos, 4, misaligned())
     );
+    let robust = boxed(0u8);
+    case!(floe_levels_robust, "NULL_POINTER", "NULL levels", floe_levels_robust(ptr::null(), robust));
+    case!(floe_levels_robust, "NULL_POINTER", "NULL robust", floe_levels_robust(levels, ptr::null_mut()));
+    case!(floe_levels_robust, "WRONG_HANDLE", "freed levels", floe_levels_robust(freed_levels, robust));
+    let marks = boxed([0u8; 4]).cast::<u8>();
+    macro_rules! marks_cases {
+        ($f:ident) => {
+            case!($f, "NULL_POINTER", "NULL levels", $f(ptr::null(), marks, 4, out_usize));
+            case!($f, "NULL_POINTER", "NULL len", $f(levels, marks, 4, ptr::null_mut()));
+            case!($f, "NULL_POINTER", "NULL out, room for 4", $f(levels, ptr::null_mut(), 4, out_usize));
+            case!($f, "WRONG_HANDLE", "freed levels", $f(freed_levels, marks, 4, out_usize));
+            case!($f, "BAD_INPUT", "misaligned len", $f(levels, marks, 4, misaligned()));
+        };
+    }
+    marks_cases!(floe_levels_first_play);
+    marks_cases!(floe_levels_pending_first_play);
     case!(floe_levels_free, "WRONG_HANDLE", "an engine as the sampler", floe_levels_free(engine.cast()));
     case!(floe_levels_free, "WRONG_HANDLE", "freed twice", floe_levels_free(freed_levels));
     for (p, scores, cap, expect, what) in [

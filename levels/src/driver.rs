@@ -26,6 +26,15 @@
 //! engine's last outputs ([`Engine::check_outputs`]). A refused call leaves the engine, its pool,
 //! the source of new levels and the kept episodes as they were, so a retry with the right
 //! arguments gives the sampler each episode once.
+//!
+//! **First plays and replays.** Each step the driver sees ([`Levels::record`],
+//! [`Levels::after_step`]) marks every environment's episode as a *first play* of its level or a
+//! *replay*: a replay when an episode on the same level (slot and generation) ended before this
+//! one began, a first play otherwise (so several environments that start on a new level before
+//! any of them ends all play it first). [`Levels::first_play`] gives the marks of the last step,
+//! one per environment, and [`Levels::pending_first_play`] those of the kept episodes. A sampler
+//! that asks for it ([`Levels::robust`]: robust PLR) wants the trainer to learn from replays
+//! alone.
 
 use std::collections::BTreeMap;
 
@@ -82,6 +91,14 @@ pub struct Levels {
     update_every: u32,
     steps: u64,
     pending: Vec<EpisodeRecord>,
+    /// Per kept episode: whether it was its level's first play.
+    pending_first: Vec<bool>,
+    /// Steps recorded ([`Levels::record`], [`Levels::after_step`]): the index of the next one.
+    clock: u64,
+    /// Per slot: the generation whose first episode ended, and the step it ended in.
+    first_end: Vec<Option<(u32, u64)>>,
+    /// Per environment: whether its episode in the last recorded step is a first play.
+    first_play: Vec<bool>,
     played: BTreeMap<Shape, u64>,
     totals: Applied,
     /// The engine it runs with, from its first call that succeeded.
@@ -111,10 +128,36 @@ impl Levels {
             update_every,
             steps: 0,
             pending: Vec::new(),
+            pending_first: Vec::new(),
+            clock: 0,
+            first_end: Vec::new(),
+            first_play: Vec::new(),
             played: BTreeMap::new(),
             totals: Applied::default(),
             engine: None,
         }
+    }
+
+    /// Whether the sampler wants the trainer to learn from replays alone (robust PLR,
+    /// [`LevelSampler::robust`]): a trainer then takes no gradient from the steps
+    /// [`Levels::first_play`] marks.
+    #[must_use]
+    pub fn robust(&self) -> bool {
+        self.sampler.robust()
+    }
+
+    /// Per environment, whether its episode in the last recorded step plays its level for the
+    /// first time (see the module's notes); empty before the first step is recorded.
+    #[must_use]
+    pub fn first_play(&self) -> &[bool] {
+        &self.first_play
+    }
+
+    /// Per kept episode ([`Levels::pending`], in its order), whether it was its level's first
+    /// play.
+    #[must_use]
+    pub fn pending_first_play(&self) -> &[bool] {
+        &self.pending_first
     }
 
     /// The sampler's name.
@@ -270,6 +313,55 @@ impl Levels {
         }
     }
 
+    /// The first-play marks of a step's outputs `out`, the step to be recorded as the
+    /// `clock`-th: per environment and per ended episode, and the levels whose first episode
+    /// ended. An episode of `n` steps so far began in step `clock + 1 − n`; it replays its level
+    /// when an episode on the same slot and generation ended in an earlier step.
+    fn marks(&self, out: &StepBuffersMut<'_>) -> Marks {
+        let t = self.clock;
+        let first_end = &self.first_end;
+        let first_play: Vec<bool> = out
+            .info
+            .iter()
+            .map(|info| {
+                let began = (t + 1).saturating_sub(u64::from(info.episode_steps));
+                let ended_before = first_end
+                    .get(info.instance as usize)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|(generation, step)| generation == info.generation && step < began);
+                !ended_before
+            })
+            .collect();
+        let mut ended = Vec::new();
+        let mut levels = Vec::new();
+        for (e, info) in out.info.iter().enumerate() {
+            if out.terminated[e] != 0 || out.truncated[e] != 0 {
+                ended.push(first_play[e]);
+                levels.push((info.instance as usize, info.generation));
+            }
+        }
+        Marks { first_play, ended, levels }
+    }
+
+    /// Keeps a recorded step's ended episodes (of an engine whose pool has `slots` slots), their
+    /// marks and shapes.
+    fn keep(&mut self, slots: usize, ended: Vec<EpisodeRecord>, marks: Marks, shapes: Vec<Shape>) {
+        self.first_end.resize(slots, None);
+        for (slot, generation) in marks.levels {
+            if let Some(end) = self.first_end.get_mut(slot) {
+                if end.is_none_or(|(g, _)| g < generation) {
+                    *end = Some((generation, self.clock));
+                }
+            }
+        }
+        self.pending.extend(ended);
+        self.pending_first.extend(marks.ended);
+        self.first_play = marks.first_play;
+        self.clock += 1;
+        self.count_played(shapes);
+    }
+
     /// The sampler's first call, with no episodes, after the engine's reset: its first weights,
     /// and any refill it asks for (written into `out`, the reset's outputs: their `obs` is read
     /// and rewritten for the environments moved, the other buffers only checked for length).
@@ -298,8 +390,8 @@ impl Levels {
         self.admit(engine, out, "a level sampler's record")?;
         let ended = Self::ended(engine.pool(), out)?;
         let shapes = Self::shapes(engine.pool(), &ended);
-        self.pending.extend(ended);
-        self.count_played(shapes);
+        let marks = self.marks(out);
+        self.keep(engine.pool().len(), ended, marks, shapes);
         self.engine = Some(engine.id());
         Ok(())
     }
@@ -321,25 +413,29 @@ impl Levels {
         self.admit(engine, &out, "a level sampler's after_step")?;
         let ended = Self::ended(engine.pool(), &out)?;
         let shapes = Self::shapes(engine.pool(), &ended);
+        let marks = self.marks(&out);
         let calls = self.update_every != 0 && (self.steps + 1).is_multiple_of(u64::from(self.update_every));
         if !calls {
-            self.pending.extend(ended);
-            self.count_played(shapes);
+            self.keep(engine.pool().len(), ended, marks, shapes);
             self.steps += 1;
             self.engine = Some(engine.id());
             return Ok(None);
         }
         engine.check_outputs(&out, None)?;
-        let kept = self.pending.len();
-        self.pending.extend(ended);
+        let before =
+            (self.pending.len(), self.first_play.clone(), self.first_end.clone(), self.played.clone());
+        self.keep(engine.pool().len(), ended, marks, shapes);
         match self.call(engine, None, None, out.reborrow()) {
             Ok(applied) => {
-                self.count_played(shapes);
                 self.steps += 1;
                 Ok(Some(applied))
             }
             Err(e) => {
+                let (kept, first_play, first_end, played) = before;
                 self.pending.truncate(kept);
+                self.pending_first.truncate(kept);
+                (self.first_play, self.first_end, self.played) = (first_play, first_end, played);
+                self.clock -= 1;
                 Err(e)
             }
         }
@@ -388,6 +484,7 @@ impl Levels {
                 t.truncated += applied.truncated;
                 t.weights |= applied.weights;
                 self.pending.clear();
+                self.pending_first.clear();
                 self.engine = Some(engine.id());
                 Ok(applied)
             }
@@ -419,6 +516,7 @@ impl Levels {
     ) -> Result<Decision, LevelsError> {
         let decision = self.decision(levels, episodes, scores)?;
         self.pending.clear();
+        self.pending_first.clear();
         Ok(decision)
     }
 
@@ -511,6 +609,16 @@ impl Levels {
             truncated: refilled.truncated,
         })
     }
+}
+
+/// A recorded step's first-play marks ([`Levels::marks`]).
+struct Marks {
+    /// Per environment.
+    first_play: Vec<bool>,
+    /// Per ended episode, in environment order.
+    ended: Vec<bool>,
+    /// The level (slot, generation) of each ended episode.
+    levels: Vec<(usize, u32)>,
 }
 
 /// Why an episode's record names no level `pool` has had: a slot outside it, or a generation the

@@ -168,3 +168,76 @@ fn shards_that_apply_one_decision_keep_one_pool() {
         assert_eq!(a.pool().generation(i), b.pool().generation(i), "slot {i}");
     }
 }
+
+/// Every step's marks against the definition, read off the whole history: an episode replays
+/// its level when an episode on the same slot and generation ended in a step before the one it
+/// began in. PLR refills slots as it goes, so generations change under the marks.
+#[test]
+fn first_plays_and_replays_are_marked_by_the_history() {
+    let (mut env, mut out) = engine(16, 6);
+    let mut levels = spec("plr", serde_json::json!({"fresh": 0.5}), 4).levels();
+    assert!(levels.robust(), "plr is robust PLR by default");
+    assert!(!spec("plr", serde_json::json!({"robust": false}), 4).levels().robust());
+    assert!(!spec("uniform", serde_json::Value::Null, 4).levels().robust());
+    levels.start(&mut env, out.view()).unwrap();
+    assert!(levels.first_play().is_empty(), "no step recorded yet");
+    // Every ended episode so far: (step, slot, generation).
+    let mut ends: Vec<(u64, u32, u32)> = Vec::new();
+    let mut rng = Rng::from_counters(&[3]);
+    let (mut first, mut replays, mut marked) = (0, 0, Vec::new());
+    for t in 0..120u64 {
+        let actions: Vec<u8> = (0..out.rewards.len()).map(|_| rng.below(5) as u8).collect();
+        env.step(&actions, out.view()).unwrap();
+        let want: Vec<bool> = out
+            .info
+            .iter()
+            .map(|i| {
+                let began = t + 1 - u64::from(i.episode_steps);
+                !ends.iter().any(|&(s, slot, g)| s < began && slot == i.instance && g == i.generation)
+            })
+            .collect();
+        let called = levels.after_step(&mut env, out.view()).unwrap();
+        assert_eq!(levels.first_play(), want.as_slice(), "step {t}");
+        for (e, i) in out.info.iter().enumerate() {
+            if out.terminated[e] + out.truncated[e] > 0 {
+                ends.push((t, i.instance, i.generation));
+                marked.push(want[e]);
+            }
+        }
+        if called.is_none() {
+            let n = levels.pending_first_play().len();
+            assert_eq!(n, levels.pending().len());
+            assert_eq!(levels.pending_first_play(), &marked[marked.len() - n..], "step {t}");
+        } else {
+            assert!(levels.pending_first_play().is_empty());
+        }
+        first += want.iter().filter(|&&f| f).count();
+        replays += want.iter().filter(|&&f| !f).count();
+    }
+    assert!(levels.totals().refilled > 0, "{:?}", levels.totals());
+    assert!(first > 0 && replays > 0, "both kinds seen: {first} first plays, {replays} replays");
+}
+
+/// Two environments on one slot, by hand: both play it first until their episodes end together
+/// (by the limit); the episodes they begin after are replays.
+#[test]
+fn episodes_that_end_together_are_first_plays_and_the_next_ones_replays() {
+    let (mut env, mut out) = engine(2, 1);
+    let mut levels = spec("uniform", serde_json::Value::Null, 0).levels();
+    levels.start(&mut env, out.view()).unwrap();
+    // Agents that wait never end an episode but by the limit (8 steps); both begin in step 0.
+    let waiting = vec![0u8; out.rewards.len()];
+    for _ in 0..7 {
+        env.step(&waiting, out.view()).unwrap();
+        levels.record(&env, &out.view()).unwrap();
+        assert_eq!(levels.first_play(), [true, true]);
+    }
+    env.step(&waiting, out.view()).unwrap();
+    levels.record(&env, &out.view()).unwrap();
+    assert_eq!((out.truncated[0], out.truncated[1]), (1, 1), "both end by the limit together");
+    assert_eq!(levels.first_play(), [true, true], "ended in the same step: both first plays");
+    assert_eq!(levels.pending_first_play(), [true, true]);
+    env.step(&waiting, out.view()).unwrap();
+    levels.record(&env, &out.view()).unwrap();
+    assert_eq!(levels.first_play(), [false, false], "begun after the level's first end: replays");
+}

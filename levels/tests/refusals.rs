@@ -98,6 +98,8 @@ impl Twins {
         }
         assert_eq!(a.1, b.1, "{after}: the buffers");
         assert_eq!(a.2.pending(), b.2.pending(), "{after}: the kept episodes");
+        assert_eq!(a.2.pending_first_play(), b.2.pending_first_play(), "{after}: their first-play marks");
+        assert_eq!(a.2.first_play(), b.2.first_play(), "{after}: the last step's first-play marks");
         assert_eq!(a.2.totals(), b.2.totals(), "{after}: the totals");
         assert_eq!(a.2.played(), b.2.played(), "{after}: the shapes played");
         assert_eq!(a.2.source().drawn(), b.2.source().drawn(), "{after}: the levels drawn");

@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use floe_core::engine::StepBuffersMut;
 use floe_levels::{LevelSpace, Levels, LevelsSpec};
-use numpy::{AllowTypeChange, PyArray2, PyArrayLike1, PyArrayLike2, TypeMustMatch};
+use numpy::{AllowTypeChange, PyArray1, PyArray2, PyArrayLike1, PyArrayLike2, TypeMustMatch};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -294,6 +294,29 @@ impl LevelSampler {
     fn pending<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u32>>> {
         let levels = self.lock()?;
         episodes_array(py, levels.pending())
+    }
+
+    /// Whether the sampler wants the trainer to learn from replayed levels alone (robust PLR:
+    /// `plr` with `robust=True`, its default): a trainer then takes no gradient from the steps
+    /// `first_play` marks.
+    #[getter]
+    fn robust(&self) -> PyResult<bool> {
+        Ok(self.lock()?.robust())
+    }
+
+    /// Per environment, whether its episode in the last step recorded plays its level for the
+    /// first time (`True`) or replays it: a replay when an episode on the same slot and
+    /// generation ended in a step before the one this episode began in. A new bool array, empty
+    /// before any step is recorded. Under a robust sampler, the steps it marks take no gradient.
+    #[getter]
+    fn first_play<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<bool>>> {
+        Ok(PyArray1::from_slice(py, self.lock()?.first_play()))
+    }
+
+    /// Per episode of `pending`, in its order, whether it was its level's first play.
+    #[getter]
+    fn pending_first_play<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<bool>>> {
+        Ok(PyArray1::from_slice(py, self.lock()?.pending_first_play()))
     }
 
     /// Episodes that ended, per level shape: `{(size, agents, hole_percent): count}` (the map's

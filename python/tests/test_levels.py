@@ -97,6 +97,37 @@ def test_host_scores_reach_plr_and_decide_what_it_replays():
         assert len(levels.pending) == 0, "an update drops the kept episodes"
 
 
+def test_first_plays_and_replays_are_marked_by_the_history():
+    """An episode replays its level when an episode on the same slot and generation ended in a
+    step before the one it began in: the marks against that definition, read off the history
+    (the step's outputs read before the host's update, whose refills rewrite them)."""
+    assert sampler("plr").robust and not sampler("plr", {"robust": False}).robust
+    assert not sampler("uniform").robust
+    levels = sampler("plr", {"fresh": 0.5})
+    env = floe.VectorEnv(8, 6, mode="soft", episode_limit=6, levels=levels)
+    env.reset(seed=2)
+    assert levels.first_play.shape == (0,) and levels.first_play.dtype == np.bool_
+    env.action_space.seed(4)
+    ends = []  # (step, slot, generation) of every ended episode
+    marks = {True: 0, False: 0}
+    for t in range(80):
+        _, _, term, trunc, _ = env.step(env.action_space.sample())
+        cols = floe.info_columns(env.engine.info)
+        began = t + 1 - cols["episode_steps"].astype(np.int64)
+        want = np.array([not any(s < b and slot == sl and g == ge for s, slot, g in ends)
+                         for b, sl, ge in zip(began, cols["slot"], cols["generation"])])
+        assert np.array_equal(levels.first_play, want), t
+        done = term | trunc
+        ends += [(t, int(sl), int(ge)) for sl, ge in zip(cols["slot"][done], cols["generation"][done])]
+        assert len(levels.pending_first_play) == len(levels.pending)
+        for m in want:
+            marks[bool(m)] += 1
+        if t % 4 == 3:
+            levels.update()
+            assert len(levels.pending_first_play) == 0
+    assert marks[True] > 0 and marks[False] > 0 and levels.totals["refilled"] > 0, marks
+
+
 def test_final_info_has_the_episodes_return_slot_and_generation():
     levels = sampler("uniform", {"max_plays": 1}, update_every=1)
     env = floe.VectorEnv(4, 8, mode="soft", episode_limit=6, levels=levels)

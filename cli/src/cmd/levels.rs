@@ -108,6 +108,22 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         .map(serde_json::from_str)
         .collect::<Result<_, _>>()
         .map_err(|e| input(format!("{}: {e}", path.display())))?;
+    // Runs whose sampler has changed since they were recorded (plr before robust PLR) are run
+    // again; their lines stay in runs.jsonl, unused.
+    let mut stale = Vec::new();
+    for r in std::mem::take(&mut runs) {
+        if bench::current(&cfg, &r).map_err(crate::cmd::train::cli_error)? {
+            runs.push(r);
+        } else {
+            stale.push(format!("{} seed {}", r.contender, r.seed));
+        }
+    }
+    if !stale.is_empty() {
+        log(&format!(
+            "run again, recorded before the sampler changed (plr is robust PLR now): {}",
+            stale.join(", ")
+        ));
+    }
     for seed in 0..cfg.seeds {
         for c in &cfg.contenders {
             if runs.iter().any(|r| &r.contender == c && r.seed == seed) {

@@ -1121,6 +1121,85 @@ static void test_levels_refusals(void) {
     twin_free(&y);
 }
 
+/* First plays and replays, as floe_levels_first_play marks them, against the definition read
+ * off the whole history: an episode replays its level when an episode on the same slot and
+ * generation ended in a step before the one it began in. `plr` refills slots as it goes. */
+static void test_first_plays(void) {
+    const char *specs[2] = {
+        "{\"sampler\": {\"name\": \"plr\", \"params\": {\"fresh\": 0.5}}, \"space\": {\"agents\": [2, 2],"
+        " \"size\": [3, 4], \"solve\": false}, \"seed\": 2, \"update_every\": 5}",
+        "{\"sampler\": {\"name\": \"plr\", \"params\": {\"robust\": false}}, \"space\": {\"size\": [3, 4],"
+        " \"solve\": false}}"};
+    for (int k = 0; k < 2; k++) {
+        floe_levels *levels = NULL;
+        OK(floe_levels_new(specs[k], &levels));
+        uint8_t robust = 9;
+        OK(floe_levels_robust(levels, &robust));
+        CHECK(robust == (k == 0 ? 1 : 0));
+        OK(floe_levels_free(levels));
+    }
+    floe_levels *levels = NULL;
+    OK(floe_levels_new(specs[0], &levels));
+    floe_pool *pool = NULL;
+    OK(floe_levels_pool(levels, 6, &pool));
+    floe_engine *engine = NULL;
+    OK(floe_engine_new(pool, "{\"num_envs\": 8, \"mode\": \"soft\", \"episode_limit\": 5}", &engine));
+    floe_buffer_sizes s;
+    OK(floe_engine_sizes(engine, &s));
+    floe_step_buffers b = buffers_for(&s);
+    OK(floe_engine_reset(engine, 3, &b));
+    floe_levels_applied applied;
+    OK(floe_levels_start(levels, engine, &b, &applied));
+    uint8_t marks[8];
+    size_t len = 99;
+    OK(floe_levels_first_play(levels, marks, 8, &len));
+    CHECK(len == 0); /* no step recorded yet */
+    enum { STEPS = 80 };
+    uint32_t end_step[8 * STEPS], end_slot[8 * STEPS], end_gen[8 * STEPS];
+    size_t ends = 0, firsts = 0, replays = 0, refilled = 0;
+    uint8_t *actions = calloc(s.actions, 1);
+    uint64_t x = 5;
+    for (uint32_t t = 0; t < STEPS; t++) {
+        for (size_t i = 0; i < s.actions; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            actions[i] = (uint8_t)(x % 5);
+        }
+        OK(floe_engine_step(engine, actions, s.actions, &b));
+        uint8_t want[8];
+        for (size_t e = 0; e < 8; e++) {
+            uint32_t began = t + 1 - b.info[e].episode_steps;
+            want[e] = 1;
+            for (size_t j = 0; j < ends; j++)
+                if (end_step[j] < began && end_slot[j] == b.info[e].instance && end_gen[j] == b.info[e].generation)
+                    want[e] = 0;
+        }
+        for (size_t e = 0; e < 8; e++)
+            if (b.terminated[e] || b.truncated[e]) {
+                end_step[ends] = t, end_slot[ends] = b.info[e].instance, end_gen[ends] = b.info[e].generation;
+                ends++;
+            }
+        OK(floe_levels_after_step(levels, engine, &b, &applied));
+        refilled += applied.refilled;
+        OK(floe_levels_first_play(levels, marks, 8, &len));
+        CHECK(len == 8 && memcmp(marks, want, 8) == 0);
+        for (size_t e = 0; e < 8; e++) *(want[e] ? &firsts : &replays) += 1;
+        /* The kept episodes' marks: one each, in floe_levels_pending's order. */
+        floe_env_info pending[64];
+        uint8_t pending_marks[64];
+        size_t n = 0, m = 0;
+        OK(floe_levels_pending(levels, pending, 64, &n));
+        OK(floe_levels_pending_first_play(levels, pending_marks, 64, &m));
+        CHECK(n == m);
+    }
+    printf("test_api: first plays: %zu first plays, %zu replays, %zu refilled\n", firsts, replays, refilled);
+    CHECK(firsts > 0 && replays > 0 && refilled > 0);
+    free(actions);
+    free_buffers(&b);
+    OK(floe_engine_free(engine));
+    OK(floe_pool_free(pool));
+    OK(floe_levels_free(levels));
+}
+
 static void test_training(void) {
     /* Built without the train feature (as `make install` builds it), both say so; the Rust test
      * ffi/tests/train.rs covers them with it. */
@@ -1151,6 +1230,7 @@ int main(int argc, char **argv) {
     test_step_rewards(argv[1]);
     test_levels(argv[5]);
     test_levels_refusals();
+    test_first_plays();
     test_gpu();
     test_training();
     printf("test_api: %d checks passed\n", checks);

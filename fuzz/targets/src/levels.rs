@@ -120,6 +120,12 @@ fn same(a: &Side, b: &Side, what: &str) {
     }
     assert!(same_bits(&a.out, &b.out), "{what}: the buffers");
     assert_eq!(a.levels.pending(), b.levels.pending(), "{what}: the kept episodes");
+    assert_eq!(
+        a.levels.pending_first_play(),
+        b.levels.pending_first_play(),
+        "{what}: their first-play marks"
+    );
+    assert_eq!(a.levels.first_play(), b.levels.first_play(), "{what}: the last step's first-play marks");
     assert_eq!(a.levels.totals(), b.levels.totals(), "{what}: the totals");
     assert_eq!(a.levels.played(), b.levels.played(), "{what}: the shapes played");
     assert_eq!(a.levels.source().drawn(), b.levels.source().drawn(), "{what}: the levels drawn");

@@ -153,6 +153,14 @@ pub trait LevelSampler: Send {
     fn designs(&self) -> &[PhaseDesign] {
         &[]
     }
+
+    /// Whether the trainer should take no gradient from an episode on a level's first play (a
+    /// level new to the run: robust PLR, PLR⊥, learns from replayed levels alone). The host's
+    /// driver marks each episode and each environment's step as a first play or a replay; the
+    /// trainer reads this to mask its loss. False by default, and for a loaded library's sampler.
+    fn robust(&self) -> bool {
+        false
+    }
 }
 
 /// One phase's design by a sampler over generator configurations: the configuration its levels

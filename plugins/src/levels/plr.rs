@@ -25,8 +25,12 @@
 //!    worst once it has been scored itself, as robust PLR inserts a level only if it scores
 //!    higher than the lowest.
 //!
-//! PLR's "robust" variant also trains only on replayed levels; that is the host's choice (an
-//! episode's slot and generation are in its record, and a level is new on its first episode).
+//! **Robust or not.** With `robust` (the default), this is robust PLR (PLR⊥): the trainer takes
+//! no gradient from a level's first play, only from replays of the levels the buffer kept
+//! ([`LevelSampler::robust`]; the host's driver marks each episode and each environment's step
+//! as a first play or a replay, and `floe levels`' PPO masks its loss by it). With
+//! `robust: false` it is PLR as first published, which trains on every episode. The weights and
+//! refills are the same for both.
 
 use floe_plugin_api::{ConfigError, EpisodeRecord, LevelPlan, LevelRecord, LevelSampler, PluginError};
 use serde::{Deserialize, Serialize};
@@ -71,6 +75,8 @@ pub struct LevelPlrParams {
     pub fresh: f64,
     /// The score without the host's scores.
     pub proxy: ScoreProxy,
+    /// Robust PLR (PLR⊥): the trainer learns from replayed levels only.
+    pub robust: bool,
 }
 
 impl Default for LevelPlrParams {
@@ -83,6 +89,7 @@ impl Default for LevelPlrParams {
             staleness_coef: 0.3,
             fresh: 0.25,
             proxy: ScoreProxy::MaxReturnGap,
+            robust: true,
         }
     }
 }
@@ -232,6 +239,10 @@ impl LevelSampler for LevelPlr {
         }
         Ok(LevelPlan { weights: Some(weights), refill, config: None })
     }
+
+    fn robust(&self) -> bool {
+        self.p.robust
+    }
 }
 
 #[cfg(test)]
@@ -276,6 +287,16 @@ mod tests {
             assert!((w[i] - want).abs() < 1e-12, "slot {i}: {w:?}");
         }
         assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn robust_by_default_and_as_asked() {
+        assert!(plr(LevelPlrParams::default()).robust());
+        let plain = plr(LevelPlrParams { robust: false, ..LevelPlrParams::default() });
+        assert!(!plain.robust());
+        let p: LevelPlrParams = serde_json::from_str(r#"{"robust": false}"#).unwrap();
+        assert!(!p.robust && p.replay_prob == 0.8);
+        assert!(serde_json::from_str::<LevelPlrParams>(r#"{"robust": 1}"#).is_err());
     }
 
     #[test]

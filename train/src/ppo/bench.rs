@@ -12,7 +12,7 @@
 //! |---|---|
 //! | `uniform` | domain randomisation: a new level from the training space after every episode's level was played once (`max_plays` 1) |
 //! | `fixed` | round 0's configuration (the engineer's first phase), never redesigned: the same phases, the pool refilled from it at each |
-//! | `plr` | robust PLR, scored with the PPO's positive value loss of each episode |
+//! | `plr` | robust PLR (PLR⊥), scored with the PPO's positive value loss of each episode; the PPO learns from replayed levels alone |
 //! | `learnability` | SFL: p·(1−p) of each level's recent successes |
 //! | `frontier` | generator configurations per map size redesigned between phases |
 //! | `engineer` | the embedded environment engineer over the same phases |
@@ -267,6 +267,23 @@ pub struct RunResult {
     /// A phase sampler's designs: each phase's configuration, rationale and notes.
     #[serde(default)]
     pub designs: Vec<floe_plugin_api::PhaseDesign>,
+    /// Whether the PPO learned from replayed levels alone (robust PLR; false in runs recorded
+    /// before `plr` was robust).
+    #[serde(default)]
+    pub robust: bool,
+}
+
+/// Whether a recorded run is one `cfg`'s contender would make now: a `plr` run recorded before
+/// `plr` was robust PLR is not. A run of a contender no longer made (`upper`) is left as it is:
+/// no table shows it.
+///
+/// # Errors
+/// A spec the registry refuses.
+pub fn current(cfg: &BenchConfig, run: &RunResult) -> Result<bool, TrainError> {
+    let Ok(spec) = cfg.spec(&run.contender, run.seed) else {
+        return Ok(true);
+    };
+    Ok(super::levels_of(&spec)?.robust() == run.robust)
 }
 
 /// The held-out sets, drawn with seeds no training run uses.
@@ -388,6 +405,7 @@ pub fn run_one(
         curve,
         played,
         designs: ppo.levels().designs().to_vec(),
+        robust: ppo.levels().robust(),
     })
 }
 

@@ -7,7 +7,10 @@
 //! A level sampler (floe-levels' [`Levels`]) steers the levels played: after each rollout it gets
 //! the episodes that ended in it with the PPO's score of each, PLR's positive value loss (the
 //! mean of `max(Â, 0)` over the episode's agent-steps in the rollout), and its weights and
-//! refills are applied before the next rollout.
+//! refills are applied before the next rollout. A robust sampler (robust PLR,
+//! [`Levels::robust`]) gets its scores from every episode, but the update learns from the
+//! agent-steps of replayed levels alone: those the driver marks as a level's first play
+//! ([`Levels::first_play`]) take no gradient.
 //!
 //! | module | what |
 //! |---|---|
@@ -154,6 +157,10 @@ pub struct UpdateReport {
     pub entropy: f64,
     /// Slots the sampler refilled after the rollout.
     pub refilled: usize,
+    /// Agent-steps the rollout played, and those the update learned from (fewer under a robust
+    /// sampler: not the first plays).
+    pub samples: usize,
+    pub trained: usize,
 }
 
 /// A PPO run on one engine, its levels steered by a sampler.
@@ -259,6 +266,9 @@ impl Ppo {
         let in_play = Tensor::zeros([t_len as i64, n], (Kind::Float, tch::Device::Cpu));
         let mut ended: Vec<Ended> = Vec::new();
         let mut first = vec![0usize; b];
+        // Under a robust sampler, per step: which of its rows in play learn (replays only).
+        let robust = self.levels.robust();
+        let mut learns: Vec<Vec<bool>> = Vec::with_capacity(t_len);
         let (mut episodes, mut successes) = (0usize, 0usize);
         for t in 0..t_len {
             let active = self.net.rows_in_play(&self.out.obs, self.stride);
@@ -313,6 +323,10 @@ impl Ppo {
             rewards.get(t as i64).copy_(&Tensor::from_slice(&r));
             dones.get(t as i64).copy_(&Tensor::from_slice(&done));
             self.levels.record(&self.engine, &self.out.view()).map_err(levels_error)?;
+            if robust {
+                let first_play = self.levels.first_play();
+                learns.push(active.iter().map(|&row| !first_play[row as usize / k]).collect());
+            }
             rows.push(idx);
             windows.push(x_bytes);
             actions.push(action);
@@ -351,11 +365,24 @@ impl Ppo {
             })
             .collect();
         // The samples: every (step, row in play).
-        let obs = Tensor::cat(&windows, 0);
-        let act = Tensor::cat(&actions, 0);
-        let old_logp = Tensor::cat(&logps, 0);
+        let mut obs = Tensor::cat(&windows, 0);
+        let mut act = Tensor::cat(&actions, 0);
+        let mut old_logp = Tensor::cat(&logps, 0);
         let flat: Vec<Tensor> = rows.iter().enumerate().map(|(t, r)| r + (t as i64 * n)).collect();
-        let flat = Tensor::cat(&flat, 0);
+        let mut flat = Tensor::cat(&flat, 0);
+        let played = flat.size()[0] as usize;
+        if robust {
+            // The first plays' agent-steps leave the update (their scores went to the sampler).
+            let keep: Vec<i64> =
+                learns.concat().iter().enumerate().filter(|(_, &l)| l).map(|(i, _)| i as i64).collect();
+            let keep = Tensor::from_slice(&keep);
+            (obs, act, old_logp, flat) = (
+                obs.index_select(0, &keep),
+                act.index_select(0, &keep),
+                old_logp.index_select(0, &keep),
+                flat.index_select(0, &keep),
+            );
+        }
         let adv = advantages.view([-1]).index_select(0, &flat);
         let ret = returns.view([-1]).index_select(0, &flat);
         let samples = obs.size()[0];
@@ -405,6 +432,8 @@ impl Ppo {
             value_loss: vl / count.max(1.0),
             entropy: en / count.max(1.0),
             refilled: applied.refilled,
+            samples: played,
+            trained: samples as usize,
         })
     }
 
