@@ -21,6 +21,7 @@ pub mod instance;
 pub mod json;
 pub mod moves;
 pub mod movingai;
+pub mod mutate;
 pub mod plan;
 pub mod pool;
 pub mod progress;

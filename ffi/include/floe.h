@@ -1384,6 +1384,30 @@ floe_status floe_solve(const char *instance_json,
                        uint32_t *out_makespan);
 
 /*
+ ACCEL's edit of a level given as JSON (the format of `floe_pool_instance_json`), with its
+ settings as JSON (`settings_json`, NULL for the defaults; every field optional):
+ `{"edits": 2, "seed": 0, "max_attempts": 16, "max_nodes": 5000}`. `edits` changes (a cell
+ flipped between hole and frozen, an agent's start or goal moved to a free frozen cell), kept
+ only when the level stays solvable, the edited level solved again by CBS. The same level and
+ seed give the same result. `*out` gets `{"instance": {...}, "edits": [...]}`: the new level
+ with its optimal plan, and the edits (`{"flip": {"pos": [row, col], "hole": true}}`,
+ `{"move_start": {"agent": 0, "to": [row, col]}}`, `{"move_goal": ...}`); free it with
+ `floe_string_free`. Thread-safe.
+
+ Errors: FLOE_STATUS_BAD_INPUT for an instance that does not parse or a misaligned `out`;
+ FLOE_STATUS_CONFIG for settings that do not parse, name an unknown field, or give `edits` or
+ `max_attempts` of 0; FLOE_STATUS_FAILED when no attempt kept the level solvable (the message
+ names the edits, the attempts and the seed) or no cell is free to edit;
+ FLOE_STATUS_NULL_POINTER for a NULL `instance_json` or `out`; FLOE_STATUS_BAD_UTF8 for a
+ string that is not UTF-8.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; strings are NUL-terminated.
+ */
+floe_status floe_mutate(const char *instance_json, const char *settings_json, char **out);
+
+/*
  The paper's prompt for an instance given as JSON. `*out` is the caller's
  (`floe_string_free`). Thread-safe.
 

@@ -297,6 +297,59 @@ pub unsafe extern "C" fn floe_solve(
     })
 }
 
+/// ACCEL's edit of a level given as JSON (the format of `floe_pool_instance_json`), with its
+/// settings as JSON (`settings_json`, NULL for the defaults; every field optional):
+/// `{"edits": 2, "seed": 0, "max_attempts": 16, "max_nodes": 5000}`. `edits` changes (a cell
+/// flipped between hole and frozen, an agent's start or goal moved to a free frozen cell), kept
+/// only when the level stays solvable, the edited level solved again by CBS. The same level and
+/// seed give the same result. `*out` gets `{"instance": {...}, "edits": [...]}`: the new level
+/// with its optimal plan, and the edits (`{"flip": {"pos": [row, col], "hole": true}}`,
+/// `{"move_start": {"agent": 0, "to": [row, col]}}`, `{"move_goal": ...}`); free it with
+/// `floe_string_free`. Thread-safe.
+///
+/// Errors: FLOE_STATUS_BAD_INPUT for an instance that does not parse or a misaligned `out`;
+/// FLOE_STATUS_CONFIG for settings that do not parse, name an unknown field, or give `edits` or
+/// `max_attempts` of 0; FLOE_STATUS_FAILED when no attempt kept the level solvable (the message
+/// names the edits, the attempts and the seed) or no cell is free to edit;
+/// FLOE_STATUS_NULL_POINTER for a NULL `instance_json` or `out`; FLOE_STATUS_BAD_UTF8 for a
+/// string that is not UTF-8.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn floe_mutate(
+    instance_json: *const c_char,
+    settings_json: *const c_char,
+    out: *mut *mut c_char,
+) -> floe_status {
+    use floe_core::mutate::{mutate, MutateConfig, MutateError};
+    guard(|| {
+        check_out(out, "out")?;
+        // SAFETY: a NUL-terminated string or NULL (checked).
+        let text = unsafe { str_arg(instance_json, "instance_json") }?;
+        let cfg: MutateConfig = if settings_json.is_null() {
+            MutateConfig::default()
+        } else {
+            // SAFETY: a NUL-terminated string (not NULL).
+            let s = unsafe { str_arg(settings_json, "settings_json") }?;
+            floe_core::json::from_str(s)
+                .map_err(|e| Error::new(status::CONFIG, format!("mutation settings: {e}")))?
+        };
+        let inst = Instance::from_json(text).map_err(|e| Error::bad_input(format!("instance: {e}")))?;
+        let m = mutate(&inst, &cfg).map_err(|e| match e {
+            MutateError::Config(_) => Error::new(status::CONFIG, e.to_string()),
+            MutateError::Instance(_) => Error::bad_input(e.to_string()),
+            MutateError::NoRoom | MutateError::Unsolvable { .. } => Error::new(status::FAILED, e.to_string()),
+        })?;
+        let instance: serde_json::Value = serde_json::from_str(&m.instance.to_json())
+            .map_err(|e| Error::new(status::FAILED, e.to_string()))?;
+        let text = serde_json::json!({ "instance": instance, "edits": m.edits }).to_string();
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_string(out, &text, "out") }
+    })
+}
+
 /// The paper's prompt for an instance given as JSON. `*out` is the caller's
 /// (`floe_string_free`). Thread-safe.
 ///

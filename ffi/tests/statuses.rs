@@ -1043,6 +1043,22 @@ fn cases() -> Vec<Case> {
     );
     case!(floe_verdict_detail, "NULL_POINTER", "NULL out", floe_verdict_detail(ptr::null_mut()));
     case!(floe_verdict_detail, "BAD_INPUT", "misaligned out", floe_verdict_detail(misaligned()));
+    let corridor = r#"{"grid": ["FFFFF"], "agents": [{"start": [0, 0], "goal": [0, 4]}, {"start": [0, 4], "goal": [0, 0]}]}"#;
+    case!(floe_mutate, "BAD_INPUT", "not an instance", floe_mutate(c("{}"), ptr::null(), out_str));
+    case!(floe_mutate, "BAD_INPUT", "misaligned out", floe_mutate(c(INSTANCE), ptr::null(), misaligned()));
+    case!(floe_mutate, "NULL_POINTER", "NULL instance", floe_mutate(ptr::null(), ptr::null(), out_str));
+    case!(floe_mutate, "NULL_POINTER", "NULL out", floe_mutate(c(INSTANCE), ptr::null(), ptr::null_mut()));
+    case!(floe_mutate, "BAD_UTF8", "instance not UTF-8", floe_mutate(BAD_UTF8, ptr::null(), out_str));
+    case!(floe_mutate, "BAD_UTF8", "settings not UTF-8", floe_mutate(c(INSTANCE), BAD_UTF8, out_str));
+    case!(floe_mutate, "CONFIG", "settings not JSON", floe_mutate(c(INSTANCE), c("{"), out_str));
+    case!(floe_mutate, "CONFIG", "an unknown field", floe_mutate(c(INSTANCE), c(r#"{"edit": 1}"#), out_str));
+    case!(floe_mutate, "CONFIG", "no edits", floe_mutate(c(INSTANCE), c(r#"{"edits": 0}"#), out_str));
+    case!(
+        floe_mutate,
+        "FAILED",
+        "a corridor no edit keeps solvable",
+        floe_mutate(c(corridor), c(r#"{"edits": 1, "max_attempts": 4}"#), out_str)
+    );
     let (soc, makespan) = (out_u32, boxed(0u32));
     case!(floe_solve, "BAD_INPUT", "not an instance", floe_solve(c("{}"), 0, out_str, soc, makespan));
     case!(floe_solve, "FAILED", "unsolvable", floe_solve(c(unsolvable), 0, out_str, soc, makespan));

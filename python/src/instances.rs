@@ -256,6 +256,35 @@ pub fn solve<'py>(
     json_to_py(py, &line)
 }
 
+/// ACCEL's edit of a level: `edits` changes (a cell flipped between hole and frozen, an agent's
+/// start or goal moved to a free frozen cell), kept only when the level stays solvable, and the
+/// edited level solved again by CBS (its `optimal` plan and `needs_wait` set). The same level and
+/// seed give the same result. Returns `(instance, edits)`: the new level and the edits, as
+/// `{"flip": {"pos": [row, col], "hole": bool}}`, `{"move_start": {"agent", "to"}}` or
+/// `{"move_goal": {"agent", "to"}}`. Raises `floe.BadInput` (a `ValueError`) for `edits` or
+/// `max_attempts` of 0, and `floe.Failed` when no attempt kept the level solvable (naming the
+/// edits, attempts and seed).
+#[pyfunction]
+#[pyo3(signature = (instance, *, edits=2, seed=0, max_attempts=16, max_nodes=5000))]
+pub fn mutate<'py>(
+    py: Python<'py>,
+    instance: &Instance,
+    edits: u32,
+    seed: u64,
+    max_attempts: u32,
+    max_nodes: u64,
+) -> PyResult<(Instance, Bound<'py, PyAny>)> {
+    use floe_core::mutate::{mutate, MutateConfig, MutateError};
+    let cfg = MutateConfig { edits, seed, max_attempts, max_nodes };
+    let inst = &instance.inner;
+    let m = py.detach(|| mutate(inst, &cfg)).map_err(|e| match e {
+        MutateError::Config(_) | MutateError::Instance(_) => bad_input(e.to_string()),
+        MutateError::NoRoom | MutateError::Unsolvable { .. } => failed(e.to_string()),
+    })?;
+    let edits = serde_json::to_value(&m.edits).map_err(|e| failed(e.to_string()))?;
+    Ok((Instance { inner: m.instance }, json_to_py(py, &edits)?))
+}
+
 pub(crate) fn json_to_py<'py>(py: Python<'py>, value: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
     py.import("json")?.call_method1("loads", (value.to_string(),))
 }

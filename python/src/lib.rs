@@ -36,6 +36,7 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(instances::suite, m)?)?;
     m.add_function(wrap_pyfunction!(instances::random_instances, m)?)?;
     m.add_function(wrap_pyfunction!(instances::solve, m)?)?;
+    m.add_function(wrap_pyfunction!(instances::mutate, m)?)?;
     m.add_function(wrap_pyfunction!(instances::verify, m)?)?;
     m.add_function(wrap_pyfunction!(instances::prompt, m)?)?;
     m.add_function(wrap_pyfunction!(instances::parse_answer, m)?)?;

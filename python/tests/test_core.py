@@ -86,3 +86,27 @@ def test_suite_writes_the_cli_layout(tmp_path):
     for name, instances in cells:
         assert floe.read_instances(str(tmp_path / name)) == instances
     assert (tmp_path / "suite.json").exists()
+
+
+def test_mutate_edits_a_level_keeps_it_solvable_and_repeats_for_a_seed(small):
+    base = small[0]
+    edited, edits = floe.mutate(base, edits=3, seed=4)
+    again, again_edits = floe.mutate(base, edits=3, seed=4)
+    assert (edited.to_json(), edits) == (again.to_json(), again_edits), "the same seed, the same level"
+    assert edited.to_json() != base.to_json()
+    assert len(edits) == 3
+    for e in edits:
+        (kind, what), = e.items()
+        assert kind in ("flip", "move_start", "move_goal"), e
+    # Solved again: its stored plan is valid and optimal by the verifier and the solver.
+    optimal = json.loads(edited.to_json())["optimal"]
+    verdict = floe.verify(edited, optimal["moves"])
+    assert verdict["valid"] and verdict["optimal"]
+    assert optimal["soc"] == edited.optimal_soc == floe.solve(edited)["soc"]
+    # Two agents that must swap in a corridor: no edit keeps it solvable.
+    corridor = floe.Instance.from_json(
+        '{"grid": ["FFFFF"], "agents": [{"start": [0, 0], "goal": [0, 4]}, {"start": [0, 4], "goal": [0, 0]}]}')
+    with pytest.raises(floe.Failed, match="no 1 edits of the level kept it solvable .* 8 attempts with seed 0"):
+        floe.mutate(corridor, edits=1, max_attempts=8)
+    with pytest.raises(ValueError, match="edits is 0"):
+        floe.mutate(base, edits=0)

@@ -1200,6 +1200,28 @@ static void test_first_plays(void) {
     OK(floe_levels_free(levels));
 }
 
+/* ACCEL's edit of a level: the same seed gives the same level, another seed another; the result
+ * holds the new level with its optimal plan and the edits; a level no edit keeps solvable is
+ * FAILED, naming the attempts. */
+static void test_mutate(void) {
+    const char *level =
+        "{\"grid\": [\"FFFF\", \"FHFF\", \"FFFF\", \"FFHF\"], \"agents\": [{\"start\": [0, 0], \"goal\": [3, 3]},"
+        " {\"start\": [3, 0], \"goal\": [0, 3]}]}";
+    char *a = NULL, *b = NULL, *c = NULL;
+    OK(floe_mutate(level, "{\"edits\": 3, \"seed\": 7}", &a));
+    OK(floe_mutate(level, "{\"edits\": 3, \"seed\": 7}", &b));
+    OK(floe_mutate(level, "{\"edits\": 3, \"seed\": 8}", &c));
+    CHECK(strcmp(a, b) == 0 && strcmp(a, c) != 0);
+    CHECK(strstr(a, "\"instance\"") && strstr(a, "\"optimal\"") && strstr(a, "\"edits\""));
+    floe_string_free(a);
+    floe_string_free(b);
+    floe_string_free(c);
+    const char *corridor =
+        "{\"grid\": [\"FFFFF\"], \"agents\": [{\"start\": [0, 0], \"goal\": [0, 4]}, {\"start\": [0, 4], \"goal\": [0, 0]}]}";
+    FAILS(floe_mutate(corridor, "{\"edits\": 1, \"max_attempts\": 5}", &a), FLOE_STATUS_FAILED, "5 attempts");
+    FAILS(floe_mutate(level, "{\"edits\": 0}", &a), FLOE_STATUS_CONFIG, "edits is 0");
+}
+
 static void test_training(void) {
     /* Built without the train feature (as `make install` builds it), both say so; the Rust test
      * ffi/tests/train.rs covers them with it. */
@@ -1231,6 +1253,7 @@ int main(int argc, char **argv) {
     test_levels(argv[5]);
     test_levels_refusals();
     test_first_plays();
+    test_mutate();
     test_gpu();
     test_training();
     printf("test_api: %d checks passed\n", checks);
