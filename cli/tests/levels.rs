@@ -33,12 +33,22 @@ fn the_comparison_runs_end_to_end_at_the_tiny_budget() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let table = String::from_utf8_lossy(&o.stdout).into_owned();
-    for c in ["uniform", "fixed", "plr", "learnability", "frontier", "engineer", "target", "random actions"] {
+    for c in [
+        "uniform",
+        "fixed",
+        "plr",
+        "accel",
+        "learnability",
+        "frontier",
+        "engineer",
+        "target",
+        "random actions",
+    ] {
         assert!(table.lines().any(|l| l.starts_with(&format!("| {c} |"))), "{c} not in:\n{table}");
     }
     assert_eq!(std::fs::read_to_string(out.join("table.md")).expect("table.md"), table);
     let runs = std::fs::read_to_string(out.join("runs.jsonl")).expect("runs.jsonl");
-    assert_eq!(runs.lines().count(), 14, "7 contenders × 2 seeds");
+    assert_eq!(runs.lines().count(), 16, "8 contenders × 2 seeds");
     // The paper's question has its columns: every contender against `fixed` and `uniform`.
     let header = table.lines().next().expect("a header");
     assert!(header.contains("| vs fixed | vs uniform |") && header.contains("hard CVaR25 %"), "{header}");
@@ -56,8 +66,10 @@ fn the_comparison_runs_end_to_end_at_the_tiny_budget() {
         let designs = r["designs"].as_array().expect("designs").len();
         let phased = ["fixed", "frontier", "engineer"].contains(&r["contender"].as_str().expect("contender"));
         assert_eq!(designs > 0, phased, "{line}");
-        // `plr` is robust PLR: its PPO learned from replayed levels alone.
-        assert_eq!(r["robust"].as_bool(), Some(r["contender"] == "plr"), "{line}");
+        // `plr` is robust PLR, and `accel` builds on it: their PPO learned from replayed levels
+        // alone.
+        let robust = r["contender"] == "plr" || r["contender"] == "accel";
+        assert_eq!(r["robust"].as_bool(), Some(robust), "{line}");
     }
     for png in ["curves.png", "placement.png"] {
         let bytes = std::fs::read(out.join(png)).expect(png);
@@ -104,7 +116,7 @@ fn the_comparison_runs_end_to_end_at_the_tiny_budget() {
     let log = String::from_utf8_lossy(&o.stderr);
     assert!(log.contains("run again") && log.contains("plr seed 0"), "{log}");
     assert!(log.contains("plr, seed 0: training for") && !log.contains("plr, seed 1: training"), "{log}");
-    assert_eq!(std::fs::read_to_string(out.join("runs.jsonl")).expect("runs.jsonl").lines().count(), 15);
+    assert_eq!(std::fs::read_to_string(out.join("runs.jsonl")).expect("runs.jsonl").lines().count(), 17);
     // Other settings in the same folder, and an unknown contender, are refused.
     let o =
         run(&["levels", "--budget", "tiny", "--out", out.to_str().expect("utf-8"), "--env-steps", "8192"]);

@@ -20,7 +20,7 @@ fn inspect_lists_a_rust_library_and_describes_a_c_plugin() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let list = v.as_array().expect("a list for a Rust library");
-    assert_eq!(list.len(), 12);
+    assert_eq!(list.len(), 13);
     assert_eq!(list[0]["abi"], "abi_stable");
     assert_eq!(list[0]["kind"], "reward");
     assert_eq!(list[0]["name"], "tiered");
@@ -31,7 +31,7 @@ fn inspect_lists_a_rust_library_and_describes_a_c_plugin() {
     assert_eq!(list[8]["kind"], "env_engineer");
     assert_eq!(list[8]["capabilities"], serde_json::json!([]));
     let samplers: Vec<&str> = list[9..].iter().map(|p| p["name"].as_str().unwrap_or("")).collect();
-    assert_eq!(samplers, ["uniform", "plr", "learnability"]);
+    assert_eq!(samplers, ["uniform", "plr", "accel", "learnability"]);
     assert!(list[9..]
         .iter()
         .all(|p| p["kind"] == "level_sampler" && p["capabilities"] == serde_json::json!([])));

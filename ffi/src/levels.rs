@@ -276,7 +276,9 @@ fn with_levels<T>(levels: *const floe_levels, f: impl FnOnce(&mut Levels) -> Res
 /// ```
 ///
 /// `sampler` (a plugin spec; default `uniform`): built in, `uniform` (domain randomisation),
-/// `plr` (robust prioritized level replay), `learnability` (sampling for learnability), and the
+/// `plr` (robust prioritized level replay), `accel` (ACCEL: `plr` whose replayed levels are also
+/// edited into new slots; `params`: `plr`, `edits`, `edit_fraction`, `edit_from` `"replayed"` or
+/// `"top"`), `learnability` (sampling for learnability), and the
 /// samplers over generator configurations between phases: every built-in curriculum but `plr` by
 /// its name (`fixed`, `difficulty-scaling`, `sec`, `frontier`, `schedule`; `params`:
 /// `phase_episodes`, `phases`, `curriculum`: its own parameters), `phases` (`params`:

@@ -99,6 +99,10 @@ pub struct Levels {
     first_end: Vec<Option<(u32, u64)>>,
     /// Per environment: whether its episode in the last recorded step is a first play.
     first_play: Vec<bool>,
+    /// Levels put into the pool as edits of others (ACCEL), and those drawn new in place of an
+    /// edit no attempt kept solvable.
+    edited: u64,
+    edits_failed: u64,
     played: BTreeMap<Shape, u64>,
     totals: Applied,
     /// The engine it runs with, from its first call that succeeded.
@@ -132,6 +136,8 @@ impl Levels {
             clock: 0,
             first_end: Vec::new(),
             first_play: Vec::new(),
+            edited: 0,
+            edits_failed: 0,
             played: BTreeMap::new(),
             totals: Applied::default(),
             engine: None,
@@ -158,6 +164,13 @@ impl Levels {
     #[must_use]
     pub fn pending_first_play(&self) -> &[bool] {
         &self.pending_first
+    }
+
+    /// Levels put into the pool as edits of others (an editing sampler's, ACCEL), and those drawn
+    /// new in their place because no attempt kept the edited level solvable.
+    #[must_use]
+    pub fn edited(&self) -> (u64, u64) {
+        (self.edited, self.edits_failed)
     }
 
     /// The sampler's name.
@@ -474,8 +487,8 @@ impl Levels {
         out: StepBuffersMut<'_>,
     ) -> Result<Applied, LevelsError> {
         let levels = Self::levels(engine)?;
-        let source = self.source.clone();
-        let decision = self.decision(&levels, episodes, scores)?;
+        let (source, edited) = (self.source.clone(), (self.edited, self.edits_failed));
+        let decision = self.decision(&levels, episodes, scores, Some(engine.pool()))?;
         match Self::put(engine, &decision, out) {
             Ok(applied) => {
                 let t = &mut self.totals;
@@ -490,6 +503,7 @@ impl Levels {
             }
             Err(e) => {
                 self.source = source;
+                (self.edited, self.edits_failed) = edited;
                 Err(e)
             }
         }
@@ -514,18 +528,20 @@ impl Levels {
         episodes: Option<&[EpisodeRecord]>,
         scores: Option<&[f32]>,
     ) -> Result<Decision, LevelsError> {
-        let decision = self.decision(levels, episodes, scores)?;
+        let decision = self.decision(levels, episodes, scores, None)?;
         self.pending.clear();
         self.pending_first.clear();
         Ok(decision)
     }
 
-    /// [`Levels::decide`], with the kept episodes left as they are.
+    /// [`Levels::decide`], with the kept episodes left as they are; `pool` holds the levels an
+    /// editing sampler's edits start from (none for `decide`, which refuses edits).
     fn decision(
         &mut self,
         levels: &[LevelRecord],
         episodes: Option<&[EpisodeRecord]>,
         scores: Option<&[f32]>,
+        pool: Option<&InstancePool>,
     ) -> Result<Decision, LevelsError> {
         let sampler_error =
             |name: &str, source: PluginError| LevelsError::Sampler { name: name.to_string(), source };
@@ -548,14 +564,24 @@ impl Levels {
                 sampler_error(&self.name, PluginError::BadOutput(format!("its configuration: {e}")))
             })?;
         }
-        let new = source.draw(plan.refill.len())?;
+        let mut new = source.draw(plan.refill.len())?;
+        let mut refill: Vec<usize> = plan.refill.iter().map(|&s| s as usize).collect();
+        if !plan.edits.is_empty() {
+            let Some(pool) = pool.filter(|p| p.len() == levels.len()) else {
+                let why = "it asks for edited levels (ACCEL), which need the pool's levels: call update or \
+                           after_step on the engine, not decide";
+                return Err(sampler_error(&self.name, PluginError::BadOutput(why.into())));
+            };
+            let parents: Vec<(floe_core::Instance, u32)> =
+                plan.edits.iter().map(|e| (level_of(pool, e.from as usize), e.edits)).collect();
+            let (children, count) = source.edit(&parents)?;
+            self.edited += count as u64;
+            self.edits_failed += (parents.len() - count) as u64;
+            new.extend(children);
+            refill.extend(plan.edits.iter().map(|e| e.slot as usize));
+        }
         self.source = source;
-        Ok(Decision {
-            weights: plan.weights,
-            refill: plan.refill.iter().map(|&s| s as usize).collect(),
-            levels: new,
-            episodes: given.len(),
-        })
+        Ok(Decision { weights: plan.weights, refill, levels: new, episodes: given.len() })
     }
 
     /// Puts a decision into `engine`: the weights, then the refills (`out` holds the last step's
@@ -609,6 +635,18 @@ impl Levels {
             truncated: refilled.truncated,
         })
     }
+}
+
+/// Slot `i`'s level as an instance (its grid, starts and goals; no plan).
+fn level_of(pool: &InstancePool, i: usize) -> floe_core::Instance {
+    let (_, _, agents) = pool.dims(i);
+    let agents = (0..agents as usize)
+        .map(|a| {
+            let ((sr, sc), (gr, gc)) = (pool.start(i, a), pool.goal(i, a));
+            floe_core::Agent { start: floe_core::Pos::new(sr, sc), goal: floe_core::Pos::new(gr, gc) }
+        })
+        .collect();
+    floe_core::Instance { id: None, grid: pool.grid(i), agents, optimal: None, needs_wait: None }
 }
 
 /// A recorded step's first-play marks ([`Levels::marks`]).

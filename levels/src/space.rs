@@ -270,6 +270,37 @@ impl LevelSource {
         self.drawn += n as u64;
         Ok(made)
     }
+
+    /// `parents` each edited by its count of changes (ACCEL: `floe_core::mutate`, solved again),
+    /// in parallel, each edit's draws from the source's next counter; a parent no attempt keeps
+    /// solvable gets a new level drawn from the source in its place. Returns the levels and how
+    /// many are edits.
+    ///
+    /// # Errors
+    /// As [`LevelSource::draw`], for the levels drawn in place of edits.
+    pub fn edit(&mut self, parents: &[(Instance, u32)]) -> Result<(Vec<Instance>, usize), LevelsError> {
+        use floe_core::mutate::{mutate, MutateConfig};
+        let first = self.drawn;
+        let edited: Vec<Option<Instance>> = parents
+            .par_iter()
+            .enumerate()
+            .map(|(i, (parent, edits))| {
+                let seed = Rng::from_counters(&[self.seed, first + i as u64, TAG, 2]).next_u64();
+                mutate(parent, &MutateConfig { edits: *edits, seed, ..MutateConfig::default() })
+                    .ok()
+                    .map(|m| m.instance)
+            })
+            .collect();
+        self.drawn += parents.len() as u64;
+        let count = edited.iter().flatten().count();
+        let mut fresh = self.draw(parents.len() - count)?.into_iter();
+        let mut levels = Vec::with_capacity(parents.len());
+        for e in edited {
+            // One fresh level was drawn for each edit that failed.
+            levels.extend(e.or_else(|| fresh.next()));
+        }
+        Ok((levels, count))
+    }
 }
 
 #[cfg(test)]

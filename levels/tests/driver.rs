@@ -241,3 +241,41 @@ fn episodes_that_end_together_are_first_plays_and_the_next_ones_replays() {
     levels.record(&env, &out.view()).unwrap();
     assert_eq!(levels.first_play(), [false, false], "begun after the level's first end: replays");
 }
+
+/// `accel` edits the levels it replays into other slots: the driver makes the edited levels
+/// from the pool (solved again, so their optima are known), and `decide`, which has no pool,
+/// refuses a plan with edits.
+#[test]
+fn accel_edits_replayed_levels_into_the_pool() {
+    let (mut env, mut out) = engine(16, 8);
+    let params =
+        serde_json::json!({"plr": {"fresh": 0.25}, "edits": 2, "edit_fraction": 0.25, "edit_from": "top"});
+    let mut levels = spec("accel", params.clone(), 4).levels();
+    assert!(levels.robust(), "ACCEL learns from replays, as robust PLR");
+    levels.start(&mut env, out.view()).unwrap();
+    let unknown_before: Vec<bool> =
+        (0..8).map(|i| env.pool().optimal_soc(i) == floe_core::failure::NONE).collect();
+    assert!(unknown_before.iter().all(|&u| u), "the space draws levels unsolved");
+    run(&mut levels, &mut env, &mut out, 80);
+    let (edited, failed) = levels.edited();
+    assert!(edited > 0, "edits made: {edited}, {failed} replaced by new levels");
+    // An edited level was solved again: some slots now hold levels with a known optimum, and
+    // each such slot was refilled.
+    let solved: Vec<usize> =
+        (0..8).filter(|&i| env.pool().optimal_soc(i) != floe_core::failure::NONE).collect();
+    assert!(!solved.is_empty() && solved.iter().all(|&i| env.pool().generation(i) > 0), "{solved:?}");
+    // Ray's hub decides without a pool: edits are refused there, by name.
+    let mut hub = spec("accel", params, 0).levels();
+    let records = Levels::levels(&env).unwrap();
+    hub.decide(&records, Some(&[]), None).unwrap();
+    let eps: Vec<EpisodeRecord> = (0..8u32)
+        .map(|slot| EpisodeRecord {
+            outcome: 1,
+            instance: slot,
+            generation: env.pool().generation(slot as usize),
+            ..EpisodeRecord::default()
+        })
+        .collect();
+    let e = hub.decide(&records, Some(&eps), Some(&[1.0; 8])).unwrap_err();
+    assert!(e.to_string().contains("need the pool's levels"), "{e}");
+}

@@ -29,7 +29,12 @@ impl LevelSampler for Counting {
         let n = self.calls.fetch_add(1, Ordering::SeqCst);
         self.episodes.fetch_add(episodes.len(), Ordering::SeqCst);
         let weights = (0..levels.len()).map(|i| 1.0 + ((i + n) % 3) as f64).collect();
-        Ok(LevelPlan { weights: Some(weights), refill: vec![(n % levels.len()) as u32], config: None })
+        Ok(LevelPlan {
+            weights: Some(weights),
+            refill: vec![(n % levels.len()) as u32],
+            config: None,
+            edits: Vec::new(),
+        })
     }
 }
 

@@ -125,6 +125,13 @@ impl PluginLibrary for Builtins {
                 make: Constructor::LevelSampler(|p| Ok(Box::new(levels::LevelPlr::new(parse_params(p)?)?))),
             },
             Entry {
+                name: "accel",
+                version: VERSION,
+                description: "ACCEL: robust PLR whose replayed levels are edited into new slots (built in only)",
+                capabilities: Capabilities::NONE,
+                make: Constructor::LevelSampler(|p| Ok(Box::new(levels::Accel::new(parse_params(p)?)?))),
+            },
+            Entry {
                 name: "learnability",
                 version: VERSION,
                 description: "sampling for learnability: p(1 - p) of recent successes, unlearnable levels replaced",
@@ -156,7 +163,7 @@ mod tests {
     #[test]
     fn every_entry_builds_with_defaults_and_rejects_unknown_parameters() {
         let c = catalog();
-        assert_eq!(c.len(), 12);
+        assert_eq!(c.len(), 13);
         for e in &c {
             let made = match e.make {
                 Constructor::Reward(f) => f("").map(drop),

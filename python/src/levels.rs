@@ -19,7 +19,8 @@ use crate::records::{applied_dict, episodes_array, episodes_from, records_from, 
 /// environments play, steered between steps from the episodes that ended (and the host's scores
 /// of them). `name`: a built-in, `uniform` (domain randomisation; `params` `max_plays`), `plr`
 /// (robust prioritized level replay: `replay_prob`, `prioritization`, `temperature`,
-/// `staleness_coef`, `fresh`, `proxy`), `learnability` (sampling for learnability:
+/// `staleness_coef`, `fresh`, `proxy`, `robust`), `accel` (ACCEL: `plr`'s parameters under
+/// `plr`, and `edits`, `edit_fraction`, `edit_from`), `learnability` (sampling for learnability:
 /// `buffer_prob`, `top_fraction`, `window`, `min_episodes`, `refill_fraction`), the samplers
 /// over generator configurations between phases: every built-in curriculum but `plr` by its
 /// name, `fixed`, `difficulty-scaling`, `sec`, `frontier`, `schedule` (`phase_episodes`,

@@ -199,6 +199,7 @@ impl PhaseSampler {
             weights: Some(vec![1.0; slots]),
             refill: (0..slots as u32).collect(),
             config: Some(config.clone()),
+            edits: Vec::new(),
         }
     }
 }

@@ -77,7 +77,7 @@ impl LevelSampler for Fuzzed {
         let refill = (0..(h >> 40 & 3) as u32)
             .map(|i| (h >> (44 + 4 * i)) as u32 % (levels.len() as u32 + 1))
             .collect();
-        Ok(LevelPlan { weights, refill, config: None })
+        Ok(LevelPlan { weights, refill, config: None, edits: Vec::new() })
     }
 }
 

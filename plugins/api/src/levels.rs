@@ -85,6 +85,18 @@ impl EpisodeRecord {
     }
 }
 
+/// A slot to refill with an edit of another slot's level (ACCEL): `edits` changes to the level in
+/// `from` (`floe_core::mutate`), kept only when the result stays solvable.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LevelEdit {
+    /// The slot the edited level goes to.
+    pub slot: u32,
+    /// The slot whose level is edited.
+    pub from: u32,
+    /// Changes made to it: at least 1.
+    pub edits: u32,
+}
+
 /// What a sampler asks of the host after a call.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LevelPlan {
@@ -96,6 +108,9 @@ pub struct LevelPlan {
     /// The generator configuration the refilled levels are drawn from; `None` for the host's
     /// own level space.
     pub config: Option<RoundConfig>,
+    /// Slots to refill with edits of other slots' levels (ACCEL), apart from `refill`. Built-in
+    /// samplers only: a loaded library's plan cannot carry them yet.
+    pub edits: Vec<LevelEdit>,
 }
 
 impl LevelPlan {
@@ -123,6 +138,26 @@ impl LevelPlan {
         }
         if let Some(c) = &self.config {
             c.validate().map_err(|e| PluginError::BadOutput(format!("the sampler's configuration: {e}")))?;
+        }
+        for e in &self.edits {
+            if e.slot as usize >= slots || e.from as usize >= slots {
+                return Err(PluginError::BadOutput(format!(
+                    "the sampler asks to edit slot {} into slot {}, outside a pool of {slots} slots",
+                    e.from, e.slot
+                )));
+            }
+            if e.edits == 0 {
+                return Err(PluginError::BadOutput(format!(
+                    "the sampler asks for 0 edits of slot {}: at least 1",
+                    e.from
+                )));
+            }
+            if !seen.insert(e.slot) {
+                return Err(PluginError::BadOutput(format!(
+                    "the sampler asks to put two levels into slot {} (refilled or edited twice)",
+                    e.slot
+                )));
+            }
         }
         Ok(())
     }
@@ -267,7 +302,12 @@ mod tests {
 
     #[test]
     fn plans_and_calls_are_checked_naming_the_value() {
-        let ok = LevelPlan { weights: Some(vec![1.0, 0.0, 2.0]), refill: vec![2, 0], config: None };
+        let ok = LevelPlan {
+            weights: Some(vec![1.0, 0.0, 2.0]),
+            refill: vec![2, 0],
+            config: None,
+            edits: Vec::new(),
+        };
         ok.check(3).unwrap();
         let bad = |p: LevelPlan| p.check(3).unwrap_err().to_string();
         assert!(
@@ -283,7 +323,12 @@ mod tests {
         assert!(bad(LevelPlan { refill: vec![1, 1], ..ok.clone() }).contains("slot 1 twice"));
         let mut cfg = RoundConfig::round0_default();
         cfg.sizes[0].data_ratio = 0.9;
-        assert!(bad(LevelPlan { config: Some(cfg), ..ok }).contains("configuration"));
+        assert!(bad(LevelPlan { config: Some(cfg), ..ok.clone() }).contains("configuration"));
+        let edit = |slot, from, edits| vec![LevelEdit { slot, from, edits }];
+        assert!(LevelPlan { edits: edit(1, 2, 3), ..ok.clone() }.check(3).is_ok());
+        assert!(bad(LevelPlan { edits: edit(3, 2, 1), ..ok.clone() }).contains("outside a pool of 3"));
+        assert!(bad(LevelPlan { edits: edit(1, 2, 0), ..ok.clone() }).contains("0 edits of slot 2"));
+        assert!(bad(LevelPlan { edits: edit(2, 1, 1), ..ok }).contains("two levels into slot 2"));
         let levels = [LevelRecord::default(); 2];
         let ep = [EpisodeRecord { instance: 1, ..EpisodeRecord::default() }];
         check_update(&levels, &ep, Some(&[0.5])).unwrap();

@@ -468,7 +468,8 @@ impl LevelSampler for CInstance {
                     .map_err(|e| PluginError::BadOutput(format!("the sampler's configuration: {e}")))?,
             )
         };
-        let plan = LevelPlan { weights: (has_weights != 0).then_some(weights), refill, config };
+        let plan =
+            LevelPlan { weights: (has_weights != 0).then_some(weights), refill, config, edits: Vec::new() };
         plan.check(n)?;
         Ok(plan)
     }

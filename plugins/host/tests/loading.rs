@@ -151,6 +151,7 @@ fn the_builtin_library_loads_and_matches_the_in_process_plugins() {
             (PluginKind::EnvEngineer, "rules"),
             (PluginKind::LevelSampler, "uniform"),
             (PluginKind::LevelSampler, "plr"),
+            (PluginKind::LevelSampler, "accel"),
             (PluginKind::LevelSampler, "learnability"),
         ]
     );
@@ -216,6 +217,15 @@ fn the_builtin_library_loads_and_matches_the_in_process_plugins() {
             assert!(call > 0 || a.weights.is_some(), "{name}: the first call sets weights");
         }
     }
+
+    // ACCEL's edits cannot cross a library's boundary yet: the library refuses a plan with edits
+    // by name, where the built-in makes them.
+    let params = r#"{"plr": {"fresh": 0.0}, "edit_fraction": 0.25, "edit_from": "top"}"#;
+    let mut loaded = lib.new_level_sampler("accel", params).unwrap();
+    let mut local = new_level_sampler(&builtins, "accel", params).unwrap();
+    assert!(!local.update(&levels, &episodes, Some(&scores)).unwrap().edits.is_empty());
+    let e = loaded.update(&levels, &episodes, Some(&scores)).unwrap_err();
+    assert!(e.to_string().contains("cannot ask for edited levels"), "{e}");
 
     // Wrong names and kinds are errors, not crashes.
     assert!(matches!(lib.new_level_sampler("tiered", ""), Err(PluginError::UnknownPlugin(_))));

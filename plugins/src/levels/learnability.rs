@@ -132,7 +132,7 @@ impl LevelSampler for Learnability {
         let most = (self.p.refill_fraction * n as f64).ceil() as usize;
         let refill =
             choose_refills(levels, &dead, most.min(dead.iter().filter(|&&i| levels[i].in_play == 0).count()));
-        Ok(LevelPlan { weights: Some(weights), refill, config: None })
+        Ok(LevelPlan { weights: Some(weights), refill, config: None, edits: Vec::new() })
     }
 }
 

@@ -5,15 +5,18 @@
 //! |---|---|
 //! | `uniform` | [`uniform`]: domain randomisation, every slot alike; optionally a slot's level replaced after it was played `max_plays` times |
 //! | `plr` | [`plr`]: robust prioritized level replay (Jiang et al. 2021): rank or power prioritisation of the host's scores (or a return-based proxy), staleness, a replay probability, the lowest-scored levels replaced by new ones |
+//! | `accel` | [`accel`]: ACCEL (Parker-Holder et al. 2022): robust PLR whose buffer also grows by edits of the levels it replays, made by the host (`floe_core::mutate`) |
 //! | `learnability` | [`learnability`]: Sampling For Learnability (Rutherford et al. 2024): p·(1−p) of each level's recent successes, the most learnable sampled, the unlearnable replaced from the generator |
 //!
 //! Each keeps its statistics per slot and generation: a refilled slot starts again. Refills go
 //! to slots no environment plays when there are such, so that few episodes are truncated.
 
+pub mod accel;
 pub mod learnability;
 pub mod plr;
 pub mod uniform;
 
+pub use accel::{Accel, AccelParams, EditFrom};
 pub use learnability::{Learnability, LearnabilityParams};
 pub use plr::{LevelPlr, LevelPlrParams, Prioritization, ScoreProxy};
 pub use uniform::{Uniform, UniformParams};

@@ -131,6 +131,23 @@ impl LevelPlr {
         Ok(LevelPlr { p, slots: Slots::default(), calls: 0 })
     }
 
+    /// Per slot of `levels`, its score if it is seen (scored) on its current level, as of the
+    /// last call; None for an unseen slot.
+    #[must_use]
+    pub fn scores(&self, levels: &[LevelRecord]) -> Vec<Option<f64>> {
+        levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                self.slots
+                    .slots
+                    .get(i)
+                    .filter(|s| s.generation == l.generation && s.stats.seen)
+                    .map(|s| s.stats.score)
+            })
+            .collect()
+    }
+
     /// The replay distribution over the seen slots (0 elsewhere), as of the last call.
     #[must_use]
     pub fn replay_distribution(&self) -> Vec<f64> {
@@ -237,7 +254,7 @@ impl LevelSampler for LevelPlr {
             });
             refill = choose_refills(levels, &worst, target - unseen.len());
         }
-        Ok(LevelPlan { weights: Some(weights), refill, config: None })
+        Ok(LevelPlan { weights: Some(weights), refill, config: None, edits: Vec::new() })
     }
 
     fn robust(&self) -> bool {

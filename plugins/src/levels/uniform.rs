@@ -56,7 +56,7 @@ impl LevelSampler for Uniform {
             // Only slots nobody plays: a level in play is replaced at a later call.
             refill = choose_refills(levels, &worn, worn.iter().filter(|&&i| levels[i].in_play == 0).count());
         }
-        Ok(LevelPlan { weights, refill, config: None })
+        Ok(LevelPlan { weights, refill, config: None, edits: Vec::new() })
     }
 }
 
@@ -70,7 +70,10 @@ mod tests {
         let mut s = Uniform::new(UniformParams::default()).unwrap();
         let lv = levels(4);
         let plan = s.update(&lv, &[], None).unwrap();
-        assert_eq!(plan, LevelPlan { weights: Some(vec![1.0; 4]), refill: vec![], config: None });
+        assert_eq!(
+            plan,
+            LevelPlan { weights: Some(vec![1.0; 4]), refill: vec![], config: None, edits: Vec::new() }
+        );
         let plan = s.update(&lv, &[episode(1, true, 1.0)], None).unwrap();
         assert_eq!(plan, LevelPlan::default(), "no refills without max_plays, weights kept");
 

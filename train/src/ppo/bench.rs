@@ -13,6 +13,7 @@
 //! | `uniform` | domain randomisation: a new level from the training space after every episode's level was played once (`max_plays` 1) |
 //! | `fixed` | round 0's configuration (the engineer's first phase), never redesigned: the same phases, the pool refilled from it at each |
 //! | `plr` | robust PLR (PLR⊥), scored with the PPO's positive value loss of each episode; the PPO learns from replayed levels alone |
+//! | `accel` | ACCEL: robust PLR whose replayed levels are also edited (5 changes each, solved again) into the buffer's lowest slots |
 //! | `learnability` | SFL: p·(1−p) of each level's recent successes |
 //! | `frontier` | generator configurations per map size redesigned between phases |
 //! | `engineer` | the embedded environment engineer over the same phases |
@@ -33,8 +34,8 @@ use super::{Ppo, PpoConfig};
 use crate::error::TrainError;
 
 /// Every contender, in the table's order.
-pub const CONTENDERS: [&str; 7] =
-    ["uniform", "fixed", "plr", "learnability", "frontier", "engineer", "target"];
+pub const CONTENDERS: [&str; 8] =
+    ["uniform", "fixed", "plr", "accel", "learnability", "frontier", "engineer", "target"];
 
 /// How much a comparison runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -200,6 +201,7 @@ impl BenchConfig {
         let (name, params, space) = match contender {
             "uniform" => ("uniform", serde_json::json!({"max_plays": 1}), self.space.clone()),
             "plr" => ("plr", serde_json::Value::Null, self.space.clone()),
+            "accel" => ("accel", serde_json::Value::Null, self.space.clone()),
             "learnability" => ("learnability", serde_json::Value::Null, self.space.clone()),
             "fixed" => ("fixed", phase, self.space.clone()),
             "frontier" => ("frontier", phase, self.space.clone()),
@@ -271,6 +273,10 @@ pub struct RunResult {
     /// before `plr` was robust).
     #[serde(default)]
     pub robust: bool,
+    /// An editing sampler's (ACCEL's) levels made by edits, and those drawn new in place of an
+    /// edit no attempt kept solvable.
+    #[serde(default)]
+    pub edited: [u64; 2],
 }
 
 /// Whether a recorded run is one `cfg`'s contender would make now: a `plr` run recorded before
@@ -406,6 +412,7 @@ pub fn run_one(
         played,
         designs: ppo.levels().designs().to_vec(),
         robust: ppo.levels().robust(),
+        edited: ppo.levels().edited().into(),
     })
 }
 

@@ -51,6 +51,7 @@ impl FfiLevelPlan {
             weights: self.weights.into_option().map(RVec::into_vec),
             refill: self.refill.into_vec(),
             config,
+            edits: Vec::new(),
         })
     }
 }
@@ -98,6 +99,13 @@ extern "C" fn sampler_update(
             .map_err(|_| PluginError::BadInput("the state belongs to another kind of plugin".into()))?;
         let plan = holder.call(|s| s.update(levels.as_slice(), episodes.as_slice(), scores))?;
         plan.check(levels.len())?;
+        if !plan.edits.is_empty() {
+            return Err(PluginError::BadOutput(
+                "a library's sampler cannot ask for edited levels (ACCEL) yet: the plan that crosses a library \
+                 boundary carries weights, refills and a configuration only; use the built-in `accel`"
+                    .into(),
+            ));
+        }
         Ok(plan.into())
     })
 }

@@ -239,7 +239,7 @@ impl crate::levels::LevelSampler for BySlot {
             weights[0] = -1.0;
         }
         let refill = episodes.iter().filter(|e| e.outcome == 2).map(|e| e.instance).collect();
-        Ok(crate::levels::LevelPlan { weights: Some(weights), refill, config: None })
+        Ok(crate::levels::LevelPlan { weights: Some(weights), refill, config: None, edits: Vec::new() })
     }
 }
 
