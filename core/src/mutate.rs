@@ -137,14 +137,15 @@ fn edit(level: &mut Instance, rng: &mut Rng) -> Option<Edit> {
     let taken: std::collections::HashSet<Cell> =
         level.agents.iter().flat_map(|a| [grid.cell(a.start), grid.cell(a.goal)]).collect();
     let free: Vec<Cell> = (0..grid.cells()).filter(|c| !taken.contains(c)).collect();
-    let frozen: Vec<Cell> = free.iter().copied().filter(|&c| !grid.is_hole(c)).collect();
-    // Flips need a free cell; moves a free frozen one.
-    let kinds: Vec<u32> = if frozen.is_empty() { vec![0] } else { vec![0, 1, 2] };
     if free.is_empty() {
         return None;
     }
+    let frozen: Vec<Cell> = free.iter().copied().filter(|&c| !grid.is_hole(c)).collect();
+    // Kinds 0 (flip), 1 (move a start), 2 (move a goal): flips need a free cell, moves a free
+    // frozen one.
+    let kinds = if frozen.is_empty() { 1 } else { 3 };
     let pick = |rng: &mut Rng, cells: &[Cell]| cells[rng.below(cells.len() as u32) as usize];
-    match kinds[rng.below(kinds.len() as u32) as usize] {
+    match rng.below(kinds) {
         0 => {
             let c = pick(rng, &free);
             let hole = !grid.is_hole(c);

@@ -602,11 +602,8 @@ pub unsafe extern "C" fn floe_levels_first_play(
     cap: usize,
     len: *mut usize,
 ) -> floe_status {
-    guard(|| {
-        let marks = || with_levels(levels, |l| Ok(l.first_play().iter().map(|&f| u8::from(f)).collect()));
-        // SAFETY: forwarded from the caller's contract.
-        unsafe { hand_out(out, cap, len, marks) }
-    })
+    // SAFETY: forwarded from the caller's contract.
+    guard(|| unsafe { hand_out_marks(levels, Levels::first_play, out, cap, len) })
 }
 
 /// Per episode that `floe_levels_pending` lists, in its order, whether it was its level's first
@@ -627,12 +624,25 @@ pub unsafe extern "C" fn floe_levels_pending_first_play(
     cap: usize,
     len: *mut usize,
 ) -> floe_status {
-    guard(|| {
-        let marks =
-            || with_levels(levels, |l| Ok(l.pending_first_play().iter().map(|&f| u8::from(f)).collect()));
-        // SAFETY: forwarded from the caller's contract.
-        unsafe { hand_out(out, cap, len, marks) }
-    })
+    // SAFETY: forwarded from the caller's contract.
+    guard(|| unsafe { hand_out_marks(levels, Levels::pending_first_play, out, cap, len) })
+}
+
+/// The first-play marks `which` reads off the sampler, handed out as bytes (1 first play, 0
+/// replay) by [`hand_out`].
+///
+/// # Safety
+/// As [`hand_out`].
+unsafe fn hand_out_marks(
+    levels: *const floe_levels,
+    which: fn(&Levels) -> &[bool],
+    out: *mut u8,
+    cap: usize,
+    len: *mut usize,
+) -> Result<()> {
+    let marks = || with_levels(levels, |l| Ok(which(l).iter().map(|&f| u8::from(f)).collect()));
+    // SAFETY: forwarded from the caller's contract.
+    unsafe { hand_out(out, cap, len, marks) }
 }
 
 /// Copies up to `cap` of the records `items` makes into `out`, and their number (all of them)

@@ -360,6 +360,14 @@ impl Levels {
     /// Keeps a recorded step's ended episodes (of an engine whose pool has `slots` slots), their
     /// marks and shapes.
     fn keep(&mut self, slots: usize, ended: Vec<EpisodeRecord>, marks: Marks, shapes: Vec<Shape>) {
+        self.pending.extend(ended);
+        self.pending_first.extend(&marks.ended);
+        self.advance(slots, marks, shapes);
+    }
+
+    /// Counts a recorded step once its episodes are kept (or given to the sampler): the levels
+    /// whose first episode ended in it, its marks, the shapes played.
+    fn advance(&mut self, slots: usize, marks: Marks, shapes: Vec<Shape>) {
         self.first_end.resize(slots, None);
         for (slot, generation) in marks.levels {
             if let Some(end) = self.first_end.get_mut(slot) {
@@ -368,8 +376,6 @@ impl Levels {
                 }
             }
         }
-        self.pending.extend(ended);
-        self.pending_first.extend(marks.ended);
         self.first_play = marks.first_play;
         self.clock += 1;
         self.count_played(shapes);
@@ -435,20 +441,20 @@ impl Levels {
             return Ok(None);
         }
         engine.check_outputs(&out, None)?;
-        let before =
-            (self.pending.len(), self.first_play.clone(), self.first_end.clone(), self.played.clone());
-        self.keep(engine.pool().len(), ended, marks, shapes);
+        // The step's episodes go to the sampler with the kept ones; the step counts once it
+        // succeeded.
+        let kept = self.pending.len();
+        self.pending.extend(ended);
+        self.pending_first.extend(&marks.ended);
         match self.call(engine, None, None, out.reborrow()) {
             Ok(applied) => {
+                self.advance(engine.pool().len(), marks, shapes);
                 self.steps += 1;
                 Ok(Some(applied))
             }
             Err(e) => {
-                let (kept, first_play, first_end, played) = before;
                 self.pending.truncate(kept);
                 self.pending_first.truncate(kept);
-                (self.first_play, self.first_end, self.played) = (first_play, first_end, played);
-                self.clock -= 1;
                 Err(e)
             }
         }

@@ -6,7 +6,7 @@
 //! 1. **Parents.** With `edit_from: "replayed"` (jaxued's choice), the slots that were scored
 //!    before the call and were played in it; with `"top"`, every scored slot. The highest scores
 //!    first.
-//! 2. **Children's slots.** The scored slots PLR keeps lowest (the stalest first among equal
+//! 2. **Children's slots.** The scored slots of lowest score (the lower slot first among equal
 //!    scores; those no environment plays first), other than the parents and PLR's own refills.
 //! 3. **Edits.** Up to `edit_fraction · P` parents each get a child: the host edits the parent's
 //!    level with `edits` changes (`floe_core::mutate`, solved again) into the child's slot
@@ -104,10 +104,15 @@ impl LevelSampler for Accel {
         parents.sort_by(by_score);
         let count = ((self.p.edit_fraction * n as f64).round() as usize).min(parents.len());
         parents.truncate(count);
-        let refilled: std::collections::HashSet<u32> = plan.refill.iter().copied().collect();
-        let mut lowest: Vec<usize> = (0..n)
-            .filter(|&i| after[i].is_some() && !parents.contains(&i) && !refilled.contains(&(i as u32)))
-            .collect();
+        // Neither a parent nor one of PLR's refills takes a child.
+        let mut taken = vec![false; n];
+        for &i in &parents {
+            taken[i] = true;
+        }
+        for &s in &plan.refill {
+            taken[s as usize] = true;
+        }
+        let mut lowest: Vec<usize> = (0..n).filter(|&i| after[i].is_some() && !taken[i]).collect();
         lowest.sort_by(|a, b| by_score(b, a).then(a.cmp(b)));
         let children = super::choose_refills(levels, &lowest, parents.len());
         plan.edits = parents
