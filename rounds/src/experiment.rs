@@ -4,8 +4,11 @@
 //! valid / optimal rates with standard errors clustered by seed and instance, the rounds' gain
 //! over the start and each contender's paired difference from `fixed`.
 //!
-//! [`run`] is the loop and the folder; a [`Contest`] is what a trainee brings: how the start and
-//! a run of given rounds are trained, and how a trained model answers the suite. The designs
+//! Two layers. [`run_trials`] is the loop over contenders and seeds and the folder, for any
+//! [`Trials`] (a run trained, its model's outcome kept): `floe levels` runs its PPO's comparison
+//! of level samplers on it. [`run`] is the rounds' experiment on top: a [`Contest`] is what a
+//! trainee brings: how the start and a run of given rounds are trained, and how a trained model
+//! answers the suite. The designs
 //! that are not a curriculum or an engineer are here, so that every trainee runs them
 //! ([`Design`]): `fixed-random`, the paper's "GRPO (random)", and `best-of-n`, a hindsight search
 //! over designs. `floe experiment` (floe's policy) and `floe.rounds.experiment` (a language
@@ -14,10 +17,10 @@
 //! The folder: [`RECORD`] (the experiment's settings), [`START`]`/` (the start's run),
 //! `<contender>/seed-<s>/` (each run; `best-of-n`'s holds `round-0/`, `round-<r>/candidate-<k>/`
 //! and [`CHOICES`]), each with [`OUTCOMES`] once its model answered the suite, and [`TABLE`].
-//! Running it again resumes: finished runs (the contest's own resume) and recorded outcomes are
-//! kept.
+//! Every file is written whole ([`write_atomic`]). Running it again resumes: a run whose outcome
+//! is recorded is not trained again, and an unfinished one resumes as its trainee does.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use floe_core::progress::Progress;
 use floe_core::suite::{build_suite_with_progress, SuiteConfig};
@@ -28,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::RoundsConfig;
 use crate::design::random_config;
 use crate::error::RoundsError;
-use crate::folder::{stage_name, RunFolder};
+use crate::folder::{stage_name, write_atomic, RunFolder};
 use crate::report::Outcome;
 use crate::state::Stage;
 use crate::stats::{Outcomes, TableSetup};
@@ -171,28 +174,171 @@ fn without_seeds(v: &serde_json::Value) -> serde_json::Value {
     v
 }
 
-/// `dir`'s recorded outcomes when they cover the suite, else the model's, recorded.
-fn outcomes_in<C: Contest>(
+/// The runs of an experiment, trained and answered one contender and seed at a time, each in its
+/// own folder: what [`run`] asks of a [`Contest`], and `floe levels` of its PPO.
+pub trait Trials {
+    /// A trained model, as [`Trials::answer`] takes it.
+    type Model;
+    /// What a trained model gives on the held-out sets, kept in its run's folder ([`OUTCOMES`]).
+    type Outcome: Serialize + serde::de::DeserializeOwned;
+    type Error: From<RoundsError>;
+
+    /// Trains (or resumes) contender `contender`'s run with `seed` in `dir`.
+    ///
+    /// # Errors
+    /// The trainee's.
+    fn train(
+        &mut self,
+        contender: usize,
+        seed: u64,
+        dir: &Path,
+        progress: &dyn Progress,
+    ) -> Result<Self::Model, Self::Error>;
+
+    /// `model`'s outcome on the held-out sets.
+    ///
+    /// # Errors
+    /// The trainee's.
+    fn answer(&mut self, model: Self::Model, progress: &dyn Progress) -> Result<Self::Outcome, Self::Error>;
+
+    /// Whether a recorded outcome of contender `contender`'s run with `seed` is one this
+    /// experiment would make now; a run whose outcome is not is trained and answered again.
+    ///
+    /// # Errors
+    /// The trainee's.
+    fn current(&mut self, contender: usize, seed: u64, outcome: &Self::Outcome) -> Result<bool, Self::Error>;
+}
+
+/// The folder of contender `name`'s run with `seed` in the experiment folder `out`.
+#[must_use]
+pub fn run_dir(out: &Path, name: &str, seed: u64) -> PathBuf {
+    out.join(name).join(format!("seed-{seed}"))
+}
+
+/// The outcome recorded in the run folder `dir` ([`OUTCOMES`]), if it reads as one.
+#[must_use]
+pub fn recorded<O: serde::de::DeserializeOwned>(dir: &Path) -> Option<O> {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(OUTCOMES)).ok()?).ok()
+}
+
+/// The seeds with a recorded outcome of contender `name` in `out`, in ascending order.
+#[must_use]
+pub fn recorded_seeds(out: &Path, name: &str) -> Vec<u64> {
+    let mut seeds: Vec<u64> = std::fs::read_dir(out.join(name))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.strip_prefix("seed-")?.parse().ok())
+        .filter(|&s| out.join(name).join(format!("seed-{s}")).join(OUTCOMES).is_file())
+        .collect();
+    seeds.sort_unstable();
+    seeds
+}
+
+/// Opens the experiment folder `out` for `record` (the experiment's settings, [`RECORD`]): a
+/// folder whose record differs but for its `seeds` (every run stands alone, so more seeds extend
+/// an experiment and fewer give the table of those alone) is refused; else the record is written.
+///
+/// # Errors
+/// Another experiment's folder, and I/O.
+pub fn open(out: &Path, record: &serde_json::Value) -> Result<(), RoundsError> {
+    let recorded = out.join(RECORD);
+    if let Ok(text) = std::fs::read_to_string(&recorded) {
+        let same = serde_json::from_str::<serde_json::Value>(&text)
+            .is_ok_and(|r| without_seeds(&r) == without_seeds(record));
+        if !same {
+            return Err(RoundsError::Input(format!(
+                "{} holds another experiment (other settings or contenders): resume it with the same \
+                 settings (any seeds), or give a new folder",
+                out.display()
+            )));
+        }
+    }
+    write(&recorded, &(serde_json::to_string_pretty(record).unwrap_or_default() + "\n"))
+}
+
+/// Trains and answers (or reads back) every run of `contenders` × `seeds` in `out`, seed by seed
+/// (so that an interrupted experiment has as many finished runs of each): a run whose outcome is
+/// recorded and current is neither trained nor answered again. Returns the outcomes per
+/// contender, per seed.
+///
+/// # Errors
+/// I/O, and what `trials` returns.
+pub fn run_trials<T: Trials>(
+    trials: &mut T,
+    out: &Path,
+    contenders: &[Entry],
+    seeds: &[u64],
+    progress: &dyn Progress,
+) -> Result<Vec<Vec<T::Outcome>>, T::Error> {
+    let mut per: Vec<Vec<T::Outcome>> = contenders.iter().map(|_| Vec::new()).collect();
+    for &seed in seeds {
+        for (c, (entry, per_seed)) in contenders.iter().zip(&mut per).enumerate() {
+            let dir = run_dir(out, &entry.name, seed);
+            if let Some(o) = recorded::<T::Outcome>(&dir) {
+                if trials.current(c, seed, &o)? {
+                    per_seed.push(o);
+                    continue;
+                }
+                progress.line(&format!(
+                    "experiment: {} with seed {seed} again: its recorded outcome is not one this experiment makes now",
+                    entry.name
+                ));
+            }
+            progress.line(&format!("experiment: {} with seed {seed}", entry.name));
+            let model = trials.train(c, seed, &dir, progress)?;
+            let o = trials.answer(model, progress)?;
+            write(&dir.join(OUTCOMES), &serde_json::to_string(&o).unwrap_or_default())?;
+            per_seed.push(o);
+        }
+    }
+    Ok(per)
+}
+
+/// A [`Contest`]'s runs as [`Trials`]: each contender trained as its design has it, its model
+/// answering the suite.
+struct ContestTrials<'a, C: Contest> {
+    contest: &'a mut C,
+    contenders: &'a [Entry],
+    suite: &'a [&'a Instance],
+}
+
+impl<C: Contest> Trials for ContestTrials<'_, C> {
+    type Model = C::Model;
+    type Outcome = Vec<Outcome>;
+    type Error = C::Error;
+
+    fn train(
+        &mut self,
+        c: usize,
+        seed: u64,
+        dir: &Path,
+        progress: &dyn Progress,
+    ) -> Result<C::Model, C::Error> {
+        train_contender(self.contest, c, self.contenders[c].design, seed, dir, progress)
+    }
+
+    fn answer(&mut self, model: C::Model, progress: &dyn Progress) -> Result<Vec<Outcome>, C::Error> {
+        answer(self.contest, model, self.suite, progress)
+    }
+
+    fn current(&mut self, _: usize, _: u64, outcome: &Vec<Outcome>) -> Result<bool, C::Error> {
+        Ok(outcome.len() == self.suite.len())
+    }
+}
+
+/// The model's outcomes on the suite, checked to cover it.
+fn answer<C: Contest>(
     contest: &mut C,
     model: C::Model,
-    dir: &Path,
     suite: &[&Instance],
     progress: &dyn Progress,
 ) -> Result<Vec<Outcome>, C::Error> {
-    let file = dir.join(OUTCOMES);
-    if let Ok(text) = std::fs::read_to_string(&file) {
-        if let Ok(o) = serde_json::from_str::<Vec<Outcome>>(&text) {
-            if o.len() == suite.len() {
-                return Ok(o);
-            }
-        }
-    }
     let got = contest.outcomes(model, suite, progress)?;
     if got.len() != suite.len() {
-        let e = format!("{}: {} outcomes for {} suite instances", dir.display(), got.len(), suite.len());
+        let e = format!("{} outcomes for {} suite instances", got.len(), suite.len());
         return Err(RoundsError::Input(e).into());
     }
-    write(&file, &serde_json::to_string(&got).unwrap_or_default())?;
     Ok(got)
 }
 
@@ -200,12 +346,11 @@ fn write(path: &Path, text: &str) -> Result<(), RoundsError> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| RoundsError::io(dir, e))?;
     }
-    std::fs::write(path, text).map_err(|e| RoundsError::io(path, e))
+    write_atomic(path, text.as_bytes())
 }
 
 /// Runs (or resumes) the experiment in `out`: the suite, the start, then seed by seed every
-/// contender (so that an interrupted experiment has as many finished runs of each, and its
-/// finished seeds give a table), and the table.
+/// contender ([`run_trials`]), and the table.
 ///
 /// # Errors
 /// A folder holding another experiment, a suite configuration that gives nothing (before any
@@ -216,37 +361,23 @@ pub fn run<C: Contest>(
     plan: &Plan<'_>,
     progress: &dyn Progress,
 ) -> Result<Results, C::Error> {
-    let recorded = out.join(RECORD);
-    if let Ok(text) = std::fs::read_to_string(&recorded) {
-        let same = serde_json::from_str::<serde_json::Value>(&text)
-            .is_ok_and(|r| without_seeds(&r) == without_seeds(&plan.record));
-        if !same {
-            return Err(RoundsError::Input(format!(
-                "{} holds another experiment (other settings or contenders): resume it with the same \
-                 settings (any seeds), or give a new folder",
-                out.display()
-            ))
-            .into());
-        }
-    }
-    let record = serde_json::to_string_pretty(&plan.record).unwrap_or_default() + "\n";
-    write(&recorded, &record)?;
+    open(out, &plan.record)?;
     let cells = build_suite_with_progress(&plan.suite, progress).map_err(RoundsError::from)?;
     let suite: Vec<&Instance> = cells.iter().flat_map(|c| c.instances.iter()).collect();
     progress.line("experiment: the shared start");
     let start = out.join(START);
     let model = contest.start(&start, progress)?;
-    let mut rows: Vec<(String, Outcomes)> =
-        vec![(START_ROW.into(), vec![outcomes_in(contest, model, &start, &suite, progress)?])];
-    let mut per: Vec<Outcomes> = vec![Vec::new(); plan.contenders.len()];
-    for &seed in plan.seeds {
-        for (c, (entry, per_seed)) in plan.contenders.iter().zip(&mut per).enumerate() {
-            let dir = out.join(&entry.name).join(format!("seed-{seed}"));
-            progress.line(&format!("experiment: {} with seed {seed}", entry.name));
-            let model = train_contender(contest, c, entry.design, seed, &dir, progress)?;
-            per_seed.push(outcomes_in(contest, model, &dir, &suite, progress)?);
+    let start_outcomes = match recorded::<Vec<Outcome>>(&start).filter(|o| o.len() == suite.len()) {
+        Some(o) => o,
+        None => {
+            let o = answer(contest, model, &suite, progress)?;
+            write(&start.join(OUTCOMES), &serde_json::to_string(&o).unwrap_or_default())?;
+            o
         }
-    }
+    };
+    let mut rows: Vec<(String, Outcomes)> = vec![(START_ROW.into(), vec![start_outcomes])];
+    let mut trials = ContestTrials { contest, contenders: plan.contenders, suite: &suite };
+    let per = run_trials(&mut trials, out, plan.contenders, plan.seeds, progress)?;
     rows.extend(plan.contenders.iter().map(|e| e.name.clone()).zip(per));
     let setup = TableSetup {
         suite: plan.suite.clone(),
@@ -477,11 +608,11 @@ mod tests {
         assert!(got.table.contains("fixed") && got.table.contains("sec"), "{}", got.table);
         assert_eq!(std::fs::read_to_string(dir.path().join(TABLE)).unwrap(), got.table);
         assert!(dir.path().join("sec/seed-1").join(OUTCOMES).is_file());
-        // Again: the runs are asked again (they resume themselves), the outcomes are read back.
+        // Again: the start resumes itself, the runs' outcomes are read back and nothing else trains.
         let mut again = Stub::default();
         let more = serde_json::json!({"settings": 1, "seeds": [0, 1, 2]});
         let got2 = run(&mut again, dir.path(), &plan(&names, &[0, 1], more), &Silent).unwrap();
-        assert_eq!((again.trained.len(), again.answered), (5, 0));
+        assert_eq!((again.trained.as_slice(), again.answered), (["warm".to_string()].as_slice(), 0));
         assert_eq!(got2.table, got.table);
         // Another experiment in the same folder is refused before anything runs.
         let mut other = Stub::default();

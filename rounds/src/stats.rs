@@ -134,6 +134,19 @@ fn paired(
 /// # Errors
 /// No outcomes, or sides whose seeds or instances do not pair up.
 pub fn paired_difference(a: &[Vec<bool>], b: &[Vec<bool>]) -> Result<(f64, f64), String> {
+    let rates = |x: &[Vec<bool>]| -> Vec<Vec<f64>> {
+        x.iter().map(|s| s.iter().map(|&v| f64::from(u8::from(v))).collect()).collect()
+    };
+    paired_rates(&rates(a), &rates(b))
+}
+
+/// [`paired_difference`] of rates in [0, 1] (a level's success over its plays, say): the mean
+/// and standard error, in percentage points, of `a[s][i] − b[s][i]`, clustered by seed and by
+/// instance. `floe levels`' "vs fixed" and "vs uniform" columns are these.
+///
+/// # Errors
+/// No outcomes, or sides whose seeds or instances do not pair up.
+pub fn paired_rates(a: &[Vec<f64>], b: &[Vec<f64>]) -> Result<(f64, f64), String> {
     let seeds = a.len().max(b.len());
     if a.is_empty()
         || b.is_empty()
@@ -148,18 +161,21 @@ pub fn paired_difference(a: &[Vec<bool>], b: &[Vec<bool>]) -> Result<(f64, f64),
         if x.len() != y.len() {
             return Err(format!("{} outcomes against {}: not the same suite", x.len(), y.len()));
         }
-        d.push(
-            x.iter()
-                .zip(y)
-                .map(|(&x, &y)| f64::from(u8::from(x)) - f64::from(u8::from(y)))
-                .collect::<Vec<_>>(),
-        );
+        d.push(x.iter().zip(y).map(|(x, y)| x - y).collect::<Vec<_>>());
     }
     if d[0].is_empty() {
         return Err("no outcomes to pair".into());
     }
     let (mean, se) = clustered(&d);
     Ok((100.0 * mean, 100.0 * se))
+}
+
+/// A paired difference as a table shows it: `+1.23 ± 0.45`, marked ` ✓` when it is resolved
+/// (at least [`RESOLVED_SE`] standard errors from 0).
+#[must_use]
+pub fn format_paired(mean: f64, se: f64) -> String {
+    let mark = if se > 0.0 && (mean / se).abs() >= RESOLVED_SE { " ✓" } else { "" };
+    format!("{mean:+.2} ± {se:.2}{mark}")
 }
 
 /// A table's header row for the agent counts and "all".

@@ -2,22 +2,25 @@
 //! MAPF-FrozenLake from scratch (see `floe_train::ppo::bench`): every contender trains the same
 //! PPO for the same environment steps under its sampler, for several seeds; the trained policies
 //! play the same held-out levels; `table.md` holds the success rates with their standard errors
-//! and the paired differences from `uniform`, `curves.png` the learning curves and
-//! `placement.png` where each sampler put its levels. Runs are appended to `runs.jsonl` as they
-//! finish, and the same command with the same folder goes on from there.
+//! and the paired differences from `fixed` and `uniform`, `curves.png` the learning curves and
+//! `placement.png` where each sampler put its levels. The folder is floe-rounds' experiment's
+//! (`experiment.json`, a run a folder, `<contender>/seed-<s>/suite-outcomes.json`, kept as each
+//! run finishes); `runs.jsonl` gathers every run, and the same command with the same folder goes
+//! on from there.
 
-use std::io::Write;
 use std::path::PathBuf;
 
-use floe_train::ppo::bench::{self, BenchConfig, Budget, RunResult, CONTENDERS};
+use floe_core::progress::{Lines, Progress, Silent};
+use floe_rounds::folder::write_atomic;
+use floe_train::ppo::bench::{self, BenchConfig, Budget, Comparison, CONTENDERS};
 
 use crate::error::CliError;
 use crate::render::levels::{curves_png, placement_png, Curves, Placement};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Output folder (runs.jsonl, table.md, curves.png, placement.png, config.json); the same
-    /// folder goes on where it stopped.
+    /// Output folder (experiment.json, a folder a run, runs.jsonl, table.md, curves.png,
+    /// placement.png); the same folder goes on where it stopped.
     #[arg(long, default_value = "out/levels")]
     out: PathBuf,
     /// `tiny` (a test's), `small` (the docs' commands; about half an hour on 2 cores) or `medium`
@@ -67,90 +70,10 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         cfg.env_steps = n;
     }
     floe_train::set_threads(a.threads);
-    std::fs::create_dir_all(&a.out).map_err(|e| CliError::Failed(format!("{}: {e}", a.out.display())))?;
-    // The contenders and seeds only pick which runs to make: a folder's runs may come from several
-    // invocations (or from shards on other machines, their runs.jsonl put together) as long as
-    // everything else is the same.
-    let config_path = a.out.join("config.json");
-    let config_text = serde_json::to_string_pretty(&cfg).map_err(input)?;
-    let runs_of = |c: &BenchConfig| BenchConfig { contenders: Vec::new(), seeds: 0, ..c.clone() };
-    match std::fs::read_to_string(&config_path) {
-        Ok(old) => {
-            let same =
-                serde_json::from_str::<BenchConfig>(&old).is_ok_and(|old| runs_of(&old) == runs_of(&cfg));
-            if !same {
-                return Err(input(format!(
-                    "{} holds runs of other settings ({}): use another --out",
-                    a.out.display(),
-                    config_path.display()
-                )));
-            }
-        }
-        Err(_) => std::fs::write(&config_path, &config_text).map_err(|e| CliError::Failed(e.to_string()))?,
-    }
-    let log = |m: &str| {
-        if !a.quiet {
-            eprintln!("floe levels: {m}");
-        }
-    };
-    let held = bench::held_out(&cfg).map_err(crate::cmd::train::cli_error)?;
-    log(&format!(
-        "{} hard held-out levels ({}), {} of the paper's shape",
-        held.hard.len(),
-        bench::describe(&cfg.hard),
-        held.paper.len()
-    ));
-    let path = bench::results_path(&a.out);
-    let mut runs: Vec<RunResult> = std::fs::read_to_string(&path)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(serde_json::from_str)
-        .collect::<Result<_, _>>()
-        .map_err(|e| input(format!("{}: {e}", path.display())))?;
-    // Runs whose sampler has changed since they were recorded (plr before robust PLR) are run
-    // again; their lines stay in runs.jsonl, unused.
-    let mut stale = Vec::new();
-    for r in std::mem::take(&mut runs) {
-        if bench::current(&cfg, &r).map_err(crate::cmd::train::cli_error)? {
-            runs.push(r);
-        } else {
-            stale.push(format!("{} seed {}", r.contender, r.seed));
-        }
-    }
-    if !stale.is_empty() {
-        log(&format!(
-            "run again, recorded before the sampler changed (plr is robust PLR now): {}",
-            stale.join(", ")
-        ));
-    }
-    for seed in 0..cfg.seeds {
-        for c in &cfg.contenders {
-            if runs.iter().any(|r| &r.contender == c && r.seed == seed) {
-                continue;
-            }
-            log(&format!("{c}, seed {seed}: training for {} environment steps", cfg.env_steps));
-            let r = bench::run_one(&cfg, &held, c, seed, &log).map_err(crate::cmd::train::cli_error)?;
-            log(&format!(
-                "{c}, seed {seed}: hard {:.1} % (CVaR10 {:.1} %), paper shape {:.1} %, {:.0} s",
-                100.0 * r.hard_success,
-                100.0 * r.hard_cvar10,
-                100.0 * r.paper_success,
-                r.seconds
-            ));
-            let line = serde_json::to_string(&r).map_err(input)?;
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
-            writeln!(f, "{line}").map_err(|e| CliError::Failed(e.to_string()))?;
-            runs.push(r);
-        }
-    }
-    let random = bench::random_baseline(&cfg, &held).map_err(crate::cmd::train::cli_error)?;
-    let table = bench::table(&cfg, &runs, &random);
-    std::fs::write(a.out.join("table.md"), &table).map_err(|e| CliError::Failed(e.to_string()))?;
+    let progress: Box<dyn Progress> =
+        if a.quiet { Box::new(Silent) } else { Box::new(Lines { prefix: "floe levels: ".into() }) };
+    let Comparison { table, runs } =
+        bench::experiment(&cfg, &a.out, progress.as_ref()).map_err(crate::cmd::train::cli_error)?;
     let curves: Vec<Curves> = cfg
         .contenders
         .iter()
@@ -165,10 +88,11 @@ pub fn run(a: &Args) -> Result<(), CliError> {
             &curves,
         )
         .map_err(input)?;
-        std::fs::write(a.out.join("curves.png"), png).map_err(|e| CliError::Failed(e.to_string()))?;
+        write_atomic(&a.out.join("curves.png"), &png).map_err(|e| crate::cmd::train::cli_error(e.into()))?;
     }
     let placed: Vec<Placement> = bench::placement(&runs)
         .into_iter()
+        .filter(|(name, _)| cfg.contenders.contains(name))
         .map(|(name, p)| Placement {
             name,
             played: p.into_iter().map(|(s, n)| (s.size, s.agents, s.hole_percent, n)).collect(),
@@ -179,7 +103,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         &placed,
     )
     .map_err(input)?;
-    std::fs::write(a.out.join("placement.png"), png).map_err(|e| CliError::Failed(e.to_string()))?;
+    write_atomic(&a.out.join("placement.png"), &png).map_err(|e| crate::cmd::train::cli_error(e.into()))?;
     crate::emit(None, &table)?;
     Ok(())
 }

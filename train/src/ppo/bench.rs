@@ -23,10 +23,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use floe_core::generator::GeneratorConfig;
+use floe_core::progress::Progress;
 use floe_core::suite::{build_suite, SuiteConfig};
 use floe_core::Instance;
 use floe_levels::{LevelSource, LevelSpace, LevelsSpec, Shape};
 use floe_plugin_api::PluginSpec;
+use floe_rounds::experiment::{self, Design, Entry, Trials};
 use serde::{Deserialize, Serialize};
 
 use super::eval::{cvar, evaluate, summary, Actor, LevelResult};
@@ -336,84 +338,253 @@ pub fn held_out(cfg: &BenchConfig) -> Result<HeldOut, TrainError> {
     Ok(HeldOut { hard, paper, ten })
 }
 
-/// Trains one contender with one seed and plays the held-out sets.
+/// A contender's run, trained: its PPO and what its training recorded.
+pub struct Trained {
+    contender: String,
+    seed: u64,
+    ppo: Ppo,
+    started: Instant,
+    train_seconds: f64,
+    curve: Vec<(u64, f64)>,
+}
+
+impl std::fmt::Debug for Trained {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trained")
+            .field("contender", &self.contender)
+            .field("seed", &self.seed)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `floe levels`' runs as floe-rounds' [`Trials`]: each contender's PPO trained under its sampler,
+/// its policy playing the held-out sets.
+#[derive(Debug)]
+pub struct LevelsTrials<'a> {
+    pub cfg: &'a BenchConfig,
+    pub held: &'a HeldOut,
+}
+
+impl Trials for LevelsTrials<'_> {
+    type Model = Trained;
+    type Outcome = RunResult;
+    type Error = TrainError;
+
+    fn train(
+        &mut self,
+        c: usize,
+        seed: u64,
+        _: &Path,
+        progress: &dyn Progress,
+    ) -> Result<Trained, TrainError> {
+        let cfg = self.cfg;
+        let contender = cfg.contenders.get(c).ok_or_else(|| TrainError::Input(format!("contender {c}")))?;
+        progress.line(&format!("{contender}, seed {seed}: training for {} environment steps", cfg.env_steps));
+        let started = Instant::now();
+        let levels = super::levels_of(&cfg.spec(contender, seed)?)?;
+        let mut ppo = Ppo::new(cfg.ppo.clone(), levels, cfg.pool, seed)?;
+        let curve_levels = &self.held.hard[..cfg.curve_levels.min(self.held.hard.len())];
+        let mut curve = Vec::new();
+        let mut updates = 0usize;
+        let mut error = None;
+        let mut eval_seconds = 0.0;
+        let t_train = Instant::now();
+        ppo.train(cfg.env_steps, |p, r| {
+            updates += 1;
+            if cfg.curve_every > 0 && updates.is_multiple_of(cfg.curve_every) && error.is_none() {
+                let t_eval = Instant::now();
+                let got = evaluate(Actor::Policy(p.policy()), curve_levels, 1, &cfg.ppo, 4096, 7);
+                eval_seconds += t_eval.elapsed().as_secs_f64();
+                match got {
+                    Ok(res) => {
+                        let (s, _) = summary(&res);
+                        curve.push((r.env_steps, s));
+                        progress.line(&format!(
+                            "{contender} seed {seed}: {} steps, training success {:.3}, hard {:.3}, entropy {:.3}",
+                            r.env_steps, r.success, s, r.entropy
+                        ));
+                    }
+                    Err(e) => error = Some(e),
+                }
+            }
+        })?;
+        let train_seconds = t_train.elapsed().as_secs_f64() - eval_seconds;
+        if let Some(e) = error {
+            return Err(e);
+        }
+        Ok(Trained { contender: contender.clone(), seed, ppo, started, train_seconds, curve })
+    }
+
+    fn answer(&mut self, t: Trained, progress: &dyn Progress) -> Result<RunResult, TrainError> {
+        let (cfg, held, ppo) = (self.cfg, self.held, &t.ppo);
+        let hard = evaluate(Actor::Policy(ppo.policy()), &held.hard, cfg.repeats, &cfg.ppo, 4096, 11)?;
+        let paper = evaluate(Actor::Policy(ppo.policy()), &held.paper, cfg.repeats, &cfg.ppo, 4096, 13)?;
+        let (hard_success, hard_cost) = summary(&hard);
+        let (paper_success, paper_cost) = summary(&paper);
+        let mut ten = Vec::new();
+        for (k, levels) in &held.ten {
+            ten.push((
+                *k,
+                summary(&evaluate(Actor::Policy(ppo.policy()), levels, cfg.repeats, &cfg.ppo, 4096, 17)?).0,
+            ));
+        }
+        let played =
+            ppo.levels().played().iter().map(|(s, &n)| (s.size, s.agents, s.hole_percent, n)).collect();
+        let r = RunResult {
+            contender: t.contender,
+            seed: t.seed,
+            seconds: t.started.elapsed().as_secs_f64(),
+            train_seconds: t.train_seconds,
+            env_steps: ppo.env_steps(),
+            hard: hard.iter().map(LevelResult::success_rate).collect(),
+            paper: paper.iter().map(LevelResult::success_rate).collect(),
+            hard_success,
+            hard_cost,
+            hard_cvar10: cvar(&hard, 0.1),
+            hard_cvar25: cvar(&hard, 0.25),
+            paper_success,
+            paper_cost,
+            paper_cvar10: cvar(&paper, 0.1),
+            paper_cvar25: cvar(&paper, 0.25),
+            ten,
+            curve: t.curve,
+            played,
+            designs: ppo.levels().designs().to_vec(),
+            robust: ppo.levels().robust(),
+            edited: ppo.levels().edited().into(),
+        };
+        progress.line(&format!(
+            "{}, seed {}: hard {:.1} % (CVaR10 {:.1} %), paper shape {:.1} %, {:.0} s",
+            r.contender,
+            r.seed,
+            100.0 * r.hard_success,
+            100.0 * r.hard_cvar10,
+            100.0 * r.paper_success,
+            r.seconds
+        ));
+        Ok(r)
+    }
+
+    fn current(&mut self, _: usize, _: u64, run: &RunResult) -> Result<bool, TrainError> {
+        current(self.cfg, run)
+    }
+}
+
+/// What [`experiment`] returns: the table, and the runs it was made of (the chosen contenders'
+/// and the references', `fixed` and `uniform`, where the folder has them).
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    pub table: String,
+    pub runs: Vec<RunResult>,
+}
+
+/// The settings an experiment folder of `cfg` records ([`experiment::RECORD`]): all but the
+/// contenders and seeds, which only pick the runs, so that a folder's runs may come from several
+/// invocations (or from shards on other machines, their run folders put together).
+fn record(cfg: &BenchConfig) -> Result<serde_json::Value, TrainError> {
+    let settings = BenchConfig { contenders: Vec::new(), seeds: 0, ..cfg.clone() };
+    serde_json::to_value(&settings).map_err(|e| TrainError::Input(e.to_string()))
+}
+
+/// The folder's results before runs had folders of their own: `config.json` and `runs.jsonl`.
+const OLD_CONFIG: &str = "config.json";
+
+/// A folder written before `floe levels` ran on floe-rounds' experiment (its settings in
+/// [`OLD_CONFIG`], its runs in `runs.jsonl`, one line each): each run moved into its own folder
+/// (the last line of a contender and seed wins, as it did), the settings checked as they were.
+/// Nothing changes in a folder that is refused.
+fn import_old(cfg: &BenchConfig, out: &Path) -> Result<(), TrainError> {
+    let old = out.join(OLD_CONFIG);
+    let Ok(text) = std::fs::read_to_string(&old) else {
+        return Ok(());
+    };
+    if out.join(experiment::RECORD).exists() {
+        return Ok(());
+    }
+    let settings = |c: &BenchConfig| BenchConfig { contenders: Vec::new(), seeds: 0, ..c.clone() };
+    if !serde_json::from_str::<BenchConfig>(&text).is_ok_and(|old| settings(&old) == settings(cfg)) {
+        return Err(TrainError::Input(format!(
+            "{} holds runs of other settings ({}): use another --out",
+            out.display(),
+            old.display()
+        )));
+    }
+    let path = results_path(out);
+    let mut runs: Vec<RunResult> = Vec::new();
+    for (i, line) in std::fs::read_to_string(&path).unwrap_or_default().lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let r: RunResult = serde_json::from_str(line)
+            .map_err(|e| TrainError::Input(format!("{} line {}: {e}", path.display(), i + 1)))?;
+        runs.retain(|x| (x.contender.as_str(), x.seed) != (r.contender.as_str(), r.seed));
+        runs.push(r);
+    }
+    for r in &runs {
+        let file = experiment::run_dir(out, &r.contender, r.seed).join(experiment::OUTCOMES);
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| TrainError::io(dir, e))?;
+        }
+        let text = serde_json::to_string(r).map_err(|e| TrainError::Input(e.to_string()))?;
+        floe_rounds::folder::write_atomic(&file, text.as_bytes())?;
+    }
+    experiment::open(out, &record(cfg)?)?;
+    std::fs::remove_file(&old).map_err(|e| TrainError::io(&old, e))
+}
+
+/// Runs (or resumes) `floe levels`' comparison in `out` on floe-rounds' experiment
+/// ([`experiment::run_trials`]): the folder's record ([`experiment::RECORD`]: the settings but
+/// the contenders and seeds), each contender and seed in `<contender>/seed-<s>/` with its
+/// [`RunResult`] ([`experiment::OUTCOMES`]), trained once; then the table ([`table`], in
+/// [`experiment::TABLE`]) and `runs.jsonl`, every run of the folder a line, both written whole.
+/// A recorded run whose sampler has changed since (`plr` before robust PLR) is run again.
 ///
 /// # Errors
-/// The run's errors.
-pub fn run_one(
-    cfg: &BenchConfig,
-    held: &HeldOut,
-    contender: &str,
-    seed: u64,
-    log: &dyn Fn(&str),
-) -> Result<RunResult, TrainError> {
-    let t0 = Instant::now();
-    let levels = super::levels_of(&cfg.spec(contender, seed)?)?;
-    let mut ppo = Ppo::new(cfg.ppo.clone(), levels, cfg.pool, seed)?;
-    let curve_levels = &held.hard[..cfg.curve_levels.min(held.hard.len())];
-    let mut curve = Vec::new();
-    let mut updates = 0usize;
-    let mut error = None;
-    let mut eval_seconds = 0.0;
-    let t_train = Instant::now();
-    ppo.train(cfg.env_steps, |p, r| {
-        updates += 1;
-        if cfg.curve_every > 0 && updates.is_multiple_of(cfg.curve_every) && error.is_none() {
-            let t_eval = Instant::now();
-            let got = evaluate(Actor::Policy(p.policy()), curve_levels, 1, &cfg.ppo, 4096, 7);
-            eval_seconds += t_eval.elapsed().as_secs_f64();
-            match got {
-                Ok(res) => {
-                    let (s, _) = summary(&res);
-                    curve.push((r.env_steps, s));
-                    log(&format!(
-                        "{contender} seed {seed}: {} steps, training success {:.3}, hard {:.3}, entropy {:.3}",
-                        r.env_steps, r.success, s, r.entropy
-                    ));
+/// A folder of other settings, levels that cannot be generated, I/O and the runs' errors.
+pub fn experiment(cfg: &BenchConfig, out: &Path, progress: &dyn Progress) -> Result<Comparison, TrainError> {
+    std::fs::create_dir_all(out).map_err(|e| TrainError::io(out, e))?;
+    import_old(cfg, out)?;
+    experiment::open(out, &record(cfg)?)?;
+    let held = held_out(cfg)?;
+    progress.line(&format!(
+        "{} hard held-out levels ({}), {} of the paper's shape",
+        held.hard.len(),
+        describe(&cfg.hard),
+        held.paper.len()
+    ));
+    let entries: Vec<Entry> =
+        cfg.contenders.iter().map(|n| Entry { name: n.clone(), design: Design::Own }).collect();
+    let seeds: Vec<u64> = (0..cfg.seeds).collect();
+    let mut trials = LevelsTrials { cfg, held: &held };
+    let mut runs: Vec<RunResult> =
+        experiment::run_trials(&mut trials, out, &entries, &seeds, progress)?.into_iter().flatten().collect();
+    // The references every row is paired with, where the folder has their runs of these seeds.
+    for name in ["fixed", "uniform"] {
+        if cfg.contenders.iter().any(|c| c == name) {
+            continue;
+        }
+        for &seed in &seeds {
+            if let Some(r) = experiment::recorded::<RunResult>(&experiment::run_dir(out, name, seed)) {
+                if current(cfg, &r)? {
+                    runs.push(r);
                 }
-                Err(e) => error = Some(e),
             }
         }
-    })?;
-    let train_seconds = t_train.elapsed().as_secs_f64() - eval_seconds;
-    if let Some(e) = error {
-        return Err(e);
     }
-    let hard = evaluate(Actor::Policy(ppo.policy()), &held.hard, cfg.repeats, &cfg.ppo, 4096, 11)?;
-    let paper = evaluate(Actor::Policy(ppo.policy()), &held.paper, cfg.repeats, &cfg.ppo, 4096, 13)?;
-    let (hard_success, hard_cost) = summary(&hard);
-    let (paper_success, paper_cost) = summary(&paper);
-    let mut ten = Vec::new();
-    for (k, levels) in &held.ten {
-        ten.push((
-            *k,
-            summary(&evaluate(Actor::Policy(ppo.policy()), levels, cfg.repeats, &cfg.ppo, 4096, 17)?).0,
-        ));
+    let random = random_baseline(cfg, &held)?;
+    let table = table(cfg, &runs, &random);
+    floe_rounds::folder::write_atomic(&out.join(experiment::TABLE), table.as_bytes())?;
+    let mut lines = String::new();
+    for name in CONTENDERS {
+        for seed in experiment::recorded_seeds(out, name) {
+            if let Some(r) = experiment::recorded::<RunResult>(&experiment::run_dir(out, name, seed)) {
+                lines.push_str(&serde_json::to_string(&r).map_err(|e| TrainError::Input(e.to_string()))?);
+                lines.push('\n');
+            }
+        }
     }
-    let played = ppo.levels().played().iter().map(|(s, &n)| (s.size, s.agents, s.hole_percent, n)).collect();
-    Ok(RunResult {
-        contender: contender.to_string(),
-        seed,
-        seconds: t0.elapsed().as_secs_f64(),
-        train_seconds,
-        env_steps: ppo.env_steps(),
-        hard: hard.iter().map(LevelResult::success_rate).collect(),
-        paper: paper.iter().map(LevelResult::success_rate).collect(),
-        hard_success,
-        hard_cost,
-        hard_cvar10: cvar(&hard, 0.1),
-        hard_cvar25: cvar(&hard, 0.25),
-        paper_success,
-        paper_cost,
-        paper_cvar10: cvar(&paper, 0.1),
-        paper_cvar25: cvar(&paper, 0.25),
-        ten,
-        curve,
-        played,
-        designs: ppo.levels().designs().to_vec(),
-        robust: ppo.levels().robust(),
-        edited: ppo.levels().edited().into(),
-    })
+    floe_rounds::folder::write_atomic(&results_path(out), lines.as_bytes())?;
+    Ok(Comparison { table, runs })
 }
 
 /// The random policy's results on the held-out sets (the floor).
@@ -463,19 +634,14 @@ pub fn table(cfg: &BenchConfig, runs: &[RunResult], random: &Random) -> String {
         let hard: Vec<Vec<f64>> = rs.iter().map(|r| r.hard.clone()).collect();
         let paper: Vec<Vec<f64>> = rs.iter().map(|r| r.paper.clone()).collect();
         // Paired by seed and level: every run of this contender against the reference's run of the
-        // same seed, the differences clustered by seed and by level.
+        // same seed, the differences clustered by seed and by level (floe-rounds' statistics).
         let diff = |base: &[&RunResult], name: &str, a: &[Vec<f64>], f: &dyn Fn(&RunResult) -> &Vec<f64>| {
-            let pairs: Option<Vec<&RunResult>> =
-                rs.iter().map(|r| base.iter().copied().find(|u| u.seed == r.seed)).collect();
-            let Some(pairs) = pairs.filter(|_| c != name) else {
-                return "—".to_string();
-            };
-            let d: Vec<Vec<f64>> =
-                a.iter().zip(pairs).map(|(x, u)| x.iter().zip(f(u)).map(|(x, y)| x - y).collect()).collect();
-            let (m, se) = clustered(&d);
-            let mark =
-                if se > 0.0 && (m / se).abs() >= floe_rounds::stats::RESOLVED_SE { " ✓" } else { "" };
-            format!("{m:+.2} ± {se:.2}{mark}")
+            let pairs: Option<Vec<Vec<f64>>> =
+                rs.iter().map(|r| base.iter().find(|u| u.seed == r.seed).map(|u| f(u).clone())).collect();
+            match pairs.filter(|_| c != name).map(|b| floe_rounds::stats::paired_rates(a, &b)) {
+                Some(Ok((m, se))) => floe_rounds::stats::format_paired(m, se),
+                _ => "—".to_string(),
+            }
         };
         let (hm, hse) = clustered(&hard);
         let (pm, pse) = clustered(&paper);
@@ -571,7 +737,8 @@ pub fn placement(runs: &[RunResult]) -> Vec<(String, Vec<(Shape, u64)>)> {
     out
 }
 
-/// The folder's results file.
+/// The folder's results: every run, a line each (written by [`experiment`] from the runs'
+/// folders).
 #[must_use]
 pub fn results_path(dir: &Path) -> PathBuf {
     dir.join("runs.jsonl")
