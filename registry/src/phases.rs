@@ -21,7 +21,7 @@ use floe_plugin_api::{
     Curriculum, EnvEngineer, EpisodeRecord, History, LevelPlan, LevelRecord, LevelSampler, PhaseDesign,
     PluginError, RoundConfig, RoundRecord, SizeResult,
 };
-use floe_rounds::context::{ContextInput, ContextOptions};
+use floe_rounds::context::{Cell, ContextInput, ContextOptions};
 use floe_rounds::limits::Adoption;
 
 /// Who designs each phase.
@@ -54,6 +54,30 @@ struct Tally {
     failures: BTreeMap<FailureKind, u32>,
 }
 
+impl Tally {
+    /// Counts one ended episode.
+    fn count(&mut self, e: &EpisodeRecord) {
+        self.episodes += 1;
+        match e.outcome {
+            outcome::SUCCESS => self.successes += 1,
+            outcome::TRUNCATED => *self.failures.entry(FailureKind::GoalNotReached).or_default() += 1,
+            _ => {
+                if let Some(kind) = FailureKind::from_code(e.failure_kind) {
+                    *self.failures.entry(kind).or_default() += 1;
+                }
+            }
+        }
+    }
+}
+
+/// A level's band of hole ratio, in tenths: `k` for `[k/10, (k+1)/10)`, its holes over its
+/// cells taken 0.025 up (the generator rounds a ratio's holes to whole cells, so a level of ratio
+/// 0.2 may hold a little under a fifth of its cells as holes).
+fn hole_band(level: &LevelRecord) -> u32 {
+    let cells = f64::from(level.width.max(1) * level.height.max(1));
+    ((f64::from(level.holes) / cells + 0.025) * 10.0).floor() as u32
+}
+
 /// A level sampler that redesigns the generator configuration between phases.
 #[derive(Debug)]
 pub struct PhaseSampler {
@@ -66,8 +90,12 @@ pub struct PhaseSampler {
     config: Option<RoundConfig>,
     /// The engineer's rationale for the current phase.
     rationale: Option<String>,
-    /// This phase's outcomes by map size.
+    /// This phase's outcomes by map size, and by cell of the design space (agents, map size,
+    /// hole band: [`hole_band`]).
     tally: BTreeMap<u32, Tally>,
+    cells: BTreeMap<(u32, u32, u32), Tally>,
+    /// The last finished phase's cells, for the engineer's context.
+    last_cells: Vec<Cell>,
     counted: u32,
     /// Notes of the last design (what was clamped, why a reply was not used).
     notes: Vec<String>,
@@ -99,6 +127,8 @@ impl PhaseSampler {
             config: None,
             rationale: None,
             tally: BTreeMap::new(),
+            cells: BTreeMap::new(),
+            last_cells: Vec::new(),
             counted: 0,
             notes: Vec::new(),
             designs: Vec::new(),
@@ -178,7 +208,7 @@ impl PhaseSampler {
                     limits: &self.limits,
                 };
                 let text = context
-                    .assemble(&input)
+                    .assemble_phase(&input, &self.last_cells)
                     .map_err(|e| PluginError::Config(format!("the engineer's context: {e}")))?;
                 let adopted = self.limits.adopt(engineer.design(&text, &self.limits));
                 self.notes = adopted.notes;
@@ -226,16 +256,10 @@ impl LevelSampler for PhaseSampler {
             if level.generation != e.generation {
                 continue;
             }
-            let t = self.tally.entry(level.width.max(level.height)).or_default();
-            t.episodes += 1;
-            match e.outcome {
-                outcome::SUCCESS => t.successes += 1,
-                outcome::TRUNCATED => *t.failures.entry(FailureKind::GoalNotReached).or_default() += 1,
-                _ => {
-                    if let Some(kind) = FailureKind::from_code(e.failure_kind) {
-                        *t.failures.entry(kind).or_default() += 1;
-                    }
-                }
+            let size = level.width.max(level.height);
+            let cell = (level.agents, size, hole_band(level));
+            for t in [self.tally.entry(size).or_default(), self.cells.entry(cell).or_default()] {
+                t.count(e);
             }
             self.counted += 1;
         }
@@ -246,6 +270,17 @@ impl LevelSampler for PhaseSampler {
         let record = self.record(round, &config);
         self.history.rounds.push(record);
         self.tally.clear();
+        self.last_cells = std::mem::take(&mut self.cells)
+            .into_iter()
+            .map(|((agents, size, band), t)| Cell {
+                agents,
+                size,
+                hole_band: (f64::from(band) / 10.0, f64::from(band + 1) / 10.0),
+                plays: t.episodes,
+                successes: t.successes,
+                failures: t.failures,
+            })
+            .collect();
         self.counted = 0;
         let next = self.design()?;
         self.config = Some(next.clone());
@@ -345,5 +380,72 @@ mod tests {
         let d = &s.designs()[0];
         assert_eq!((d.phase, &d.config, &d.rationale), (0, &cfg, &None));
         assert!(!d.notes.is_empty());
+    }
+
+    /// Records every context it is given, and answers with one map size.
+    struct Reader(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+    impl EnvEngineer for Reader {
+        fn design(
+            &mut self,
+            context: &str,
+            _: &DesignLimits,
+        ) -> Result<floe_plugin_api::design::EngineerReply, PluginError> {
+            self.0.lock().unwrap().push(context.to_string());
+            Ok(floe_plugin_api::design::EngineerReply {
+                config: RoundConfig {
+                    sizes: vec![SizeConfig { size: 6, data_ratio: 1.0, hole_ratio: 0.2, wait_ratio: 0.5 }],
+                    agents: vec![3],
+                    replay_fraction: 0.0,
+                },
+                rationale: "the 3-agent cells fail most".into(),
+                raw: Vec::new(),
+                notes: Vec::new(),
+            })
+        }
+    }
+
+    #[test]
+    fn the_engineer_reads_each_cell_of_the_phase_and_no_design_to_copy() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let limits = DesignLimits {
+            min_size: 5,
+            max_size: 8,
+            agents: vec![2, 3],
+            max_sizes: 4,
+            ..DesignLimits::default()
+        };
+        let designer = Designer::Engineer {
+            engineer: Box::new(Reader(seen.clone())),
+            context: ContextOptions::default(),
+        };
+        let mut s = PhaseSampler::new(designer, limits, 4, 3).unwrap();
+        // Two agents on 5×5 with 5 holes (ratio 0.2), three on 8×8 with none.
+        let levels = [
+            LevelRecord { holes: 5, ..level(0, 5) },
+            LevelRecord { agents: 3, ..level(1, 8) },
+            LevelRecord { agents: 3, ..level(2, 8) },
+        ];
+        s.update(&levels, &[], None).unwrap();
+        let plan = s.update(&levels, &[ep(0, 1, 0), ep(0, 1, 0), ep(1, 2, 5), ep(2, 3, 0)], None).unwrap();
+        assert_eq!(plan.config.unwrap().agents, vec![3]);
+        let contexts = seen.lock().unwrap();
+        assert_eq!(contexts.len(), 1, "round 0 is the default; phase 1 is the engineer's");
+        let text = &contexts[0];
+        assert!(text.contains("| 2 | 5x5 | 0.2–0.3 | 2 | 100.0 | 0.000 | none |"), "{text}");
+        assert!(
+            text.contains("| 3 | 8x8 | 0.0–0.1 | 2 | 0.0 | 0.000 | hole 1, goal_not_reached 1 |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("map sizes 5–8 (at most 4 in one configuration); agent counts among 2, 3"),
+            "{text}"
+        );
+        // The reply's form holds no design: no line of it reads as a reply.
+        for line in text.lines().filter(|l| l.starts_with('{')) {
+            assert!(serde_json::from_str::<floe_plugin_api::design::EngineerReply>(line).is_err(), "{line}");
+        }
+        assert!(text.contains("\"size\": <map size>"), "{text}");
+        assert_eq!(s.designs()[1].rationale.as_deref(), Some("the 3-agent cells fail most"));
     }
 }

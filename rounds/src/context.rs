@@ -28,6 +28,10 @@ use serde::{Deserialize, Serialize};
 
 /// The default prompt template.
 pub const CONTEXT_TEMPLATE: &str = include_str!("../templates/context.md");
+/// The default prompt template of the engineer between phases of a PPO's stepping
+/// ([`ContextOptions::assemble_phase`]): the same modules, the design limits also as ranges
+/// (`{{ranges}}`), and the reply's form with no design in it to copy.
+pub const PHASE_TEMPLATE: &str = include_str!("../templates/phases.md");
 /// The default design guidelines (module G).
 pub const GUIDELINES: &str = include_str!("../templates/guidelines.md");
 
@@ -147,6 +151,58 @@ pub struct ContextInput<'a> {
     pub limits: &'a DesignLimits,
 }
 
+/// What one cell of the design space came to in a phase: the episodes on levels of `agents`
+/// agents on `size`×`size` maps whose hole ratio lies in `hole_band`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub agents: u32,
+    pub size: u32,
+    /// The hole ratio's band, `[low, high)`.
+    pub hole_band: (f64, f64),
+    /// Episodes played, and those that succeeded.
+    pub plays: u32,
+    pub successes: u32,
+    /// The failed episodes by kind (`goal_not_reached` for those that ran out of steps).
+    pub failures: std::collections::BTreeMap<floe_core::FailureKind, u32>,
+}
+
+/// Module F's per-cell table: plays, success, p·(1−p) and the failure kinds of each cell.
+fn cells_table(cells: &[Cell]) -> String {
+    let mut s = String::from(
+        "| agents | map size | hole ratio | plays | success % | p·(1−p) | failures by kind |\n|---|---|---|---|---|---|---|\n",
+    );
+    for c in cells {
+        let p = f64::from(c.successes) / f64::from(c.plays.max(1));
+        let failures: Vec<String> = c.failures.iter().map(|(k, n)| format!("{} {n}", k.name())).collect();
+        s.push_str(&format!(
+            "| {0} | {1}x{1} | {2:.1}–{3:.1} | {4} | {5:.1} | {6:.3} | {7} |\n",
+            c.agents,
+            c.size,
+            c.hole_band.0,
+            c.hole_band.1,
+            c.plays,
+            100.0 * p,
+            p * (1.0 - p),
+            if failures.is_empty() { "none".into() } else { failures.join(", ") }
+        ));
+    }
+    s
+}
+
+/// The design limits as ranges, in words.
+fn ranges(limits: &DesignLimits) -> String {
+    let agents: Vec<String> = limits.agents.iter().map(ToString::to_string).collect();
+    format!(
+        "map sizes {}–{} (at most {} in one configuration); agent counts among {}; hole_ratio 0–{}; \
+         wait_ratio 0–1; data_ratio 0–1 for each size.",
+        limits.min_size,
+        limits.max_size,
+        limits.max_sizes,
+        agents.join(", "),
+        limits.max_hole_ratio
+    )
+}
+
 fn read_file(path: &Path) -> Result<String, ConfigError> {
     std::fs::read_to_string(path).map_err(|e| ConfigError::Invalid(format!("{}: {e}", path.display())))
 }
@@ -246,6 +302,26 @@ impl ContextOptions {
     /// # Errors
     /// A template or guidelines file that cannot be read.
     pub fn assemble(&self, input: &ContextInput<'_>) -> Result<String, ConfigError> {
+        self.assemble_from(input, CONTEXT_TEMPLATE, &[])
+    }
+
+    /// The context of one phase's design between phases of a PPO's stepping: [`PHASE_TEMPLATE`]
+    /// unless a template is given, module F with each cell of the design space the phase played
+    /// ([`Cell`]: plays, success, p·(1−p), failures by kind) after its per-size table, and the
+    /// design limits as ranges where the template has `{{ranges}}`.
+    ///
+    /// # Errors
+    /// A template or guidelines file that cannot be read.
+    pub fn assemble_phase(&self, input: &ContextInput<'_>, cells: &[Cell]) -> Result<String, ConfigError> {
+        self.assemble_from(input, PHASE_TEMPLATE, cells)
+    }
+
+    fn assemble_from(
+        &self,
+        input: &ContextInput<'_>,
+        template: &str,
+        cells: &[Cell],
+    ) -> Result<String, ConfigError> {
         let has = |m| self.preset.modules().contains(&m);
         let mut f = String::new();
         if has(Module::F) {
@@ -256,6 +332,15 @@ impl ContextOptions {
                     results_table(last),
                     ranking(last)
                 );
+                if !cells.is_empty() {
+                    f = format!(
+                        "## F: outcomes of phase {}\n\nBy map size:\n\n{}\n{}\nBy cell of the design space (agents × map size × hole ratio):\n\n{}\n",
+                        last.round,
+                        results_table(last),
+                        ranking(last),
+                        cells_table(cells)
+                    );
+                }
             }
         }
         let mut g = String::new();
@@ -299,15 +384,17 @@ impl ContextOptions {
             t.push('\n');
         }
         let limits = serde_json::to_string(input.limits).unwrap_or_default();
-        let mut text = self
-            .template_text()?
+        let given = self.template.as_deref().map(read_file).transpose()?;
+        let mut text = given
+            .unwrap_or_else(|| template.to_string())
             .replace("{{F}}", &f)
             .replace("{{G}}", &g)
             .replace("{{H}}", &h)
             .replace("{{S}}", &s)
             .replace("{{T}}", &t)
             .replace("{{round}}", &input.round.to_string())
-            .replace("{{limits}}", &limits);
+            .replace("{{limits}}", &limits)
+            .replace("{{ranges}}", &ranges(input.limits));
         if self.history_json {
             text.push_str(&format!("\n{HISTORY_FENCE}\n{}\n```\n", input.history.to_json()));
         }
@@ -388,5 +475,41 @@ mod tests {
             "{v6}"
         );
         ContextOptions::default().validate().unwrap();
+    }
+
+    #[test]
+    fn the_rounds_reply_form_holds_a_design_and_the_phases_form_none() {
+        let limits = DesignLimits::default();
+        let h = history();
+        let input = ContextInput {
+            history: &h,
+            round: 1,
+            rounds: 3,
+            epochs: 1,
+            samples: 100,
+            previous_rationale: None,
+            hyperparameters: serde_json::Value::Null,
+            limits: &limits,
+        };
+        let replies = |text: &str| {
+            text.lines()
+                .filter(|l| serde_json::from_str::<floe_plugin_api::design::EngineerReply>(l).is_ok())
+                .count()
+        };
+        let options = ContextOptions::default();
+        assert_eq!(replies(&options.assemble(&input).unwrap()), 1, "the rounds' template shows one");
+        let cell = Cell {
+            agents: 2,
+            size: 3,
+            hole_band: (0.2, 0.3),
+            plays: 4,
+            successes: 1,
+            failures: [(FailureKind::Hole, 3)].into_iter().collect(),
+        };
+        let phase = options.assemble_phase(&input, &[cell]).unwrap();
+        assert_eq!(replies(&phase), 0, "{phase}");
+        assert!(phase.contains("| 2 | 3x3 | 0.2–0.3 | 4 | 25.0 | 0.188 | hole 3 |"), "{phase}");
+        assert!(phase.contains("hole_ratio 0–0.4; wait_ratio 0–1"), "{phase}");
+        assert!(!phase.contains("{{"), "every placeholder filled: {phase}");
     }
 }

@@ -710,6 +710,32 @@ pub fn table(cfg: &BenchConfig, runs: &[RunResult], random: &Random) -> String {
         random.ten.iter().find(|t| t.0 == k).map_or("—".to_string(), |t| format!("{:.1}", 100.0 * t.1))
     };
     s.push_str(&format!("| random actions | {} | {} | {} | — |\n", r(2), r(4), r(8)));
+    // What the phase designers wrote: how often a phase's design repeats the one before (the only
+    // design the engineer's context shows it), and how often the engineer's reply went unused.
+    let phased: Vec<&String> =
+        cfg.contenders.iter().filter(|c| by(c).iter().any(|r| r.designs.len() > 1)).collect();
+    if !phased.is_empty() {
+        s.push_str(
+            "\n| contender | phases designed | same as the phase before % | engineer's replies not used % |\n|---|---|---|---|\n",
+        );
+        for c in phased {
+            let (mut designed, mut same, mut unused) = (0usize, 0usize, 0usize);
+            for r in by(c) {
+                for w in r.designs.windows(2) {
+                    designed += 1;
+                    same += usize::from(w[1].config == w[0].config);
+                    unused += usize::from(w[1].rationale.is_none());
+                }
+            }
+            let pct = |n: usize| 100.0 * n as f64 / designed.max(1) as f64;
+            let unused = if c == "engineer" {
+                format!("{:.1}", pct(unused))
+            } else {
+                "— (a curriculum)".to_string()
+            };
+            s.push_str(&format!("| {c} | {designed} | {:.1} | {unused} |\n", pct(same)));
+        }
+    }
     s
 }
 
