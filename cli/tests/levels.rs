@@ -183,4 +183,27 @@ fn the_comparison_runs_end_to_end_at_the_tiny_budget() {
         serde_json::from_str::<serde_json::Value>(&moved).expect("JSON"),
         serde_json::from_str::<serde_json::Value>(uniform0).expect("JSON")
     );
+    // The runs a shard would make, printed and nothing written; a folder of other settings is
+    // refused first.
+    let o = run(&[
+        "levels",
+        "--budget",
+        "tiny",
+        "--out",
+        old.to_str().expect("utf-8"),
+        "--contenders",
+        "fixed,plr",
+        "--seed",
+        "1,3",
+        "--plan",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "[\"fixed\",1]\n[\"plr\",1]\n[\"fixed\",3]\n[\"plr\",3]\n"
+    );
+    assert!(!old.join("fixed").exists());
+    let o = run(&["levels", "--budget", "small", "--out", old.to_str().expect("utf-8"), "--plan"]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("holds another experiment"));
 }

@@ -16,6 +16,11 @@ driver reads the inputs and writes the JSONL files, in order, as the shards arri
 Each worker's floe call runs on all the cores of its machine (rayon); to give each Ray CPU one
 thread, start the cluster with ``runtime_env={"env_vars": {"RAYON_NUM_THREADS": "1"}}``.
 
+``floe levels`` over a cluster (:func:`levels`): one Ray task a run, a contender and a seed, each
+calling the ``floe`` binary (built with the ``train`` feature) on its worker; the runs' results
+come back through the object store into one experiment folder, where ``floe levels`` writes the
+table, as one process would have.
+
 Level sampling over shards of one pool (:class:`LevelHub`, :class:`LevelShard`,
 :func:`sync_levels`), as Syllabus keeps one curriculum for many processes: each shard's
 ``VectorEnv`` plays the hub's pool with a ``LevelShard`` as its ``levels=``, which keeps the
@@ -36,7 +41,7 @@ import numpy as np
 from . import _floe
 
 __all__ = ["build_suite", "build_training_set", "verify_file", "shard_ranges", "LevelHub", "LevelShard",
-           "sync_levels"]
+           "sync_levels", "levels"]
 
 
 def _ray():
@@ -411,3 +416,82 @@ def sync_levels(hub, shards: Sequence, scores: Optional[Sequence] = None):
     (decision,) = _each([(hub.decide, (reports,))])
     _each([(s.apply, (decision,)) for s in shards])
     return decision
+
+
+def _floe_levels(floe: str, args: Sequence[str], env: Optional[dict] = None) -> str:
+    """``floe levels`` with ``args``: its standard output, or a RuntimeError with its error."""
+    import subprocess
+
+    done = subprocess.run([floe, "levels", *args], capture_output=True, text=True,
+                          env=None if env is None else {**os.environ, **env})
+    if done.returncode != 0:
+        raise RuntimeError(f"floe levels {' '.join(args)}: exit {done.returncode}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def _levels_run(floe: str, budget: str, contender: str, seed: int, threads: int, env: Optional[dict]) -> tuple:
+    """One run of ``floe levels`` in a folder of its own on this worker: ``(record, outcome)``,
+    the texts of its ``experiment.json`` and of its run's ``suite-outcomes.json``."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="floe-levels-") as d:
+        _floe_levels(floe, ["--budget", budget, "--contenders", contender, "--seed", str(seed),
+                            "--threads", str(threads), "--quiet", "--out", d], env)
+        with open(os.path.join(d, "experiment.json"), encoding="utf-8") as f:
+            record = f.read()
+        with open(os.path.join(d, contender, f"seed-{seed}", "suite-outcomes.json"), encoding="utf-8") as f:
+            return record, f.read()
+
+
+def levels(
+    out: str,
+    *,
+    budget: str = "small",
+    contenders: Optional[Sequence[str]] = None,
+    seeds: int = 5,
+    threads: int = 1,
+    floe: str = "floe",
+    env: Optional[dict] = None,
+) -> str:
+    """``floe levels`` with its runs sent out as Ray tasks, one per contender and seed, merged
+    into the experiment folder ``out``; returns the table ``floe levels`` then writes there.
+
+    Runs already in ``out`` are not sent again. Each task runs ``floe`` (the path or name of
+    the binary on the workers, built with the ``train`` feature) with ``threads`` libtorch
+    threads and the environment variables ``env`` added (``LD_LIBRARY_PATH`` for libtorch, say);
+    its run's results return through Ray's object store, so the workers need no shared file
+    system. The per-level results are those of one process: every run is seeded. Raises
+    RuntimeError with ``floe``'s message when a run fails, and ValueError when the workers'
+    settings differ from the driver's or ``out`` holds another experiment's runs (nothing in
+    ``out`` changes then)."""
+    ray = _ray()
+    common = ["--budget", budget, "--seeds", str(seeds)]
+    if contenders is not None:
+        common += ["--contenders", ",".join(contenders)]
+    plan = [json.loads(line) for line in _floe_levels(floe, [*common, "--plan", "--out", out], env).splitlines()]
+    todo = [(c, s) for c, s in plan
+            if not os.path.isfile(os.path.join(out, c, f"seed-{s}", "suite-outcomes.json"))]
+    task = ray.remote(num_cpus=threads)(_levels_run)
+    got = ray.get([task.remote(floe, budget, c, s, threads, env) for c, s in todo])
+    records = {json.dumps(json.loads(r), sort_keys=True) for r, _ in got}
+    ours = os.path.join(out, "experiment.json")
+    if os.path.isfile(ours):
+        with open(ours, encoding="utf-8") as f:
+            records.add(json.dumps(json.loads(f.read()), sort_keys=True))
+    if len(records) > 1:
+        raise ValueError(f"the runs' settings differ ({len(records)} records): every worker needs the same floe")
+    os.makedirs(out, exist_ok=True)
+    if got and not os.path.isfile(ours):
+        _write_whole(ours, got[0][0])
+    for (c, s), (_, outcome) in zip(todo, got):
+        os.makedirs(os.path.join(out, c, f"seed-{s}"), exist_ok=True)
+        _write_whole(os.path.join(out, c, f"seed-{s}", "suite-outcomes.json"), outcome)
+    return _floe_levels(floe, [*common, "--threads", str(threads), "--quiet", "--out", out], env)
+
+
+def _write_whole(path: str, text: str) -> None:
+    """``text`` into ``path`` through a temporary file renamed over it, as floe writes its folders."""
+    tmp = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)

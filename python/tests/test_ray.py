@@ -87,3 +87,47 @@ def test_verify_file_is_the_single_process_verdicts(cluster, tmp_path):
     assert counts["answers"] == 30 and counts["optimal"] >= 10 and counts["valid"] < 30
     first = json.loads(single.splitlines()[0])
     assert first == floe.verify(insts[0], answers[0])
+
+
+def _untimed(table):
+    """A `floe levels` table without its timings (wall time, steps a second): the rest of it is
+    the runs' seeded results."""
+    lines = []
+    for line in table.splitlines():
+        cells = line.split(" | ")
+        if "wall time per run" in line or (cells and line.startswith("| ") and len(cells) == 15):
+            cells = cells[:-1]
+        elif "training environment steps / s" in line or (len(cells) == 5 and line.startswith("| ")):
+            cells = cells[:-1]
+        lines.append(" | ".join(cells))
+    return "\n".join(lines)
+
+
+@pytest.mark.skipif(not os.environ.get("FLOE_CLI"), reason="FLOE_CLI is not set")
+def test_floe_levels_over_ray_tasks_is_the_single_process_table(cluster, tmp_path):
+    """One Ray task a run (contender and seed) on a local cluster of two workers, merged: the
+    table and every run's per-level results are those of one `floe levels` process."""
+    cli = os.environ["FLOE_CLI"]
+    args = ["--budget", "tiny", "--contenders", "uniform,fixed,plr", "--seeds", "2", "--threads", "1", "--quiet"]
+    one = tmp_path / "one"
+    done = __import__("subprocess").run([cli, "levels", *args, "--out", str(one)], capture_output=True, text=True)
+    if "is not in this build" in done.stderr:
+        pytest.skip("FLOE_CLI was built without the train feature")
+    assert done.returncode == 0, done.stderr
+    many = tmp_path / "many"
+    table = fray.levels(str(many), budget="tiny", contenders=["uniform", "fixed", "plr"], seeds=2, floe=cli)
+    assert _untimed(table) == _untimed(done.stdout)
+    assert table.count("| plr | 2 |") == 1, table
+    for c in ["uniform", "fixed", "plr"]:
+        for s in [0, 1]:
+            run = lambda d: json.loads((d / c / f"seed-{s}" / "suite-outcomes.json").read_text())  # noqa: E731
+            a, b = run(one), run(many)
+            for key in ["hard", "paper", "ten", "curve", "played", "designs", "env_steps", "robust"]:
+                assert a[key] == b[key], (c, s, key)
+    # Again: every run is in the folder, so no task is sent, and the table is the same.
+    assert _untimed(fray.levels(str(many), budget="tiny", contenders=["uniform", "fixed", "plr"], seeds=2,
+                                floe=cli)) == _untimed(table)
+    # Another budget's runs in the same folder are refused before any task is sent.
+    with pytest.raises(RuntimeError, match="holds another experiment"):
+        fray.levels(str(many), budget="small", contenders=["learnability"], seeds=1, floe=cli)
+    assert not (many / "learnability").exists()

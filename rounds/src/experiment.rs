@@ -235,15 +235,15 @@ pub fn recorded_seeds(out: &Path, name: &str) -> Vec<u64> {
     seeds
 }
 
-/// Opens the experiment folder `out` for `record` (the experiment's settings, [`RECORD`]): a
-/// folder whose record differs but for its `seeds` (every run stands alone, so more seeds extend
-/// an experiment and fewer give the table of those alone) is refused; else the record is written.
+/// Checks that the experiment folder `out` may hold `record`'s runs (the experiment's settings,
+/// [`RECORD`]): it has no record, or one that differs from `record` in its `seeds` alone (every
+/// run stands alone, so more seeds extend an experiment and fewer give the table of those
+/// alone). Nothing is written.
 ///
 /// # Errors
-/// Another experiment's folder, and I/O.
-pub fn open(out: &Path, record: &serde_json::Value) -> Result<(), RoundsError> {
-    let recorded = out.join(RECORD);
-    if let Ok(text) = std::fs::read_to_string(&recorded) {
+/// Another experiment's folder.
+pub fn check(out: &Path, record: &serde_json::Value) -> Result<(), RoundsError> {
+    if let Ok(text) = std::fs::read_to_string(out.join(RECORD)) {
         let same = serde_json::from_str::<serde_json::Value>(&text)
             .is_ok_and(|r| without_seeds(&r) == without_seeds(record));
         if !same {
@@ -254,7 +254,16 @@ pub fn open(out: &Path, record: &serde_json::Value) -> Result<(), RoundsError> {
             )));
         }
     }
-    write(&recorded, &(serde_json::to_string_pretty(record).unwrap_or_default() + "\n"))
+    Ok(())
+}
+
+/// Opens the experiment folder `out` for `record`: [`check`]ed, then the record written.
+///
+/// # Errors
+/// Another experiment's folder, and I/O.
+pub fn open(out: &Path, record: &serde_json::Value) -> Result<(), RoundsError> {
+    check(out, record)?;
+    write(&out.join(RECORD), &(serde_json::to_string_pretty(record).unwrap_or_default() + "\n"))
 }
 
 /// Trains and answers (or reads back) every run of `contenders` × `seeds` in `out`, seed by seed

@@ -30,9 +30,17 @@ pub struct Args {
     /// The contenders, comma-separated (in table order whatever the order here) [every one].
     #[arg(long, value_delimiter = ',')]
     contenders: Option<Vec<String>>,
-    /// Seeds per contender (default: the budget's, 5).
-    #[arg(long)]
+    /// Seeds per contender, 0 to N−1 (default: the budget's, 5).
+    #[arg(long, conflicts_with = "seed")]
     seeds: Option<u64>,
+    /// These seeds alone, comma-separated (a shard of the runs: `floe.ray.levels` sends one run,
+    /// a contender and a seed, to each task); the table is of these seeds.
+    #[arg(long, value_delimiter = ',')]
+    seed: Option<Vec<u64>>,
+    /// Print the runs these options make, one JSON array `[contender, seed]` a line, and nothing
+    /// else, once `--out` is found to hold no other settings' runs; nothing is written.
+    #[arg(long)]
+    plan: bool,
     /// Environment steps of training per run (default: the budget's).
     #[arg(long)]
     env_steps: Option<u64>,
@@ -69,11 +77,23 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     if let Some(n) = a.env_steps {
         cfg.env_steps = n;
     }
+    let seeds: Vec<u64> = a.seed.clone().unwrap_or_else(|| (0..cfg.seeds).collect());
+    if a.plan {
+        bench::check(&cfg, &a.out).map_err(crate::cmd::train::cli_error)?;
+        let mut text = String::new();
+        for seed in &seeds {
+            for c in &cfg.contenders {
+                text.push_str(&serde_json::json!([c, seed]).to_string());
+                text.push('\n');
+            }
+        }
+        return crate::emit(None, &text);
+    }
     floe_train::set_threads(a.threads);
     let progress: Box<dyn Progress> =
         if a.quiet { Box::new(Silent) } else { Box::new(Lines { prefix: "floe levels: ".into() }) };
     let Comparison { table, runs } =
-        bench::experiment(&cfg, &a.out, progress.as_ref()).map_err(crate::cmd::train::cli_error)?;
+        bench::experiment(&cfg, &a.out, &seeds, progress.as_ref()).map_err(crate::cmd::train::cli_error)?;
     let curves: Vec<Curves> = cfg
         .contenders
         .iter()

@@ -486,6 +486,14 @@ fn record(cfg: &BenchConfig) -> Result<serde_json::Value, TrainError> {
     serde_json::to_value(&settings).map_err(|e| TrainError::Input(e.to_string()))
 }
 
+/// Checks that `out` may hold `cfg`'s runs, writing nothing ([`experiment::check`]).
+///
+/// # Errors
+/// A folder of other settings.
+pub fn check(cfg: &BenchConfig, out: &Path) -> Result<(), TrainError> {
+    Ok(experiment::check(out, &record(cfg)?)?)
+}
+
 /// The folder's results before runs had folders of their own: `config.json` and `runs.jsonl`.
 const OLD_CONFIG: &str = "config.json";
 
@@ -532,7 +540,8 @@ fn import_old(cfg: &BenchConfig, out: &Path) -> Result<(), TrainError> {
     std::fs::remove_file(&old).map_err(|e| TrainError::io(&old, e))
 }
 
-/// Runs (or resumes) `floe levels`' comparison in `out` on floe-rounds' experiment
+/// Runs (or resumes) `floe levels`' comparison of `cfg`'s contenders with `seeds` in `out` on
+/// floe-rounds' experiment
 /// ([`experiment::run_trials`]): the folder's record ([`experiment::RECORD`]: the settings but
 /// the contenders and seeds), each contender and seed in `<contender>/seed-<s>/` with its
 /// [`RunResult`] ([`experiment::OUTCOMES`]), trained once; then the table ([`table`], in
@@ -541,7 +550,12 @@ fn import_old(cfg: &BenchConfig, out: &Path) -> Result<(), TrainError> {
 ///
 /// # Errors
 /// A folder of other settings, levels that cannot be generated, I/O and the runs' errors.
-pub fn experiment(cfg: &BenchConfig, out: &Path, progress: &dyn Progress) -> Result<Comparison, TrainError> {
+pub fn experiment(
+    cfg: &BenchConfig,
+    out: &Path,
+    seeds: &[u64],
+    progress: &dyn Progress,
+) -> Result<Comparison, TrainError> {
     std::fs::create_dir_all(out).map_err(|e| TrainError::io(out, e))?;
     import_old(cfg, out)?;
     experiment::open(out, &record(cfg)?)?;
@@ -554,16 +568,15 @@ pub fn experiment(cfg: &BenchConfig, out: &Path, progress: &dyn Progress) -> Res
     ));
     let entries: Vec<Entry> =
         cfg.contenders.iter().map(|n| Entry { name: n.clone(), design: Design::Own }).collect();
-    let seeds: Vec<u64> = (0..cfg.seeds).collect();
     let mut trials = LevelsTrials { cfg, held: &held };
     let mut runs: Vec<RunResult> =
-        experiment::run_trials(&mut trials, out, &entries, &seeds, progress)?.into_iter().flatten().collect();
+        experiment::run_trials(&mut trials, out, &entries, seeds, progress)?.into_iter().flatten().collect();
     // The references every row is paired with, where the folder has their runs of these seeds.
     for name in ["fixed", "uniform"] {
         if cfg.contenders.iter().any(|c| c == name) {
             continue;
         }
-        for &seed in &seeds {
+        for &seed in seeds {
             if let Some(r) = experiment::recorded::<RunResult>(&experiment::run_dir(out, name, seed)) {
                 if current(cfg, &r)? {
                     runs.push(r);
