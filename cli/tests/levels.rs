@@ -72,7 +72,7 @@ fn the_comparison_runs_end_to_end_at_the_tiny_budget() {
         let robust = r["contender"] == "plr" || r["contender"] == "accel";
         assert_eq!(r["robust"].as_bool(), Some(robust), "{line}");
     }
-    for png in ["curves.png", "placement.png"] {
+    for png in ["curves.png", "placement.png", "spread.png"] {
         let bytes = std::fs::read(out.join(png)).expect(png);
         assert_eq!(&bytes[1..4], b"PNG", "{png}");
     }

@@ -15,12 +15,12 @@ use floe_rounds::folder::write_atomic;
 use floe_train::ppo::bench::{self, BenchConfig, Budget, Comparison, CONTENDERS};
 
 use crate::error::CliError;
-use crate::render::levels::{curves_png, placement_png, Curves, Placement};
+use crate::render::levels::{curves_png, placement_png, spread_png, Curves, Placement, Spread};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Output folder (experiment.json, a folder a run, runs.jsonl, table.md, curves.png,
-    /// placement.png); the same folder goes on where it stopped.
+    /// placement.png, spread.png); the same folder goes on where it stopped.
     #[arg(long, default_value = "out/levels")]
     out: PathBuf,
     /// `tiny` (a test's), `small` (the docs' commands; about half an hour on 2 cores) or `medium`
@@ -124,6 +124,26 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     )
     .map_err(input)?;
     write_atomic(&a.out.join("placement.png"), &png).map_err(|e| crate::cmd::train::cli_error(e.into()))?;
+    // Each contender's success per hard level, the mean over its seeds.
+    let spread: Vec<Spread> = cfg
+        .contenders
+        .iter()
+        .map(|c| {
+            let hard: Vec<&Vec<f64>> = runs.iter().filter(|r| &r.contender == c).map(|r| &r.hard).collect();
+            let n = hard.iter().map(|h| h.len()).min().unwrap_or(0);
+            let levels = (0..n).map(|i| hard.iter().map(|h| h[i]).sum::<f64>() / hard.len() as f64).collect();
+            Spread { name: c.clone(), levels }
+        })
+        .collect();
+    let png = spread_png(
+        &format!(
+            "floe levels ({:?}): success per hard held-out level, each contender's levels from its worst",
+            cfg.budget
+        ),
+        &spread,
+    )
+    .map_err(input)?;
+    write_atomic(&a.out.join("spread.png"), &png).map_err(|e| crate::cmd::train::cli_error(e.into()))?;
     crate::emit(None, &table)?;
     Ok(())
 }

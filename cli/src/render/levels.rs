@@ -1,7 +1,9 @@
 //! `floe levels`' pictures: the learning curves (success on the hard held-out levels against
 //! environment steps, the mean over seeds with a band of ±1 standard error across seeds, one
 //! colour per contender), and where each sampler put its levels (a heat map per contender of the
-//! episodes it played by map size × hole ratio, and a bar row by agent count).
+//! episodes it played by map size × hole ratio, and a bar row by agent count), and the spread of
+//! success over the hard held-out levels (each contender's levels sorted from its worst: the
+//! left end is the tail CVaR reads).
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -81,6 +83,70 @@ pub fn curves_png(title: &str, rows: &[Curves]) -> Result<Vec<u8>, String> {
                 .draw_series(LineSeries::new(b.iter().map(|p| (p.0, 100.0 * p.1)), col.stroke_width(2)))
                 .map_err(err)?
                 .label(c.name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(3)));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((SANS, 14))
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(err)?;
+        Ok(())
+    })?;
+    canvas::png(w, h, &rgb)
+}
+
+/// One contender's success on each held-out level (0 to 1; the mean over its seeds).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spread {
+    pub name: String,
+    pub levels: Vec<f64>,
+}
+
+/// The spread's PNG: per contender, its levels' success sorted from the lowest, against the share
+/// of levels (the quantile function of the per-level success).
+///
+/// # Errors
+/// No levels, or a drawing failure; as text.
+pub fn spread_png(title: &str, rows: &[Spread]) -> Result<Vec<u8>, String> {
+    let (w, h) = (1000u32, 620u32);
+    let rows: Vec<(usize, &Spread)> = rows.iter().enumerate().filter(|(_, r)| !r.levels.is_empty()).collect();
+    if rows.is_empty() {
+        return Err("no held-out level to draw".into());
+    }
+    let rgb = canvas::rgb(w, h, |root| {
+        let head = canvas::style(19.0, BLACK, HPos::Left, VPos::Center);
+        canvas::text(root, title, (16, 20), &head)?;
+        let body = root.margin(40, 8, 8, 8);
+        let mut chart = ChartBuilder::on(&body)
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..100.0, 0.0..100.0)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("share of the hard held-out levels, from each contender's worst (%)")
+            .y_desc("success on the level (%)")
+            .label_style((SANS, 14))
+            .axis_desc_style((SANS, 15))
+            .draw()
+            .map_err(err)?;
+        for (i, r) in &rows {
+            let col = floe_canvas::series(*i);
+            let mut sorted = r.levels.clone();
+            sorted.sort_by(f64::total_cmp);
+            let n = sorted.len() as f64;
+            // A step a level: from its start to its end along the share axis.
+            let points = sorted.iter().enumerate().flat_map(|(k, &v)| {
+                [(100.0 * k as f64 / n, 100.0 * v), (100.0 * (k + 1) as f64 / n, 100.0 * v)]
+            });
+            chart
+                .draw_series(LineSeries::new(points, col.stroke_width(2)))
+                .map_err(err)?
+                .label(r.name.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(3)));
         }
         chart
@@ -226,7 +292,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn both_pictures_draw_and_refuse_nothing_to_draw() {
+    fn the_pictures_draw_and_refuse_nothing_to_draw() {
         let curves = [
             Curves {
                 name: "uniform".into(),
@@ -243,5 +309,8 @@ mod tests {
         let png = placement_png("test", &placed).expect("drawn");
         assert_eq!(&png[1..4], b"PNG");
         assert!(placement_png("test", &[Placement { name: "x".into(), played: vec![] }]).is_err());
+        let spread = [Spread { name: "plr".into(), levels: vec![0.0, 0.25, 1.0] }];
+        assert_eq!(&spread_png("test", &spread).expect("drawn")[1..4], b"PNG");
+        assert!(spread_png("test", &[Spread { name: "x".into(), levels: vec![] }]).is_err());
     }
 }
