@@ -6,8 +6,9 @@
 //! (`floe_core::engine::Engine::set_weights`, `refill`); a sampler
 //! ([`floe_plugin_api::LevelSampler`]) turns ended episodes into such weights and refills; this
 //! crate is the driver every host calls between the two ([`Levels`]), the source of new levels
-//! ([`LevelSource`] over a [`LevelSpace`]), and the settings that name a sampler
-//! ([`LevelsSpec`]). It depends on floe-core and the plugin API only: samplers are made by
+//! ([`LevelSource`] over a [`LevelSpace`]), the settings that name a sampler
+//! ([`LevelsSpec`]), and held-out levels played by any policy ([`eval`]: per-level success, cost
+//! over the optimum, CVaR). It depends on floe-core and the plugin API only: samplers are made by
 //! floe-plugin-registry, the one factory of every plugin (`floe_plugin_registry::levels` makes
 //! the driver a spec describes), and reach this crate through the [`LevelSampler`] trait.
 //!
@@ -24,6 +25,7 @@
 
 pub mod driver;
 pub mod error;
+pub mod eval;
 pub mod space;
 pub mod spec;
 

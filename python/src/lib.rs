@@ -13,6 +13,7 @@ mod commands;
 mod driver;
 mod env;
 mod errors;
+mod evaluate;
 mod experiment;
 mod folder;
 mod instances;
@@ -37,6 +38,8 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(instances::random_instances, m)?)?;
     m.add_function(wrap_pyfunction!(instances::solve, m)?)?;
     m.add_function(wrap_pyfunction!(instances::mutate, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate::evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate::cvar, m)?)?;
     m.add_function(wrap_pyfunction!(instances::verify, m)?)?;
     m.add_function(wrap_pyfunction!(instances::prompt, m)?)?;
     m.add_function(wrap_pyfunction!(instances::parse_answer, m)?)?;

@@ -4,6 +4,7 @@ step as Gymnasium expects, bad weights and a misbehaving sampler raise ValueErro
 value and change nothing, PettingZoo and Gymnasium's checker take a sampler, and shards of one
 pool (plain objects, and Ray actors) keep the same pool by applying one decision each."""
 
+import json
 import pathlib
 import pickle
 import shutil
@@ -651,3 +652,51 @@ def test_the_gpu_samples_and_refills_as_the_cpu_does():
         assert np.array_equal(cpu.engine.weights, gpu.engine.weights)
         assert np.array_equal(cpu.engine.levels(), gpu.engine.levels())
     assert cpu.levels.totals == gpu.levels.totals and cpu.levels.totals["refilled"] > 0
+
+
+CODES = {"W": 0, "U": 1, "D": 2, "L": 3, "R": 4}
+
+
+def test_evaluate_plays_each_level_and_an_optimal_policy_scores_one():
+    """floe.evaluate: the levels' own optimal plans, played as a policy, succeed on every level at
+    a cost of exactly the optimum; a policy that waits succeeds nowhere; bad answers are named."""
+    levels = floe.generate(2, 5, count=6, seed=2)
+    plans = [json.loads(lv.to_json())["optimal"]["moves"] for lv in levels]
+    t = [0]
+
+    def oracle(obs):
+        assert obs.dtype == np.uint8 and obs.shape[:2] == (6, 2)
+        acts = np.zeros(obs.shape[:2], dtype=np.int64)
+        for e, moves in enumerate(plans):
+            for a, m in enumerate(moves):
+                acts[e, a] = CODES[m[t[0]]] if t[0] < len(m) else 0
+        t[0] += 1
+        return acts
+
+    got = floe.evaluate(oracle, levels, 1, config={"num_envs": 6, "mode": "strict"})
+    assert list(got["success"]) == [1.0] * 6 and list(got["plays"]) == [1] * 6
+    assert list(got["cost"]) == [1.0] * 6
+    still = floe.evaluate(lambda o: np.zeros(o.shape[:2]), levels, 3, config={"num_envs": 4, "episode_limit": 8})
+    assert list(still["plays"]) == [3] * 6 and still["successes"].sum() == 0
+    assert np.isnan(still["cost"]).all()
+    with pytest.raises(floe.BadInput, match="returned 1 actions for 4 environments"):
+        floe.evaluate(lambda o: [0], levels, 1, config={"num_envs": 4})
+    with pytest.raises(floe.BadInput, match="action 7 at slot 0 is outside 0–4"):
+        floe.evaluate(lambda o: np.full(o.shape[:2], 7), levels, 1)
+    with pytest.raises(ZeroDivisionError):
+        floe.evaluate(lambda o: 1 / 0, levels, 1)
+    with pytest.raises(floe.BadInput, match="CPU engine"):
+        floe.evaluate(lambda o: 0, levels, 1, config={"backend": "gpu"})
+    with pytest.raises(floe.BadInput, match="0 levels"):
+        floe.evaluate(lambda o: 0, [], 1)
+
+
+def test_cvar_averages_the_worst_share_of_levels():
+    assert floe.cvar([1.0, 0.0, 0.5, 0.25], 0.5) == 0.125
+    assert floe.cvar([1.0, 0.0, 0.5, 0.25], 0.01) == 0.0
+    assert floe.cvar([], 0.1) == 0.0
+    for bad in [0.0, 1.5, float("nan")]:
+        with pytest.raises(floe.BadInput, match="alpha"):
+            floe.cvar([0.5], bad)
+    with pytest.raises(floe.BadInput, match="rate 1 is NaN"):
+        floe.cvar([0.5, float("nan")], 0.5)
