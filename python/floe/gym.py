@@ -172,9 +172,13 @@ class VectorEnv(gym.vector.VectorEnv):
     this environment's engine; ``env.levels``.
 
     ``reset`` and ``step`` return infos with the same keys (``agent_rewards``, ``events``,
-    ``final_obs``, ``_final_obs``, ``final_info``, ``_final_info``; after a reset nothing has
-    ended, so the masks are all false); :meth:`current_instances` says which pool instance each
-    environment plays."""
+    ``active``, ``final_obs``, ``_final_obs``, ``final_info``, ``_final_info``; after a reset
+    nothing has ended, so the masks are all false); :meth:`current_instances` says which pool
+    instance each environment plays. ``active`` is a new ``(num_envs, K)`` bool array (``(num_envs,)``
+    with ``single_agent``): the agent slots in play in the episode each returned observation
+    belongs to (padding slots of smaller levels, and agents a soft-mode hole removed, are false).
+    ``final_info`` holds copies, safe to keep; ``agent_rewards``, ``events`` and ``final_obs`` are
+    the engine's arrays, which the next step overwrites: copy what you keep."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
     #: Gymnasium's same-step auto-reset, also as the attribute that wrappers (TorchRL's) read.
@@ -212,6 +216,14 @@ class VectorEnv(gym.vector.VectorEnv):
         self._rewards = np.zeros(num_envs, np.float64)
         self._seed_rng = np.random.default_rng()
         self._was_reset = False
+        self._goals = _obs_view(self.engine.obs, self.engine.obs_radius)[:, :, 2]
+
+    def _active(self) -> np.ndarray:
+        """The agent slots in play: every agent in play sees its goal, in its window or on the
+        window's border; padding slots and agents out of play see none."""
+        b, k = self._goals.shape[:2]
+        active = self._goals.reshape(b, k, -1).any(axis=-1)
+        return active[:, 0] if self.single_agent else active
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         """Starts every environment. ``seed``: environment ``e`` uses ``seed + e`` (None: a fresh
@@ -243,6 +255,7 @@ class VectorEnv(gym.vector.VectorEnv):
         info = {
             "agent_rewards": np.zeros_like(self._agent_rewards),
             "events": np.zeros_like(self._events),
+            "active": self._active(),
             "final_obs": np.zeros_like(self._final_obs),
             "_final_obs": done,
             "final_info": {k: np.zeros_like(v) for k, v in self._final_info.items()},
@@ -265,9 +278,10 @@ class VectorEnv(gym.vector.VectorEnv):
         info = {
             "agent_rewards": self._agent_rewards,
             "events": self._events,
+            "active": self._active(),
             "final_obs": self._final_obs,
             "_final_obs": done,
-            "final_info": dict(self._final_info),
+            "final_info": {k: v.copy() for k, v in self._final_info.items()},
             "_final_info": done,
         }
         return self._obs, self._rewards, self._terminated, self._truncated, info

@@ -178,3 +178,29 @@ def test_step_reward_refusals():
         floe.Engine([THREE_BY_THREE], {"step_reward": {"name": "shaped", "params": {"gamma": 2}}})
     with pytest.raises(floe.PluginFailed, match="libnothing"):
         floe.Engine([THREE_BY_THREE], {"step_reward": {"name": "x", "library": "/nonexistent/libnothing.so"}})
+
+
+def test_active_marks_the_agent_slots_in_play_and_final_info_is_a_copy():
+    """info["active"]: per environment, the agent slots of the level it plays now (padding slots
+    of a smaller level false), with reset and with every step; final_info survives the next step."""
+    levels = floe.generate(2, 5, count=4, seed=3) + floe.generate(3, 5, count=4, seed=3)
+    vec = floe.VectorEnv(levels, 16, episode_limit=6)
+    agents = np.array([lv.num_agents for lv in levels])
+
+    def expected():
+        k = np.arange(3)[None, :]
+        return k < agents[vec.current_instances()][:, None]
+
+    _, info = vec.reset(seed=1)
+    assert info["active"].shape == (16, 3) and (info["active"] == expected()).all()
+    assert {2, 3} == set(info["active"].sum(axis=1))
+    kept = None
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        _, _, term, trunc, info = vec.step(rng.integers(0, 5, (16, 3)))
+        assert (info["active"] == expected()).all()
+        if kept is None and (term | trunc).any():
+            kept = (info["final_info"], {k: v.copy() for k, v in info["final_info"].items()})
+    assert kept is not None, "an episode ended within 12 steps of a limit of 6"
+    for name, values in kept[1].items():
+        assert (kept[0][name] == values).all(), name
