@@ -809,6 +809,26 @@ floe_status floe_levels_pending_first_play(const struct floe_levels *levels,
                                            size_t *len);
 
 /*
+ Each pool slot's statistics as the sampler keeps them, as of its last call
+ (`floe_slot_stats`: the generation they belong to, plays, staleness, score and the sampler's own
+ figure; `plr` and `accel`, `learnability` and `uniform` keep them): up to `cap` records into
+ `out`, and their number into `*len` (0 for a sampler that keeps none: a phase designer, a
+ loaded library's).
+
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `levels` or `len`, or `out` with `cap` above 0;
+ FLOE_STATUS_WRONG_HANDLE for a `levels` that is not a live level sampler;
+ FLOE_STATUS_BAD_INPUT for a misaligned `out` or `len`.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; handles come from this library.
+ */
+floe_status floe_levels_slot_stats(const struct floe_levels *levels,
+                                   floe_slot_stats *out,
+                                   size_t cap,
+                                   size_t *len);
+
+/*
  Frees a level sampler; NULL is accepted.
 
  Errors: FLOE_STATUS_WRONG_HANDLE for a handle that is not a live level sampler.

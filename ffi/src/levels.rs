@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use ::floe_levels::{Applied, Levels, LevelsError, LevelsSpec};
 use floe_core::engine::{EnvInfo, InstancePool, Optima};
-use floe_plugin_api::{EpisodeRecord, LevelRecord};
+use floe_plugin_api::{EpisodeRecord, LevelRecord, SlotStats};
 
 use crate::boundary::{
     check_out, floe_status, guard, slice, slice_mut, status, str_arg, write_out, Error, Result,
@@ -626,6 +626,30 @@ pub unsafe extern "C" fn floe_levels_pending_first_play(
 ) -> floe_status {
     // SAFETY: forwarded from the caller's contract.
     guard(|| unsafe { hand_out_marks(levels, Levels::pending_first_play, out, cap, len) })
+}
+
+/// Each pool slot's statistics as the sampler keeps them, as of its last call
+/// (`floe_slot_stats`: the generation they belong to, plays, staleness, score and the sampler's own
+/// figure; `plr` and `accel`, `learnability` and `uniform` keep them): up to `cap` records into
+/// `out`, and their number into `*len` (0 for a sampler that keeps none: a phase designer, a
+/// loaded library's).
+///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `levels` or `len`, or `out` with `cap` above 0;
+/// FLOE_STATUS_WRONG_HANDLE for a `levels` that is not a live level sampler;
+/// FLOE_STATUS_BAD_INPUT for a misaligned `out` or `len`.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_levels_slot_stats(
+    levels: *const floe_levels,
+    out: *mut SlotStats,
+    cap: usize,
+    len: *mut usize,
+) -> floe_status {
+    // SAFETY: forwarded from the caller's contract.
+    guard(|| unsafe { hand_out(out, cap, len, || with_levels(levels, |l| Ok(l.slot_stats()))) })
 }
 
 /// The first-play marks `which` reads off the sampler, handed out as bytes (1 first play, 0

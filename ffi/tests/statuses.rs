@@ -15,7 +15,7 @@ use floe::*;
 use floe_core::engine::{AgentRecord, BufferSizes, EnvRecord};
 use floe_core::verify::VerifyOut;
 use floe_plugin_api::design::{DesignLimits, DesignLimitsRecord};
-use floe_plugin_api::{ReplayRecord, ReplayRequest, StepOutcome, VerdictRecord};
+use floe_plugin_api::{ReplayRecord, ReplayRequest, SlotStats, StepOutcome, VerdictRecord};
 
 /// What the headers say: every `FLOE_STATUS_*` code, and per function of floe.h that returns a
 /// `floe_status` the names its comment lists after "Errors:".
@@ -1582,6 +1582,43 @@ fn cases() -> Vec<Case> {
     }
     marks_cases!(floe_levels_first_play);
     marks_cases!(floe_levels_pending_first_play);
+    let stats = boxed([SlotStats::default(); 4]).cast::<SlotStats>();
+    case!(
+        floe_levels_slot_stats,
+        "NULL_POINTER",
+        "NULL levels",
+        floe_levels_slot_stats(ptr::null(), stats, 4, out_usize)
+    );
+    case!(
+        floe_levels_slot_stats,
+        "NULL_POINTER",
+        "NULL len",
+        floe_levels_slot_stats(levels, stats, 4, ptr::null_mut())
+    );
+    case!(
+        floe_levels_slot_stats,
+        "NULL_POINTER",
+        "NULL out, room for 4",
+        floe_levels_slot_stats(levels, ptr::null_mut(), 4, out_usize)
+    );
+    case!(
+        floe_levels_slot_stats,
+        "WRONG_HANDLE",
+        "freed levels",
+        floe_levels_slot_stats(freed_levels, stats, 4, out_usize)
+    );
+    case!(
+        floe_levels_slot_stats,
+        "BAD_INPUT",
+        "misaligned len",
+        floe_levels_slot_stats(levels, stats, 4, misaligned())
+    );
+    case!(
+        floe_levels_slot_stats,
+        "BAD_INPUT",
+        "misaligned out",
+        floe_levels_slot_stats(levels, misaligned(), 4, out_usize)
+    );
     case!(floe_levels_free, "WRONG_HANDLE", "an engine as the sampler", floe_levels_free(engine.cast()));
     case!(floe_levels_free, "WRONG_HANDLE", "freed twice", floe_levels_free(freed_levels));
     for (p, scores, cap, expect, what) in [

@@ -225,6 +225,14 @@ impl Levels {
         self.sampler.designs()
     }
 
+    /// Each pool slot's statistics as the sampler keeps them, as of its last call
+    /// ([`LevelSampler::slot_stats`]: plays, staleness, score and the sampler's own figure, each
+    /// with the generation it belongs to); none for a sampler that keeps none.
+    #[must_use]
+    pub fn slot_stats(&self) -> Vec<floe_plugin_api::SlotStats> {
+        self.sampler.slot_stats()
+    }
+
     /// The engine's pool slots as the sampler sees them, with the environments playing each.
     ///
     /// # Errors

@@ -314,6 +314,24 @@ impl LevelSampler {
         Ok(PyArray1::from_slice(py, self.lock()?.first_play()))
     }
 
+    /// Each pool slot's statistics as the sampler keeps them, as of its last call, for a log: a
+    /// dict of numpy arrays, one entry a slot, `generation` (the refill of the slot they belong
+    /// to), `plays` (episodes counted on that level; `learnability`: those in its window),
+    /// `staleness` (calls since `plr` or `accel` last scored it; 2**32 − 1 where not kept),
+    /// `score` (`plr`, `accel`: its score; `learnability`: its success rate) and `figure` (`plr`,
+    /// `accel`: its replay probability; `learnability`: p·(1−p)), NaN where not kept. Empty
+    /// arrays for a sampler that keeps none (a phase designer, a loaded library's).
+    fn slot_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let stats = self.lock()?.slot_stats();
+        let d = PyDict::new(py);
+        d.set_item("generation", PyArray1::from_iter(py, stats.iter().map(|s| s.generation)))?;
+        d.set_item("plays", PyArray1::from_iter(py, stats.iter().map(|s| s.plays)))?;
+        d.set_item("staleness", PyArray1::from_iter(py, stats.iter().map(|s| s.staleness)))?;
+        d.set_item("score", PyArray1::from_iter(py, stats.iter().map(|s| s.score)))?;
+        d.set_item("figure", PyArray1::from_iter(py, stats.iter().map(|s| s.figure)))?;
+        Ok(d)
+    }
+
     /// Per episode of `pending`, in its order, whether it was its level's first play.
     #[getter]
     fn pending_first_play<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<bool>>> {

@@ -701,3 +701,32 @@ def test_cvar_averages_the_worst_share_of_levels():
             floe.cvar([0.5], bad)
     with pytest.raises(floe.BadInput, match="rate 1 is NaN"):
         floe.cvar([0.5, float("nan")], 0.5)
+
+
+def test_slot_stats_log_each_slot_as_the_sampler_keeps_it():
+    """LevelSampler.slot_stats(): a numpy array a figure, one entry a slot of the pool, as jaxued
+    and Syllabus log them; empty for a sampler that keeps none."""
+    plr = sampler("plr", {"robust": False}, update_every=4)
+    env = floe.VectorEnv(16, 32, mode="soft", episode_limit=6, levels=plr)
+    env.reset(seed=2)
+    env.action_space.seed(2)
+    for _ in range(40):
+        env.step(env.action_space.sample())
+    s = plr.slot_stats()
+    assert set(s) == {"generation", "plays", "staleness", "score", "figure"}
+    assert all(len(v) == 16 for v in s.values())
+    seen = s["staleness"] != 2**32 - 1
+    assert seen.any() and np.isfinite(s["score"][seen]).all() and np.isnan(s["score"][~seen]).all()
+    assert s["figure"][seen].sum() == pytest.approx(1.0, abs=1e-5), "PLR's replay probabilities"
+    assert (s["plays"][seen] > 0).all()
+    sfl = sampler("learnability", {"min_episodes": 1}, update_every=4)
+    env = floe.VectorEnv(16, 32, mode="soft", episode_limit=6, levels=sfl)
+    env.reset(seed=2)
+    for _ in range(40):
+        env.step(env.action_space.sample())
+    s = sfl.slot_stats()
+    kept = ~np.isnan(s["score"])
+    assert kept.any()
+    np.testing.assert_allclose(s["figure"][kept], s["score"][kept] * (1 - s["score"][kept]), rtol=1e-6)
+    phases = sampler("fixed", {"phase_episodes": 8})
+    assert all(len(v) == 0 for v in phases.slot_stats().values())

@@ -1193,6 +1193,23 @@ static void test_first_plays(void) {
     }
     printf("test_api: first plays: %zu first plays, %zu replays, %zu refilled\n", firsts, replays, refilled);
     CHECK(firsts > 0 && replays > 0 && refilled > 0);
+    /* PLR's statistics of each of the 6 slots: a seen slot has a score, a staleness and plays, and
+     * the replay probabilities of the seen slots add up to 1; an unseen one has NaN. */
+    floe_slot_stats stats[8];
+    size_t slots = 0, seen = 0;
+    OK(floe_levels_slot_stats(levels, stats, 8, &slots));
+    CHECK(slots == 6);
+    double replay = 0.0;
+    for (size_t i = 0; i < slots; i++) {
+        if (stats[i].staleness == FLOE_UNKNOWN) {
+            CHECK(stats[i].score != stats[i].score && stats[i].figure != stats[i].figure);
+            continue;
+        }
+        seen++;
+        CHECK(stats[i].plays > 0 && stats[i].score == stats[i].score);
+        replay += stats[i].figure;
+    }
+    CHECK(seen > 0 && replay > 0.999 && replay < 1.001);
     free(actions);
     free_buffers(&b);
     OK(floe_engine_free(engine));

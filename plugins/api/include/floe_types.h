@@ -137,6 +137,16 @@ typedef struct floe_level_record {
     uint32_t in_play;       /* environments playing it now (a refill truncates their episodes) */
 } floe_level_record;
 
+/* One pool slot's statistics as its level sampler keeps them (floe_levels_slot_stats; 20 bytes;
+ * floe-plugin-api's SlotStats). */
+typedef struct floe_slot_stats {
+    uint32_t generation; /* the slot's refill these statistics belong to */
+    uint32_t plays;      /* episodes counted on that level (learnability: those in its window) */
+    uint32_t staleness;  /* plr, accel: sampler calls since the level was scored; else FLOE_UNKNOWN */
+    float score;         /* plr, accel: its score; learnability: its success rate; else NaN */
+    float figure;        /* plr, accel: its replay probability; learnability: p*(1-p); else NaN */
+} floe_slot_stats;
+
 /* ---- Records of the batched engine and verifier (floe.h); the layouts of floe-core's
  * `engine::layout` structs (EnvInfo, EnvRecord, AgentRecord, VerifyOut) and of its
  * `engine::BufferSizes`. ---- */

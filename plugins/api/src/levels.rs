@@ -196,6 +196,33 @@ pub trait LevelSampler: Send {
     fn robust(&self) -> bool {
         false
     }
+
+    /// Each pool slot's statistics as the sampler keeps them, as of its last call (one per slot
+    /// it knew then; each names the generation it belongs to, so a slot refilled since shows the
+    /// old level's). None by default, and for a loaded library's sampler.
+    fn slot_stats(&self) -> Vec<SlotStats> {
+        Vec::new()
+    }
+}
+
+/// One pool slot's statistics, as its sampler keeps them ([`LevelSampler::slot_stats`]):
+/// jaxued's and Syllabus' per-level figures, for a host's log. The same layout as
+/// `floe_slot_stats` in `floe_types.h`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SlotStats {
+    /// The slot's generation (its refills) these statistics belong to.
+    pub generation: u32,
+    /// Episodes the sampler counted on that level (`learnability`: those in its window).
+    pub plays: u32,
+    /// The sampler's calls since it last scored the level (`plr`, `accel`), or [`crate::UNKNOWN`].
+    pub staleness: u32,
+    /// The level's score (`plr`, `accel`: the mean of its last scored episodes; `learnability`:
+    /// its success rate p), NaN where the sampler keeps none.
+    pub score: f32,
+    /// The sampler's own figure (`plr`, `accel`: the replay probability; `learnability`:
+    /// p·(1−p)), NaN where it keeps none.
+    pub figure: f32,
 }
 
 /// One phase's design by a sampler over generator configurations: the configuration its levels
@@ -266,6 +293,7 @@ mod tests {
         assert_eq!((r.episode_steps, r.outcome, r.failure_kind, r.failure_agent), (3, 2, 5, 1));
         assert_eq!((r.instance, r.generation, r.episode_return, r.agents_on_goal), (7, 2, -1.5, 1));
         assert_eq!(std::mem::size_of::<LevelRecord>(), 32);
+        assert_eq!(std::mem::size_of::<SlotStats>(), 20, "floe_slot_stats");
     }
 
     /// The codes `floe_types.h` writes as literals are floe's: the plugin kinds and the outcomes.

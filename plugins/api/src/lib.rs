@@ -85,7 +85,7 @@ pub use design::EngineerReply;
 pub use error::{ConfigError, PluginError};
 pub use floe_core::{FailureKind, Verdict};
 pub use history::{FailureCounts, History, RoundRecord, SizeResult};
-pub use levels::{EpisodeRecord, LevelEdit, LevelPlan, LevelRecord, LevelSampler, PhaseDesign};
+pub use levels::{EpisodeRecord, LevelEdit, LevelPlan, LevelRecord, LevelSampler, PhaseDesign, SlotStats};
 pub use records::{step_flags, ReplayRecord, ReplayRequest, StepOutcome, VerdictRecord, UNKNOWN};
 pub use spec::PluginSpec;
 pub use traits::{Curriculum, EnvEngineer, Plugins, RewardFn};

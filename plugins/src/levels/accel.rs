@@ -78,6 +78,10 @@ impl Accel {
 }
 
 impl LevelSampler for Accel {
+    fn slot_stats(&self) -> Vec<floe_plugin_api::SlotStats> {
+        self.plr.slot_stats()
+    }
+
     fn update(
         &mut self,
         levels: &[LevelRecord],

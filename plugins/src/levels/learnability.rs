@@ -94,6 +94,25 @@ impl Learnability {
 }
 
 impl LevelSampler for Learnability {
+    fn slot_stats(&self) -> Vec<floe_plugin_api::SlotStats> {
+        self.slots
+            .slots
+            .iter()
+            .map(|slot| {
+                let h = &slot.stats;
+                let p = (h.len() as u32 >= self.p.min_episodes)
+                    .then(|| h.iter().filter(|&&x| x).count() as f64 / h.len() as f64);
+                floe_plugin_api::SlotStats {
+                    generation: slot.generation,
+                    plays: h.len() as u32,
+                    staleness: floe_plugin_api::UNKNOWN,
+                    score: p.map_or(f32::NAN, |p| p as f32),
+                    figure: p.map_or(f32::NAN, |p| (p * (1.0 - p)) as f32),
+                }
+            })
+            .collect()
+    }
+
     fn update(
         &mut self,
         levels: &[LevelRecord],

@@ -88,3 +88,43 @@ pub(crate) mod testing {
         }
     }
 }
+
+#[cfg(test)]
+mod slot_stats_tests {
+    use floe_plugin_api::{LevelSampler, UNKNOWN};
+
+    use super::testing::{episode, levels};
+    use super::*;
+
+    #[test]
+    fn each_sampler_reports_its_slots_as_it_keeps_them() {
+        let lv = levels(3);
+        // PLR, scored by the host: slot 0 twice (scores 0.5 and 1.5), slot 1 once a call later.
+        let mut plr = plr::LevelPlr::new(plr::LevelPlrParams::default()).unwrap();
+        plr.update(&lv, &[episode(0, true, 1.0), episode(0, false, 0.0)], Some(&[0.5, 1.5])).unwrap();
+        plr.update(&lv, &[episode(1, true, 1.0)], Some(&[0.25])).unwrap();
+        let s = plr.slot_stats();
+        let p = plr.replay_distribution();
+        assert_eq!(
+            s.iter().map(|x| (x.plays, x.staleness)).collect::<Vec<_>>(),
+            [(2, 1), (1, 0), (0, UNKNOWN)]
+        );
+        assert_eq!((s[0].score, s[1].score), (1.0, 0.25));
+        assert_eq!((s[0].figure, s[1].figure), (p[0] as f32, p[1] as f32));
+        assert!(s[2].score.is_nan() && s[2].figure.is_nan());
+        // SFL: success rate and p·(1−p) once `min_episodes` are in the window.
+        let mut sfl = learnability::Learnability::new(learnability::LearnabilityParams::default()).unwrap();
+        let eps: Vec<_> = (0..4).map(|i| episode(0, i % 4 == 0, 0.0)).collect();
+        sfl.update(&lv, &eps, None).unwrap();
+        let s = sfl.slot_stats();
+        assert_eq!((s[0].plays, s[0].score, s[0].figure, s[0].staleness), (4, 0.25, 0.1875, UNKNOWN));
+        assert!(s[1].score.is_nan() && s[1].plays == 0);
+        // uniform counts plays; ACCEL reports its PLR's.
+        let mut u = uniform::Uniform::new(uniform::UniformParams::default()).unwrap();
+        u.update(&lv, &[episode(2, true, 0.0), episode(2, false, 0.0)], None).unwrap();
+        assert_eq!(u.slot_stats().iter().map(|x| x.plays).collect::<Vec<_>>(), [0, 0, 2]);
+        let mut a = accel::Accel::new(accel::AccelParams::default()).unwrap();
+        a.update(&lv, &[episode(1, true, 1.0)], Some(&[2.0])).unwrap();
+        assert_eq!(a.slot_stats()[1].score, 2.0);
+    }
+}

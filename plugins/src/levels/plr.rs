@@ -108,6 +108,8 @@ pub(crate) struct Stats {
     sum_returns: f64,
     failures: u32,
     count: u32,
+    /// Every episode counted on its level.
+    plays: u32,
 }
 
 /// The `plr` level sampler.
@@ -195,6 +197,29 @@ impl LevelPlr {
 }
 
 impl LevelSampler for LevelPlr {
+    fn slot_stats(&self) -> Vec<floe_plugin_api::SlotStats> {
+        let replay = self.replay_distribution();
+        self.slots
+            .slots
+            .iter()
+            .zip(replay)
+            .map(|(slot, p)| {
+                let s = &slot.stats;
+                floe_plugin_api::SlotStats {
+                    generation: slot.generation,
+                    plays: s.plays,
+                    staleness: if s.seen {
+                        u32::try_from(self.calls - s.last).unwrap_or(u32::MAX - 1)
+                    } else {
+                        floe_plugin_api::UNKNOWN
+                    },
+                    score: if s.seen { s.score as f32 } else { f32::NAN },
+                    figure: if s.seen { p as f32 } else { f32::NAN },
+                }
+            })
+            .collect()
+    }
+
     fn update(
         &mut self,
         levels: &[LevelRecord],
@@ -209,6 +234,7 @@ impl LevelSampler for LevelPlr {
                 s.sum_returns += f64::from(e.episode_return);
                 s.failures += u32::from(!e.success());
                 s.count += 1;
+                s.plays += 1;
                 s.best = Some(s.best.map_or(e.episode_return, |b| b.max(e.episode_return)));
             }
         }

@@ -35,6 +35,17 @@ impl Uniform {
 }
 
 impl LevelSampler for Uniform {
+    fn slot_stats(&self) -> Vec<floe_plugin_api::SlotStats> {
+        let stats = |slot: &super::Slot<u32>| floe_plugin_api::SlotStats {
+            generation: slot.generation,
+            plays: slot.stats,
+            staleness: floe_plugin_api::UNKNOWN,
+            score: f32::NAN,
+            figure: f32::NAN,
+        };
+        self.plays.slots.iter().map(stats).collect()
+    }
+
     fn update(
         &mut self,
         levels: &[LevelRecord],
