@@ -1571,48 +1571,20 @@ fn cases() -> Vec<Case> {
     case!(floe_levels_robust, "NULL_POINTER", "NULL robust", floe_levels_robust(levels, ptr::null_mut()));
     case!(floe_levels_robust, "WRONG_HANDLE", "freed levels", floe_levels_robust(freed_levels, robust));
     let marks = boxed([0u8; 4]).cast::<u8>();
-    macro_rules! marks_cases {
-        ($f:ident) => {
-            case!($f, "NULL_POINTER", "NULL levels", $f(ptr::null(), marks, 4, out_usize));
-            case!($f, "NULL_POINTER", "NULL len", $f(levels, marks, 4, ptr::null_mut()));
+    let stats = boxed([SlotStats::default(); 4]).cast::<SlotStats>();
+    // The record lists handed out per environment, episode or slot: room for 4 in `$out`.
+    macro_rules! list_cases {
+        ($f:ident, $out:expr) => {
+            case!($f, "NULL_POINTER", "NULL levels", $f(ptr::null(), $out, 4, out_usize));
+            case!($f, "NULL_POINTER", "NULL len", $f(levels, $out, 4, ptr::null_mut()));
             case!($f, "NULL_POINTER", "NULL out, room for 4", $f(levels, ptr::null_mut(), 4, out_usize));
-            case!($f, "WRONG_HANDLE", "freed levels", $f(freed_levels, marks, 4, out_usize));
-            case!($f, "BAD_INPUT", "misaligned len", $f(levels, marks, 4, misaligned()));
+            case!($f, "WRONG_HANDLE", "freed levels", $f(freed_levels, $out, 4, out_usize));
+            case!($f, "BAD_INPUT", "misaligned len", $f(levels, $out, 4, misaligned()));
         };
     }
-    marks_cases!(floe_levels_first_play);
-    marks_cases!(floe_levels_pending_first_play);
-    let stats = boxed([SlotStats::default(); 4]).cast::<SlotStats>();
-    case!(
-        floe_levels_slot_stats,
-        "NULL_POINTER",
-        "NULL levels",
-        floe_levels_slot_stats(ptr::null(), stats, 4, out_usize)
-    );
-    case!(
-        floe_levels_slot_stats,
-        "NULL_POINTER",
-        "NULL len",
-        floe_levels_slot_stats(levels, stats, 4, ptr::null_mut())
-    );
-    case!(
-        floe_levels_slot_stats,
-        "NULL_POINTER",
-        "NULL out, room for 4",
-        floe_levels_slot_stats(levels, ptr::null_mut(), 4, out_usize)
-    );
-    case!(
-        floe_levels_slot_stats,
-        "WRONG_HANDLE",
-        "freed levels",
-        floe_levels_slot_stats(freed_levels, stats, 4, out_usize)
-    );
-    case!(
-        floe_levels_slot_stats,
-        "BAD_INPUT",
-        "misaligned len",
-        floe_levels_slot_stats(levels, stats, 4, misaligned())
-    );
+    list_cases!(floe_levels_first_play, marks);
+    list_cases!(floe_levels_pending_first_play, marks);
+    list_cases!(floe_levels_slot_stats, stats);
     case!(
         floe_levels_slot_stats,
         "BAD_INPUT",

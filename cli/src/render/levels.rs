@@ -5,6 +5,7 @@
 //! success over the hard held-out levels (each contender's levels sorted from its worst: the
 //! left end is the tail CVaR reads).
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
@@ -15,6 +16,36 @@ use super::canvas::{self, err, SANS};
 pub struct Curves {
     pub name: String,
     pub seeds: Vec<Vec<(u64, f64)>>,
+}
+
+/// A chart of the line pictures: f64 by f64, on the canvas' bitmap.
+type Chart<'a, 'b> = ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// One series' line, in `col`, with its name in the legend.
+fn labelled_line<'a, 'b: 'a>(
+    chart: &mut Chart<'a, 'b>,
+    points: impl IntoIterator<Item = (f64, f64)>,
+    col: RGBColor,
+    name: &str,
+) -> Result<(), String> {
+    chart
+        .draw_series(LineSeries::new(points, col.stroke_width(2)))
+        .map_err(err)?
+        .label(name)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(3)));
+    Ok(())
+}
+
+/// The legend of the series drawn, in the chart's upper left corner.
+fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((SANS, 14))
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(err)
 }
 
 /// Points of a band: (environment steps, mean, standard error).
@@ -79,21 +110,9 @@ pub fn curves_png(title: &str, rows: &[Curves]) -> Result<Vec<u8>, String> {
                 b.iter().rev().map(|p| (p.0, 100.0 * (p.1 - p.2).max(0.0))).collect();
             let area: Vec<(f64, f64)> = upper.into_iter().chain(lower).collect();
             chart.draw_series(std::iter::once(Polygon::new(area, col.mix(0.18).filled()))).map_err(err)?;
-            chart
-                .draw_series(LineSeries::new(b.iter().map(|p| (p.0, 100.0 * p.1)), col.stroke_width(2)))
-                .map_err(err)?
-                .label(c.name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(3)));
+            labelled_line(&mut chart, b.iter().map(|p| (p.0, 100.0 * p.1)), col, &c.name)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((SANS, 14))
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(err)?;
-        Ok(())
+        legend(&mut chart)
     })?;
     canvas::png(w, h, &rgb)
 }
@@ -143,21 +162,9 @@ pub fn spread_png(title: &str, rows: &[Spread]) -> Result<Vec<u8>, String> {
             let points = sorted.iter().enumerate().flat_map(|(k, &v)| {
                 [(100.0 * k as f64 / n, 100.0 * v), (100.0 * (k + 1) as f64 / n, 100.0 * v)]
             });
-            chart
-                .draw_series(LineSeries::new(points, col.stroke_width(2)))
-                .map_err(err)?
-                .label(r.name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(3)));
+            labelled_line(&mut chart, points, col, &r.name)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((SANS, 14))
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(err)?;
-        Ok(())
+        legend(&mut chart)
     })?;
     canvas::png(w, h, &rgb)
 }
