@@ -444,20 +444,25 @@ mod tests {
         );
     }
 
-    #[test]
-    fn presets_choose_modules_and_the_limits_are_written() {
-        let limits = DesignLimits { agents: vec![2], ..DesignLimits::default() };
-        let h = history();
-        let input = ContextInput {
-            history: &h,
+    /// Round 1 of 3's input, 2 epochs of 1536 prompts.
+    fn input<'a>(history: &'a History, limits: &'a DesignLimits) -> ContextInput<'a> {
+        ContextInput {
+            history,
             round: 1,
             rounds: 3,
             epochs: 2,
             samples: 1536,
             previous_rationale: None,
             hyperparameters: serde_json::json!({"lr": 5e-5}),
-            limits: &limits,
-        };
+            limits,
+        }
+    }
+
+    #[test]
+    fn presets_choose_modules_and_the_limits_are_written() {
+        let limits = DesignLimits { agents: vec![2], ..DesignLimits::default() };
+        let h = history();
+        let input = input(&h, &limits);
         let v1 = ContextOptions { preset: Preset::V1, ..ContextOptions::default() }.assemble(&input).unwrap();
         assert!(v1.contains("## F:") && v1.contains("hole 10, vertex_conflict 40"), "{v1}");
         assert!(v1.contains("Map sizes from the lowest valid rate: 3x3 50.0%.\n"), "{v1}");
@@ -481,16 +486,7 @@ mod tests {
     fn the_rounds_reply_form_holds_a_design_and_the_phases_form_none() {
         let limits = DesignLimits::default();
         let h = history();
-        let input = ContextInput {
-            history: &h,
-            round: 1,
-            rounds: 3,
-            epochs: 1,
-            samples: 100,
-            previous_rationale: None,
-            hyperparameters: serde_json::Value::Null,
-            limits: &limits,
-        };
+        let input = input(&h, &limits);
         let replies = |text: &str| {
             text.lines()
                 .filter(|l| serde_json::from_str::<floe_plugin_api::design::EngineerReply>(l).is_ok())

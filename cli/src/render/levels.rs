@@ -21,6 +21,27 @@ pub struct Curves {
 /// A chart of the line pictures: f64 by f64, on the canvas' bitmap.
 type Chart<'a, 'b> = ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
+/// `root` with `title` written at its top, and the area below it.
+fn titled<'b>(root: &canvas::Area<'b>, title: &str) -> Result<canvas::Area<'b>, String> {
+    let head = canvas::style(19.0, BLACK, HPos::Left, VPos::Center);
+    canvas::text(root, title, (16, 20), &head)?;
+    Ok(root.margin(40, 8, 8, 8))
+}
+
+/// A line chart over `body` spanning `x` by `y`, its axes' labels left to the caller's mesh.
+fn line_chart<'a, 'b: 'a>(
+    body: &'a canvas::Area<'b>,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+) -> Result<Chart<'a, 'b>, String> {
+    ChartBuilder::on(body)
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x, y)
+        .map_err(err)
+}
+
 /// One series' line, in `col`, with its name in the legend.
 fn labelled_line<'a, 'b: 'a>(
     chart: &mut Chart<'a, 'b>,
@@ -85,15 +106,8 @@ pub fn curves_png(title: &str, rows: &[Curves]) -> Result<Vec<u8>, String> {
     let y_max =
         lines.iter().flat_map(|(_, _, b)| b.iter().map(|p| p.1 + p.2)).fold(0.05, f64::max).min(1.0) * 100.0;
     let rgb = canvas::rgb(w, h, |root| {
-        let head = canvas::style(19.0, BLACK, HPos::Left, VPos::Center);
-        canvas::text(root, title, (16, 20), &head)?;
-        let body = root.margin(40, 8, 8, 8);
-        let mut chart = ChartBuilder::on(&body)
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..x_max, 0.0..(y_max * 1.1).max(1.0))
-            .map_err(err)?;
+        let body = titled(root, title)?;
+        let mut chart = line_chart(&body, 0.0..x_max, 0.0..(y_max * 1.1).max(1.0))?;
         chart
             .configure_mesh()
             .x_desc("environment steps (millions)")
@@ -136,15 +150,8 @@ pub fn spread_png(title: &str, rows: &[Spread]) -> Result<Vec<u8>, String> {
         return Err("no held-out level to draw".into());
     }
     let rgb = canvas::rgb(w, h, |root| {
-        let head = canvas::style(19.0, BLACK, HPos::Left, VPos::Center);
-        canvas::text(root, title, (16, 20), &head)?;
-        let body = root.margin(40, 8, 8, 8);
-        let mut chart = ChartBuilder::on(&body)
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..100.0, 0.0..100.0)
-            .map_err(err)?;
+        let body = titled(root, title)?;
+        let mut chart = line_chart(&body, 0.0..100.0, 0.0..100.0)?;
         chart
             .configure_mesh()
             .x_desc("share of the hard held-out levels, from each contender's worst (%)")
