@@ -206,4 +206,19 @@ fn the_comparison_runs_end_to_end_at_the_tiny_budget() {
     let o = run(&["levels", "--budget", "small", "--out", old.to_str().expect("utf-8"), "--plan"]);
     assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stderr).contains("holds another experiment"));
+    // The held-out sets as data: every set a JSONL file, the levels the table's figures come
+    // from (12 hard levels at tiny, as each run's per-level results have).
+    let data = dir("held-out");
+    let o = run(&["levels", "--budget", "tiny", "--held-out", data.to_str().expect("utf-8")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let hard = std::fs::read_to_string(data.join("hard.jsonl")).expect("hard.jsonl");
+    assert_eq!(hard.lines().count(), 12);
+    for line in hard.lines() {
+        let level: serde_json::Value = serde_json::from_str(line).expect("JSON");
+        assert_eq!(level["agents"].as_array().map(Vec::len), Some(3), "{line}");
+        assert!(level["optimal"]["soc"].as_u64().is_some(), "solved: {line}");
+    }
+    for name in ["paper.jsonl", "ten-2.jsonl", "ten-4.jsonl", "ten-8.jsonl"] {
+        assert!(std::fs::read_to_string(data.join(name)).expect(name).lines().count() > 0, "{name}");
+    }
 }

@@ -37,6 +37,9 @@ pub struct LevelSpace {
     /// Wait ratios, `[least, most]` \[0, 1\]: a level needs a wait with a probability drawn here.
     pub wait_ratio: [f64; 2],
     /// Levels solved by CBS, with their optimal plans (true), or drawn connected only (false).
+    /// Solving is paid at every refill, on the caller's thread: drawing 100 levels of 6 agents
+    /// on 16×16 at hole ratio 0.2 took 4.5 ms a level with it and 0.02 ms without on a 2-core
+    /// machine. Set it only where a sampler or a metric reads the optima.
     pub solve: bool,
 }
 

@@ -37,6 +37,11 @@ pub struct Args {
     /// a contender and a seed, to each task); the table is of these seeds.
     #[arg(long, value_delimiter = ',')]
     seed: Option<Vec<u64>>,
+    /// Write the held-out sets these options play into this folder (`hard.jsonl`,
+    /// `paper.jsonl`, `ten-<agents>.jsonl`: one instance a line, with its optimum), and nothing
+    /// else: no run, no `--out` touched.
+    #[arg(long)]
+    held_out: Option<PathBuf>,
     /// Print the runs these options make, one JSON array `[contender, seed]` a line, and nothing
     /// else, once `--out` is found to hold no other settings' runs; nothing is written.
     #[arg(long)]
@@ -78,6 +83,18 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         cfg.env_steps = n;
     }
     let seeds: Vec<u64> = a.seed.clone().unwrap_or_else(|| (0..cfg.seeds).collect());
+    if let Some(dir) = &a.held_out {
+        let held = bench::held_out(&cfg).map_err(crate::cmd::train::cli_error)?;
+        std::fs::create_dir_all(dir).map_err(|e| CliError::Failed(format!("{}: {e}", dir.display())))?;
+        let mut sets = vec![("hard".to_string(), &held.hard), ("paper".to_string(), &held.paper)];
+        sets.extend(held.ten.iter().map(|(k, l)| (format!("ten-{k}"), l)));
+        for (name, levels) in sets {
+            let text: String = levels.iter().map(|l| l.to_json() + "\n").collect();
+            write_atomic(&dir.join(format!("{name}.jsonl")), text.as_bytes())
+                .map_err(|e| crate::cmd::train::cli_error(e.into()))?;
+        }
+        return Ok(());
+    }
     if a.plan {
         bench::check(&cfg, &a.out).map_err(crate::cmd::train::cli_error)?;
         let mut text = String::new();
