@@ -305,6 +305,26 @@ impl InstancePool {
         grid
     }
 
+    /// The level in slot `i` now (its map, starts and goals; a refilled slot's new level), without
+    /// its stored plan.
+    ///
+    /// # Errors
+    /// [`EngineError::Invalid`] for a slot out of range.
+    pub fn level(&self, i: usize) -> Result<Instance, EngineError> {
+        if i >= self.len() {
+            return Err(EngineError::Invalid(format!(
+                "slot {i} is out of range: the pool has {} slots",
+                self.len()
+            )));
+        }
+        let (_, _, agents) = self.dims(i);
+        let pos = |(row, col): (u32, u32)| crate::grid::Pos { row, col };
+        let agents = (0..agents as usize)
+            .map(|a| crate::instance::Agent { start: pos(self.start(i, a)), goal: pos(self.goal(i, a)) })
+            .collect();
+        Instance::new(self.grid(i), agents).map_err(|e| EngineError::Invalid(format!("slot {i}: {e}")))
+    }
+
     /// The largest side of any instance the pool holds or has room for.
     #[must_use]
     pub fn max_side(&self) -> u32 {

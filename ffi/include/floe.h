@@ -588,6 +588,39 @@ floe_status floe_engine_levels(const struct floe_engine *engine,
                                size_t *len);
 
 /*
+ The sampling weights set on the engine's pool slots (`floe_engine_set_weights`, or a level
+ sampler's): up to `cap` of them into `out`, and their number into `*len` (one per slot; 0 when
+ none is set and every slot is drawn alike).
+
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `engine` or `len`, or `out` with `cap` above 0;
+ FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine; FLOE_STATUS_BAD_INPUT for
+ a misaligned `out` or `len`.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; handles come from this library.
+ */
+floe_status floe_engine_weights(const struct floe_engine *engine,
+                                double *out,
+                                size_t cap,
+                                size_t *len);
+
+/*
+ The level in the engine's pool slot `slot` now (its map, starts and goals; a refilled slot's
+ new level), as instance JSON without a stored plan, into `*out`.
+
+ Ownership: `*out` is the caller's (`floe_string_free`).
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `engine` or `out`; FLOE_STATUS_WRONG_HANDLE for an
+ `engine` that is not a live engine; FLOE_STATUS_BAD_INPUT for a `slot` out of range or a
+ misaligned `out`.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; handles come from this library.
+ */
+floe_status floe_engine_level_json(const struct floe_engine *engine, size_t slot, char **out);
+
+/*
  Makes a level sampler from its settings (`spec_json`, NULL for the defaults), an object whose
  fields are all optional:
 

@@ -11,7 +11,7 @@ use floe_core::engine::{EnvInfo, InstancePool, Optima};
 use floe_plugin_api::{EpisodeRecord, LevelRecord, SlotStats};
 
 use crate::boundary::{
-    check_out, floe_status, guard, slice, slice_mut, status, str_arg, write_out, Error, Result,
+    check_out, floe_status, guard, slice, slice_mut, status, str_arg, write_out, write_string, Error, Result,
 };
 use crate::engine::{floe_engine, floe_step_buffers, step_buffers, with_engine};
 use crate::handles::{self, Handle, Kind};
@@ -230,6 +230,59 @@ pub unsafe extern "C" fn floe_engine_levels(
         unsafe {
             hand_out(out, cap, len, || with_engine(engine, |e| Levels::levels(e).map_err(levels_error)))
         }
+    })
+}
+
+/// The sampling weights set on the engine's pool slots (`floe_engine_set_weights`, or a level
+/// sampler's): up to `cap` of them into `out`, and their number into `*len` (one per slot; 0 when
+/// none is set and every slot is drawn alike).
+///
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `engine` or `len`, or `out` with `cap` above 0;
+/// FLOE_STATUS_WRONG_HANDLE for an `engine` that is not a live engine; FLOE_STATUS_BAD_INPUT for
+/// a misaligned `out` or `len`.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_weights(
+    engine: *const floe_engine,
+    out: *mut f64,
+    cap: usize,
+    len: *mut usize,
+) -> floe_status {
+    guard(|| {
+        // SAFETY: forwarded from the caller's contract.
+        unsafe {
+            hand_out(out, cap, len, || {
+                with_engine(engine, |e| Ok(e.weights().map(<[f64]>::to_vec).unwrap_or_default()))
+            })
+        }
+    })
+}
+
+/// The level in the engine's pool slot `slot` now (its map, starts and goals; a refilled slot's
+/// new level), as instance JSON without a stored plan, into `*out`.
+///
+/// Ownership: `*out` is the caller's (`floe_string_free`).
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `engine` or `out`; FLOE_STATUS_WRONG_HANDLE for an
+/// `engine` that is not a live engine; FLOE_STATUS_BAD_INPUT for a `slot` out of range or a
+/// misaligned `out`.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_level_json(
+    engine: *const floe_engine,
+    slot: usize,
+    out: *mut *mut c_char,
+) -> floe_status {
+    guard(|| {
+        check_out(out, "out")?;
+        let json = with_engine(engine, |e| Ok(e.pool().level(slot)?.to_json()))?;
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_string(out, &json, "out") }
     })
 }
 

@@ -1399,6 +1399,73 @@ fn cases() -> Vec<Case> {
         "misaligned len",
         floe_engine_levels(sampled, records, 4, misaligned())
     );
+    let read_weights = leak(vec![0.0f64; 4]);
+    case!(
+        floe_engine_weights,
+        "NULL_POINTER",
+        "NULL engine",
+        floe_engine_weights(ptr::null(), read_weights, 4, count)
+    );
+    case!(
+        floe_engine_weights,
+        "WRONG_HANDLE",
+        "a pool as the engine",
+        floe_engine_weights(as_engine, read_weights, 4, count)
+    );
+    case!(
+        floe_engine_weights,
+        "NULL_POINTER",
+        "NULL len",
+        floe_engine_weights(sampled, read_weights, 4, ptr::null_mut())
+    );
+    case!(
+        floe_engine_weights,
+        "NULL_POINTER",
+        "NULL out",
+        floe_engine_weights(sampled, ptr::null_mut(), 4, count)
+    );
+    case!(
+        floe_engine_weights,
+        "BAD_INPUT",
+        "misaligned out",
+        floe_engine_weights(sampled, misaligned(), 1, count)
+    );
+    case!(
+        floe_engine_weights,
+        "BAD_INPUT",
+        "misaligned len",
+        floe_engine_weights(sampled, read_weights, 4, misaligned())
+    );
+    case!(
+        floe_engine_level_json,
+        "NULL_POINTER",
+        "NULL engine",
+        floe_engine_level_json(ptr::null(), 0, out_str)
+    );
+    case!(
+        floe_engine_level_json,
+        "WRONG_HANDLE",
+        "a pool as the engine",
+        floe_engine_level_json(as_engine, 0, out_str)
+    );
+    case!(
+        floe_engine_level_json,
+        "NULL_POINTER",
+        "NULL out",
+        floe_engine_level_json(sampled, 0, ptr::null_mut())
+    );
+    case!(
+        floe_engine_level_json,
+        "BAD_INPUT",
+        "misaligned out",
+        floe_engine_level_json(sampled, 0, misaligned())
+    );
+    case!(
+        floe_engine_level_json,
+        "BAD_INPUT",
+        "a slot out of range",
+        floe_engine_level_json(sampled, 1 << 20, out_str)
+    );
     case!(floe_levels_new, "NULL_POINTER", "NULL out", floe_levels_new(ptr::null(), ptr::null_mut()));
     let out_levels = boxed(ptr::null_mut::<floe_levels>());
     case!(floe_levels_new, "BAD_INPUT", "misaligned out", floe_levels_new(ptr::null(), misaligned()));

@@ -12,8 +12,6 @@ use floe_core::engine::{
     unpack_bits as unpack, BufferSizes, Engine as CoreEngine, EnvInfo, InstancePool, ObsFormat, Optima,
     StepBuffersMut,
 };
-use floe_core::grid::Pos;
-use floe_core::instance::Agent;
 use floe_core::pool::Room;
 use floe_levels::Levels;
 use floe_plugin_registry::{open_engine, EngineSpec};
@@ -276,19 +274,8 @@ impl Engine {
     ///
     /// Raises `floe.BadInput` for a slot out of range.
     fn level(&self, slot: usize) -> PyResult<Instance> {
-        let guard = self.lock()?;
-        let pool = guard.pool();
-        if slot >= pool.len() {
-            return Err(bad_input(format!("slot {slot} is out of range: the pool has {} slots", pool.len())));
-        }
-        let (_, _, agents) = pool.dims(slot);
-        let pos = |(row, col): (u32, u32)| Pos { row, col };
-        let agents = (0..agents as usize)
-            .map(|a| Agent { start: pos(pool.start(slot, a)), goal: pos(pool.goal(slot, a)) })
-            .collect();
-        floe_core::Instance::new(pool.grid(slot), agents)
-            .map(|inner| Instance { inner })
-            .map_err(|e| bad_input(format!("slot {slot}: {e}")))
+        let inner = self.lock()?.pool().level(slot).map_err(|e| bad_input(e.to_string()))?;
+        Ok(Instance { inner })
     }
 
     /// Puts a level sampler's decision (`LevelSampler.decide`) into this engine: the weights,

@@ -1210,6 +1210,27 @@ static void test_first_plays(void) {
         replay += stats[i].figure;
     }
     CHECK(seen > 0 && replay > 0.999 && replay < 1.001);
+    /* The engine's weights (PLR's, one per slot) and each slot's level now, as the pool's records
+     * describe it: as many agents, refilled levels included. */
+    double weights[8];
+    size_t wlen = 0;
+    OK(floe_engine_weights(engine, weights, 8, &wlen));
+    CHECK(wlen == 6);
+    for (size_t i = 0; i < wlen; i++) CHECK(weights[i] >= 0.0);
+    floe_level_record records[8];
+    size_t rlen = 0;
+    OK(floe_engine_levels(engine, records, 8, &rlen));
+    CHECK(rlen == 6);
+    for (size_t i = 0; i < rlen; i++) {
+        char *json = NULL;
+        OK(floe_engine_level_json(engine, i, &json));
+        uint32_t starts = 0;
+        for (const char *p = json; (p = strstr(p, "\"start\"")) != NULL; p++) starts++;
+        CHECK(starts == records[i].agents);
+        floe_string_free(json);
+    }
+    char *none = NULL;
+    CHECK(floe_engine_level_json(engine, 6, &none) == FLOE_STATUS_BAD_INPUT && none == NULL);
     free(actions);
     free_buffers(&b);
     OK(floe_engine_free(engine));
