@@ -511,8 +511,11 @@ fn import_old(cfg: &BenchConfig, out: &Path) -> Result<(), TrainError> {
     if out.join(experiment::RECORD).exists() {
         return Ok(());
     }
-    let settings = |c: &BenchConfig| BenchConfig { contenders: Vec::new(), seeds: 0, ..c.clone() };
-    if !serde_json::from_str::<BenchConfig>(&text).is_ok_and(|old| settings(&old) == settings(cfg)) {
+    let same = match serde_json::from_str::<BenchConfig>(&text) {
+        Ok(old) => record(&old)? == record(cfg)?,
+        Err(_) => false,
+    };
+    if !same {
         return Err(TrainError::Input(format!(
             "{} holds runs of other settings ({}): use another --out",
             out.display(),
