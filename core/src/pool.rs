@@ -37,6 +37,23 @@ pub struct InstancePool {
     pub(crate) side: u32,
 }
 
+/// An [`InstancePool`]'s packed arrays as saved ([`InstancePool::saved`],
+/// [`InstancePool::from_saved`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct SavedPool {
+    pub max_agents: usize,
+    pub words: usize,
+    pub side: u32,
+    pub dims: Vec<u32>,
+    pub starts: Vec<u32>,
+    pub goals: Vec<u32>,
+    pub holes: Vec<u32>,
+    pub optimal_soc: Vec<u32>,
+    pub generation: Vec<u32>,
+}
+
 /// Room a pool keeps for the levels that will refill its slots ([`InstancePool::replace`]): its
 /// agent slots per instance and hole words per instance are fixed when it is made, so an
 /// instance refilled into it must have at most `agents` agents and a grid of at most `side` ×
@@ -330,6 +347,85 @@ impl InstancePool {
     pub fn max_side(&self) -> u32 {
         self.side
     }
+
+    /// The pool's packed arrays, every slot's optimum and generation included (a level
+    /// sampler's saved state keeps them: `floe_levels::LevelsState`); [`InstancePool::from_saved`]
+    /// reads them back.
+    #[must_use]
+    pub fn saved(&self) -> SavedPool {
+        SavedPool {
+            max_agents: self.max_agents,
+            words: self.words,
+            side: self.side,
+            dims: self.dims.clone(),
+            starts: self.starts.clone(),
+            goals: self.goals.clone(),
+            holes: self.holes.clone(),
+            optimal_soc: self.optimal_soc.clone(),
+            generation: self.generation.clone(),
+        }
+    }
+
+    /// The pool [`InstancePool::saved`] wrote, every slot's level checked as
+    /// [`Instance::new`] checks it, its optimum and generation as saved.
+    ///
+    /// # Errors
+    /// [`EngineError::Invalid`] naming the value: arrays whose lengths do not agree, a slot
+    /// over the room or the engine's limits, a level that does not validate; as
+    /// [`InstancePool::with_room`].
+    pub fn from_saved(s: SavedPool) -> Result<Self, EngineError> {
+        let bad = |why: String| EngineError::Invalid(format!("a saved pool: {why}"));
+        let n = s.dims.len();
+        if s.max_agents > MAX_AGENTS || s.side > MAX_SIDE || s.words > (MAX_SIDE as usize).pow(2).div_ceil(32)
+        {
+            return Err(bad(format!(
+                "room for {} agents, side {} and {} hole words is over the engine's limits",
+                s.max_agents, s.side, s.words
+            )));
+        }
+        for (what, len, want) in [
+            ("starts", s.starts.len(), n.checked_mul(s.max_agents)),
+            ("goals", s.goals.len(), n.checked_mul(s.max_agents)),
+            ("hole words", s.holes.len(), n.checked_mul(s.words)),
+            ("optima", s.optimal_soc.len(), Some(n)),
+            ("generations", s.generation.len(), Some(n)),
+        ] {
+            if want != Some(len) {
+                return Err(bad(format!("{len} {what} for {n} slots")));
+            }
+        }
+        for (i, &d) in s.dims.iter().enumerate() {
+            let (w, h, k) = unpack_dims(d);
+            if k as usize > s.max_agents || w > s.side || h > s.side || (w * h) as usize > s.words * 32 {
+                return Err(bad(format!(
+                    "slot {i} is {w}x{h} with {k} agents, over the pool's room ({} agents, side {}, {} cells)",
+                    s.max_agents,
+                    s.side,
+                    s.words * 32
+                )));
+            }
+        }
+        let room = Room { agents: s.max_agents, side: s.side };
+        let (optima, generations) = (s.optimal_soc.clone(), s.generation.clone());
+        let packed = InstancePool {
+            max_agents: s.max_agents,
+            words: s.words,
+            dims: s.dims,
+            starts: s.starts,
+            goals: s.goals,
+            holes: s.holes,
+            optimal_soc: s.optimal_soc,
+            generation: s.generation,
+            side: s.side,
+        };
+        let levels =
+            (0..n).map(|i| packed.level(i).map_err(|e| bad(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
+        let pool = Self::with_room(&levels, Optima::AsStored, room)?;
+        let mut pool = pool;
+        pool.optimal_soc = optima;
+        pool.generation = generations;
+        Ok(pool)
+    }
 }
 
 #[cfg(test)]
@@ -346,5 +442,29 @@ mod tests {
             assert_eq!(pool.grid(i), inst.grid, "instance {i}");
         }
         assert!(levels.iter().any(|l| l.grid.hole_count() > 0));
+    }
+
+    #[test]
+    fn a_saved_pool_reads_back_and_a_broken_one_is_refused() {
+        let levels =
+            generate(&GeneratorConfig::default().size(6).agents(3).hole_ratio(0.2).count(4).seed(3)).unwrap();
+        let mut pool =
+            InstancePool::with_room(&levels, Optima::AsStored, Room { agents: 4, side: 8 }).unwrap();
+        pool.replace(2, &levels[0], Optima::AsStored).unwrap();
+        let back = InstancePool::from_saved(pool.saved()).unwrap();
+        assert_eq!(back.saved(), pool.saved(), "levels, optima and generations");
+        assert_eq!(back.generation(2), 1);
+        let refused = |edit: &dyn Fn(&mut SavedPool), says: &str| {
+            let mut s = pool.saved();
+            edit(&mut s);
+            let e = InstancePool::from_saved(s).unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        };
+        refused(&|s| s.goals.pop().map(drop).unwrap_or(()), "goals for 4 slots");
+        refused(&|s| s.generation.push(0), "5 generations");
+        refused(&|s| s.dims[1] = pack_dims(9, 9, 3), "slot 1 is 9x9");
+        refused(&|s| s.max_agents = 300, "over the engine's limits");
+        // A start moved onto a hole, or off the grid: the level does not validate.
+        refused(&|s| s.starts[0] = pack_rc(40, 0), "a saved pool");
     }
 }

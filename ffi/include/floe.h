@@ -659,10 +659,13 @@ floe_status floe_levels_new(const char *spec_json,
 
 /*
  A pool of `count` new levels from the sampler's level space, with room for every level of
- the space (so that the sampler's refills fit it): the pool to make the engine with.
+ the space (so that the sampler's refills fit it): the pool to make the engine with. After
+ `floe_levels_load`, until `floe_levels_start`: the saved pool (every slot's level, optimum
+ and generation), whose slot count `count` must be, and no level is drawn.
 
  Ownership: `*out` is the caller's (`floe_pool_free`). Thread-safe.
- Errors: FLOE_STATUS_BAD_INPUT for a `count` of 0 or a misaligned `out`; FLOE_STATUS_FAILED
+ Errors: FLOE_STATUS_BAD_INPUT for a `count` of 0, another count than a loaded state's
+ slots, or a misaligned `out`; FLOE_STATUS_FAILED
  when the levels cannot be generated; FLOE_STATUS_TOO_LARGE when they cannot be held;
  FLOE_STATUS_NULL_POINTER for a NULL `levels` or `out`; FLOE_STATUS_WRONG_HANDLE for a `levels`
  that is not a live level sampler.
@@ -672,6 +675,46 @@ floe_status floe_levels_new(const char *spec_json,
  duration of the call; strings are NUL-terminated; handles come from this library.
  */
 floe_status floe_levels_pool(struct floe_levels *levels, size_t count, struct floe_pool **out);
+
+/*
+ The sampler's whole state as JSON text (versioned): its own (scores, staleness, plays per slot
+ and generation), the kept episodes and first-play marks, the source of new levels, and
+ `engine`'s pool (every slot's level, optimum and generation) and weights. `floe_levels_load`
+ puts it back into a sampler made from the same settings. Reads only.
+
+ Ownership: `*out` is the caller's (`floe_string_free`). Thread-safe.
+ Errors: FLOE_STATUS_UNSUPPORTED for a sampler that keeps no saved form (a library's, the
+ samplers over generator configurations); FLOE_STATUS_BAD_INPUT for an engine other than the
+ sampler's, a loaded state not yet started, or a misaligned `out`; FLOE_STATUS_NULL_POINTER
+ for a NULL `levels`, `engine` or `out`; FLOE_STATUS_WRONG_HANDLE for a handle that is not a
+ live level sampler or engine; FLOE_STATUS_GPU.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; handles come from this library.
+ */
+floe_status floe_levels_save(const struct floe_levels *levels,
+                             const struct floe_engine *engine,
+                             char **out);
+
+/*
+ Puts back a state `floe_levels_save` wrote into a sampler made from the same settings: the
+ sampler's, the driver's and the source's now; the pool and weights at the next
+ `floe_levels_start`, which takes an engine made with the saved pool (`floe_levels_pool` gives
+ it until then, or the engine it was saved from) in place of the sampler's first call. Until
+ that start, `_after_step`, `_update` and `floe_levels_save` are refused.
+
+ Errors (nothing changed): FLOE_STATUS_BAD_INPUT naming the value for a state that does not
+ read, of another version, sampler, `update_every` or level space, or whose sampler state the
+ sampler refuses (other parameters); FLOE_STATUS_UNSUPPORTED for a sampler that keeps no saved
+ form; FLOE_STATUS_NULL_POINTER for a NULL `levels` or `state_json`; FLOE_STATUS_BAD_UTF8;
+ FLOE_STATUS_WRONG_HANDLE for a `levels` that is not a live level sampler.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads described above, for the duration of the
+ call; strings are NUL-terminated; handles come from this library.
+ */
+floe_status floe_levels_load(struct floe_levels *levels, const char *state_json);
 
 /*
  The sampler's first call, with no episodes, after `floe_engine_reset`: its first weights and

@@ -6,7 +6,7 @@
 use std::ffi::c_char;
 use std::sync::Mutex;
 
-use ::floe_levels::{Applied, Levels, LevelsError, LevelsSpec};
+use ::floe_levels::{Applied, Levels, LevelsError, LevelsSpec, LevelsState};
 use floe_core::engine::{EnvInfo, InstancePool, Optima};
 use floe_plugin_api::{EpisodeRecord, LevelRecord, SlotStats};
 
@@ -62,7 +62,9 @@ impl From<Applied> for floe_levels_applied {
 fn levels_error(e: LevelsError) -> Error {
     match e {
         LevelsError::Sampler { ref source, .. } => Error::new(source.code(), e.to_string()),
-        LevelsError::Input(_) | LevelsError::OtherEngine { .. } => Error::bad_input(e.to_string()),
+        LevelsError::Input(_) | LevelsError::OtherEngine { .. } | LevelsError::State(_) => {
+            Error::bad_input(e.to_string())
+        }
         LevelsError::Engine(e) => Error::from(e),
         LevelsError::Generate(_) => Error::new(status::FAILED, e.to_string()),
         LevelsError::TooLarge(t) => Error::from(t),
@@ -375,10 +377,13 @@ pub unsafe extern "C" fn floe_levels_new(
 }
 
 /// A pool of `count` new levels from the sampler's level space, with room for every level of
-/// the space (so that the sampler's refills fit it): the pool to make the engine with.
+/// the space (so that the sampler's refills fit it): the pool to make the engine with. After
+/// `floe_levels_load`, until `floe_levels_start`: the saved pool (every slot's level, optimum
+/// and generation), whose slot count `count` must be, and no level is drawn.
 ///
 /// Ownership: `*out` is the caller's (`floe_pool_free`). Thread-safe.
-/// Errors: FLOE_STATUS_BAD_INPUT for a `count` of 0 or a misaligned `out`; FLOE_STATUS_FAILED
+/// Errors: FLOE_STATUS_BAD_INPUT for a `count` of 0, another count than a loaded state's
+/// slots, or a misaligned `out`; FLOE_STATUS_FAILED
 /// when the levels cannot be generated; FLOE_STATUS_TOO_LARGE when they cannot be held;
 /// FLOE_STATUS_NULL_POINTER for a NULL `levels` or `out`; FLOE_STATUS_WRONG_HANDLE for a `levels`
 /// that is not a live level sampler.
@@ -397,14 +402,85 @@ pub unsafe extern "C" fn floe_levels_pool(
         if count == 0 {
             return Err(Error::bad_input("a pool of 0 levels: count must be at least 1"));
         }
-        let (instances, room) = with_levels(levels, |l| {
-            let room = l.source().space().room();
-            Ok((l.draw(count).map_err(levels_error)?, room))
+        let (instances, packed) = with_levels(levels, |l| {
+            if let Some(saved) = l.loaded_pool() {
+                if saved.len() != count {
+                    return Err(Error::bad_input(format!(
+                        "a pool of {count} levels: the loaded state's pool has {} slots",
+                        saved.len()
+                    )));
+                }
+                let instances = (0..count).map(|i| saved.level(i)).collect::<Result<Vec<_>, _>>()?;
+                return Ok((instances, saved.clone()));
+            }
+            let instances = l.draw(count).map_err(levels_error)?;
+            let packed = InstancePool::with_room(&instances, Optima::AsStored, l.source().space().room())?;
+            Ok((instances, packed))
         })?;
-        let packed = std::sync::Arc::new(InstancePool::with_room(&instances, Optima::AsStored, room)?);
+        let packed = std::sync::Arc::new(packed);
         let handle = handles::new(floe_pool { instances, packed });
         // SAFETY: checked not NULL; writable by the caller's contract.
         unsafe { write_out(out, handle, "out") }
+    })
+}
+
+/// The sampler's whole state as JSON text (versioned): its own (scores, staleness, plays per slot
+/// and generation), the kept episodes and first-play marks, the source of new levels, and
+/// `engine`'s pool (every slot's level, optimum and generation) and weights. `floe_levels_load`
+/// puts it back into a sampler made from the same settings. Reads only.
+///
+/// Ownership: `*out` is the caller's (`floe_string_free`). Thread-safe.
+/// Errors: FLOE_STATUS_UNSUPPORTED for a sampler that keeps no saved form (a library's, the
+/// samplers over generator configurations); FLOE_STATUS_BAD_INPUT for an engine other than the
+/// sampler's, a loaded state not yet started, or a misaligned `out`; FLOE_STATUS_NULL_POINTER
+/// for a NULL `levels`, `engine` or `out`; FLOE_STATUS_WRONG_HANDLE for a handle that is not a
+/// live level sampler or engine; FLOE_STATUS_GPU.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_levels_save(
+    levels: *const floe_levels,
+    engine: *const floe_engine,
+    out: *mut *mut c_char,
+) -> floe_status {
+    guard(|| {
+        check_out(out, "out")?;
+        let json = with_levels(levels, |l| {
+            with_engine(engine, |e| l.save(e).and_then(|s| s.to_json()).map_err(levels_error))
+        })?;
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_string(out, &json, "out") }
+    })
+}
+
+/// Puts back a state `floe_levels_save` wrote into a sampler made from the same settings: the
+/// sampler's, the driver's and the source's now; the pool and weights at the next
+/// `floe_levels_start`, which takes an engine made with the saved pool (`floe_levels_pool` gives
+/// it until then, or the engine it was saved from) in place of the sampler's first call. Until
+/// that start, `_after_step`, `_update` and `floe_levels_save` are refused.
+///
+/// Errors (nothing changed): FLOE_STATUS_BAD_INPUT naming the value for a state that does not
+/// read, of another version, sampler, `update_every` or level space, or whose sampler state the
+/// sampler refuses (other parameters); FLOE_STATUS_UNSUPPORTED for a sampler that keeps no saved
+/// form; FLOE_STATUS_NULL_POINTER for a NULL `levels` or `state_json`; FLOE_STATUS_BAD_UTF8;
+/// FLOE_STATUS_WRONG_HANDLE for a `levels` that is not a live level sampler.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads described above, for the duration of the
+/// call; strings are NUL-terminated; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_levels_load(
+    levels: *mut floe_levels,
+    state_json: *const c_char,
+) -> floe_status {
+    guard(|| {
+        // SAFETY: a NUL-terminated string by the caller's contract (NULL is refused).
+        let text = unsafe { str_arg(state_json, "state_json") }?;
+        with_levels(levels, |l| {
+            l.load(LevelsState::from_json(text).map_err(levels_error)?).map_err(levels_error)
+        })
     })
 }
 

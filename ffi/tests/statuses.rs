@@ -1658,6 +1658,25 @@ fn cases() -> Vec<Case> {
         "misaligned out",
         floe_levels_slot_stats(levels, misaligned(), 4, out_usize)
     );
+    let phases = levels_of(r#"{"sampler": {"name": "fixed"}, "space": {"size": [3, 4], "solve": false}}"#);
+    case!(floe_levels_save, "NULL_POINTER", "NULL levels", floe_levels_save(ptr::null(), sampled, out_str));
+    case!(floe_levels_save, "NULL_POINTER", "NULL engine", floe_levels_save(levels, ptr::null(), out_str));
+    case!(floe_levels_save, "NULL_POINTER", "NULL out", floe_levels_save(levels, sampled, ptr::null_mut()));
+    case!(floe_levels_save, "BAD_INPUT", "misaligned out", floe_levels_save(levels, sampled, misaligned()));
+    case!(floe_levels_save, "WRONG_HANDLE", "freed levels", floe_levels_save(freed_levels, sampled, out_str));
+    case!(
+        floe_levels_save,
+        "WRONG_HANDLE",
+        "a pool as the engine",
+        floe_levels_save(levels, as_engine, out_str)
+    );
+    case!(floe_levels_save, "UNSUPPORTED", "a phase designer", floe_levels_save(phases, sampled, out_str));
+    case!(floe_levels_load, "NULL_POINTER", "NULL levels", floe_levels_load(ptr::null_mut(), c("{}")));
+    case!(floe_levels_load, "NULL_POINTER", "NULL state", floe_levels_load(levels, ptr::null()));
+    case!(floe_levels_load, "BAD_UTF8", "state not UTF-8", floe_levels_load(levels, BAD_UTF8));
+    case!(floe_levels_load, "BAD_INPUT", "state not JSON", floe_levels_load(levels, c("{")));
+    case!(floe_levels_load, "BAD_INPUT", "version 2", floe_levels_load(levels, c(r#"{"version": 2}"#)));
+    case!(floe_levels_load, "WRONG_HANDLE", "freed levels", floe_levels_load(freed_levels, c("{}")));
     case!(floe_levels_free, "WRONG_HANDLE", "an engine as the sampler", floe_levels_free(engine.cast()));
     case!(floe_levels_free, "WRONG_HANDLE", "freed twice", floe_levels_free(freed_levels));
     for (p, scores, cap, expect, what) in [

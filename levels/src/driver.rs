@@ -41,13 +41,14 @@ use std::collections::BTreeMap;
 use floe_core::engine::{outcome, Engine, EngineError, EngineId, InstancePool, StepBuffersMut};
 use floe_plugin_api::levels::check_update;
 use floe_plugin_api::{EpisodeRecord, LevelRecord, LevelSampler, PhaseDesign, PluginError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::LevelsError;
 use crate::space::LevelSource;
+use crate::state::{check_same_pool, check_version, DriverState, LevelsState, SavedPool, STATE_VERSION};
 
 /// What one call of the sampler did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Applied {
     /// Episodes the sampler was given.
     pub episodes: usize,
@@ -73,7 +74,7 @@ pub struct Decision {
 }
 
 /// Where a run's episodes were played: per level shape, the episodes that ended on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Shape {
     /// The map's side (the larger of width and height).
     pub size: u32,
@@ -107,6 +108,8 @@ pub struct Levels {
     totals: Applied,
     /// The engine it runs with, from its first call that succeeded.
     engine: Option<EngineId>,
+    /// A loaded state's pool and weights, put into the engine by the next [`Levels::start`].
+    resume: Option<(InstancePool, Option<Vec<f64>>)>,
 }
 
 impl std::fmt::Debug for Levels {
@@ -141,7 +144,133 @@ impl Levels {
             played: BTreeMap::new(),
             totals: Applied::default(),
             engine: None,
+            resume: None,
         }
+    }
+
+    /// The whole state of the sampler, this driver and its source, with `engine`'s pool and
+    /// weights ([`LevelsState`]), for [`Levels::load`] in a later run. Reads only.
+    ///
+    /// # Errors
+    /// [`LevelsError::Sampler`] with [`PluginError::Unsupported`] for a sampler that keeps no
+    /// saved form (a loaded library's, the phase designers'); [`LevelsError::OtherEngine`];
+    /// [`LevelsError::State`] for a loaded state not yet put into an engine by
+    /// [`Levels::start`]; a device error.
+    pub fn save(&self, engine: &dyn Engine) -> Result<LevelsState, LevelsError> {
+        self.restored()?;
+        if let Some(bound) = self.engine.filter(|&b| b != engine.id()) {
+            return Err(LevelsError::OtherEngine { name: self.name.clone(), bound, given: engine.id() });
+        }
+        let sampler_state =
+            self.sampler.save().map_err(|source| LevelsError::Sampler { name: self.name.clone(), source })?;
+        Ok(LevelsState {
+            version: STATE_VERSION,
+            sampler: self.name.clone(),
+            sampler_state,
+            update_every: self.update_every,
+            source: self.source.clone(),
+            driver: DriverState {
+                steps: self.steps,
+                clock: self.clock,
+                pending: self.pending.clone(),
+                pending_first: self.pending_first.clone(),
+                first_end: self.first_end.clone(),
+                first_play: self.first_play.clone(),
+                edited: self.edited,
+                edits_failed: self.edits_failed,
+                played: self.played.iter().map(|(&s, &n)| (s, n)).collect(),
+                totals: self.totals,
+            },
+            pool: SavedPool::of(engine),
+        })
+    }
+
+    /// Puts back a state [`Levels::save`] wrote (of a driver made from the same spec): the
+    /// sampler's, this driver's and the source's now; the pool and weights at the next
+    /// [`Levels::start`], which takes an engine made with the saved pool
+    /// ([`LevelsState::pool`], or the engine the state was saved from) in place of the
+    /// sampler's first call. The driver is then bound to no engine. Calls other than `start`
+    /// and `load` are refused until then.
+    ///
+    /// # Errors
+    /// [`LevelsError::State`] naming the value for a state of another version, sampler,
+    /// `update_every` or level space, or one whose parts do not agree;
+    /// [`LevelsError::Sampler`] for a sampler state the sampler refuses (another sampler's or
+    /// parameters) or a sampler that keeps no saved form. Nothing changes then.
+    pub fn load(&mut self, state: LevelsState) -> Result<(), LevelsError> {
+        check_version(Some(u64::from(state.version)))?;
+        let refuse = |what: &str, saved: String, here: String| {
+            Err(LevelsError::State(format!(
+                "the state was saved with {what} {saved}, and this driver has {here}"
+            )))
+        };
+        if state.sampler != self.name {
+            return refuse("the sampler", format!("`{}`", state.sampler), format!("`{}`", self.name));
+        }
+        if state.update_every != self.update_every {
+            return refuse("update_every", state.update_every.to_string(), self.update_every.to_string());
+        }
+        if state.source.space() != self.source.space() {
+            let json = |s: &crate::LevelSpace| serde_json::to_string(s).unwrap_or_default();
+            return refuse("the level space", json(state.source.space()), json(self.source.space()));
+        }
+        let mut check = LevelSource::new(state.source.space().clone(), 0)?;
+        if let Some(c) = state.source.config() {
+            check
+                .set_config(c.clone())
+                .map_err(|e| LevelsError::State(format!("the saved configuration: {e}")))?;
+        }
+        let pool = state.pool.pool()?;
+        let d = &state.driver;
+        let slots = pool.len();
+        if d.pending.len() != d.pending_first.len() || d.first_end.len() > slots {
+            return Err(LevelsError::State(format!(
+                "the saved driver keeps {} episodes with {} first-play marks and {} slots' first ends, for a pool of {slots} slots",
+                d.pending.len(),
+                d.pending_first.len(),
+                d.first_end.len()
+            )));
+        }
+        if let Some((i, why)) =
+            d.pending.iter().enumerate().find_map(|(i, e)| check_episode(&pool, e).err().map(|w| (i, w)))
+        {
+            return Err(LevelsError::State(format!("the saved episode {i}: {why}")));
+        }
+        self.sampler
+            .restore(&state.sampler_state)
+            .map_err(|source| LevelsError::Sampler { name: self.name.clone(), source })?;
+        let d = state.driver;
+        self.source = state.source;
+        self.steps = d.steps;
+        self.clock = d.clock;
+        self.pending = d.pending;
+        self.pending_first = d.pending_first;
+        self.first_end = d.first_end;
+        self.first_play = d.first_play;
+        (self.edited, self.edits_failed) = (d.edited, d.edits_failed);
+        self.played = d.played.into_iter().collect();
+        self.totals = d.totals;
+        self.engine = None;
+        self.resume = Some((pool, state.pool.weights));
+        Ok(())
+    }
+
+    /// The pool of a state [`Levels::load`] put back, until [`Levels::start`] finds it in an
+    /// engine: the pool to make that engine with (the C API's and Python's hosts read it here).
+    #[must_use]
+    pub fn loaded_pool(&self) -> Option<&InstancePool> {
+        self.resume.as_ref().map(|(pool, _)| pool)
+    }
+
+    /// Refuses a call while a loaded state waits for [`Levels::start`].
+    fn restored(&self) -> Result<(), LevelsError> {
+        if self.resume.is_some() {
+            return Err(LevelsError::State(format!(
+                "level sampler `{}` holds a loaded state that start puts into the engine: call start first",
+                self.name
+            )));
+        }
+        Ok(())
     }
 
     /// Whether the sampler wants the trainer to learn from replays alone (robust PLR,
@@ -403,6 +532,13 @@ impl Levels {
     ) -> Result<Applied, LevelsError> {
         self.admit(engine, &out, "a level sampler's start")?;
         engine.check_outputs(&out, None)?;
+        if let Some((pool, weights)) = &self.resume {
+            check_same_pool(engine.pool(), pool)?;
+            engine.set_weights(weights.as_deref())?;
+            self.resume = None;
+            self.engine = Some(engine.id());
+            return Ok(Applied { weights: true, ..Applied::default() });
+        }
         let applied = self.call(engine, Some(&[]), None, out)?;
         self.steps = 0;
         Ok(applied)
@@ -414,6 +550,7 @@ impl Levels {
     /// # Errors
     /// As [`Levels::after_step`]'s checks; nothing is kept then.
     pub fn record(&mut self, engine: &dyn Engine, out: &StepBuffersMut<'_>) -> Result<(), LevelsError> {
+        self.restored()?;
         self.admit(engine, out, "a level sampler's record")?;
         let ended = Self::ended(engine.pool(), out)?;
         let shapes = Self::shapes(engine.pool(), &ended);
@@ -437,6 +574,7 @@ impl Levels {
         engine: &mut dyn Engine,
         mut out: StepBuffersMut<'_>,
     ) -> Result<Option<Applied>, LevelsError> {
+        self.restored()?;
         self.admit(engine, &out, "a level sampler's after_step")?;
         let ended = Self::ended(engine.pool(), &out)?;
         let shapes = Self::shapes(engine.pool(), &ended);
@@ -486,6 +624,7 @@ impl Levels {
         scores: Option<&[f32]>,
         out: StepBuffersMut<'_>,
     ) -> Result<Applied, LevelsError> {
+        self.restored()?;
         self.admit(engine, &out, "a level sampler's update")?;
         engine.check_outputs(&out, None)?;
         self.call(engine, episodes, scores, out)
@@ -542,6 +681,7 @@ impl Levels {
         episodes: Option<&[EpisodeRecord]>,
         scores: Option<&[f32]>,
     ) -> Result<Decision, LevelsError> {
+        self.restored()?;
         let decision = self.decision(levels, episodes, scores, None)?;
         self.pending.clear();
         self.pending_first.clear();

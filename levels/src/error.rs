@@ -45,6 +45,10 @@ pub enum LevelsError {
     /// New levels could not be generated.
     #[error("new levels: {0}")]
     Generate(#[from] GenerateError),
+    /// A saved state that does not read or does not fit: another version, sampler, level space,
+    /// or an engine whose pool is not the saved one ([`crate::LevelsState`]); nothing changed.
+    #[error("level sampler state: {0}")]
+    State(String),
     /// More new levels than memory can hold were asked for.
     #[error(transparent)]
     TooLarge(#[from] floe_core::TooLarge),

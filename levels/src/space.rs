@@ -147,7 +147,8 @@ const TAG: u64 = 0x001e_7e15;
 
 /// New levels, one counter-based draw each, from a space or from the configuration a sampler
 /// gave last.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LevelSource {
     space: LevelSpace,
     config: Option<RoundConfig>,

@@ -114,13 +114,29 @@ def _check_single_agent(instances: Sequence[Instance], single_agent: bool, level
 
 def _pool(instances, levels) -> tuple:
     """The pool's instances and room: ``instances`` a count draws that many from ``levels``'
-    space; with ``levels``, the room is its space's."""
+    space; with ``levels``, the room is its space's. A sampler holding a loaded state
+    (``load_state_dict``) draws nothing: its saved pool is the engine's (``_engine``), and
+    ``instances`` must be its slot count."""
+    loaded = getattr(levels, "loaded_slots", None)
+    if loaded is not None:
+        if isinstance(instances, bool) or not isinstance(instances, (int, np.integer)) or int(instances) != loaded:
+            raise ValueError(f"the level sampler holds a loaded state of {loaded} slots: the engine is made with its "
+                             f"saved pool, so pass instances={loaded}")
+        return [], tuple(levels.room)
     if isinstance(instances, (int, np.integer)) and not isinstance(instances, bool):
         if levels is None:
             raise ValueError(f"instances={instances} is a count: give levels= (a floe.LevelSampler) to draw "
                              "them from, or the instances themselves")
         return list(levels.levels(int(instances))), tuple(levels.room)
     return list(instances), (tuple(levels.room) if levels is not None else None)
+
+
+def _engine(instances, config, room, levels) -> Engine:
+    """The engine over ``instances`` (``_pool``'s), or over the saved pool of the state a sampler
+    holds loaded."""
+    if getattr(levels, "loaded_slots", None) is not None:
+        return levels.restored_engine(config)
+    return Engine(instances, config, room=room)
 
 
 def _episode_info(row: np.ndarray) -> dict:
@@ -190,8 +206,8 @@ class VectorEnv(gym.vector.VectorEnv):
                  single_agent: bool = False, levels=None):
         instances, room = _pool(instances, levels)
         _check_single_agent(instances, single_agent, levels)
-        self.engine = Engine(instances, _config(num_envs, mode, holes, episode_limit, obs_radius, rewards, backend,
-                                                step_reward), room=room)
+        self.engine = _engine(instances, _config(num_envs, mode, holes, episode_limit, obs_radius, rewards, backend,
+                                                 step_reward), room, levels)
         #: The level sampler (None without one).
         self.levels = levels
         if levels is not None:
@@ -312,8 +328,8 @@ class Env(gym.Env):
                  single_agent: bool = False, levels=None):
         instances, room = _pool(instances, levels)
         _check_single_agent(instances, single_agent, levels)
-        self.engine = Engine(instances, _config(1, mode, holes, episode_limit, obs_radius, rewards, backend,
-                                                step_reward), room=room)
+        self.engine = _engine(instances, _config(1, mode, holes, episode_limit, obs_radius, rewards, backend,
+                                                 step_reward), room, levels)
         #: The level sampler (None without one).
         self.levels = levels
         if levels is not None:

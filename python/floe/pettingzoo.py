@@ -9,8 +9,8 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv as _ParallelEnv
 
-from ._floe import Engine, Instance
-from .gym import _config, _episode_info, _next_slot, _obs_view, _pool
+from ._floe import Instance
+from .gym import _config, _episode_info, _next_slot, _engine, _obs_view, _pool
 
 
 class ParallelEnv(_ParallelEnv):
@@ -28,8 +28,8 @@ class ParallelEnv(_ParallelEnv):
                  rewards: Optional[dict] = None, backend: str = "cpu", step_reward: Optional[dict] = None,
                  levels=None):
         instances, room = _pool(instances, levels)
-        self.engine = Engine(instances, _config(1, mode, holes, episode_limit, obs_radius, rewards, backend,
-                                                step_reward), room=room)
+        self.engine = _engine(instances, _config(1, mode, holes, episode_limit, obs_radius, rewards, backend,
+                                                 step_reward), room, levels)
         #: The level sampler (None without one).
         self.levels = levels
         if levels is not None:

@@ -73,6 +73,34 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
+    /// An engine over `pool` with the configuration `config` (a dict or JSON text; `None`: the
+    /// defaults): what `Engine(...)` and `LevelSampler.restored_engine` make.
+    pub(crate) fn with_pool(
+        py: Python<'_>,
+        config: Option<&Bound<'_, PyAny>>,
+        pool: InstancePool,
+    ) -> PyResult<Self> {
+        let spec = parse_spec(config)?;
+        let pool_len = pool.len();
+        let inner = open_engine(&spec, Arc::new(pool)).map_err(crate::errors::registry)?;
+        let sizes = inner.sizes();
+        let (b, k, s) = (sizes.num_envs, sizes.max_agents, sizes.obs_stride);
+        Ok(Self {
+            backend: inner.backend(),
+            inner: Mutex::new(inner),
+            sizes,
+            spec,
+            pool_len,
+            obs: PyArrayDyn::zeros(py, vec![b, k, s], false).unbind(),
+            final_obs: PyArrayDyn::zeros(py, vec![b, k, s], false).unbind(),
+            rewards: PyArrayDyn::zeros(py, vec![b, k], false).unbind(),
+            events: PyArrayDyn::zeros(py, vec![b, k], false).unbind(),
+            terminated: PyArrayDyn::zeros(py, vec![b], false).unbind(),
+            truncated: PyArrayDyn::zeros(py, vec![b], false).unbind(),
+            info: PyArrayDyn::zeros(py, vec![b, INFO_WORDS], false).unbind(),
+        })
+    }
+
     /// Runs `f` on the engine with the output arrays lent as one [`StepBuffersMut`] (the engine
     /// locked for the call).
     ///
@@ -113,7 +141,7 @@ impl Engine {
     }
 
     /// The engine, locked.
-    fn lock(&self) -> PyResult<std::sync::MutexGuard<'_, Box<dyn CoreEngine>>> {
+    pub(crate) fn lock(&self) -> PyResult<std::sync::MutexGuard<'_, Box<dyn CoreEngine>>> {
         self.inner.lock().map_err(|_| bad_input("the engine failed in an earlier call"))
     }
 
@@ -145,33 +173,15 @@ impl Engine {
         solve_missing: bool,
         room: Option<(usize, u32)>,
     ) -> PyResult<Self> {
-        let spec = parse_spec(config)?;
         let insts: Vec<floe_core::Instance> = instances.iter().map(|i| i.inner.clone()).collect();
         let optima = Optima::solve_missing(solve_missing);
-        let pool = Arc::new(
-            py.detach(|| match room {
+        let pool = py
+            .detach(|| match room {
                 None => InstancePool::new(&insts, optima),
                 Some((agents, side)) => InstancePool::with_room(&insts, optima, Room { agents, side }),
             })
-            .map_err(engine)?,
-        );
-        let inner = open_engine(&spec, Arc::clone(&pool)).map_err(crate::errors::registry)?;
-        let sizes = inner.sizes();
-        let (b, k, s) = (sizes.num_envs, sizes.max_agents, sizes.obs_stride);
-        Ok(Self {
-            backend: inner.backend(),
-            inner: Mutex::new(inner),
-            sizes,
-            spec,
-            pool_len: insts.len(),
-            obs: PyArrayDyn::zeros(py, vec![b, k, s], false).unbind(),
-            final_obs: PyArrayDyn::zeros(py, vec![b, k, s], false).unbind(),
-            rewards: PyArrayDyn::zeros(py, vec![b, k], false).unbind(),
-            events: PyArrayDyn::zeros(py, vec![b, k], false).unbind(),
-            terminated: PyArrayDyn::zeros(py, vec![b], false).unbind(),
-            truncated: PyArrayDyn::zeros(py, vec![b], false).unbind(),
-            info: PyArrayDyn::zeros(py, vec![b, INFO_WORDS], false).unbind(),
-        })
+            .map_err(engine)?;
+        Self::with_pool(py, config, pool)
     }
 
     /// Starts episode 0 everywhere: environment `e` plays pool slot `pool_pick(seed + e, 0)` (by

@@ -166,7 +166,9 @@ pub fn levels(e: LevelsError) -> PyErr {
             PluginError::UnknownPlugin(_) => UNKNOWN_PLUGIN.err(e.to_string()),
             _ => PluginFailed::new_err(e.to_string()),
         },
-        LevelsError::Input(_) | LevelsError::OtherEngine { .. } => BAD_INPUT.err(e.to_string()),
+        LevelsError::Input(_) | LevelsError::OtherEngine { .. } | LevelsError::State(_) => {
+            BAD_INPUT.err(e.to_string())
+        }
         LevelsError::Engine(e) => engine(e),
         LevelsError::Generate(_) => failed(e.to_string()),
         LevelsError::TooLarge(t) => too_large(t),

@@ -36,13 +36,18 @@ use crate::records::{applied_dict, episodes_array, episodes_from, records_from, 
 /// makes the calls; a host drives one itself with `attach`, `start` after each reset and
 /// `after_step` after each step, or `update` with its own scores. Every call checks the
 /// sampler's plan before the engine is touched: a sampler that fails, panics or answers garbage
-/// raises, and the engine is as it was.
+/// raises, and the engine is as it was. `state_dict` and `load_state_dict` save and restore a
+/// built-in sampler's whole state with the engine's pool; a sampler pickles with it.
 #[pyclass(module = "floe._floe", frozen)]
 pub struct LevelSampler {
     spec: LevelsSpec,
     levels: Mutex<Levels>,
     engine: Mutex<Option<Py<Engine>>>,
 }
+
+/// What `LevelSampler.__reduce__` gives pickle: `_unpickle` and its arguments, the settings and
+/// the state as JSON text.
+type Reduced<'py> = (Bound<'py, PyAny>, (String, Option<String>));
 
 impl std::fmt::Debug for LevelSampler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -64,6 +69,14 @@ impl LevelSampler {
                 "the level sampler drives no engine: attach(engine) first (a VectorEnv attaches its levels=)",
             )
         })
+    }
+
+    /// The state `state_dict` gives, as JSON text.
+    fn state_json(&self, py: Python<'_>) -> PyResult<String> {
+        let engine = self.attached(py)?;
+        let levels = self.lock()?;
+        let guard = engine.get().lock()?;
+        levels.save(&**guard).and_then(|s| s.to_json()).map_err(crate::errors::levels)
     }
 
     /// Runs `f` on the driver and the attached engine, with the engine's output arrays.
@@ -355,6 +368,83 @@ impl LevelSampler {
     fn totals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let totals = self.lock()?.totals();
         applied_dict(py, totals)
+    }
+
+    /// The sampler's whole state, for `load_state_dict` in a later run (a dict that `json`,
+    /// `pickle` and `torch.save` keep): its own (scores, staleness, plays per slot and
+    /// generation), the kept episodes and first-play marks, the source of new levels, and the
+    /// attached engine's pool (every slot's level, optimum and generation) and weights. Versioned.
+    ///
+    /// Raises `floe.PluginFailed` for a sampler that keeps no saved form (a library's, the
+    /// samplers over generator configurations); `floe.BadInput` without an engine, or with a
+    /// loaded state not yet started.
+    fn state_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let text = self.state_json(py)?;
+        py.import("json")?.call_method1("loads", (text,))
+    }
+
+    /// Puts back a state `state_dict` gave (a dict, or its JSON text) into this sampler, made
+    /// with the same settings: the sampler's, the driver's and the source's now; the pool and
+    /// weights at the next `start` (a `VectorEnv`'s `reset`), which takes an engine made with the
+    /// saved pool: `VectorEnv(sampler.loaded_slots, levels=sampler)` or `restored_engine`. Until
+    /// then every call but `start` raises.
+    ///
+    /// Raises `floe.BadInput` (a `ValueError`) naming the value for a state that does not read,
+    /// of another version, sampler, `update_every`, level space or sampler parameters, and
+    /// `floe.PluginFailed` for a sampler that keeps no saved form; nothing changes then.
+    fn load_state_dict(&self, py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<()> {
+        let text = py_to_json(state)?;
+        py.detach(|| -> PyResult<()> {
+            let state = floe_levels::LevelsState::from_json(&text).map_err(crate::errors::levels)?;
+            self.lock()?.load(state).map_err(crate::errors::levels)
+        })
+    }
+
+    /// The slots of the pool of a state `load_state_dict` put back, until `start` finds it in an
+    /// engine; `None` otherwise.
+    #[getter]
+    fn loaded_slots(&self) -> PyResult<Option<usize>> {
+        Ok(self.lock()?.loaded_pool().map(floe_core::engine::InstancePool::len))
+    }
+
+    /// An engine made with the pool of the state `load_state_dict` put back (every slot's level,
+    /// optimum and generation), `config` as `Engine`'s; not attached.
+    ///
+    /// Raises `floe.BadInput` when no loaded state waits for `start`; as `Engine`.
+    #[pyo3(signature = (config=None))]
+    fn restored_engine(&self, py: Python<'_>, config: Option<&Bound<'_, PyAny>>) -> PyResult<Engine> {
+        let pool = self.lock()?.loaded_pool().cloned().ok_or_else(|| {
+            bad_input("the level sampler holds no loaded state: load_state_dict(state) first")
+        })?;
+        Engine::with_pool(py, config, pool)
+    }
+
+    /// Pickles as its settings and, when it steers an engine, its state (`state_dict`); an
+    /// unpickled sampler holds the state loaded (`load_state_dict`).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        let py = slf.py();
+        let this = slf.get();
+        if this.lock()?.loaded_pool().is_some() {
+            return Err(bad_input(
+                "the level sampler holds a loaded state that start has not put into an engine: start it, or pickle the state itself",
+            ));
+        }
+        let spec = serde_json::to_string(&this.spec).map_err(|e| bad_input(e.to_string()))?;
+        let state = if this.engine(py)?.is_some() { Some(this.state_json(py)?) } else { None };
+        Ok((slf.getattr("_unpickle")?, (spec, state)))
+    }
+
+    /// A sampler from its pickled settings and state.
+    #[staticmethod]
+    fn _unpickle(py: Python<'_>, spec: &str, state: Option<&str>) -> PyResult<Self> {
+        let spec = LevelsSpec::from_json(spec).map_err(crate::errors::levels)?;
+        let mut levels =
+            py.detach(|| floe_plugin_registry::levels(&spec)).map_err(crate::errors::registry)?;
+        if let Some(text) = state {
+            let state = floe_levels::LevelsState::from_json(text).map_err(crate::errors::levels)?;
+            levels.load(state).map_err(crate::errors::levels)?;
+        }
+        Ok(Self { spec, levels: Mutex::new(levels), engine: Mutex::new(None) })
     }
 
     fn __repr__(&self) -> String {

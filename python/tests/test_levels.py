@@ -730,3 +730,96 @@ def test_slot_stats_log_each_slot_as_the_sampler_keeps_it():
     np.testing.assert_allclose(s["figure"][kept], s["score"][kept] * (1 - s["score"][kept]), rtol=1e-6)
     phases = sampler("fixed", {"phase_episodes": 8})
     assert all(len(v) == 0 for v in phases.slot_stats().values())
+
+
+def pool_of(engine):
+    """Every slot's level (JSON), with the pool's records (generation, optimum, ...) but the
+    environments playing it."""
+    return [engine.level(i).to_json() for i in range(len(engine.levels()))], engine.levels()[:, :-1].tolist()
+
+
+@pytest.mark.parametrize("name,params", [("uniform", {"max_plays": 1}), ("plr", {"fresh": 0.5}),
+                                         ("accel", {"edit_fraction": 0.25}),
+                                         ("learnability", {"min_episodes": 1, "window": 4})])
+def test_a_sampler_resumed_from_its_state_dict_draws_the_levels_of_one_that_never_stopped(name, params):
+    """state_dict / load_state_dict mid-run: a new sampler, loaded and started on the engine, goes
+    on as the one that never stopped (the same refills, weights and statistics)."""
+    def made():
+        s = sampler(name, params, update_every=4)
+        env = floe.VectorEnv(12, 16, mode="soft", episode_limit=6, levels=s)
+        env.reset(seed=2)
+        run(env, 30)
+        return s, env
+
+    went_on, env_a = made()
+    ended_a = run(env_a, 30, seed=8)
+    stopped, env_b = made()
+    state = pickle.loads(pickle.dumps(stopped.state_dict()))
+    assert state["version"] == 1 and state["sampler"] == name
+    resumed = sampler(name, params, update_every=4)
+    resumed.load_state_dict(json.dumps(state))
+    assert resumed.loaded_slots == 12
+    resumed.attach(env_b.engine)
+    env_b.levels = resumed
+    with pytest.raises(floe.BadInput, match="call start first"):
+        resumed.update()
+    resumed.start()
+    ended_b = run(env_b, 30, seed=8)
+    np.testing.assert_array_equal(ended_a, ended_b)
+    assert pool_of(env_a.engine) == pool_of(env_b.engine)
+    np.testing.assert_array_equal(env_a.engine.weights, env_b.engine.weights)
+    assert went_on.totals == resumed.totals
+    for k, v in went_on.slot_stats().items():
+        np.testing.assert_array_equal(v, resumed.slot_stats()[k])
+
+
+def test_a_pickled_sampler_makes_its_engine_from_the_saved_pool():
+    """A sampler pickled mid-run (its settings and state) is unpickled in a new process's stead:
+    VectorEnv(its slot count, levels=it) is made with the saved pool, and its reset puts back the
+    saved weights, not the sampler's first call."""
+    s = sampler("plr", {"fresh": 0.5}, update_every=4)
+    env = floe.VectorEnv(12, 16, mode="soft", episode_limit=6, levels=s)
+    env.reset(seed=2)
+    run(env, 60)
+    assert s.totals["refilled"] > 0
+    back = pickle.loads(pickle.dumps(s))
+    assert back.loaded_slots == 12 and back.engine is None
+    with pytest.raises(ValueError, match="instances=12"):
+        floe.VectorEnv(10, 16, levels=back)
+    env2 = floe.VectorEnv(12, 16, mode="soft", episode_limit=6, levels=back)
+    assert pool_of(env2.engine) == pool_of(env.engine), "levels, generations and optima"
+    env2.reset(seed=9)
+    assert back.loaded_slots is None
+    np.testing.assert_array_equal(env2.engine.weights, env.engine.weights)
+    for k, v in s.slot_stats().items():
+        np.testing.assert_array_equal(v, back.slot_stats()[k])
+    run(env2, 10)
+    # A fresh sampler pickles as its settings.
+    assert pickle.loads(pickle.dumps(sampler("plr"))).loaded_slots is None
+
+
+def test_a_state_that_does_not_fit_is_refused_by_name():
+    s = sampler("plr", {"fresh": 0.5}, update_every=4)
+    with pytest.raises(floe.BadInput, match="attach"):
+        s.state_dict()
+    env = floe.VectorEnv(12, 16, mode="soft", episode_limit=6, levels=s)
+    env.reset(seed=2)
+    run(env, 20)
+    state = s.state_dict()
+    with pytest.raises(floe.BadInput, match="version 2"):
+        sampler("plr", {"fresh": 0.5}, update_every=4).load_state_dict(dict(state, version=2))
+    with pytest.raises(floe.BadInput, match="`uniform`"):
+        sampler("uniform", update_every=4).load_state_dict(state)
+    with pytest.raises(floe.BadInput, match="fresh"):
+        sampler("plr", {"fresh": 0.25}, update_every=4).load_state_dict(state)
+    other = sampler("plr", {"fresh": 0.5}, update_every=4)
+    other.load_state_dict(state)
+    other_env = floe.VectorEnv(12, 16, levels=sampler("plr", {"fresh": 0.5}))
+    other_env.reset(seed=2)
+    other.attach(other_env.engine)
+    with pytest.raises(floe.BadInput, match="not the saved one"):
+        other.start()
+    with pytest.raises(floe.PluginFailed, match="saving its state"):
+        phases = sampler("fixed", {"phase_episodes": 8})
+        floe.VectorEnv(8, 8, levels=phases).reset(seed=1)
+        phases.state_dict()

@@ -1273,6 +1273,115 @@ static void test_training(void) {
     OK(floe_pool_free(pool));
 }
 
+/* Drives `levels` over `engine` (reset with seed 3 into `b`, already started) for `steps` steps of
+ * the same action stream. */
+static void drive(floe_levels *levels, floe_engine *engine, floe_step_buffers *b, const floe_buffer_sizes *s,
+                  uint32_t steps) {
+    uint8_t *actions = calloc(s->actions, 1);
+    uint64_t x = 11;
+    for (uint32_t t = 0; t < steps; t++) {
+        for (size_t i = 0; i < s->actions; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            actions[i] = (uint8_t)(x % 5);
+        }
+        OK(floe_engine_step(engine, actions, s->actions, b));
+        OK(floe_levels_after_step(levels, engine, b, NULL));
+    }
+    free(actions);
+}
+
+/* A sampler saved and loaded into a new one made from the same settings: the new engine is made
+ * with the saved pool, draws by the saved weights, and the statistics per slot come back; a state
+ * that does not fit is refused, and a sampler that keeps no saved form says so. */
+static void test_levels_save_load(void) {
+    const char *spec =
+        "{\"sampler\": {\"name\": \"plr\", \"params\": {\"fresh\": 0.5}}, \"space\": {\"size\": [3, 4],"
+        " \"solve\": false}, \"seed\": 2, \"update_every\": 5}";
+    const char *config = "{\"num_envs\": 8, \"mode\": \"soft\", \"episode_limit\": 5}";
+    floe_levels *levels = NULL;
+    OK(floe_levels_new(spec, &levels));
+    floe_pool *pool = NULL;
+    OK(floe_levels_pool(levels, 6, &pool));
+    floe_engine *engine = NULL;
+    OK(floe_engine_new(pool, config, &engine));
+    floe_buffer_sizes s;
+    OK(floe_engine_sizes(engine, &s));
+    floe_step_buffers b = buffers_for(&s);
+    OK(floe_engine_reset(engine, 3, &b));
+    OK(floe_levels_start(levels, engine, &b, NULL));
+    drive(levels, engine, &b, &s, 60);
+    char *state = NULL;
+    OK(floe_levels_save(levels, engine, &state));
+    CHECK(strstr(state, "\"version\":1") != NULL);
+
+    /* A new sampler, loaded: every call but start waits; the pool to make the engine with is the
+     * saved one (its slot count only). */
+    floe_levels *back = NULL;
+    OK(floe_levels_new(spec, &back));
+    OK(floe_levels_load(back, state));
+    FAILS(floe_levels_after_step(back, engine, &b, NULL), FLOE_STATUS_BAD_INPUT, "call start first");
+    floe_pool *saved = NULL;
+    FAILS(floe_levels_pool(back, 5, &saved), FLOE_STATUS_BAD_INPUT, "has 6 slots");
+    OK(floe_levels_pool(back, 6, &saved));
+    floe_engine *again = NULL;
+    OK(floe_engine_new(saved, config, &again));
+    floe_step_buffers b2 = buffers_for(&s);
+    OK(floe_engine_reset(again, 9, &b2));
+    OK(floe_levels_start(back, again, &b2, NULL));
+    double w1[8], w2[8];
+    size_t n1 = 0, n2 = 0;
+    OK(floe_engine_weights(engine, w1, 8, &n1));
+    OK(floe_engine_weights(again, w2, 8, &n2));
+    CHECK(n1 == 6 && n2 == 6 && memcmp(w1, w2, sizeof w1[0] * 6) == 0);
+    floe_slot_stats st1[8], st2[8];
+    OK(floe_levels_slot_stats(levels, st1, 8, &n1));
+    OK(floe_levels_slot_stats(back, st2, 8, &n2));
+    CHECK(n1 == n2 && memcmp(st1, st2, sizeof st1[0] * n1) == 0);
+    for (size_t i = 0; i < 6; i++) {
+        char *a = NULL, *c = NULL;
+        OK(floe_engine_level_json(engine, i, &a));
+        OK(floe_engine_level_json(again, i, &c));
+        CHECK(strcmp(a, c) == 0);
+        floe_string_free(a);
+        floe_string_free(c);
+    }
+    drive(back, again, &b2, &s, 10);
+
+    /* Refused, nothing changed: another version, another sampler, text that does not read. */
+    char *v2 = malloc(strlen(state) + 1);
+    strcpy(v2, state);
+    char *at = strstr(v2, "\"version\":1");
+    at[10] = '2';
+    floe_levels *other = NULL;
+    OK(floe_levels_new(spec, &other));
+    FAILS(floe_levels_load(other, v2), FLOE_STATUS_BAD_INPUT, "version 2");
+    FAILS(floe_levels_load(other, "{"), FLOE_STATUS_BAD_INPUT, "does not read");
+    FAILS(floe_levels_load(other, NULL), FLOE_STATUS_NULL_POINTER, "state_json");
+    OK(floe_levels_free(other));
+    OK(floe_levels_new("{\"sampler\": {\"name\": \"uniform\"}, \"space\": {\"size\": [3, 4], \"solve\": false},"
+                       " \"seed\": 2, \"update_every\": 5}",
+                       &other));
+    FAILS(floe_levels_load(other, state), FLOE_STATUS_BAD_INPUT, "`plr`");
+    OK(floe_levels_free(other));
+    /* A phase designer keeps no saved form. */
+    OK(floe_levels_new("{\"sampler\": {\"name\": \"fixed\"}, \"space\": {\"size\": [3, 4], \"solve\": false}}", &other));
+    char *none = NULL;
+    FAILS(floe_levels_save(other, engine, &none), FLOE_STATUS_UNSUPPORTED, "saving its state");
+    CHECK(none == NULL);
+    OK(floe_levels_free(other));
+
+    free(v2);
+    floe_string_free(state);
+    free_buffers(&b);
+    free_buffers(&b2);
+    OK(floe_engine_free(again));
+    OK(floe_engine_free(engine));
+    OK(floe_pool_free(saved));
+    OK(floe_pool_free(pool));
+    OK(floe_levels_free(back));
+    OK(floe_levels_free(levels));
+}
+
 int main(int argc, char **argv) {
     if (argc != 6) {
         fprintf(stderr,
@@ -1291,6 +1400,7 @@ int main(int argc, char **argv) {
     test_levels(argv[5]);
     test_levels_refusals();
     test_first_plays();
+    test_levels_save_load();
     test_mutate();
     test_gpu();
     test_training();

@@ -42,7 +42,7 @@ pub struct LevelRecord {
 
 /// One ended episode: the engine's [`EnvInfo`] of it, field for field (`floe_env_info` in C).
 #[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Default, StableAbi)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, StableAbi, serde::Serialize, serde::Deserialize)]
 pub struct EpisodeRecord {
     /// Steps the episode took.
     pub episode_steps: u32,
@@ -202,6 +202,31 @@ pub trait LevelSampler: Send {
     /// old level's). None by default, and for a loaded library's sampler.
     fn slot_stats(&self) -> Vec<SlotStats> {
         Vec::new()
+    }
+
+    /// The sampler's whole state as JSON text: its parameters, its statistics per slot (scores,
+    /// staleness, plays, each with its generation) and its counters, for
+    /// [`LevelSampler::restore`] in a later run (the host's driver saves it with the pool and its
+    /// own state: `floe_levels::LevelsState`).
+    ///
+    /// # Errors
+    /// [`PluginError::Unsupported`] by default: a sampler that keeps no saved form (a loaded
+    /// library's, the phase designers').
+    fn save(&self) -> Result<String, PluginError> {
+        Err(PluginError::Unsupported("saving its state: this level sampler keeps no saved form".into()))
+    }
+
+    /// Puts back a state [`LevelSampler::save`] wrote.
+    ///
+    /// # Errors
+    /// [`PluginError::BadInput`] naming the value for a state of another sampler, of other
+    /// parameters, or one that does not read; the sampler is then as it was.
+    /// [`PluginError::Unsupported`] by default.
+    fn restore(&mut self, state: &str) -> Result<(), PluginError> {
+        let _ = state;
+        Err(PluginError::Unsupported(
+            "restoring a saved state: this level sampler keeps no saved form".into(),
+        ))
     }
 }
 

@@ -78,6 +78,16 @@ impl Accel {
 }
 
 impl LevelSampler for Accel {
+    fn save(&self) -> Result<String, PluginError> {
+        super::save("accel", &self.p, &self.plr.state())
+    }
+
+    fn restore(&mut self, state: &str) -> Result<(), PluginError> {
+        let state = super::restore("accel", &self.p, state)?;
+        self.plr.set_state(state);
+        Ok(())
+    }
+
     fn slot_stats(&self) -> Vec<floe_plugin_api::SlotStats> {
         self.plr.slot_stats()
     }

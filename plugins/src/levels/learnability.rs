@@ -94,6 +94,15 @@ impl Learnability {
 }
 
 impl LevelSampler for Learnability {
+    fn save(&self) -> Result<String, PluginError> {
+        super::save("learnability", &self.p, &self.slots)
+    }
+
+    fn restore(&mut self, state: &str) -> Result<(), PluginError> {
+        self.slots = super::restore("learnability", &self.p, state)?;
+        Ok(())
+    }
+
     fn slot_stats(&self) -> Vec<floe_plugin_api::SlotStats> {
         self.slots
             .slots

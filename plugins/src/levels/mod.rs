@@ -21,17 +21,19 @@ pub use learnability::{Learnability, LearnabilityParams};
 pub use plr::{LevelPlr, LevelPlrParams, Prioritization, ScoreProxy};
 pub use uniform::{Uniform, UniformParams};
 
-use floe_plugin_api::{EpisodeRecord, LevelRecord};
+use floe_plugin_api::{EpisodeRecord, LevelRecord, PluginError};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 /// A slot's statistics, for the generation they were gathered on.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct Slot<T> {
     pub(crate) generation: u32,
     pub(crate) stats: T,
 }
 
 /// Per-slot statistics that start again when a slot is refilled (its generation changes).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct Slots<T> {
     pub(crate) slots: Vec<Slot<T>>,
 }
@@ -53,6 +55,57 @@ impl<T: Default> Slots<T> {
         let s = self.slots.get_mut(e.instance as usize)?;
         (s.generation == e.generation).then_some(&mut s.stats)
     }
+}
+
+/// A built-in sampler's saved form ([`floe_plugin_api::LevelSampler::save`]): its name, its
+/// parameters (a state is restored only into a sampler of the same ones) and its state.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Saved<N, P, S> {
+    sampler: N,
+    params: P,
+    state: S,
+}
+
+/// `sampler`'s saved form, with its parameters `params` and its `state`.
+pub(crate) fn save<P: Serialize, S: Serialize>(
+    sampler: &str,
+    params: &P,
+    state: &S,
+) -> Result<String, PluginError> {
+    serde_json::to_string(&Saved { sampler, params, state })
+        .map_err(|e| PluginError::Failed(format!("saving `{sampler}`'s state: {e}")))
+}
+
+/// The state in `text`, a saved form of `sampler` with the parameters `params`.
+///
+/// # Errors
+/// [`PluginError::BadInput`] naming the value: text that does not read, a state of another
+/// sampler or of other parameters.
+pub(crate) fn restore<P, S>(sampler: &str, params: &P, text: &str) -> Result<S, PluginError>
+where
+    P: Serialize + DeserializeOwned + PartialEq,
+    S: DeserializeOwned,
+{
+    let unread =
+        |e: serde_json::Error| PluginError::BadInput(format!("a saved `{sampler}` state does not read: {e}"));
+    let saved: Saved<String, serde_json::Value, serde_json::Value> =
+        serde_json::from_str(text).map_err(unread)?;
+    if saved.sampler != sampler {
+        return Err(PluginError::BadInput(format!(
+            "the state was saved by the `{}` sampler, not `{sampler}`",
+            saved.sampler
+        )));
+    }
+    let theirs: Option<P> = serde_json::from_value(saved.params.clone()).ok();
+    if theirs.as_ref() != Some(params) {
+        return Err(PluginError::BadInput(format!(
+            "the `{sampler}` state was saved with the parameters {}, and this sampler has {}: make it with those",
+            saved.params,
+            serde_json::to_string(params).unwrap_or_default()
+        )));
+    }
+    serde_json::from_value(saved.state).map_err(unread)
 }
 
 /// Up to `count` slots to refill among `candidates` (in order of preference), those no
@@ -126,5 +179,84 @@ mod slot_stats_tests {
         let mut a = accel::Accel::new(accel::AccelParams::default()).unwrap();
         a.update(&lv, &[episode(1, true, 1.0)], Some(&[2.0])).unwrap();
         assert_eq!(a.slot_stats()[1].score, 2.0);
+    }
+}
+
+#[cfg(test)]
+mod save_tests {
+    use floe_plugin_api::{LevelSampler, PluginError};
+
+    use super::testing::{episode, levels};
+    use super::*;
+
+    /// Each built-in, fed the same episodes, then saved and restored into a new sampler of the
+    /// same parameters: the restored one answers the next call as the one that went on.
+    #[test]
+    fn a_restored_sampler_answers_as_the_one_that_went_on() {
+        type Make = Box<dyn Fn() -> Box<dyn LevelSampler>>;
+        let make: Vec<(&str, Make)> = vec![
+            ("uniform", Box::new(|| Box::new(Uniform::new(UniformParams { max_plays: 2 }).unwrap()))),
+            (
+                "plr",
+                Box::new(|| {
+                    Box::new(LevelPlr::new(LevelPlrParams { fresh: 0.0, ..Default::default() }).unwrap())
+                }),
+            ),
+            (
+                "accel",
+                Box::new(|| {
+                    Box::new(Accel::new(AccelParams { edit_fraction: 0.5, ..Default::default() }).unwrap())
+                }),
+            ),
+            (
+                "learnability",
+                Box::new(|| {
+                    let p = LearnabilityParams { min_episodes: 1, window: 4, ..Default::default() };
+                    Box::new(Learnability::new(p).unwrap())
+                }),
+            ),
+        ];
+        let lv = levels(6);
+        let eps: Vec<_> = (0..12).map(|i| episode(i % 6, i % 3 == 0, i as f32 * 0.1)).collect();
+        let scores: Vec<f32> = (0..12).map(|i| (i * 7 % 5) as f32).collect();
+        for (name, new) in make {
+            let mut went_on = new();
+            went_on.update(&lv, &[], None).unwrap();
+            went_on.update(&lv, &eps, Some(&scores)).unwrap();
+            let state = went_on.save().unwrap();
+            let mut fresh = new();
+            let mut restored = new();
+            restored.restore(&state).unwrap();
+            assert_eq!(restored.save().unwrap(), state, "{name}");
+            let next = &eps[..5];
+            let a = went_on.update(&lv, next, Some(&scores[..5])).unwrap();
+            let b = restored.update(&lv, next, Some(&scores[..5])).unwrap();
+            let c = fresh.update(&lv, next, Some(&scores[..5])).unwrap();
+            assert_eq!(a, b, "{name}");
+            let stats = |s: &dyn LevelSampler| format!("{:?}", s.slot_stats());
+            assert_eq!(stats(&*went_on), stats(&*restored), "{name}");
+            assert!(a != c || stats(&*went_on) != stats(&*fresh), "{name}: one not restored differs");
+        }
+    }
+
+    #[test]
+    fn a_state_of_another_sampler_or_other_parameters_is_refused_and_changes_nothing() {
+        let lv = levels(3);
+        let mut plr = LevelPlr::new(LevelPlrParams::default()).unwrap();
+        plr.update(&lv, &[episode(0, true, 1.0)], Some(&[0.5])).unwrap();
+        let state = plr.save().unwrap();
+        let mut other = LevelPlr::new(LevelPlrParams { temperature: 0.5, ..Default::default() }).unwrap();
+        let before = other.save().unwrap();
+        let bad_input = |e: PluginError| match e {
+            PluginError::BadInput(m) => m,
+            e => panic!("{e}"),
+        };
+        let m = bad_input(other.restore(&state).unwrap_err());
+        assert!(m.contains("temperature") && m.contains("0.3") && m.contains("0.5"), "{m}");
+        let m = bad_input(Uniform::new(UniformParams::default()).unwrap().restore(&state).unwrap_err());
+        assert!(m.contains("`plr`") && m.contains("`uniform`"), "{m}");
+        let m = bad_input(other.restore("{\"sampler\": \"plr\"").unwrap_err());
+        assert!(m.contains("does not read"), "{m}");
+        assert_eq!(other.save().unwrap(), before, "nothing changed");
     }
 }

@@ -95,7 +95,7 @@ impl Default for LevelPlrParams {
 }
 
 /// One slot's PLR statistics.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct Stats {
     seen: bool,
     score: f64,
@@ -196,7 +196,29 @@ impl LevelPlr {
     }
 }
 
+impl LevelPlr {
+    /// Its statistics and calls, as saved.
+    pub(crate) fn state(&self) -> (&Slots<Stats>, u64) {
+        (&self.slots, self.calls)
+    }
+
+    /// Puts back a [`LevelPlr::state`].
+    pub(crate) fn set_state(&mut self, (slots, calls): (Slots<Stats>, u64)) {
+        (self.slots, self.calls) = (slots, calls);
+    }
+}
+
 impl LevelSampler for LevelPlr {
+    fn save(&self) -> Result<String, PluginError> {
+        super::save("plr", &self.p, &self.state())
+    }
+
+    fn restore(&mut self, state: &str) -> Result<(), PluginError> {
+        let state = super::restore("plr", &self.p, state)?;
+        self.set_state(state);
+        Ok(())
+    }
+
     fn slot_stats(&self) -> Vec<floe_plugin_api::SlotStats> {
         let replay = self.replay_distribution();
         self.slots

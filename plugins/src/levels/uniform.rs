@@ -35,6 +35,15 @@ impl Uniform {
 }
 
 impl LevelSampler for Uniform {
+    fn save(&self) -> Result<String, PluginError> {
+        super::save("uniform", &self.p, &(&self.plays, self.started))
+    }
+
+    fn restore(&mut self, state: &str) -> Result<(), PluginError> {
+        (self.plays, self.started) = super::restore("uniform", &self.p, state)?;
+        Ok(())
+    }
+
     fn slot_stats(&self) -> Vec<floe_plugin_api::SlotStats> {
         let stats = |slot: &super::Slot<u32>| floe_plugin_api::SlotStats {
             generation: slot.generation,
