@@ -84,6 +84,14 @@
 #define FLOE_PLAN_AUTO 2
 
 /*
+ A level sampler's decision apart from its application (opaque): its weights, the slots to
+ refill and their new levels, drawn. Shards of one pool in other processes each apply the same
+ decisions (`floe_decision_json` to send one, `floe_decision_from_json` to read it), which keeps
+ their pools the same. Immutable: thread-safe.
+ */
+typedef struct floe_decision floe_decision;
+
+/*
  A batch of environments (opaque). Calls on one engine are serialised by a lock inside it;
  different engines may be used from different threads at once.
  */
@@ -903,6 +911,98 @@ floe_status floe_levels_slot_stats(const struct floe_levels *levels,
                                    floe_slot_stats *out,
                                    size_t cap,
                                    size_t *len);
+
+/*
+ The sampler's decision on a pool, without applying it: `records` (`records_len`) are the
+ pool's slots as `floe_engine_levels` gives them (shards of one pool add up their `in_play`);
+ `episodes` and `scores` as for `floe_levels_update` (`episodes` NULL with `episodes_len` 0: the
+ kept ones; either way the kept episodes are dropped when it succeeds). Draws the decision's
+ new levels. `floe_engine_apply` puts it into an engine. A sampler that edits levels (`accel`)
+ needs the pool's levels, which a decision apart from an engine does not have: it is refused.
+
+ Ownership: `*out` is the caller's (`floe_decision_free`). Thread-safe.
+ Errors (the source of new levels and the kept episodes unchanged by a refused call):
+ FLOE_STATUS_BAD_INPUT for scores of another count than the episodes or not finite, an episode
+ whose slot is outside the pool or whose generation that slot has not reached, a loaded state
+ not yet started, or a misaligned `records`, `episodes`, `scores` or `out`;
+ FLOE_STATUS_NULL_POINTER for a NULL `levels` or `out`, or `records`, `episodes` or `scores`
+ NULL with a length above 0; FLOE_STATUS_WRONG_HANDLE for a `levels` that is not a live level
+ sampler; the sampler's own status; FLOE_STATUS_BAD_OUTPUT for a plan the checks refuse (an
+ edit included); FLOE_STATUS_CONFIG for a configuration outside the level space;
+ FLOE_STATUS_FAILED for levels that cannot be generated; FLOE_STATUS_TOO_LARGE.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; handles come from this library.
+ */
+floe_status floe_levels_decide(struct floe_levels *levels,
+                               const floe_level_record *records,
+                               size_t records_len,
+                               const floe_env_info *episodes,
+                               size_t episodes_len,
+                               const float *scores,
+                               size_t scores_len,
+                               struct floe_decision **out);
+
+/*
+ Puts a decision (`floe_levels_decide`, or one read by `floe_decision_from_json`) into `engine`:
+ the weights, then the refills, written into `buffers` (the last step's outputs, unchanged) as
+ `floe_engine_refill` writes them. `*out` (may be NULL) says what it did.
+
+ Errors (nothing changed by a refused call): FLOE_STATUS_BAD_INPUT for weights or slots the
+ engine refuses (a decision for another pool), buffers that are not the last outputs, overlap
+ or are misaligned, or a misaligned `out`; FLOE_STATUS_CONFIG for a new level that does not fit
+ the pool's room; FLOE_STATUS_NOT_RESET; FLOE_STATUS_BUFFER_SIZE; FLOE_STATUS_NULL_POINTER for a
+ NULL `engine`, `decision`, `buffers` or buffer of non-zero length; FLOE_STATUS_WRONG_HANDLE for
+ a handle that is not a live engine or decision; FLOE_STATUS_GPU.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; handles come from this library.
+ */
+floe_status floe_engine_apply(struct floe_engine *engine,
+                              const struct floe_decision *decision,
+                              const struct floe_step_buffers *buffers,
+                              struct floe_levels_applied *out);
+
+/*
+ A decision as JSON text, to send to the shards of one pool: `{"weights": [...] or null,
+ "refill": [slots], "levels": [instances], "episodes": n}`.
+
+ Ownership: `*out` is the caller's (`floe_string_free`). Thread-safe.
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `decision` or `out`; FLOE_STATUS_WRONG_HANDLE for a
+ `decision` that is not a live decision; FLOE_STATUS_BAD_INPUT for a misaligned `out`.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; handles come from this library.
+ */
+floe_status floe_decision_json(const struct floe_decision *decision, char **out);
+
+/*
+ A decision read from the JSON text `floe_decision_json` wrote, every level checked; its weights
+ and slots are checked against the pool by `floe_engine_apply`.
+
+ Ownership: `*out` is the caller's (`floe_decision_free`). Thread-safe.
+ Errors: FLOE_STATUS_BAD_INPUT naming the value for text that does not read, a level that does
+ not validate, a count of levels other than of slots, or a misaligned `out`;
+ FLOE_STATUS_NULL_POINTER for a NULL `json` or `out`; FLOE_STATUS_BAD_UTF8.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; strings are NUL-terminated.
+ */
+floe_status floe_decision_from_json(const char *json, struct floe_decision **out);
+
+/*
+ Frees a decision; NULL is accepted.
+
+ Errors: FLOE_STATUS_WRONG_HANDLE for a handle that is not a live decision.
+
+ # Safety
+ `decision` is NULL or a handle from this library.
+ */
+floe_status floe_decision_free(struct floe_decision *decision);
 
 /*
  Frees a level sampler; NULL is accepted.

@@ -20,6 +20,7 @@ pub(crate) enum Kind {
     Engine,
     Plugin,
     Levels,
+    Decision,
 }
 
 impl Kind {
@@ -29,6 +30,7 @@ impl Kind {
             Kind::Engine => "floe_engine",
             Kind::Plugin => "floe_plugin",
             Kind::Levels => "floe_levels",
+            Kind::Decision => "floe_decision",
         }
     }
 }

@@ -6,7 +6,7 @@
 use std::ffi::c_char;
 use std::sync::Mutex;
 
-use ::floe_levels::{Applied, Levels, LevelsError, LevelsSpec, LevelsState};
+use ::floe_levels::{Applied, Decision, Levels, LevelsError, LevelsSpec, LevelsState};
 use floe_core::engine::{EnvInfo, InstancePool, Optima};
 use floe_plugin_api::{EpisodeRecord, LevelRecord, SlotStats};
 
@@ -818,6 +818,175 @@ unsafe fn hand_out<T: Copy>(
     }
     // SAFETY: checked not NULL; writable by the caller's contract.
     unsafe { write_out(len, items.len(), "len") }
+}
+
+/// A level sampler's decision apart from its application (opaque): its weights, the slots to
+/// refill and their new levels, drawn. Shards of one pool in other processes each apply the same
+/// decisions (`floe_decision_json` to send one, `floe_decision_from_json` to read it), which keeps
+/// their pools the same. Immutable: thread-safe.
+pub struct floe_decision {
+    inner: Decision,
+}
+
+impl std::fmt::Debug for floe_decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("floe_decision").finish_non_exhaustive()
+    }
+}
+
+impl Handle for floe_decision {
+    const KIND: Kind = Kind::Decision;
+}
+
+/// The sampler's decision on a pool, without applying it: `records` (`records_len`) are the
+/// pool's slots as `floe_engine_levels` gives them (shards of one pool add up their `in_play`);
+/// `episodes` and `scores` as for `floe_levels_update` (`episodes` NULL with `episodes_len` 0: the
+/// kept ones; either way the kept episodes are dropped when it succeeds). Draws the decision's
+/// new levels. `floe_engine_apply` puts it into an engine. A sampler that edits levels (`accel`)
+/// needs the pool's levels, which a decision apart from an engine does not have: it is refused.
+///
+/// Ownership: `*out` is the caller's (`floe_decision_free`). Thread-safe.
+/// Errors (the source of new levels and the kept episodes unchanged by a refused call):
+/// FLOE_STATUS_BAD_INPUT for scores of another count than the episodes or not finite, an episode
+/// whose slot is outside the pool or whose generation that slot has not reached, a loaded state
+/// not yet started, or a misaligned `records`, `episodes`, `scores` or `out`;
+/// FLOE_STATUS_NULL_POINTER for a NULL `levels` or `out`, or `records`, `episodes` or `scores`
+/// NULL with a length above 0; FLOE_STATUS_WRONG_HANDLE for a `levels` that is not a live level
+/// sampler; the sampler's own status; FLOE_STATUS_BAD_OUTPUT for a plan the checks refuse (an
+/// edit included); FLOE_STATUS_CONFIG for a configuration outside the level space;
+/// FLOE_STATUS_FAILED for levels that cannot be generated; FLOE_STATUS_TOO_LARGE.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; handles come from this library.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn floe_levels_decide(
+    levels: *mut floe_levels,
+    records: *const LevelRecord,
+    records_len: usize,
+    episodes: *const EnvInfo,
+    episodes_len: usize,
+    scores: *const f32,
+    scores_len: usize,
+    out: *mut *mut floe_decision,
+) -> floe_status {
+    guard(|| {
+        check_out(out, "out")?;
+        // SAFETY: `records_len` readable records at `records`, by the caller's contract.
+        let records = unsafe { slice(records, records_len, "records") }?;
+        let episodes: Option<Vec<EpisodeRecord>> = if episodes.is_null() && episodes_len == 0 {
+            None
+        } else {
+            // SAFETY: `episodes_len` readable records at `episodes`, by the caller's contract.
+            Some(unsafe { slice(episodes, episodes_len, "episodes") }?.iter().map(|&i| i.into()).collect())
+        };
+        let scores = if scores.is_null() && scores_len == 0 {
+            None
+        } else {
+            // SAFETY: `scores_len` readable floats at `scores`, by the caller's contract.
+            Some(unsafe { slice(scores, scores_len, "scores") }?)
+        };
+        let decision =
+            with_levels(levels, |l| l.decide(records, episodes.as_deref(), scores).map_err(levels_error))?;
+        let handle = handles::new(floe_decision { inner: decision });
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_out(out, handle, "out") }
+    })
+}
+
+/// Puts a decision (`floe_levels_decide`, or one read by `floe_decision_from_json`) into `engine`:
+/// the weights, then the refills, written into `buffers` (the last step's outputs, unchanged) as
+/// `floe_engine_refill` writes them. `*out` (may be NULL) says what it did.
+///
+/// Errors (nothing changed by a refused call): FLOE_STATUS_BAD_INPUT for weights or slots the
+/// engine refuses (a decision for another pool), buffers that are not the last outputs, overlap
+/// or are misaligned, or a misaligned `out`; FLOE_STATUS_CONFIG for a new level that does not fit
+/// the pool's room; FLOE_STATUS_NOT_RESET; FLOE_STATUS_BUFFER_SIZE; FLOE_STATUS_NULL_POINTER for a
+/// NULL `engine`, `decision`, `buffers` or buffer of non-zero length; FLOE_STATUS_WRONG_HANDLE for
+/// a handle that is not a live engine or decision; FLOE_STATUS_GPU.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_engine_apply(
+    engine: *mut floe_engine,
+    decision: *const floe_decision,
+    buffers: *const floe_step_buffers,
+    out: *mut floe_levels_applied,
+) -> floe_status {
+    guard(|| {
+        check_report(out)?;
+        let decision = handles::get(decision, "decision")?;
+        // SAFETY: as in `floe_levels_start`.
+        let buffers = unsafe { step_buffers(buffers) }?;
+        let applied =
+            with_engine(engine, |e| Levels::apply(e, &decision.inner, buffers).map_err(levels_error))?;
+        // SAFETY: as in `floe_levels_start`.
+        unsafe { report(out, applied.into()) }
+    })
+}
+
+/// A decision as JSON text, to send to the shards of one pool: `{"weights": [...] or null,
+/// "refill": [slots], "levels": [instances], "episodes": n}`.
+///
+/// Ownership: `*out` is the caller's (`floe_string_free`). Thread-safe.
+/// Errors: FLOE_STATUS_NULL_POINTER for a NULL `decision` or `out`; FLOE_STATUS_WRONG_HANDLE for a
+/// `decision` that is not a live decision; FLOE_STATUS_BAD_INPUT for a misaligned `out`.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; handles come from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_decision_json(
+    decision: *const floe_decision,
+    out: *mut *mut c_char,
+) -> floe_status {
+    guard(|| {
+        check_out(out, "out")?;
+        let json = handles::get(decision, "decision")?.inner.to_json();
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_string(out, &json, "out") }
+    })
+}
+
+/// A decision read from the JSON text `floe_decision_json` wrote, every level checked; its weights
+/// and slots are checked against the pool by `floe_engine_apply`.
+///
+/// Ownership: `*out` is the caller's (`floe_decision_free`). Thread-safe.
+/// Errors: FLOE_STATUS_BAD_INPUT naming the value for text that does not read, a level that does
+/// not validate, a count of levels other than of slots, or a misaligned `out`;
+/// FLOE_STATUS_NULL_POINTER for a NULL `json` or `out`; FLOE_STATUS_BAD_UTF8.
+///
+/// # Safety
+/// Pointer arguments are NULL or valid for the reads and writes described above, for the
+/// duration of the call; strings are NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn floe_decision_from_json(
+    json: *const c_char,
+    out: *mut *mut floe_decision,
+) -> floe_status {
+    guard(|| {
+        check_out(out, "out")?;
+        // SAFETY: a NUL-terminated string by the caller's contract (NULL is refused).
+        let text = unsafe { str_arg(json, "json") }?;
+        let inner = Decision::from_json(text).map_err(levels_error)?;
+        let handle = handles::new(floe_decision { inner });
+        // SAFETY: checked not NULL; writable by the caller's contract.
+        unsafe { write_out(out, handle, "out") }
+    })
+}
+
+/// Frees a decision; NULL is accepted.
+///
+/// Errors: FLOE_STATUS_WRONG_HANDLE for a handle that is not a live decision.
+///
+/// # Safety
+/// `decision` is NULL or a handle from this library.
+#[no_mangle]
+pub unsafe extern "C" fn floe_decision_free(decision: *mut floe_decision) -> floe_status {
+    guard(|| handles::free(decision, "decision"))
 }
 
 /// Frees a level sampler; NULL is accepted.

@@ -1677,6 +1677,133 @@ fn cases() -> Vec<Case> {
     case!(floe_levels_load, "BAD_INPUT", "state not JSON", floe_levels_load(levels, c("{")));
     case!(floe_levels_load, "BAD_INPUT", "version 2", floe_levels_load(levels, c(r#"{"version": 2}"#)));
     case!(floe_levels_load, "WRONG_HANDLE", "freed levels", floe_levels_load(freed_levels, c("{}")));
+    let empty_decision = c(r#"{"weights": null, "refill": [], "levels": [], "episodes": 0}"#);
+    let decision_of = |json: *const c_char| {
+        let mut d = ptr::null_mut();
+        // SAFETY: a valid string and out-pointer.
+        ok(unsafe { floe_decision_from_json(json, &mut d) }, "a decision");
+        d
+    };
+    let decision = decision_of(empty_decision);
+    let freed_decision = decision_of(empty_decision);
+    // SAFETY: a live decision, freed once.
+    ok(unsafe { floe_decision_free(freed_decision) }, "free");
+    let out_decision = boxed(ptr::null_mut::<floe_decision>());
+    let one_score = leak(vec![1.0f32]);
+    case!(
+        floe_levels_decide,
+        "NULL_POINTER",
+        "NULL levels",
+        floe_levels_decide(ptr::null_mut(), level_records, 4, ptr::null(), 0, ptr::null(), 0, out_decision)
+    );
+    case!(
+        floe_levels_decide,
+        "NULL_POINTER",
+        "NULL out",
+        floe_levels_decide(levels, level_records, 4, ptr::null(), 0, ptr::null(), 0, ptr::null_mut())
+    );
+    case!(
+        floe_levels_decide,
+        "NULL_POINTER",
+        "NULL records, 4 of them",
+        floe_levels_decide(levels, ptr::null(), 4, ptr::null(), 0, ptr::null(), 0, out_decision)
+    );
+    case!(
+        floe_levels_decide,
+        "BAD_INPUT",
+        "misaligned out",
+        floe_levels_decide(levels, level_records, 4, ptr::null(), 0, ptr::null(), 0, misaligned())
+    );
+    case!(
+        floe_levels_decide,
+        "WRONG_HANDLE",
+        "freed levels",
+        floe_levels_decide(freed_levels, level_records, 4, ptr::null(), 0, ptr::null(), 0, out_decision)
+    );
+    case!(
+        floe_levels_decide,
+        "BAD_INPUT",
+        "a score for no episode",
+        floe_levels_decide(levels, level_records, 4, infos, 0, one_score, 1, out_decision)
+    );
+    case!(
+        floe_engine_apply,
+        "NULL_POINTER",
+        "NULL engine",
+        floe_engine_apply(ptr::null_mut(), decision, sb, out_applied)
+    );
+    case!(
+        floe_engine_apply,
+        "NULL_POINTER",
+        "NULL decision",
+        floe_engine_apply(sampled, ptr::null(), sb, out_applied)
+    );
+    case!(
+        floe_engine_apply,
+        "WRONG_HANDLE",
+        "freed decision",
+        floe_engine_apply(sampled, freed_decision, sb, out_applied)
+    );
+    case!(
+        floe_engine_apply,
+        "WRONG_HANDLE",
+        "a pool as the engine",
+        floe_engine_apply(as_engine, decision, sb, out_applied)
+    );
+    case!(
+        floe_engine_apply,
+        "NULL_POINTER",
+        "NULL buffers",
+        floe_engine_apply(sampled, decision, ptr::null(), out_applied)
+    );
+    case!(
+        floe_engine_apply,
+        "BUFFER_SIZE",
+        "short buffers",
+        floe_engine_apply(sampled, decision, short_sb, out_applied)
+    );
+    case!(
+        floe_engine_apply,
+        "BAD_INPUT",
+        "misaligned out",
+        floe_engine_apply(sampled, decision, sb, misaligned())
+    );
+    case!(floe_decision_json, "NULL_POINTER", "NULL decision", floe_decision_json(ptr::null(), out_str));
+    case!(floe_decision_json, "NULL_POINTER", "NULL out", floe_decision_json(decision, ptr::null_mut()));
+    case!(floe_decision_json, "WRONG_HANDLE", "freed decision", floe_decision_json(freed_decision, out_str));
+    case!(floe_decision_json, "BAD_INPUT", "misaligned out", floe_decision_json(decision, misaligned()));
+    case!(
+        floe_decision_from_json,
+        "NULL_POINTER",
+        "NULL json",
+        floe_decision_from_json(ptr::null(), out_decision)
+    );
+    case!(
+        floe_decision_from_json,
+        "NULL_POINTER",
+        "NULL out",
+        floe_decision_from_json(empty_decision, ptr::null_mut())
+    );
+    case!(
+        floe_decision_from_json,
+        "BAD_UTF8",
+        "json not UTF-8",
+        floe_decision_from_json(BAD_UTF8, out_decision)
+    );
+    case!(
+        floe_decision_from_json,
+        "BAD_INPUT",
+        "json not JSON",
+        floe_decision_from_json(c("{"), out_decision)
+    );
+    case!(
+        floe_decision_from_json,
+        "BAD_INPUT",
+        "misaligned out",
+        floe_decision_from_json(empty_decision, misaligned())
+    );
+    case!(floe_decision_free, "WRONG_HANDLE", "an engine as the decision", floe_decision_free(engine.cast()));
+    case!(floe_decision_free, "WRONG_HANDLE", "freed twice", floe_decision_free(freed_decision));
     case!(floe_levels_free, "WRONG_HANDLE", "an engine as the sampler", floe_levels_free(engine.cast()));
     case!(floe_levels_free, "WRONG_HANDLE", "freed twice", floe_levels_free(freed_levels));
     for (p, scores, cap, expect, what) in [

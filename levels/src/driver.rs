@@ -73,6 +73,56 @@ pub struct Decision {
     pub episodes: usize,
 }
 
+impl Decision {
+    /// The decision as JSON text, to send to the shards of one pool: `{"weights": [...] or null,
+    /// "refill": [slots], "levels": [instances], "episodes": n}`.
+    #[must_use]
+    pub fn to_json(&self) -> String {
+        serde_json::json!({
+            "weights": self.weights,
+            "refill": self.refill,
+            "levels": self.levels.iter().map(floe_core::Instance::to_value).collect::<Vec<_>>(),
+            "episodes": self.episodes,
+        })
+        .to_string()
+    }
+
+    /// A decision [`Decision::to_json`] wrote, every level checked as an instance is; its
+    /// weights and slots are checked against the pool when it is applied ([`Levels::apply`]).
+    ///
+    /// # Errors
+    /// [`LevelsError::Input`] naming the value: text that does not read, a field missing or of
+    /// another type, a level that does not validate, a count of levels other than of slots.
+    pub fn from_json(text: &str) -> Result<Self, LevelsError> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw {
+            weights: Option<Vec<f64>>,
+            refill: Vec<usize>,
+            levels: Vec<serde_json::Value>,
+            episodes: usize,
+        }
+        let bad = |why: String| LevelsError::Input(format!("a level sampler's decision: {why}"));
+        let raw: Raw = serde_json::from_str(text).map_err(|e| bad(format!("does not read: {e}")))?;
+        if raw.refill.len() != raw.levels.len() {
+            return Err(bad(format!(
+                "{} refill slots but {} levels: one level per slot",
+                raw.refill.len(),
+                raw.levels.len()
+            )));
+        }
+        let levels = raw
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                floe_core::Instance::from_json(&v.to_string()).map_err(|e| bad(format!("level {i}: {e}")))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Decision { weights: raw.weights, refill: raw.refill, levels, episodes: raw.episodes })
+    }
+}
+
 /// Where a run's episodes were played: per level shape, the episodes that ended on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Shape {
@@ -682,6 +732,12 @@ impl Levels {
         scores: Option<&[f32]>,
     ) -> Result<Decision, LevelsError> {
         self.restored()?;
+        if let Some((i, l)) = levels.iter().enumerate().find(|(i, l)| l.slot as usize != *i) {
+            return Err(LevelsError::Input(format!(
+                "level record {i} names slot {}: give the pool's slots in order, as Levels::levels lists them",
+                l.slot
+            )));
+        }
         let decision = self.decision(levels, episodes, scores, None)?;
         self.pending.clear();
         self.pending_first.clear();

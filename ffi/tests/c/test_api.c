@@ -1382,6 +1382,108 @@ static void test_levels_save_load(void) {
     OK(floe_levels_free(levels));
 }
 
+/* Two shards of one pool, each an engine in its own right: one sampler decides from both shards'
+ * slots and episodes, the decision crosses as JSON (as to another process), and each shard
+ * applies it: their pools stay the same level for level, and so do their weights. */
+static void test_decide_apply(void) {
+    const char *spec =
+        "{\"sampler\": {\"name\": \"plr\", \"params\": {\"fresh\": 0.5}}, \"space\": {\"size\": [3, 4],"
+        " \"solve\": false}, \"seed\": 2}";
+    const char *config = "{\"num_envs\": 4, \"mode\": \"soft\", \"episode_limit\": 5}";
+    floe_levels *levels = NULL;
+    OK(floe_levels_new(spec, &levels));
+    floe_pool *pool = NULL;
+    OK(floe_levels_pool(levels, 6, &pool));
+    floe_engine *shard[2] = {NULL, NULL};
+    floe_step_buffers b[2];
+    floe_buffer_sizes s;
+    for (int k = 0; k < 2; k++) {
+        OK(floe_engine_new(pool, config, &shard[k]));
+        OK(floe_engine_sizes(shard[k], &s));
+        b[k] = buffers_for(&s);
+        OK(floe_engine_reset(shard[k], 3 + (uint64_t)k, &b[k]));
+    }
+    floe_env_info ended[64];
+    size_t n_ended = 0, refilled = 0, calls = 0;
+    uint8_t *actions = calloc(s.actions, 1);
+    uint64_t x = 17;
+    for (uint32_t t = 1; t <= 40; t++) {
+        for (int k = 0; k < 2; k++) {
+            for (size_t i = 0; i < s.actions; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                actions[i] = (uint8_t)(x % 5);
+            }
+            OK(floe_engine_step(shard[k], actions, s.actions, &b[k]));
+            for (size_t e = 0; e < 4; e++)
+                if ((b[k].terminated[e] || b[k].truncated[e]) && n_ended < 64) ended[n_ended++] = b[k].info[e];
+        }
+        if (t % 5 != 0) continue;
+        /* The pool's slots, their environments in play added up over the shards. */
+        floe_level_record records[8], other[8];
+        size_t n = 0, m = 0;
+        OK(floe_engine_levels(shard[0], records, 8, &n));
+        OK(floe_engine_levels(shard[1], other, 8, &m));
+        CHECK(n == 6 && m == 6);
+        for (size_t i = 0; i < n; i++) records[i].in_play += other[i].in_play;
+        floe_decision *decision = NULL, *sent = NULL;
+        OK(floe_levels_decide(levels, records, n, ended, n_ended, NULL, 0, &decision));
+        char *json = NULL;
+        OK(floe_decision_json(decision, &json));
+        OK(floe_decision_from_json(json, &sent));
+        floe_levels_applied applied;
+        OK(floe_engine_apply(shard[0], decision, &b[0], &applied));
+        CHECK(applied.episodes == n_ended);
+        OK(floe_engine_apply(shard[1], sent, &b[1], NULL));
+        refilled += applied.refilled;
+        calls++;
+        n_ended = 0;
+        floe_string_free(json);
+        OK(floe_decision_free(decision));
+        OK(floe_decision_free(sent));
+    }
+    printf("test_api: decide and apply: %zu calls, %zu refilled on two shards\n", calls, refilled);
+    CHECK(calls == 8 && refilled > 0);
+    for (size_t i = 0; i < 6; i++) {
+        char *a = NULL, *c = NULL;
+        OK(floe_engine_level_json(shard[0], i, &a));
+        OK(floe_engine_level_json(shard[1], i, &c));
+        CHECK(strcmp(a, c) == 0);
+        floe_string_free(a);
+        floe_string_free(c);
+    }
+    double w0[8], w1[8];
+    size_t l0 = 0, l1 = 0;
+    OK(floe_engine_weights(shard[0], w0, 8, &l0));
+    OK(floe_engine_weights(shard[1], w1, 8, &l1));
+    CHECK(l0 == 6 && l1 == 6 && memcmp(w0, w1, sizeof w0[0] * 6) == 0);
+
+    /* Refused, nothing changed: records out of order, a decision that does not read or has a
+     * level count other than its slots', weights for another pool. */
+    floe_level_record records[8];
+    size_t n = 0;
+    OK(floe_engine_levels(shard[0], records, 8, &n));
+    records[1].slot = 4;
+    floe_decision *d = NULL;
+    FAILS(floe_levels_decide(levels, records, n, NULL, 0, NULL, 0, &d), FLOE_STATUS_BAD_INPUT, "names slot 4");
+    CHECK(d == NULL);
+    FAILS(floe_decision_from_json("{", &d), FLOE_STATUS_BAD_INPUT, "does not read");
+    FAILS(floe_decision_from_json("{\"weights\": null, \"refill\": [1], \"levels\": [], \"episodes\": 0}", &d),
+          FLOE_STATUS_BAD_INPUT, "one level per slot");
+    OK(floe_decision_from_json("{\"weights\": [1, 2], \"refill\": [], \"levels\": [], \"episodes\": 0}", &d));
+    FAILS(floe_engine_apply(shard[0], d, &b[0], NULL), FLOE_STATUS_BAD_INPUT, "2 weights");
+    OK(floe_engine_weights(shard[0], w1, 8, &l1));
+    CHECK(l1 == 6 && memcmp(w0, w1, sizeof w0[0] * 6) == 0);
+    OK(floe_decision_free(d));
+
+    free(actions);
+    for (int k = 0; k < 2; k++) {
+        free_buffers(&b[k]);
+        OK(floe_engine_free(shard[k]));
+    }
+    OK(floe_pool_free(pool));
+    OK(floe_levels_free(levels));
+}
+
 int main(int argc, char **argv) {
     if (argc != 6) {
         fprintf(stderr,
@@ -1401,6 +1503,7 @@ int main(int argc, char **argv) {
     test_levels_refusals();
     test_first_plays();
     test_levels_save_load();
+    test_decide_apply();
     test_mutate();
     test_gpu();
     test_training();
