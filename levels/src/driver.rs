@@ -352,12 +352,6 @@ impl Levels {
         (self.edited, self.edits_failed)
     }
 
-    /// The sampler's name.
-    #[must_use]
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// The source of new levels.
     #[must_use]
     pub fn source(&self) -> &LevelSource {

@@ -49,6 +49,11 @@ pub struct LevelSampler {
 /// the state as JSON text.
 type Reduced<'py> = (Bound<'py, PyAny>, (String, Option<String>));
 
+/// A lock a panic left poisoned: the sampler failed in an earlier call.
+fn poisoned() -> PyErr {
+    bad_input("the level sampler failed in an earlier call")
+}
+
 impl std::fmt::Debug for LevelSampler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LevelSampler").field("spec", &self.spec).finish_non_exhaustive()
@@ -57,13 +62,17 @@ impl std::fmt::Debug for LevelSampler {
 
 impl LevelSampler {
     fn lock(&self) -> PyResult<MutexGuard<'_, Levels>> {
-        self.levels.lock().map_err(|_| bad_input("the level sampler failed in an earlier call"))
+        self.levels.lock().map_err(|_| poisoned())
+    }
+
+    /// The slot of the engine it steers.
+    fn engine_slot(&self) -> PyResult<MutexGuard<'_, Option<Py<Engine>>>> {
+        self.engine.lock().map_err(|_| poisoned())
     }
 
     /// The engine the sampler is attached to.
     fn attached(&self, py: Python<'_>) -> PyResult<Py<Engine>> {
-        let engine =
-            self.engine.lock().map_err(|_| bad_input("the level sampler failed in an earlier call"))?;
+        let engine = self.engine_slot()?;
         engine.as_ref().map(|e| e.clone_ref(py)).ok_or_else(|| {
             bad_input(
                 "the level sampler drives no engine: attach(engine) first (a VectorEnv attaches its levels=)",
@@ -194,8 +203,7 @@ impl LevelSampler {
     /// `floe.ConfigError` (a `ValueError`) when the engine's pool has no room for the levels of
     /// the space (make the engine with `room=sampler.room`).
     fn attach(&self, py: Python<'_>, engine: Py<Engine>) -> PyResult<()> {
-        let mut slot =
-            self.engine.lock().map_err(|_| bad_input("the level sampler failed in an earlier call"))?;
+        let mut slot = self.engine_slot()?;
         if let Some(e) = slot.as_ref() {
             if e.is(&engine) {
                 return Ok(());
@@ -221,8 +229,7 @@ impl LevelSampler {
     /// The engine the sampler steers, or `None`.
     #[getter]
     fn engine(&self, py: Python<'_>) -> PyResult<Option<Py<Engine>>> {
-        let engine =
-            self.engine.lock().map_err(|_| bad_input("the level sampler failed in an earlier call"))?;
+        let engine = self.engine_slot()?;
         Ok(engine.as_ref().map(|e| e.clone_ref(py)))
     }
 

@@ -135,9 +135,10 @@ impl PhaseSampler {
         })
     }
 
-    /// The phases finished so far, with their configurations and outcomes.
-    #[must_use]
-    pub fn history(&self) -> &History {
+    /// The phases finished so far, with their configurations and outcomes (what the tests read;
+    /// a host reads the designs, [`LevelSampler::designs`]).
+    #[cfg(test)]
+    fn history(&self) -> &History {
         &self.history
     }
 

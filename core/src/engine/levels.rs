@@ -58,33 +58,10 @@ impl LevelWeights {
         &self.weights
     }
 
-    /// Whether every weight is equal: the draw is then exactly the unweighted one.
-    #[must_use]
-    pub fn is_uniform(&self) -> bool {
-        self.table.is_empty()
-    }
-
     /// The alias table, `[T, A]` per slot (empty when uniform), as the GPU kernels receive it.
     #[must_use]
     pub fn table(&self) -> &[[u32; 2]] {
         &self.table
-    }
-
-    /// The probability with which the draw picks each slot (what the table encodes, within
-    /// `2^-24` of each weight's share).
-    #[must_use]
-    pub fn probabilities(&self) -> Vec<f64> {
-        let n = self.weights.len();
-        if self.table.is_empty() {
-            return vec![1.0 / n as f64; n];
-        }
-        let mut units = vec![0u64; n];
-        for (i, &[t, a]) in self.table.iter().enumerate() {
-            units[i] += u64::from(t);
-            units[a as usize] += u64::from(ALIAS_ONE - t);
-        }
-        let total = n as f64 * f64::from(ALIAS_ONE);
-        units.iter().map(|&u| u as f64 / total).collect()
     }
 }
 
@@ -195,10 +172,25 @@ mod tests {
     use super::*;
     use crate::engine::hash::env_seed;
 
+    /// The probability with which `w`'s draw picks each slot (what its table encodes).
+    fn probabilities(w: &LevelWeights) -> Vec<f64> {
+        let n = w.weights.len();
+        if w.table.is_empty() {
+            return vec![1.0 / n as f64; n];
+        }
+        let mut units = vec![0u64; n];
+        for (i, &[t, a]) in w.table.iter().enumerate() {
+            units[i] += u64::from(t);
+            units[a as usize] += u64::from(ALIAS_ONE - t);
+        }
+        let total = n as f64 * f64::from(ALIAS_ONE);
+        units.iter().map(|&u| u as f64 / total).collect()
+    }
+
     #[test]
     fn equal_weights_draw_exactly_what_no_weights_draw() {
         let w = LevelWeights::new(&[2.5; 7], 7).unwrap();
-        assert!(w.is_uniform());
+        assert!(w.table().is_empty(), "equal weights need no table");
         for e in 0..200 {
             for n in 0..5 {
                 let s = env_seed(11, e);
@@ -212,7 +204,7 @@ mod tests {
         let weights = [0.0, 1.0, 3.0, 0.5, 0.0, 10.0, 1e-3];
         let w = LevelWeights::new(&weights, weights.len()).unwrap();
         let sum: f64 = weights.iter().sum();
-        for (p, &x) in w.probabilities().iter().zip(&weights) {
+        for (p, &x) in probabilities(&w).iter().zip(&weights) {
             assert!((p - x / sum).abs() < 1e-6, "{p} against {}", x / sum);
         }
         // Slots of weight 0 are never drawn; the draw's frequencies follow the weights.

@@ -1,6 +1,7 @@
 //! PPO from scratch on the batched engine, with no Python in the loop: CleanRL's PPO (clipped
 //! objective, GAE(λ), a value head, an entropy bonus, advantages normalised per minibatch,
-//! global-norm gradient clipping, the learning rate annealed to zero) over one actor-critic that
+//! global-norm gradient clipping, the learning rate annealed linearly to 2 % of its start, where
+//! it stays for the rest of the run) over one actor-critic that
 //! every agent shares ([`policy::ActorCritic`]), each agent acting on its own window (independent
 //! PPO with shared parameters). Strict collisions and the engine's default rewards, per agent.
 //!
@@ -54,7 +55,8 @@ pub struct PpoConfig {
     pub epochs: usize,
     /// Minibatches a pass \[4\].
     pub minibatches: usize,
-    /// Adam's learning rate, annealed linearly to 0 over the run \[2e-3; at 5e-4, CleanRL's
+    /// Adam's learning rate at the start, annealed linearly over the run to 2 % of it and held
+    /// there (never to 0: the run's last updates still move the policy) \[2e-3; at 5e-4, CleanRL's
     /// 2.5e-4 doubled, a run on `floe levels`' training space had not begun to succeed after
     /// 650 K steps, at 2e-3 it succeeded in 38 % of its episodes by then\].
     pub lr: f64,
