@@ -43,6 +43,8 @@ pub struct LevelSampler {
     spec: LevelsSpec,
     levels: Mutex<Levels>,
     engine: Mutex<Option<Py<Engine>>>,
+    /// Made from a Python function (`from_callable`): it does not pickle.
+    callable: bool,
 }
 
 /// What `LevelSampler.__reduce__` gives pickle: `_unpickle` and its arguments, the settings and
@@ -62,6 +64,7 @@ impl std::fmt::Debug for LevelSampler {
 
 impl LevelSampler {
     fn lock(&self) -> PyResult<MutexGuard<'_, Levels>> {
+        refuse_reentry()?;
         self.levels.lock().map_err(|_| poisoned())
     }
 
@@ -121,14 +124,47 @@ impl LevelSampler {
         library: Option<String>,
     ) -> PyResult<Self> {
         let sampler = crate::batch::spec(name, params, library)?;
-        let space: LevelSpace = match space {
-            None => LevelSpace::default(),
-            Some(s) => floe_core::json::from_str(&py_to_json(s)?)
-                .map_err(|e| config_text(format!("level space: {e}")))?,
-        };
+        let space = space_from(py, space)?;
         let spec = LevelsSpec { sampler, space, seed, update_every };
         let levels = py.detach(|| floe_plugin_registry::levels(&spec)).map_err(crate::errors::registry)?;
-        Ok(Self { spec, levels: Mutex::new(levels), engine: Mutex::new(None) })
+        Ok(Self { spec, levels: Mutex::new(levels), engine: Mutex::new(None), callable: false })
+    }
+
+    /// A level sampler whose decision is a Python function's: `update(levels, episodes, scores)`
+    /// is called where a built-in's decision would run, with the pool's slots (`(n, 8)` uint32
+    /// rows of `floe.LEVEL_FIELDS`), the episodes that ended since its last call (`(m, 8)` rows of
+    /// `floe.INFO_FIELDS`) and the host's scores of them (`None`, or `m` float32), and answers
+    /// `None` (keep the weights, refill nothing), the slots' weights (one per slot), or a dict with
+    /// `weights` and `refill` (slots to refill with new levels of `space`), both optional. The
+    /// answer is checked as a built-in's plan is: weights that are NaN, negative, all zero or of
+    /// another count, or a slot out of range, raise `floe.BadOutput` and change nothing; an
+    /// exception the function raises reaches the caller as `floe.PluginFailed` with its message.
+    /// The function runs inside the sampler's call: calling this sampler or its engine from it
+    /// raises `floe.BadInput`. `name` names it in messages; `space`, `seed` and `update_every` as
+    /// for `LevelSampler`. It does not pickle, and keeps no saved state of its own.
+    #[staticmethod]
+    #[pyo3(signature = (update, *, name="python", space=None, seed=0, update_every=0))]
+    fn from_callable(
+        py: Python<'_>,
+        update: Py<PyAny>,
+        name: &str,
+        space: Option<&Bound<'_, PyAny>>,
+        seed: u64,
+        update_every: u32,
+    ) -> PyResult<Self> {
+        if !update.bind(py).is_callable() {
+            return Err(bad_input("from_callable(update): update must be callable"));
+        }
+        let space = space_from(py, space)?;
+        let source = floe_levels::LevelSource::new(space.clone(), seed).map_err(crate::errors::levels)?;
+        let levels = Levels::new(name, Box::new(PySampler { update }), source, update_every);
+        let sampler = floe_plugin_api::PluginSpec {
+            name: name.to_string(),
+            params: serde_json::Value::Null,
+            library: None,
+        };
+        let spec = LevelsSpec { sampler, space, seed, update_every };
+        Ok(Self { spec, levels: Mutex::new(levels), engine: Mutex::new(None), callable: true })
     }
 
     /// The sampler's name.
@@ -431,6 +467,12 @@ impl LevelSampler {
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
         let py = slf.py();
         let this = slf.get();
+        if this.callable {
+            return Err(bad_input(format!(
+                "level sampler `{}` runs a Python function and does not pickle: make it again with from_callable",
+                this.spec.sampler.name
+            )));
+        }
         if this.lock()?.loaded_pool().is_some() {
             return Err(bad_input(
                 "the level sampler holds a loaded state that start has not put into an engine: start it, or pickle the state itself",
@@ -451,7 +493,7 @@ impl LevelSampler {
             let state = floe_levels::LevelsState::from_json(text).map_err(crate::errors::levels)?;
             levels.load(state).map_err(crate::errors::levels)?;
         }
-        Ok(Self { spec, levels: Mutex::new(levels), engine: Mutex::new(None) })
+        Ok(Self { spec, levels: Mutex::new(levels), engine: Mutex::new(None), callable: false })
     }
 
     fn __repr__(&self) -> String {
@@ -459,4 +501,117 @@ impl LevelSampler {
             self.spec.sampler.library.as_ref().map(|l| format!(", library={:?}", l.display().to_string()));
         format!("LevelSampler({:?}{})", self.spec.sampler.name, library.unwrap_or_default())
     }
+}
+
+/// A level space from a Python dict (every field optional; `None`: the defaults).
+fn space_from(_py: Python<'_>, space: Option<&Bound<'_, PyAny>>) -> PyResult<LevelSpace> {
+    match space {
+        None => Ok(LevelSpace::default()),
+        Some(s) => {
+            floe_core::json::from_str(&py_to_json(s)?).map_err(|e| config_text(format!("level space: {e}")))
+        }
+    }
+}
+
+thread_local! {
+    /// Whether this thread runs a Python sampler's `update` (inside a sampler's call).
+    static IN_UPDATE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Refuses a call into a sampler or an engine from a Python sampler's `update`, which runs while
+/// both are locked (it would wait for itself).
+pub(crate) fn refuse_reentry() -> PyResult<()> {
+    if IN_UPDATE.with(std::cell::Cell::get) {
+        return Err(bad_input(
+            "a Python level sampler's update runs inside the sampler's call: it cannot call a sampler or an engine",
+        ));
+    }
+    Ok(())
+}
+
+/// Marks this thread as inside a Python sampler's `update` until dropped.
+struct InUpdate;
+
+impl InUpdate {
+    fn enter() -> Self {
+        IN_UPDATE.with(|f| f.set(true));
+        InUpdate
+    }
+}
+
+impl Drop for InUpdate {
+    fn drop(&mut self) {
+        IN_UPDATE.with(|f| f.set(false));
+    }
+}
+
+/// A Python function as a level sampler (`LevelSampler.from_callable`).
+struct PySampler {
+    update: Py<PyAny>,
+}
+
+impl floe_plugin_api::LevelSampler for PySampler {
+    fn update(
+        &mut self,
+        levels: &[floe_plugin_api::LevelRecord],
+        episodes: &[floe_plugin_api::EpisodeRecord],
+        scores: Option<&[f32]>,
+    ) -> Result<floe_plugin_api::LevelPlan, floe_plugin_api::PluginError> {
+        use floe_plugin_api::PluginError;
+        let _inside = InUpdate::enter();
+        let answer = Python::attach(|py| -> PyResult<Result<floe_plugin_api::LevelPlan, String>> {
+            let l = crate::records::records_array(py, levels)?;
+            let e = episodes_array(py, episodes)?;
+            let s = scores.map(|s| PyArray1::from_slice(py, s));
+            let out = self.update.bind(py).call1((l, e, s))?;
+            Ok(plan_from(&out))
+        });
+        match answer {
+            Err(e) => Err(PluginError::Failed(format!("its update raised {e}"))),
+            Ok(Err(why)) => Err(PluginError::BadOutput(why)),
+            Ok(Ok(plan)) => Ok(plan),
+        }
+    }
+}
+
+/// A Python sampler's answer as a plan: `None`, the weights, or a dict of `weights` and `refill`.
+fn plan_from(out: &Bound<'_, PyAny>) -> Result<floe_plugin_api::LevelPlan, String> {
+    use pyo3::types::PyDictMethods;
+    let weights_of = |w: &Bound<'_, PyAny>| -> Result<Option<Vec<f64>>, String> {
+        if w.is_none() {
+            return Ok(None);
+        }
+        w.extract::<Vec<f64>>()
+            .map(Some)
+            .map_err(|_| format!("its weights are {}, not a sequence of numbers", type_name(w)))
+    };
+    let mut plan = floe_plugin_api::LevelPlan::default();
+    if out.is_none() {
+        return Ok(plan);
+    }
+    let Ok(d) = out.cast::<PyDict>() else {
+        plan.weights = weights_of(out)?;
+        return Ok(plan);
+    };
+    for (k, v) in d.iter() {
+        match k.extract::<String>().as_deref() {
+            Ok("weights") => plan.weights = weights_of(&v)?,
+            Ok("refill") => {
+                let slots = v
+                    .extract::<Vec<i64>>()
+                    .map_err(|_| format!("its refill is {}, not a sequence of slots", type_name(&v)))?;
+                plan.refill = slots
+                    .iter()
+                    .map(|&s| u32::try_from(s).map_err(|_| format!("it asks to refill slot {s}")))
+                    .collect::<Result<_, _>>()?;
+            }
+            _ => return Err(format!("its answer has the key {k}: give weights and refill")),
+        }
+    }
+    Ok(plan)
+}
+
+/// A Python value's type name, for a message.
+fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type().name().map_or_else(|_| "a value".into(), |n| n.to_string())
 }

@@ -823,3 +823,56 @@ def test_a_state_that_does_not_fit_is_refused_by_name():
         phases = sampler("fixed", {"phase_episodes": 8})
         floe.VectorEnv(8, 8, levels=phases).reset(seed=1)
         phases.state_dict()
+
+
+def test_a_sampler_written_in_python_steers_the_engine_and_its_bad_answers_change_nothing():
+    """LevelSampler.from_callable: a Python function where the built-in's decision runs. It sees
+    the pool's slots and the ended episodes, and its weights and refills reach the engine; NaN
+    weights, a wrong count, an exception or a call back into the sampler raise, and the engine
+    keeps its weights."""
+    seen = []
+
+    def favour_slot_0(levels, episodes, scores):
+        seen.append((levels.shape, episodes.shape, scores))
+        weights = np.ones(len(levels))
+        weights[0] = 50.0
+        return {"weights": weights, "refill": [1] if len(episodes) else []}
+
+    s = floe.LevelSampler.from_callable(favour_slot_0, name="favour", space=SPACE, seed=5, update_every=4)
+    assert s.name == "favour"
+    env = floe.VectorEnv(8, 16, mode="soft", episode_limit=6, levels=s)
+    env.reset(seed=2)
+    run(env, 40)
+    assert seen[0] == ((8, 8), (0, 8), None), "the start: the pool, no episodes"
+    assert sum(e[0] for _, e, _ in seen) == s.totals["episodes"] > 0
+    assert s.totals["refilled"] > 0 and env.engine.levels()[1, 1] > 0, "slot 1 refilled"
+    w = env.engine.weights
+    assert w[0] == 50.0 and (w[1:] == 1.0).all()
+    with pytest.raises(floe.BadInput, match="does not pickle"):
+        pickle.dumps(s)
+
+    def answering(answer):
+        return floe.LevelSampler.from_callable(lambda levels, episodes, scores: answer(levels), space=SPACE)
+
+    for answer, error, says in [
+        (lambda lv: [float("nan")] * len(lv), floe.BadOutput, "NaN"),
+        (lambda lv: [1.0] * (len(lv) + 1), floe.BadOutput, "9 weights for a pool of 8"),
+        (lambda lv: {"refill": [99]}, floe.BadOutput, "slot 99"),
+        (lambda lv: {"weight": [1.0]}, floe.BadOutput, "the key weight"),
+        (lambda lv: "heavy", floe.BadOutput, "not a sequence of numbers"),
+        (lambda lv: 1 / 0, floe.PluginFailed, "ZeroDivisionError"),
+    ]:
+        bad = answering(answer)
+        bad_env = floe.VectorEnv(8, 16, mode="soft", levels=bad)
+        with pytest.raises(error, match=says):
+            bad_env.reset(seed=1)
+        assert bad_env.engine.weights is None, "the engine kept its weights"
+
+    def calls_back(levels, episodes, scores):
+        return looped.pending
+
+    looped = floe.LevelSampler.from_callable(calls_back, space=SPACE)
+    with pytest.raises(floe.PluginFailed, match="cannot call a sampler or an engine"):
+        floe.VectorEnv(8, 16, levels=looped).reset(seed=1)
+    with pytest.raises(floe.BadInput, match="callable"):
+        floe.LevelSampler.from_callable(3)
