@@ -893,6 +893,55 @@ floe_status floe_levels_pending_first_play(const struct floe_levels *levels,
                                            size_t *len);
 
 /*
+ Per episode that `floe_levels_pending` lists, in its order, the environment it ran in: with
+ `floe_levels_pending_end_steps`, the key a host scores an episode by, whatever order its own
+ loops run in. Up to `cap` into `out`, and their number into `*len`.
+
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `levels` or `len`, or `out` with `cap` above 0;
+ FLOE_STATUS_WRONG_HANDLE for a `levels` that is not a live level sampler;
+ FLOE_STATUS_BAD_INPUT for a misaligned `out` or `len`.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; handles come from this library.
+ */
+floe_status floe_levels_pending_envs(const struct floe_levels *levels,
+                                     uint32_t *out,
+                                     size_t cap,
+                                     size_t *len);
+
+/*
+ Per episode that `floe_levels_pending` lists, in its order, the step it ended in, counted as
+ `floe_levels_steps_recorded` counts (the first step recorded is step 0). Up to `cap` into
+ `out`, and their number into `*len`.
+
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `levels` or `len`, or `out` with `cap` above 0;
+ FLOE_STATUS_WRONG_HANDLE for a `levels` that is not a live level sampler;
+ FLOE_STATUS_BAD_INPUT for a misaligned `out` or `len`.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; handles come from this library.
+ */
+floe_status floe_levels_pending_end_steps(const struct floe_levels *levels,
+                                          uint64_t *out,
+                                          size_t cap,
+                                          size_t *len);
+
+/*
+ The steps the sampler has recorded (`floe_levels_after_step`): the index the next recorded
+ step will have, into `*out`.
+
+ Errors: FLOE_STATUS_NULL_POINTER for a NULL `levels` or `out`; FLOE_STATUS_WRONG_HANDLE for a
+ `levels` that is not a live level sampler; FLOE_STATUS_BAD_INPUT for a misaligned `out`.
+
+ # Safety
+ Pointer arguments are NULL or valid for the reads and writes described above, for the
+ duration of the call; handles come from this library.
+ */
+floe_status floe_levels_steps_recorded(const struct floe_levels *levels, uint64_t *out);
+
+/*
  Each pool slot's statistics as the sampler keeps them, as of its last call
  (`floe_slot_stats`: the generation they belong to, plays, staleness, score and the sampler's own
  figure; `plr` and `accel`, `learnability` and `uniform` keep them): up to `cap` records into

@@ -1652,6 +1652,35 @@ fn cases() -> Vec<Case> {
     list_cases!(floe_levels_first_play, marks);
     list_cases!(floe_levels_pending_first_play, marks);
     list_cases!(floe_levels_slot_stats, stats);
+    let envs = boxed([0u32; 4]).cast::<u32>();
+    let steps = boxed([0u64; 4]).cast::<u64>();
+    list_cases!(floe_levels_pending_envs, envs);
+    list_cases!(floe_levels_pending_end_steps, steps);
+    let recorded = boxed(0u64);
+    case!(
+        floe_levels_steps_recorded,
+        "NULL_POINTER",
+        "NULL levels",
+        floe_levels_steps_recorded(ptr::null(), recorded)
+    );
+    case!(
+        floe_levels_steps_recorded,
+        "NULL_POINTER",
+        "NULL out",
+        floe_levels_steps_recorded(levels, ptr::null_mut())
+    );
+    case!(
+        floe_levels_steps_recorded,
+        "WRONG_HANDLE",
+        "freed levels",
+        floe_levels_steps_recorded(freed_levels, recorded)
+    );
+    case!(
+        floe_levels_steps_recorded,
+        "BAD_INPUT",
+        "misaligned out",
+        floe_levels_steps_recorded(levels, misaligned())
+    );
     case!(
         floe_levels_slot_stats,
         "BAD_INPUT",

@@ -144,6 +144,10 @@ pub struct Levels {
     pending: Vec<EpisodeRecord>,
     /// Per kept episode: whether it was its level's first play.
     pending_first: Vec<bool>,
+    /// Per kept episode: the environment it ran in and the step it ended in (the driver's count
+    /// of recorded steps before it).
+    pending_env: Vec<u32>,
+    pending_step: Vec<u64>,
     /// Steps recorded ([`Levels::record`], [`Levels::after_step`]): the index of the next one.
     clock: u64,
     /// Per slot: the generation whose first episode ended, and the step it ended in.
@@ -186,6 +190,8 @@ impl Levels {
             steps: 0,
             pending: Vec::new(),
             pending_first: Vec::new(),
+            pending_env: Vec::new(),
+            pending_step: Vec::new(),
             clock: 0,
             first_end: Vec::new(),
             first_play: Vec::new(),
@@ -224,6 +230,8 @@ impl Levels {
                 clock: self.clock,
                 pending: self.pending.clone(),
                 pending_first: self.pending_first.clone(),
+                pending_env: self.pending_env.clone(),
+                pending_step: self.pending_step.clone(),
                 first_end: self.first_end.clone(),
                 first_play: self.first_play.clone(),
                 edited: self.edited,
@@ -273,11 +281,16 @@ impl Levels {
         let pool = state.pool.pool()?;
         let d = &state.driver;
         let slots = pool.len();
-        if d.pending.len() != d.pending_first.len() || d.first_end.len() > slots {
+        let n = d.pending.len();
+        if [d.pending_first.len(), d.pending_env.len(), d.pending_step.len()] != [n; 3]
+            || d.first_end.len() > slots
+        {
             return Err(LevelsError::State(format!(
-                "the saved driver keeps {} episodes with {} first-play marks and {} slots' first ends, for a pool of {slots} slots",
-                d.pending.len(),
+                "the saved driver keeps {n} episodes with {} first-play marks, {} environments and {} end steps, \
+                 and {} slots' first ends, for a pool of {slots} slots",
                 d.pending_first.len(),
+                d.pending_env.len(),
+                d.pending_step.len(),
                 d.first_end.len()
             )));
         }
@@ -295,6 +308,8 @@ impl Levels {
         self.clock = d.clock;
         self.pending = d.pending;
         self.pending_first = d.pending_first;
+        self.pending_env = d.pending_env;
+        self.pending_step = d.pending_step;
         self.first_end = d.first_end;
         self.first_play = d.first_play;
         (self.edited, self.edits_failed) = (d.edited, d.edits_failed);
@@ -310,6 +325,14 @@ impl Levels {
     #[must_use]
     pub fn loaded_pool(&self) -> Option<&InstancePool> {
         self.resume.as_ref().map(|(pool, _)| pool)
+    }
+
+    /// Drops the kept episodes and what is kept of each.
+    fn clear_pending(&mut self) {
+        self.pending.clear();
+        self.pending_first.clear();
+        self.pending_env.clear();
+        self.pending_step.clear();
     }
 
     /// Refuses a call while a loaded state waits for [`Levels::start`].
@@ -343,6 +366,29 @@ impl Levels {
     #[must_use]
     pub fn pending_first_play(&self) -> &[bool] {
         &self.pending_first
+    }
+
+    /// Per kept episode ([`Levels::pending`], in its order), the environment it ran in: with
+    /// [`Levels::pending_end_steps`], the key a host scores an episode by, whatever the order
+    /// its own loops run in.
+    #[must_use]
+    pub fn pending_envs(&self) -> &[u32] {
+        &self.pending_env
+    }
+
+    /// Per kept episode ([`Levels::pending`], in its order), the step it ended in, counted as
+    /// [`Levels::steps_recorded`] counts (the step recorded first after the driver was made is
+    /// step 0).
+    #[must_use]
+    pub fn pending_end_steps(&self) -> &[u64] {
+        &self.pending_step
+    }
+
+    /// The steps recorded so far ([`Levels::record`], [`Levels::after_step`]): the index the
+    /// next recorded step will have.
+    #[must_use]
+    pub fn steps_recorded(&self) -> u64 {
+        self.clock
     }
 
     /// Levels put into the pool as edits of others (an editing sampler's, ACCEL), and those drawn
@@ -528,14 +574,16 @@ impl Levels {
             })
             .collect();
         let mut ended = Vec::new();
+        let mut ended_env = Vec::new();
         let mut levels = Vec::new();
         for (e, info) in out.info.iter().enumerate() {
             if out.terminated[e] != 0 || out.truncated[e] != 0 {
                 ended.push(first_play[e]);
+                ended_env.push(e as u32);
                 levels.push((info.instance as usize, info.generation));
             }
         }
-        Marks { first_play, ended, levels }
+        Marks { first_play, ended, ended_env, levels }
     }
 
     /// Keeps a recorded step's ended episodes (of an engine whose pool has `slots` slots), their
@@ -543,6 +591,8 @@ impl Levels {
     fn keep(&mut self, slots: usize, ended: Vec<EpisodeRecord>, marks: Marks, shapes: Vec<Shape>) {
         self.pending.extend(ended);
         self.pending_first.extend(&marks.ended);
+        self.pending_env.extend(&marks.ended_env);
+        self.pending_step.extend(std::iter::repeat_n(self.clock, marks.ended_env.len()));
         self.advance(slots, marks, shapes);
     }
 
@@ -636,6 +686,8 @@ impl Levels {
         let kept = self.pending.len();
         self.pending.extend(ended);
         self.pending_first.extend(&marks.ended);
+        self.pending_env.extend(&marks.ended_env);
+        self.pending_step.extend(std::iter::repeat_n(self.clock, marks.ended_env.len()));
         match self.call(engine, None, None, out.reborrow()) {
             Ok(applied) => {
                 self.advance(engine.pool().len(), marks, shapes);
@@ -645,6 +697,8 @@ impl Levels {
             Err(e) => {
                 self.pending.truncate(kept);
                 self.pending_first.truncate(kept);
+                self.pending_env.truncate(kept);
+                self.pending_step.truncate(kept);
                 Err(e)
             }
         }
@@ -693,8 +747,7 @@ impl Levels {
                 t.refilled += applied.refilled;
                 t.truncated += applied.truncated;
                 t.weights |= applied.weights;
-                self.pending.clear();
-                self.pending_first.clear();
+                self.clear_pending();
                 self.engine = Some(engine.id());
                 Ok(applied)
             }
@@ -733,8 +786,7 @@ impl Levels {
             )));
         }
         let decision = self.decision(levels, episodes, scores, None)?;
-        self.pending.clear();
-        self.pending_first.clear();
+        self.clear_pending();
         Ok(decision)
     }
 
@@ -859,6 +911,8 @@ struct Marks {
     first_play: Vec<bool>,
     /// Per ended episode, in environment order.
     ended: Vec<bool>,
+    /// The environment of each ended episode.
+    ended_env: Vec<u32>,
     /// The level (slot, generation) of each ended episode.
     levels: Vec<(usize, u32)>,
 }

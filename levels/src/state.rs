@@ -53,6 +53,8 @@ pub(crate) struct DriverState {
     pub(crate) clock: u64,
     pub(crate) pending: Vec<EpisodeRecord>,
     pub(crate) pending_first: Vec<bool>,
+    pub(crate) pending_env: Vec<u32>,
+    pub(crate) pending_step: Vec<u64>,
     pub(crate) first_end: Vec<Option<(u32, u64)>>,
     pub(crate) first_play: Vec<bool>,
     pub(crate) edited: u64,

@@ -279,3 +279,32 @@ fn accel_edits_replayed_levels_into_the_pool() {
     let e = hub.decide(&records, Some(&eps), Some(&[1.0; 8])).unwrap_err();
     assert!(e.to_string().contains("need the pool's levels"), "{e}");
 }
+
+/// Each kept episode's environment and end step are where the host saw it end, whatever order
+/// the host scores in; a sampler call drops them with the episodes.
+#[test]
+fn kept_episodes_are_keyed_by_environment_and_end_step() {
+    let (mut env, mut out) = engine(8, 6);
+    let mut levels = spec("plr", serde_json::json!({}), 0).levels();
+    levels.start(&mut env, out.view()).unwrap();
+    let mut rng = Rng::from_counters(&[3]);
+    let mut seen = std::collections::BTreeMap::new();
+    for _ in 0..25 {
+        let t = levels.steps_recorded();
+        let actions: Vec<u8> = (0..out.rewards.len()).map(|_| rng.below(5) as u8).collect();
+        env.step(&actions, out.view()).unwrap();
+        levels.after_step(&mut env, out.view()).unwrap();
+        for e in (0..8).filter(|&e| out.terminated[e] + out.truncated[e] > 0) {
+            seen.insert((e as u32, t), out.info[e].instance);
+        }
+    }
+    assert_eq!(levels.steps_recorded(), 25);
+    let keys: Vec<(u32, u64)> =
+        levels.pending_envs().iter().copied().zip(levels.pending_end_steps().iter().copied()).collect();
+    assert_eq!(keys.len(), seen.len());
+    for (k, e) in keys.iter().zip(levels.pending()) {
+        assert_eq!(seen[k], e.instance, "{k:?}");
+    }
+    levels.update(&mut env, None, None, out.view()).unwrap();
+    assert!(levels.pending_envs().is_empty() && levels.pending_end_steps().is_empty());
+}

@@ -388,6 +388,27 @@ impl LevelSampler {
         Ok(d)
     }
 
+    /// Per episode of `pending`, in its order, the environment it ran in (uint32): with
+    /// `pending_end_step`, the key a host scores an episode by, whatever order its own loops run
+    /// in.
+    #[getter]
+    fn pending_env<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        Ok(PyArray1::from_slice(py, self.lock()?.pending_envs()))
+    }
+
+    /// Per episode of `pending`, in its order, the step it ended in (uint64), counted as
+    /// `steps_recorded` counts: the first step the sampler recorded is step 0.
+    #[getter]
+    fn pending_end_step<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        Ok(PyArray1::from_slice(py, self.lock()?.pending_end_steps()))
+    }
+
+    /// The steps the sampler has recorded (each `after_step`): the index the next one will have.
+    #[getter]
+    fn steps_recorded(&self) -> PyResult<u64> {
+        Ok(self.lock()?.steps_recorded())
+    }
+
     /// Per episode of `pending`, in its order, whether it was its level's first play.
     #[getter]
     fn pending_first_play<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<bool>>> {

@@ -876,3 +876,26 @@ def test_a_sampler_written_in_python_steers_the_engine_and_its_bad_answers_chang
         floe.VectorEnv(8, 16, levels=looped).reset(seed=1)
     with pytest.raises(floe.BadInput, match="callable"):
         floe.LevelSampler.from_callable(3)
+
+
+def test_a_host_scores_episodes_by_environment_and_end_step_not_by_the_drivers_order():
+    """pending_env and pending_end_step key each kept episode as the host saw it end: a host that
+    scores episodes in a dict of its own (here walking environments backwards) lines its scores
+    up with pending by that key."""
+    s = sampler("plr", {"fresh": 0.0, "staleness_coef": 0.0}, update_every=0)
+    env = floe.VectorEnv(8, 16, mode="soft", episode_limit=6, levels=s)
+    env.reset(seed=2)
+    env.action_space.seed(3)
+    scored = {}
+    for _ in range(30):
+        t = s.steps_recorded
+        _, reward, term, trunc, info = env.step(env.action_space.sample())
+        for e in reversed(np.flatnonzero(term | trunc)):
+            scored[(int(e), t)] = (float(reward[e].sum()) + 2.0, int(info["final_info"]["slot"][e]))
+    assert s.steps_recorded == 30
+    keys = list(zip(s.pending_env.tolist(), s.pending_end_step.tolist()))
+    assert sorted(keys) == sorted(scored), "every ended episode, once"
+    slots = floe.info_columns(s.pending)["slot"]
+    assert [scored[k][1] for k in keys] == slots.tolist(), "the key names the episode pending holds"
+    s.update(scores=np.array([scored[k][0] for k in keys], dtype=np.float32))
+    assert len(s.pending_env) == len(s.pending_end_step) == 0

@@ -1190,6 +1190,20 @@ static void test_first_plays(void) {
         OK(floe_levels_pending(levels, pending, 64, &n));
         OK(floe_levels_pending_first_play(levels, pending_marks, 64, &m));
         CHECK(n == m);
+        /* Each kept episode's environment and end step, as the host saw it end: its own key. */
+        uint32_t pending_envs[64];
+        uint64_t pending_steps[64], recorded = 0;
+        OK(floe_levels_pending_envs(levels, pending_envs, 64, &m));
+        CHECK(m == n);
+        OK(floe_levels_pending_end_steps(levels, pending_steps, 64, &m));
+        CHECK(m == n);
+        OK(floe_levels_steps_recorded(levels, &recorded));
+        CHECK(recorded == t + 1);
+        for (size_t j = 0; j < n && j < 64; j++) {
+            CHECK(pending_steps[j] <= t && pending_envs[j] < 8);
+            if (pending_steps[j] == t) CHECK(b.terminated[pending_envs[j]] || b.truncated[pending_envs[j]]);
+            if (pending_steps[j] == t) CHECK(b.info[pending_envs[j]].instance == pending[j].instance);
+        }
     }
     printf("test_api: first plays: %zu first plays, %zu replays, %zu refilled\n", firsts, replays, refilled);
     CHECK(firsts > 0 && replays > 0 && refilled > 0);
