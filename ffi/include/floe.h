@@ -638,7 +638,8 @@ floe_status floe_engine_level_json(const struct floe_engine *engine, size_t slot
   "seed": 0, "update_every": 0}
  ```
 
- `sampler` (a plugin spec; default `uniform`): built in, `uniform` (domain randomisation),
+ `sampler` (a plugin spec; default `uniform`): built in, `uniform` (every slot alike over a
+ fixed pool; with `"max_plays": 1`, domain randomisation),
  `plr` (robust prioritized level replay), `accel` (ACCEL: `plr` whose replayed levels are also
  edited into new slots; `params`: `plr`, `edits`, `edit_fraction`, `edit_from` `"replayed"` or
  `"top"`), `learnability` (sampling for learnability), and the

@@ -14,7 +14,7 @@
 //!
 //! | sampler | made from | what |
 //! |---|---|---|
-//! | `uniform` | floe-plugins | domain randomisation; optionally a new level after `max_plays` episodes |
+//! | `uniform` | floe-plugins | every slot alike over a fixed pool by default; with `max_plays` 1, domain randomisation (a new level after each level's episode) |
 //! | `plr` | floe-plugins | robust prioritized level replay (the host's scores, or a proxy) |
 //! | `learnability` | floe-plugins | Sampling For Learnability: p·(1−p) of recent successes |
 //! | `fixed`, `difficulty-scaling`, `sec`, `frontier`, `schedule`, `phases` | the registry, over any curriculum | the configuration per map size redesigned between phases |

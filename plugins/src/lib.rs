@@ -16,7 +16,7 @@
 //! | curriculum | `frontier` | [`curriculum::frontier`]: data where valid × (1 − valid) is highest |
 //! | curriculum | `schedule` | [`curriculum::schedule`]: a given configuration per round |
 //! | env_engineer | `rules` | [`engineer`]: difficulty scaling from a text context, with a rationale |
-//! | level_sampler | `uniform` | [`levels::uniform`]: domain randomisation, optionally fresh levels after `max_plays` episodes |
+//! | level_sampler | `uniform` | [`levels::uniform`]: every slot alike over a fixed pool; fresh levels after `max_plays` episodes (1: domain randomisation) |
 //! | level_sampler | `plr` | [`levels::plr`]: robust prioritized level replay over the engine's pool |
 //! | level_sampler | `learnability` | [`levels::learnability`]: Sampling For Learnability, p·(1−p) of recent successes |
 //!
@@ -113,7 +113,7 @@ impl PluginLibrary for Builtins {
             Entry {
                 name: "uniform",
                 version: VERSION,
-                description: "domain randomisation: every slot alike, levels optionally replaced after max_plays episodes",
+                description: "every slot alike over a fixed pool; levels replaced after max_plays episodes (1: domain randomisation)",
                 capabilities: Capabilities::NONE,
                 make: Constructor::LevelSampler(|p| Ok(Box::new(levels::Uniform::new(parse_params(p)?)?))),
             },

@@ -17,7 +17,8 @@ use crate::records::{applied_dict, episodes_array, episodes_from, records_from, 
 
 /// A level sampler with the source of its new levels: which levels of an engine's pool its
 /// environments play, steered between steps from the episodes that ended (and the host's scores
-/// of them). `name`: a built-in, `uniform` (domain randomisation; `params` `max_plays`), `plr`
+/// of them). `name`: a built-in, `uniform` (every slot alike over a fixed pool; `params` `max_plays`:
+/// a level replaced after that many episodes, 1 for domain randomisation), `plr`
 /// (robust prioritized level replay: `replay_prob`, `prioritization`, `temperature`,
 /// `staleness_coef`, `fresh`, `proxy`, `robust`), `accel` (ACCEL: `plr`'s parameters under
 /// `plr`, and `edits`, `edit_fraction`, `edit_from`), `learnability` (sampling for learnability:

@@ -3,7 +3,7 @@
 //!
 //! | name | what |
 //! |---|---|
-//! | `uniform` | [`uniform`]: domain randomisation, every slot alike; optionally a slot's level replaced after it was played `max_plays` times |
+//! | `uniform` | [`uniform`]: every slot alike over a fixed pool; with `max_plays`, a slot's level replaced after it was played that many times (1: domain randomisation) |
 //! | `plr` | [`plr`]: robust prioritized level replay (Jiang et al. 2021): rank or power prioritisation of the host's scores (or a return-based proxy), staleness, a replay probability, the lowest-scored levels replaced by new ones |
 //! | `accel` | [`accel`]: ACCEL (Parker-Holder et al. 2022): robust PLR whose buffer also grows by edits of the levels it replays, made by the host (`floe_core::mutate`) |
 //! | `learnability` | [`learnability`]: Sampling For Learnability (Rutherford et al. 2024): p·(1−p) of each level's recent successes, the most learnable sampled, the unlearnable replaced from the generator |

@@ -1,7 +1,7 @@
-//! `uniform`: domain randomisation. Every slot has the same weight, as an engine without a
-//! sampler draws; with `max_plays`, a slot's level is replaced by a new one from the generator
-//! once it was played that many times (1: nearly every episode on a level of its own, when the
-//! pool is larger than the number of environments).
+//! `uniform`: every slot has the same weight, as an engine without a sampler draws, over a fixed
+//! pool by default; with `max_plays`, a slot's level is replaced by a new one from the generator
+//! once it was played that many times (1: domain randomisation, nearly every episode on a level
+//! of its own when the pool is larger than the number of environments).
 
 use floe_plugin_api::{ConfigError, EpisodeRecord, LevelPlan, LevelRecord, LevelSampler, PluginError};
 use serde::{Deserialize, Serialize};
