@@ -5,7 +5,7 @@
 use floe_core::engine::obs_stride;
 use floe_core::Instance;
 pub use floe_levels::eval::{summary, LevelResult};
-use tch::{Kind, Tensor};
+use tch::Tensor;
 
 use super::policy::ActorCritic;
 use super::PpoConfig;
@@ -44,10 +44,7 @@ pub fn evaluate(
                     let idx = Tensor::from_slice(&active);
                     let x = net.windows(&out.obs, stride, Some(&idx));
                     let (logits, _) = tch::no_grad(|| net.forward(&x));
-                    let a = logits.softmax(-1, Kind::Float).multinomial(1, true).squeeze_dim(-1);
-                    for (&row, a) in active.iter().zip(Vec::<i64>::try_from(&a)?) {
-                        acts[row as usize] = a as u8;
-                    }
+                    ActorCritic::put_actions(&active, &ActorCritic::sample(&logits), acts)?;
                 }
             }
             Actor::Random => acts.iter_mut().for_each(|a| *a = rng.below(5) as u8),

@@ -188,11 +188,82 @@ impl std::fmt::Debug for Ppo {
     }
 }
 
-/// One episode that ended in a rollout: its record, and the rollout steps of it (`first..=last`).
+/// One episode that ended in a rollout: its environment, the rollout steps of it
+/// (`first..=last`), and the step it ended in as the level sampler counts steps (with the
+/// environment, the key the sampler's kept episodes are found by).
 struct Ended {
     env: usize,
     first: usize,
     last: usize,
+    step: u64,
+}
+
+/// What a rollout gathered: per step the rows in play, their windows (bytes), actions,
+/// log-probabilities; per step and row the values (one step more: where it stopped), rewards,
+/// episode ends and rows in play; the episodes that ended; under a robust sampler, per step,
+/// which rows in play learn.
+struct Rollout {
+    rows: Vec<Tensor>,
+    windows: Vec<Tensor>,
+    actions: Vec<Tensor>,
+    logps: Vec<Tensor>,
+    values: Tensor,
+    rewards: Tensor,
+    dones: Tensor,
+    in_play: Tensor,
+    ended: Vec<Ended>,
+    learns: Option<Vec<Vec<bool>>>,
+    episodes: usize,
+    successes: usize,
+    /// Agent rows a step: environments × agent slots.
+    n: i64,
+}
+
+/// The update's samples: every (step, row in play) of a rollout, but the first plays' under a
+/// robust sampler.
+struct Batch {
+    obs: Tensor,
+    act: Tensor,
+    old_logp: Tensor,
+    adv: Tensor,
+    ret: Tensor,
+    /// Agent-steps played, and those kept to learn from.
+    played: usize,
+    samples: i64,
+}
+
+impl Batch {
+    fn of(r: &Rollout, advantages: &Tensor, returns: &Tensor) -> Self {
+        let mut obs = Tensor::cat(&r.windows, 0);
+        let mut act = Tensor::cat(&r.actions, 0);
+        let mut old_logp = Tensor::cat(&r.logps, 0);
+        let flat: Vec<Tensor> = r.rows.iter().enumerate().map(|(t, rows)| rows + (t as i64 * r.n)).collect();
+        let mut flat = Tensor::cat(&flat, 0);
+        let played = flat.size()[0] as usize;
+        if let Some(learns) = &r.learns {
+            // The first plays' agent-steps leave the update (their scores went to the sampler).
+            let keep: Vec<i64> =
+                learns.concat().iter().enumerate().filter(|(_, &l)| l).map(|(i, _)| i as i64).collect();
+            let keep = Tensor::from_slice(&keep);
+            (obs, act, old_logp, flat) = (
+                obs.index_select(0, &keep),
+                act.index_select(0, &keep),
+                old_logp.index_select(0, &keep),
+                flat.index_select(0, &keep),
+            );
+        }
+        let adv = advantages.view([-1]).index_select(0, &flat);
+        let ret = returns.view([-1]).index_select(0, &flat);
+        let samples = obs.size()[0];
+        Batch { obs, act, old_logp, adv, ret, played, samples }
+    }
+}
+
+/// The mean losses of an update's minibatches.
+struct Losses {
+    policy: f64,
+    value: f64,
+    entropy: f64,
 }
 
 impl Ppo {
@@ -245,33 +316,67 @@ impl Ppo {
     }
 
     /// One rollout and one update; `total` is the run's planned environment steps (for the
-    /// learning rate's annealing).
+    /// learning rate's annealing). The stages, in order: the learning rate for this point of the
+    /// run, the rollout, the advantages and returns, the sampler's scores of the episodes that
+    /// ended, the minibatch epochs, and the sampler's call with those scores.
     ///
     /// # Errors
     /// The engine's or the sampler's errors.
     pub fn update(&mut self, total: u64) -> Result<UpdateReport, TrainError> {
-        let cfg = self.cfg.clone();
-        let (t_len, b, k) = (cfg.rollout, cfg.envs, self.k);
-        let n = (b * k) as i64;
+        self.anneal(total);
+        let rollout = self.rollout()?;
+        let (advantages, returns) = self.advantages(&rollout)?;
+        let scores = self.scores(&rollout, &advantages)?;
+        let batch = Batch::of(&rollout, &advantages, &returns);
+        let losses = self.epochs(&batch);
+        let applied = self
+            .levels
+            .update(&mut self.engine, None, Some(&scores), self.out.view())
+            .map_err(levels_error)?;
+        Ok(UpdateReport {
+            env_steps: self.env_steps,
+            episodes: rollout.episodes,
+            success: rollout.successes as f64 / rollout.episodes.max(1) as f64,
+            policy_loss: losses.policy,
+            value_loss: losses.value,
+            entropy: losses.entropy,
+            refilled: applied.refilled,
+            samples: batch.played,
+            trained: batch.samples as usize,
+        })
+    }
+
+    /// The learning rate at this point of a run of `total` environment steps: annealed linearly
+    /// from `lr` to 2 % of it, and held there.
+    fn anneal(&mut self, total: u64) {
         let frac = 1.0 - (self.env_steps as f64 / total.max(1) as f64).min(1.0);
-        self.opt.set_lr(cfg.lr * frac.max(0.02));
+        self.opt.set_lr(self.cfg.lr * frac.max(0.02));
+    }
+
+    /// `rollout` steps of every environment with actions sampled from the policy, each step
+    /// recorded by the level sampler (no call: the sampler is called once the update is done).
+    fn rollout(&mut self) -> Result<Rollout, TrainError> {
+        let (t_len, b, k) = (self.cfg.rollout, self.cfg.envs, self.k);
+        let n = (b * k) as i64;
+        let gamma = self.cfg.gamma as f32;
         let d = self.net.inputs;
-        // Per step: the rows in play, their windows (bytes), actions, log-probabilities and
-        // values, and per row the reward and whether its episode ended.
-        let mut rows: Vec<Tensor> = Vec::with_capacity(t_len);
-        let mut windows: Vec<Tensor> = Vec::with_capacity(t_len);
-        let mut actions: Vec<Tensor> = Vec::with_capacity(t_len);
-        let mut logps: Vec<Tensor> = Vec::with_capacity(t_len);
-        let values = Tensor::zeros([t_len as i64 + 1, n], (Kind::Float, tch::Device::Cpu));
-        let rewards = Tensor::zeros([t_len as i64, n], (Kind::Float, tch::Device::Cpu));
-        let dones = Tensor::zeros([t_len as i64, n], (Kind::Float, tch::Device::Cpu));
-        let in_play = Tensor::zeros([t_len as i64, n], (Kind::Float, tch::Device::Cpu));
-        let mut ended: Vec<Ended> = Vec::new();
+        let zeros = |rows: usize| Tensor::zeros([rows as i64, n], (Kind::Float, tch::Device::Cpu));
+        let mut r = Rollout {
+            rows: Vec::with_capacity(t_len),
+            windows: Vec::with_capacity(t_len),
+            actions: Vec::with_capacity(t_len),
+            logps: Vec::with_capacity(t_len),
+            values: zeros(t_len + 1),
+            rewards: zeros(t_len),
+            dones: zeros(t_len),
+            in_play: zeros(t_len),
+            ended: Vec::new(),
+            learns: self.levels.robust().then(|| Vec::with_capacity(t_len)),
+            episodes: 0,
+            successes: 0,
+            n,
+        };
         let mut first = vec![0usize; b];
-        // Under a robust sampler, per step: which of its rows in play learn (replays only).
-        let robust = self.levels.robust();
-        let mut learns: Vec<Vec<bool>> = Vec::with_capacity(t_len);
-        let (mut episodes, mut successes) = (0usize, 0usize);
         for t in 0..t_len {
             let active = self.net.rows_in_play(&self.out.obs, self.stride);
             let idx = Tensor::from_slice(&active);
@@ -280,27 +385,28 @@ impl Ppo {
                 .narrow(1, 0, d)
                 .index_select(0, &idx);
             let (logits, value) = tch::no_grad(|| self.net.forward(&x_bytes.to_kind(Kind::Float)));
-            let action = logits.softmax(-1, Kind::Float).multinomial(1, true).squeeze_dim(-1);
+            let action = ActorCritic::sample(&logits);
             let logp =
                 logits.log_softmax(-1, Kind::Float).gather(1, &action.unsqueeze(-1), false).squeeze_dim(-1);
             let mut acts = vec![0u8; n as usize];
-            for (&row, a) in active.iter().zip(Vec::<i64>::try_from(&action)?) {
-                acts[row as usize] = a as u8;
-            }
-            let _ = values.get(t as i64).index_put_(&[Some(idx.shallow_clone())], &value, false);
-            let _ = in_play.get(t as i64).index_fill_(0, &idx, 1.0);
+            ActorCritic::put_actions(&active, &action, &mut acts)?;
+            let _ = r.values.get(t as i64).index_put_(&[Some(idx.shallow_clone())], &value, false);
+            let _ = r.in_play.get(t as i64).index_fill_(0, &idx, 1.0);
             self.engine.step(&acts, self.out.view())?;
             self.env_steps += b as u64;
-            let mut r = self.out.rewards.clone();
+            let mut reward = self.out.rewards.clone();
             let mut done = vec![0f32; n as usize];
             let mut truncated: Vec<i64> = Vec::new();
+            // The step's index as the sampler records it: an episode's key with its environment.
+            let step = self.levels.steps_recorded();
             for e in 0..b {
                 let (term, trunc) = (self.out.terminated[e] != 0, self.out.truncated[e] != 0);
                 if term || trunc {
                     done[e * k..(e + 1) * k].fill(1.0);
-                    episodes += 1;
-                    successes += usize::from(self.out.info[e].outcome == floe_core::engine::outcome::SUCCESS);
-                    ended.push(Ended { env: e, first: first[e], last: t });
+                    r.episodes += 1;
+                    r.successes +=
+                        usize::from(self.out.info[e].outcome == floe_core::engine::outcome::SUCCESS);
+                    r.ended.push(Ended { env: e, first: first[e], last: t, step });
                     first[e] = t + 1;
                     if trunc && !term {
                         truncated.push(e as i64);
@@ -318,76 +424,84 @@ impl Ppo {
                     let xf = self.net.windows(&self.out.final_obs, self.stride, Some(&kidx));
                     let (_, vf) = tch::no_grad(|| self.net.forward(&xf));
                     for (&row, v) in keep.iter().zip(Vec::<f32>::try_from(&vf)?) {
-                        r[row as usize] += cfg.gamma as f32 * v;
+                        reward[row as usize] += gamma * v;
                     }
                 }
             }
-            rewards.get(t as i64).copy_(&Tensor::from_slice(&r));
-            dones.get(t as i64).copy_(&Tensor::from_slice(&done));
+            r.rewards.get(t as i64).copy_(&Tensor::from_slice(&reward));
+            r.dones.get(t as i64).copy_(&Tensor::from_slice(&done));
             self.levels.record(&self.engine, &self.out.view()).map_err(levels_error)?;
-            if robust {
+            if let Some(learns) = &mut r.learns {
+                // Under a robust sampler, the rows that learn: replays only.
                 let first_play = self.levels.first_play();
                 learns.push(active.iter().map(|&row| !first_play[row as usize / k]).collect());
             }
-            rows.push(idx);
-            windows.push(x_bytes);
-            actions.push(action);
-            logps.push(logp);
+            r.rows.push(idx);
+            r.windows.push(x_bytes);
+            r.actions.push(action);
+            r.logps.push(logp);
         }
-        // The value of where the rollout stopped, before any refill moves an environment.
+        Ok(r)
+    }
+
+    /// GAE(λ) per agent row, from the value of where the rollout stopped (taken before any refill
+    /// moves an environment), and the returns.
+    fn advantages(&self, r: &Rollout) -> Result<(Tensor, Tensor), TrainError> {
+        let (cfg, t_len) = (&self.cfg, self.cfg.rollout as i64);
         let last = self.net.rows_in_play(&self.out.obs, self.stride);
         if !last.is_empty() {
             let lidx = Tensor::from_slice(&last);
             let x = self.net.windows(&self.out.obs, self.stride, Some(&lidx));
             let (_, v) = tch::no_grad(|| self.net.forward(&x));
-            let _ = values.get(t_len as i64).index_put_(&[Some(lidx)], &v, false);
+            let _ = r.values.get(t_len).index_put_(&[Some(lidx)], &v, false);
         }
-        // GAE(λ) per agent row.
-        let advantages = Tensor::zeros([t_len as i64, n], (Kind::Float, tch::Device::Cpu));
-        let mut next = Tensor::zeros([n], (Kind::Float, tch::Device::Cpu));
-        for t in (0..t_len as i64).rev() {
-            let not_done = dones.get(t).neg() + 1.0;
-            let delta = rewards.get(t) + values.get(t + 1) * cfg.gamma * &not_done - values.get(t);
+        let advantages = Tensor::zeros([t_len, r.n], (Kind::Float, tch::Device::Cpu));
+        let mut next = Tensor::zeros([r.n], (Kind::Float, tch::Device::Cpu));
+        for t in (0..t_len).rev() {
+            let not_done = r.dones.get(t).neg() + 1.0;
+            let delta = r.rewards.get(t) + r.values.get(t + 1) * cfg.gamma * &not_done - r.values.get(t);
             next = delta + next * (cfg.gamma * cfg.gae_lambda) * &not_done;
             advantages.get(t).copy_(&next);
         }
-        let returns = &advantages + values.narrow(0, 0, t_len as i64);
-        // PLR's score of each episode that ended: the mean positive advantage of its agent-steps.
-        let positive = advantages.clamp_min(0.0) * &in_play;
-        let scores: Vec<f32> = ended
-            .iter()
-            .map(|en| {
-                let span = (en.last - en.first + 1) as i64;
-                let part = positive.narrow(0, en.first as i64, span).narrow(1, (en.env * k) as i64, k as i64);
-                let count = in_play
-                    .narrow(0, en.first as i64, span)
-                    .narrow(1, (en.env * k) as i64, k as i64)
-                    .sum(Kind::Float);
-                (part.sum(Kind::Float) / count.clamp_min(1.0)).double_value(&[]) as f32
-            })
-            .collect();
-        // The samples: every (step, row in play).
-        let mut obs = Tensor::cat(&windows, 0);
-        let mut act = Tensor::cat(&actions, 0);
-        let mut old_logp = Tensor::cat(&logps, 0);
-        let flat: Vec<Tensor> = rows.iter().enumerate().map(|(t, r)| r + (t as i64 * n)).collect();
-        let mut flat = Tensor::cat(&flat, 0);
-        let played = flat.size()[0] as usize;
-        if robust {
-            // The first plays' agent-steps leave the update (their scores went to the sampler).
-            let keep: Vec<i64> =
-                learns.concat().iter().enumerate().filter(|(_, &l)| l).map(|(i, _)| i as i64).collect();
-            let keep = Tensor::from_slice(&keep);
-            (obs, act, old_logp, flat) = (
-                obs.index_select(0, &keep),
-                act.index_select(0, &keep),
-                old_logp.index_select(0, &keep),
-                flat.index_select(0, &keep),
-            );
+        let returns = &advantages + r.values.narrow(0, 0, t_len);
+        Ok((advantages, returns))
+    }
+
+    /// PLR's score of each episode that ended (the mean positive advantage of its agent-steps),
+    /// in the order the sampler keeps them, found by each kept episode's environment and end
+    /// step rather than by the order of the rollout's loops.
+    fn scores(&self, r: &Rollout, advantages: &Tensor) -> Result<Vec<f32>, TrainError> {
+        let k = self.k;
+        let positive = advantages.clamp_min(0.0) * &r.in_play;
+        let mut by_key = std::collections::HashMap::with_capacity(r.ended.len());
+        for en in &r.ended {
+            let span = (en.last - en.first + 1) as i64;
+            let part = positive.narrow(0, en.first as i64, span).narrow(1, (en.env * k) as i64, k as i64);
+            let count = r
+                .in_play
+                .narrow(0, en.first as i64, span)
+                .narrow(1, (en.env * k) as i64, k as i64)
+                .sum(Kind::Float);
+            let score = (part.sum(Kind::Float) / count.clamp_min(1.0)).double_value(&[]) as f32;
+            by_key.insert((en.env as u32, en.step), score);
         }
-        let adv = advantages.view([-1]).index_select(0, &flat);
-        let ret = returns.view([-1]).index_select(0, &flat);
-        let samples = obs.size()[0];
+        let (envs, steps) = (self.levels.pending_envs(), self.levels.pending_end_steps());
+        envs.iter()
+            .zip(steps)
+            .map(|(&env, &step)| {
+                by_key.get(&(env, step)).copied().ok_or_else(|| {
+                    TrainError::Input(format!(
+                        "the sampler keeps an episode of environment {env} that ended in step {step}, which this rollout did not play"
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// The clipped-objective epochs over the batch's minibatches; the mean losses.
+    fn epochs(&mut self, batch: &Batch) -> Losses {
+        let cfg = self.cfg.clone();
+        let samples = batch.samples;
         let mb = (samples / cfg.minibatches as i64).max(1);
         let (mut pl, mut vl, mut en, mut count) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
         for _ in 0..cfg.epochs {
@@ -397,23 +511,23 @@ impl Ppo {
                 let take = mb.min(samples - start);
                 let i = perm.narrow(0, start, take);
                 start += take;
-                let x = obs.index_select(0, &i).to_kind(Kind::Float);
+                let x = batch.obs.index_select(0, &i).to_kind(Kind::Float);
                 let (logits, value) = self.net.forward(&x);
                 let logp_all = logits.log_softmax(-1, Kind::Float);
-                let a = act.index_select(0, &i);
+                let a = batch.act.index_select(0, &i);
                 let logp = logp_all.gather(1, &a.unsqueeze(-1), false).squeeze_dim(-1);
                 let entropy = -(logp_all.exp() * &logp_all)
                     .sum_dim_intlist([-1i64].as_slice(), false, Kind::Float)
                     .mean(Kind::Float);
-                let ratio = (&logp - old_logp.index_select(0, &i)).exp();
-                let mut a_mb = adv.index_select(0, &i);
+                let ratio = (&logp - batch.old_logp.index_select(0, &i)).exp();
+                let mut a_mb = batch.adv.index_select(0, &i);
                 if take > 1 {
                     a_mb = (&a_mb - a_mb.mean(Kind::Float)) / (a_mb.std(true) + 1e-8);
                 }
                 let pg = -(&ratio * &a_mb)
                     .minimum(&(ratio.clamp(1.0 - cfg.clip, 1.0 + cfg.clip) * &a_mb))
                     .mean(Kind::Float);
-                let v_loss = (value - ret.index_select(0, &i)).square().mean(Kind::Float) * 0.5;
+                let v_loss = (value - batch.ret.index_select(0, &i)).square().mean(Kind::Float) * 0.5;
                 let loss = &pg + &v_loss * cfg.vf_coef - &entropy * cfg.ent_coef;
                 self.opt.backward_step_clip_norm(&loss, cfg.max_grad_norm);
                 pl += pg.double_value(&[]);
@@ -422,21 +536,7 @@ impl Ppo {
                 count += 1.0;
             }
         }
-        let applied = self
-            .levels
-            .update(&mut self.engine, None, Some(&scores), self.out.view())
-            .map_err(levels_error)?;
-        Ok(UpdateReport {
-            env_steps: self.env_steps,
-            episodes,
-            success: successes as f64 / episodes.max(1) as f64,
-            policy_loss: pl / count.max(1.0),
-            value_loss: vl / count.max(1.0),
-            entropy: en / count.max(1.0),
-            refilled: applied.refilled,
-            samples: played,
-            trained: samples as usize,
-        })
+        Losses { policy: pl / count.max(1.0), value: vl / count.max(1.0), entropy: en / count.max(1.0) }
     }
 
     /// Trains until `env_steps` environment steps are taken, calling `on_update` after each

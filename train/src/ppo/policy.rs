@@ -50,6 +50,24 @@ impl ActorCritic {
         (self.pi.forward(&h), self.v.forward(&h).squeeze_dim(-1))
     }
 
+    /// One action a row, sampled from the policy's `logits` (`[n, 5]`): training and evaluation
+    /// draw them alike.
+    pub fn sample(logits: &Tensor) -> Tensor {
+        logits.softmax(-1, Kind::Float).multinomial(1, true).squeeze_dim(-1)
+    }
+
+    /// Writes `actions` (one a row of `rows`, as [`ActorCritic::sample`] draws them) into the
+    /// engine's action buffer `out` (one byte an agent row).
+    ///
+    /// # Errors
+    /// A tensor that does not read as integers.
+    pub fn put_actions(rows: &[i64], actions: &Tensor, out: &mut [u8]) -> Result<(), tch::TchError> {
+        for (&row, a) in rows.iter().zip(Vec::<i64>::try_from(actions)?) {
+            out[row as usize] = a as u8;
+        }
+        Ok(())
+    }
+
     /// The agent rows of `obs` (`stride` bytes each) that hold an agent in play: those whose goal
     /// plane has its mark (an agent off the board or done has none).
     #[must_use]
