@@ -485,6 +485,35 @@ pub unsafe extern "C" fn floe_levels_load(
     })
 }
 
+/// The episodes a call gives (`None`: the kept ones) and the scores (`None`: none).
+type EpisodesAndScores<'a> = (Option<Vec<EpisodeRecord>>, Option<&'a [f32]>);
+
+/// A call's episodes and scores: `episodes` NULL with `episodes_len` 0 is none given (the kept
+/// ones), and so is `scores` NULL with `scores_len` 0 (no scores).
+///
+/// # Safety
+/// `episodes_len` readable records at `episodes` and `scores_len` floats at `scores`, or NULL.
+unsafe fn episodes_and_scores<'a>(
+    episodes: *const EnvInfo,
+    episodes_len: usize,
+    scores: *const f32,
+    scores_len: usize,
+) -> Result<EpisodesAndScores<'a>> {
+    let episodes = if episodes.is_null() && episodes_len == 0 {
+        None
+    } else {
+        // SAFETY: `episodes_len` readable records at `episodes`, by the caller's contract.
+        Some(unsafe { slice(episodes, episodes_len, "episodes") }?.iter().map(|&i| i.into()).collect())
+    };
+    let scores = if scores.is_null() && scores_len == 0 {
+        None
+    } else {
+        // SAFETY: `scores_len` readable floats at `scores`, by the caller's contract.
+        Some(unsafe { slice(scores, scores_len, "scores") }?)
+    };
+    Ok((episodes, scores))
+}
+
 /// Checks an optional out-pointer (NULL, or aligned) before any work is done.
 fn check_report(out: *mut floe_levels_applied) -> Result<()> {
     if out.is_null() {
@@ -628,18 +657,8 @@ pub unsafe extern "C" fn floe_levels_update(
 ) -> floe_status {
     guard(|| {
         check_report(out)?;
-        let episodes: Option<Vec<EpisodeRecord>> = if episodes.is_null() && episodes_len == 0 {
-            None
-        } else {
-            // SAFETY: `episodes_len` readable records at `episodes`, by the caller's contract.
-            Some(unsafe { slice(episodes, episodes_len, "episodes") }?.iter().map(|&i| i.into()).collect())
-        };
-        let scores = if scores.is_null() && scores_len == 0 {
-            None
-        } else {
-            // SAFETY: `scores_len` readable floats at `scores`, by the caller's contract.
-            Some(unsafe { slice(scores, scores_len, "scores") }?)
-        };
+        // SAFETY: forwarded from the caller's contract.
+        let (episodes, scores) = unsafe { episodes_and_scores(episodes, episodes_len, scores, scores_len) }?;
         // SAFETY: as in `floe_levels_start`.
         let buffers = unsafe { step_buffers(buffers) }?;
         let applied = with_levels(levels, |l| {
@@ -944,18 +963,8 @@ pub unsafe extern "C" fn floe_levels_decide(
         check_out(out, "out")?;
         // SAFETY: `records_len` readable records at `records`, by the caller's contract.
         let records = unsafe { slice(records, records_len, "records") }?;
-        let episodes: Option<Vec<EpisodeRecord>> = if episodes.is_null() && episodes_len == 0 {
-            None
-        } else {
-            // SAFETY: `episodes_len` readable records at `episodes`, by the caller's contract.
-            Some(unsafe { slice(episodes, episodes_len, "episodes") }?.iter().map(|&i| i.into()).collect())
-        };
-        let scores = if scores.is_null() && scores_len == 0 {
-            None
-        } else {
-            // SAFETY: `scores_len` readable floats at `scores`, by the caller's contract.
-            Some(unsafe { slice(scores, scores_len, "scores") }?)
-        };
+        // SAFETY: forwarded from the caller's contract.
+        let (episodes, scores) = unsafe { episodes_and_scores(episodes, episodes_len, scores, scores_len) }?;
         let decision =
             with_levels(levels, |l| l.decide(records, episodes.as_deref(), scores).map_err(levels_error))?;
         let handle = handles::new(floe_decision { inner: decision });

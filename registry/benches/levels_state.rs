@@ -34,16 +34,9 @@ fn saving(c: &mut Criterion) {
     let mut out = StepBuffers::new(&env.sizes());
     env.reset(1, out.view()).unwrap();
     levels.start(&mut env, out.view()).unwrap();
-    let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut rng = floe_core::rng::Rng::from_counters(&[7]);
     for _ in 0..64 {
-        let actions: Vec<u8> = (0..out.rewards.len())
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x % 5) as u8
-            })
-            .collect();
+        let actions: Vec<u8> = (0..out.rewards.len()).map(|_| rng.below(5) as u8).collect();
         env.step(&actions, out.view()).unwrap();
         levels.after_step(&mut env, out.view()).unwrap();
     }
