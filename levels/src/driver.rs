@@ -45,7 +45,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::LevelsError;
 use crate::space::LevelSource;
-use crate::state::{check_same_pool, check_version, DriverState, LevelsState, SavedPool, STATE_VERSION};
+pub mod state;
+
+use state::{check_same_pool, check_version, DriverState, LevelsState, SavedPool, STATE_VERSION};
 
 /// What one call of the sampler did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

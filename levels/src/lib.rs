@@ -28,10 +28,9 @@ pub mod error;
 pub mod eval;
 pub mod space;
 pub mod spec;
-pub mod state;
 
+pub use driver::state::{LevelsState, STATE_VERSION};
 pub use driver::{Applied, Decision, Levels, Shape};
 pub use error::LevelsError;
 pub use space::{LevelSource, LevelSpace};
 pub use spec::LevelsSpec;
-pub use state::{LevelsState, STATE_VERSION};

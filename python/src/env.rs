@@ -142,7 +142,7 @@ impl Engine {
 
     /// The engine, locked.
     pub(crate) fn lock(&self) -> PyResult<std::sync::MutexGuard<'_, Box<dyn CoreEngine>>> {
-        crate::levels::refuse_reentry()?;
+        crate::errors::refuse_reentry()?;
         self.inner.lock().map_err(|_| bad_input("the engine failed in an earlier call"))
     }
 

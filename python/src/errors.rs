@@ -243,3 +243,35 @@ pub(crate) fn rounds(e: floe_rounds::RoundsError) -> PyErr {
         other => failed(other.to_string()),
     }
 }
+
+thread_local! {
+    /// Whether this thread runs a Python sampler's `update` (inside a sampler's call).
+    static IN_UPDATE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Refuses a call into a sampler or an engine from a Python sampler's `update`, which runs while
+/// both are locked (it would wait for itself).
+pub(crate) fn refuse_reentry() -> PyResult<()> {
+    if IN_UPDATE.with(std::cell::Cell::get) {
+        return Err(bad_input(
+            "a Python level sampler's update runs inside the sampler's call: it cannot call a sampler or an engine",
+        ));
+    }
+    Ok(())
+}
+
+/// Marks this thread as inside a Python sampler's `update` until dropped.
+pub(crate) struct InUpdate;
+
+impl InUpdate {
+    pub(crate) fn enter() -> Self {
+        IN_UPDATE.with(|f| f.set(true));
+        InUpdate
+    }
+}
+
+impl Drop for InUpdate {
+    fn drop(&mut self) {
+        IN_UPDATE.with(|f| f.set(false));
+    }
+}

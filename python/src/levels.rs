@@ -65,7 +65,7 @@ impl std::fmt::Debug for LevelSampler {
 
 impl LevelSampler {
     fn lock(&self) -> PyResult<MutexGuard<'_, Levels>> {
-        refuse_reentry()?;
+        crate::errors::refuse_reentry()?;
         self.levels.lock().map_err(|_| poisoned())
     }
 
@@ -535,38 +535,6 @@ fn space_from(_py: Python<'_>, space: Option<&Bound<'_, PyAny>>) -> PyResult<Lev
     }
 }
 
-thread_local! {
-    /// Whether this thread runs a Python sampler's `update` (inside a sampler's call).
-    static IN_UPDATE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Refuses a call into a sampler or an engine from a Python sampler's `update`, which runs while
-/// both are locked (it would wait for itself).
-pub(crate) fn refuse_reentry() -> PyResult<()> {
-    if IN_UPDATE.with(std::cell::Cell::get) {
-        return Err(bad_input(
-            "a Python level sampler's update runs inside the sampler's call: it cannot call a sampler or an engine",
-        ));
-    }
-    Ok(())
-}
-
-/// Marks this thread as inside a Python sampler's `update` until dropped.
-struct InUpdate;
-
-impl InUpdate {
-    fn enter() -> Self {
-        IN_UPDATE.with(|f| f.set(true));
-        InUpdate
-    }
-}
-
-impl Drop for InUpdate {
-    fn drop(&mut self) {
-        IN_UPDATE.with(|f| f.set(false));
-    }
-}
-
 /// A Python function as a level sampler (`LevelSampler.from_callable`).
 struct PySampler {
     update: Py<PyAny>,
@@ -580,7 +548,7 @@ impl floe_plugin_api::LevelSampler for PySampler {
         scores: Option<&[f32]>,
     ) -> Result<floe_plugin_api::LevelPlan, floe_plugin_api::PluginError> {
         use floe_plugin_api::PluginError;
-        let _inside = InUpdate::enter();
+        let _inside = crate::errors::InUpdate::enter();
         let answer = Python::attach(|py| -> PyResult<Result<floe_plugin_api::LevelPlan, String>> {
             let l = crate::records::records_array(py, levels)?;
             let e = episodes_array(py, episodes)?;

@@ -23,7 +23,7 @@ use floe_core::engine::{Engine, InstancePool};
 use floe_plugin_api::EpisodeRecord;
 use serde::{Deserialize, Serialize};
 
-use crate::driver::{Applied, Shape};
+use super::{Applied, Shape};
 use crate::error::LevelsError;
 use crate::space::LevelSource;
 
