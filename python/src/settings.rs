@@ -21,6 +21,9 @@ use crate::rounds::from_py;
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSettings {
     s: floe_rounds::RunSettings,
+    /// The settings as one JSON object, written once (the settings never change): what each
+    /// attribute read, `to_dict` and `repr` give.
+    value: Value,
 }
 
 impl RunSettings {
@@ -31,17 +34,18 @@ impl RunSettings {
 
     /// Wraps checked settings.
     pub(crate) fn of(s: floe_rounds::RunSettings) -> Self {
-        Self { s }
+        let value = s.to_value();
+        Self { s, value }
     }
 
     /// Settings from a JSON object, checked.
     pub(crate) fn from_json(v: Value) -> PyResult<Self> {
-        Ok(Self { s: floe_rounds::RunSettings::from_value(v).map_err(crate::errors::rounds)? })
+        Ok(Self::of(floe_rounds::RunSettings::from_value(v).map_err(crate::errors::rounds)?))
     }
 
     /// A copy with the settings of the JSON object `changes` changed, checked again.
     pub(crate) fn with(&self, changes: Value) -> PyResult<Self> {
-        Ok(Self { s: self.s.with(changes).map_err(crate::errors::rounds)? })
+        Ok(Self::of(self.s.with(changes).map_err(crate::errors::rounds)?))
     }
 }
 
@@ -69,13 +73,13 @@ impl RunSettings {
         let text = std::fs::read_to_string(path).map_err(|e| config_text(format!("{path}: {e}")))?;
         let v: Value = serde_json::from_str(&text).map_err(|e| config_text(format!("{path}: {e}")))?;
         let s = floe_rounds::RunSettings::from_value(v).map_err(|e| config_text(format!("{path}: {e}")))?;
-        Ok(Self { s })
+        Ok(Self::of(s))
     }
 
     /// The settings as JSON-ready data, every setting present (the run folder's `config.json`
     /// records them).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        json_to_py(py, &self.s.to_value())
+        json_to_py(py, &self.value)
     }
 
     /// A copy with the given settings changed, checked again.
@@ -120,7 +124,7 @@ impl RunSettings {
     }
 
     fn __getattr__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        match self.s.to_value().get(name) {
+        match self.value.get(name) {
             Some(v) => json_to_py(py, v),
             None => Err(pyo3::exceptions::PyAttributeError::new_err(format!(
                 "RunSettings has no setting {name:?}"
@@ -129,7 +133,7 @@ impl RunSettings {
     }
 
     fn __repr__(&self) -> String {
-        format!("RunSettings({})", self.s.to_value())
+        format!("RunSettings({})", self.value)
     }
 }
 
