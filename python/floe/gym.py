@@ -68,7 +68,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from ._floe import Engine, Instance
+from ._floe import Engine, Instance, LevelSampler
 from .records import info_columns
 
 OUTCOMES = ("running", "success", "failure", "truncated")
@@ -129,6 +129,17 @@ def _pool(instances, levels) -> tuple:
                              "them from, or the instances themselves")
         return list(levels.levels(int(instances))), tuple(levels.room)
     return list(instances), (tuple(levels.room) if levels is not None else None)
+
+
+def _step(engine: Engine, levels, actions) -> None:
+    """The engine's step, then the level sampler's ``after_step``: one call into Rust for a
+    :class:`floe.LevelSampler`, two for another ``levels=`` object."""
+    if isinstance(levels, LevelSampler):
+        levels.step_engine(actions)
+        return
+    engine.step(actions)
+    if levels is not None:
+        levels.after_step()
 
 
 def _engine(instances, config, room, levels) -> Engine:
@@ -286,9 +297,7 @@ class VectorEnv(gym.vector.VectorEnv):
         a = np.ascontiguousarray(actions, dtype=np.uint8)
         if self.single_agent:
             a = a.reshape(self.num_envs, 1)
-        self.engine.step(a)
-        if self.levels is not None:
-            self.levels.after_step()
+        _step(self.engine, self.levels, a)
         np.sum(self._agent_rewards, axis=1, dtype=np.float64, out=self._rewards)
         done = self._terminated | self._truncated
         info = {
@@ -366,9 +375,7 @@ class Env(gym.Env):
     def step(self, action):
         if self._state != "running":
             raise RuntimeError("call reset before step (and after an episode ends)")
-        self.engine.step(np.ascontiguousarray(action, dtype=np.uint8).reshape(1, -1))
-        if self.levels is not None:
-            self.levels.after_step()
+        _step(self.engine, self.levels, np.ascontiguousarray(action, dtype=np.uint8).reshape(1, -1))
         terminated = bool(self.engine.terminated[0])
         truncated = bool(self.engine.truncated[0])
         reward = float(np.sum(self.engine.rewards[0], dtype=np.float64))

@@ -10,7 +10,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv as _ParallelEnv
 
 from ._floe import Instance
-from .gym import _config, _episode_info, _next_slot, _engine, _obs_view, _pool
+from .gym import _config, _engine, _episode_info, _next_slot, _obs_view, _pool, _step
 
 
 class ParallelEnv(_ParallelEnv):
@@ -84,9 +84,7 @@ class ParallelEnv(_ParallelEnv):
         for i, a in enumerate(self.agents):
             if a in actions:
                 codes[i] = actions[a]
-        self.engine.step(codes.reshape(1, -1))
-        if self.levels is not None:
-            self.levels.after_step()
+        _step(self.engine, self.levels, codes.reshape(1, -1))
         terminated = bool(self.engine.terminated[0])
         truncated = bool(self.engine.truncated[0])
         source = self._final_obs if (terminated or truncated) else self._obs

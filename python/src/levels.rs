@@ -291,6 +291,25 @@ impl LevelSampler {
         applied.map(|a| applied_dict(py, a)).transpose()
     }
 
+    /// The attached engine's `step(actions)` and then `after_step()`, in one call from Python
+    /// (what `VectorEnv.step` and `Env.step` call): the same outputs, the same sampler calls,
+    /// one crossing into Rust and one borrow of the output arrays instead of two. Returns what
+    /// `after_step` returns.
+    ///
+    /// Raises as `Engine.step`, then as `after_step` (the step has happened then).
+    fn step_engine<'py>(
+        &self,
+        py: Python<'py>,
+        actions: numpy::PyReadonlyArrayDyn<'py, u8>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let a = actions.as_slice().map_err(|e| bad_input(format!("actions: {e}")))?;
+        let applied = self.drive(py, |l, e, mut out| {
+            e.step(a, out.reborrow())?;
+            l.after_step(e, out)
+        })?;
+        applied.map(|a| applied_dict(py, a)).transpose()
+    }
+
     /// Calls the sampler now and applies its plan to the engine (in the last step's outputs).
     /// `episodes`: `(n, 8)` uint32 rows of `floe.INFO_FIELDS` (the engine's `info` rows of ended
     /// episodes, as `pending` lists them); `None` gives it the episodes kept since its last call.

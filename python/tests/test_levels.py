@@ -899,3 +899,43 @@ def test_a_host_scores_episodes_by_environment_and_end_step_not_by_the_drivers_o
     assert [scored[k][1] for k in keys] == slots.tolist(), "the key names the episode pending holds"
     s.update(scores=np.array([scored[k][0] for k in keys], dtype=np.float32))
     assert len(s.pending_env) == len(s.pending_end_step) == 0
+
+
+class _TwoCalls:
+    """A ``levels=`` object that is not a floe.LevelSampler: the environment steps the engine and
+    then calls ``after_step``, two calls where a LevelSampler's ``step_engine`` makes one."""
+
+    def __init__(self, s):
+        self.s = s
+
+    room = property(lambda self: self.s.room)
+
+    def levels(self, n):
+        return self.s.levels(n)
+
+    def attach(self, engine):
+        return self.s.attach(engine)
+
+    def start(self):
+        return self.s.start()
+
+    def after_step(self):
+        return self.s.after_step()
+
+
+def test_one_call_a_step_steps_as_two_calls_do():
+    """VectorEnv.step with a LevelSampler makes one call into Rust (step_engine); another levels=
+    object gets the engine's step and then after_step. The two give the same steps, episodes,
+    refills and weights."""
+    envs = []
+    for wrap in (lambda s: s, _TwoCalls):
+        s = sampler("plr", {"fresh": 0.5}, update_every=4)
+        env = floe.VectorEnv(12, 16, mode="soft", episode_limit=6, levels=wrap(s))
+        env.reset(seed=2)
+        envs.append((env, s, run(env, 40)))
+    (a, sa, ended_a), (b, sb, ended_b) = envs
+    np.testing.assert_array_equal(ended_a, ended_b)
+    np.testing.assert_array_equal(a.engine.obs, b.engine.obs)
+    np.testing.assert_array_equal(a.engine.weights, b.engine.weights)
+    assert sa.totals == sb.totals and sa.totals["refilled"] > 0
+    assert sa.steps_recorded == sb.steps_recorded == 40
