@@ -329,12 +329,25 @@ impl Levels {
         self.resume.as_ref().map(|(pool, _)| pool)
     }
 
+    /// Keeps a recorded step's ended episodes with their marks, environments and end step.
+    fn hold(&mut self, ended: Vec<EpisodeRecord>, marks: &Marks) {
+        self.pending.extend(ended);
+        self.pending_first.extend(&marks.ended);
+        self.pending_env.extend(&marks.ended_env);
+        self.pending_step.extend(std::iter::repeat_n(self.clock, marks.ended_env.len()));
+    }
+
+    /// Drops the kept episodes from the `kept`-th on, and what is kept of each.
+    fn drop_pending_from(&mut self, kept: usize) {
+        self.pending.truncate(kept);
+        self.pending_first.truncate(kept);
+        self.pending_env.truncate(kept);
+        self.pending_step.truncate(kept);
+    }
+
     /// Drops the kept episodes and what is kept of each.
     fn clear_pending(&mut self) {
-        self.pending.clear();
-        self.pending_first.clear();
-        self.pending_env.clear();
-        self.pending_step.clear();
+        self.drop_pending_from(0);
     }
 
     /// Refuses a call while a loaded state waits for [`Levels::start`].
@@ -591,10 +604,7 @@ impl Levels {
     /// Keeps a recorded step's ended episodes (of an engine whose pool has `slots` slots), their
     /// marks and shapes.
     fn keep(&mut self, slots: usize, ended: Vec<EpisodeRecord>, marks: Marks, shapes: Vec<Shape>) {
-        self.pending.extend(ended);
-        self.pending_first.extend(&marks.ended);
-        self.pending_env.extend(&marks.ended_env);
-        self.pending_step.extend(std::iter::repeat_n(self.clock, marks.ended_env.len()));
+        self.hold(ended, &marks);
         self.advance(slots, marks, shapes);
     }
 
@@ -686,10 +696,7 @@ impl Levels {
         // The step's episodes go to the sampler with the kept ones; the step counts once it
         // succeeded.
         let kept = self.pending.len();
-        self.pending.extend(ended);
-        self.pending_first.extend(&marks.ended);
-        self.pending_env.extend(&marks.ended_env);
-        self.pending_step.extend(std::iter::repeat_n(self.clock, marks.ended_env.len()));
+        self.hold(ended, &marks);
         match self.call(engine, None, None, out.reborrow()) {
             Ok(applied) => {
                 self.advance(engine.pool().len(), marks, shapes);
@@ -697,10 +704,7 @@ impl Levels {
                 Ok(Some(applied))
             }
             Err(e) => {
-                self.pending.truncate(kept);
-                self.pending_first.truncate(kept);
-                self.pending_env.truncate(kept);
-                self.pending_step.truncate(kept);
+                self.drop_pending_from(kept);
                 Err(e)
             }
         }

@@ -125,7 +125,7 @@ impl LevelSampler {
         library: Option<String>,
     ) -> PyResult<Self> {
         let sampler = crate::batch::spec(name, params, library)?;
-        let space = space_from(py, space)?;
+        let space = space_from(space)?;
         let spec = LevelsSpec { sampler, space, seed, update_every };
         let levels = py.detach(|| floe_plugin_registry::levels(&spec)).map_err(crate::errors::registry)?;
         Ok(Self { spec, levels: Mutex::new(levels), engine: Mutex::new(None), callable: false })
@@ -156,7 +156,7 @@ impl LevelSampler {
         if !update.bind(py).is_callable() {
             return Err(bad_input("from_callable(update): update must be callable"));
         }
-        let space = space_from(py, space)?;
+        let space = space_from(space)?;
         let source = floe_levels::LevelSource::new(space.clone(), seed).map_err(crate::errors::levels)?;
         let levels = Levels::new(name, Box::new(PySampler { update }), source, update_every);
         let sampler = floe_plugin_api::PluginSpec {
@@ -545,7 +545,7 @@ impl LevelSampler {
 }
 
 /// A level space from a Python dict (every field optional; `None`: the defaults).
-fn space_from(_py: Python<'_>, space: Option<&Bound<'_, PyAny>>) -> PyResult<LevelSpace> {
+fn space_from(space: Option<&Bound<'_, PyAny>>) -> PyResult<LevelSpace> {
     match space {
         None => Ok(LevelSpace::default()),
         Some(s) => {
