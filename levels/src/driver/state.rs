@@ -114,18 +114,6 @@ impl LevelsState {
         serde_json::from_value(value).map_err(unread)
     }
 
-    /// The sampler that saved it.
-    #[must_use]
-    pub fn sampler(&self) -> &str {
-        &self.sampler
-    }
-
-    /// Its pool's slots.
-    #[must_use]
-    pub fn slots(&self) -> usize {
-        self.pool.pool.dims.len()
-    }
-
     /// The engine's pool as it was saved, every slot's level, optimum and generation: the pool
     /// to make an engine with in a new process ([`crate::Levels::start`] refuses an engine whose
     /// pool is not this one).
