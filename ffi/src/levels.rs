@@ -341,12 +341,17 @@ fn with_levels<T>(levels: *const floe_levels, f: impl FnOnce(&mut Levels) -> Res
 /// `phase_episodes`, `phases`, `designer`: any curriculum's plugin spec, a Rust or C library's
 /// included) and `engineer` (`params`: `phase_episodes`, `phases`, `engineer`: a plugin spec,
 /// `context`); or a Rust or C level sampler from `library` (`FLOE_PLUGIN_KIND_LEVEL_SAMPLER`). `space`: where new levels come
-/// from. `seed`: of the new levels. `update_every`: steps between the sampler's calls made by
+/// from. `source`, in place of `space` (not with a phase designer): a file of levels,
+/// `{"file": {"path": "levels.jsonl", "solve": true}}` (every instance checked now, played in
+/// passes each shuffled by the seed), or MovingAI maps with starts and goals drawn,
+/// `{"maps": {"files": ["a.map"], "agents": [2, 4], "solve": true}}`; `floe_levels_pool` gives
+/// the pool room for every level of it. `seed`: of the new levels. `update_every`: steps between the sampler's calls made by
 /// `floe_levels_after_step` (0: only `floe_levels_update` calls it). Unknown fields are errors.
 ///
 /// Ownership: `*out` is the caller's (`floe_levels_free`). Thread-safe.
-/// Errors: FLOE_STATUS_CONFIG for settings that do not parse or are out of range, or parameters
-/// the sampler refuses; FLOE_STATUS_UNKNOWN_PLUGIN for a name the library (or the built-ins) does
+/// Errors: FLOE_STATUS_CONFIG for settings that do not parse or are out of range, parameters
+/// the sampler refuses, or a `source` that does not read (a file or map missing or malformed, an
+/// unsolvable instance, a map over the engine's side), naming the file and line; FLOE_STATUS_UNKNOWN_PLUGIN for a name the library (or the built-ins) does
 /// not have; FLOE_STATUS_FAILED for a library that does not load; FLOE_STATUS_NULL_POINTER for a
 /// NULL `out`; FLOE_STATUS_BAD_UTF8 for a `spec_json` that is not UTF-8; FLOE_STATUS_BAD_INPUT
 /// for a misaligned `out`; or the status a loaded plugin's constructor returns.
@@ -377,8 +382,8 @@ pub unsafe extern "C" fn floe_levels_new(
     })
 }
 
-/// A pool of `count` new levels from the sampler's level space, with room for every level of
-/// the space (so that the sampler's refills fit it): the pool to make the engine with. After
+/// A pool of `count` new levels from the sampler's level space (or source), with room for every
+/// level of it (so that the sampler's refills fit it): the pool to make the engine with. After
 /// `floe_levels_load`, until `floe_levels_start`: the saved pool (every slot's level, optimum
 /// and generation), whose slot count `count` must be, and no level is drawn.
 ///
@@ -415,7 +420,7 @@ pub unsafe extern "C" fn floe_levels_pool(
                 return Ok((instances, saved.clone()));
             }
             let instances = l.draw(count).map_err(levels_error)?;
-            let packed = InstancePool::with_room(&instances, Optima::AsStored, l.source().space().room())?;
+            let packed = InstancePool::with_room(&instances, Optima::AsStored, l.source().room())?;
             Ok((instances, packed))
         })?;
         let packed = std::sync::Arc::new(packed);

@@ -274,8 +274,9 @@ impl Levels {
             let json = |s: &crate::LevelSpace| serde_json::to_string(s).unwrap_or_default();
             return refuse("the level space", json(state.source.space()), json(self.source.space()));
         }
+        let source = self.source.restored(state.source.clone())?;
         let mut check = LevelSource::new(state.source.space().clone(), 0)?;
-        if let Some(c) = state.source.config() {
+        if let Some(c) = source.config() {
             check
                 .set_config(c.clone())
                 .map_err(|e| LevelsError::State(format!("the saved configuration: {e}")))?;
@@ -305,7 +306,7 @@ impl Levels {
             .restore(&state.sampler_state)
             .map_err(|source| LevelsError::Sampler { name: self.name.clone(), source })?;
         let d = state.driver;
-        self.source = state.source;
+        self.source = source;
         self.steps = d.steps;
         self.clock = d.clock;
         self.pending = d.pending;
@@ -426,7 +427,7 @@ impl Levels {
     }
 
     /// The next `n` levels of the source (for the pool an engine is made with: give it the
-    /// space's room, [`crate::LevelSpace::room`]).
+    /// source's room, [`LevelSource::room`]).
     ///
     /// # Errors
     /// [`LevelsError::Generate`].

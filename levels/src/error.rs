@@ -49,6 +49,11 @@ pub enum LevelsError {
     /// or an engine whose pool is not the saved one ([`crate::LevelsState`]); nothing changed.
     #[error("level sampler state: {0}")]
     State(String),
+    /// A source of levels other than the space that does not read or fit: a level file with a
+    /// malformed or unsolvable instance, a map too large for the engine or too small for the
+    /// agents, a host function's answer of another count or outside the level space.
+    #[error("level source: {0}")]
+    Source(String),
     /// More new levels than memory can hold were asked for.
     #[error(transparent)]
     TooLarge(#[from] floe_core::TooLarge),

@@ -6,7 +6,8 @@
 //! (`floe_core::engine::Engine::set_weights`, `refill`); a sampler
 //! ([`floe_plugin_api::LevelSampler`]) turns ended episodes into such weights and refills; this
 //! crate is the driver every host calls between the two ([`Levels`]), the source of new levels
-//! ([`LevelSource`] over a [`LevelSpace`]), the settings that name a sampler
+//! ([`LevelSource`] over a [`LevelSpace`], or a file of levels, MovingAI maps or a host's
+//! function: [`origin`]), the settings that name a sampler
 //! ([`LevelsSpec`]), and held-out levels played by any policy ([`eval`]: per-level success, cost
 //! over the optimum, CVaR). It depends on floe-core and the plugin API only: samplers are made by
 //! floe-plugin-registry, the one factory of every plugin (`floe_plugin_registry::levels` makes
@@ -26,11 +27,13 @@
 pub mod driver;
 pub mod error;
 pub mod eval;
+pub mod origin;
 pub mod space;
 pub mod spec;
 
 pub use driver::state::{LevelsState, STATE_VERSION};
 pub use driver::{Applied, Decision, Levels, Shape};
 pub use error::LevelsError;
+pub use origin::{FileSource, LevelFn, MapsSource, SourceSpec};
 pub use space::{LevelSource, LevelSpace};
 pub use spec::LevelsSpec;

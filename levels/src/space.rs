@@ -23,6 +23,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::LevelsError;
+use crate::origin::{LevelFn, Origin, OriginKey, SourceSpec};
 
 /// The generator's space of levels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -146,7 +147,7 @@ fn between(rng: &mut Rng, lo: u32, hi: u32) -> u32 {
 const TAG: u64 = 0x001e_7e15;
 
 /// New levels, one counter-based draw each, from a space or from the configuration a sampler
-/// gave last.
+/// gave last; or from a file, MovingAI maps or a host's function ([`crate::origin`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LevelSource {
@@ -155,6 +156,9 @@ pub struct LevelSource {
     seed: u64,
     /// Levels drawn so far (the next level's counter).
     drawn: u64,
+    /// Where levels come from other than the space (a state without it is the space's).
+    #[serde(default, skip_serializing_if = "Origin::is_space")]
+    from: Origin,
 }
 
 impl LevelSource {
@@ -164,7 +168,67 @@ impl LevelSource {
     /// A space [`LevelSpace::validate`] refuses.
     pub fn new(space: LevelSpace, seed: u64) -> Result<Self, LevelsError> {
         space.validate()?;
-        Ok(LevelSource { space, config: None, seed, drawn: 0 })
+        Ok(LevelSource { space, config: None, seed, drawn: 0, from: Origin::default() })
+    }
+
+    /// A source of the levels `spec` names (a file's or maps'), its files read and checked now.
+    ///
+    /// # Errors
+    /// [`LevelsError::Source`] naming the file, line or map that does not read, breaks a rule,
+    /// is unsolvable or does not fit the engine; [`LevelsError::Config`] for a map source's
+    /// agents out of range.
+    pub fn from_spec(spec: &SourceSpec, seed: u64) -> Result<Self, LevelsError> {
+        let from = Origin::from_spec(spec)?;
+        Ok(LevelSource { space: LevelSpace::default(), config: None, seed, drawn: 0, from })
+    }
+
+    /// A source of a host's function `f(n, seed)`, whose levels must lie within `space`'s agents,
+    /// sizes and hole ratios (`space.solve`: an optimum is solved for each that carries none, an
+    /// unsolvable one refused). The space's `wait_ratio` is the generator's alone, so it must be
+    /// left at its default.
+    ///
+    /// # Errors
+    /// A space [`LevelSpace::validate`] refuses, or one with another `wait_ratio`.
+    pub fn from_fn(space: LevelSpace, f: LevelFn, seed: u64) -> Result<Self, LevelsError> {
+        space.validate()?;
+        if space.wait_ratio != LevelSpace::default().wait_ratio {
+            return Err(LevelsError::Config(format!(
+                "level space: wait_ratio {:?} is read by the generator only, and a function's levels come as it makes them: leave it out",
+                space.wait_ratio
+            )));
+        }
+        let from = Origin::function(f, space.clone());
+        Ok(LevelSource { space, config: None, seed, drawn: 0, from })
+    }
+
+    /// Where the levels come from other than the space: `OriginKey::Space` for the space.
+    #[must_use]
+    pub fn origin(&self) -> &OriginKey {
+        self.from.key()
+    }
+
+    /// The room a pool needs for every level this source draws: the space's, a file's largest
+    /// level, the largest map with the most agents.
+    #[must_use]
+    pub fn room(&self) -> floe_core::pool::Room {
+        self.from.room().unwrap_or_else(|| self.space.room())
+    }
+
+    /// This source as `saved` (a state's), drawing from this one's file, maps or function.
+    ///
+    /// # Errors
+    /// [`LevelsError::State`] when `saved` draws from elsewhere.
+    pub(crate) fn restored(&self, saved: LevelSource) -> Result<LevelSource, LevelsError> {
+        if saved.from != self.from {
+            let json = |k: &OriginKey| serde_json::to_string(k).unwrap_or_default();
+            return Err(LevelsError::State(format!(
+                "the state was saved with levels from {}, and this driver draws from {}",
+                json(saved.from.key()),
+                json(self.from.key())
+            )));
+        }
+        let from = saved.from.with_loaded_of(&self.from);
+        Ok(LevelSource { from, ..saved })
     }
 
     /// The space.
@@ -191,6 +255,12 @@ impl LevelSource {
     /// # Errors
     /// [`LevelsError::Config`] for a size or an agent count outside the space.
     pub fn set_config(&mut self, config: RoundConfig) -> Result<(), LevelsError> {
+        if !self.from.is_space() {
+            return Err(LevelsError::Config(format!(
+                "a phase's configuration is drawn by the generator, and this source takes its levels from {}",
+                serde_json::to_string(self.from.key()).unwrap_or_default()
+            )));
+        }
         let [s0, s1] = self.space.size;
         let [a0, a1] = self.space.agents;
         if let Some(s) = config.sizes.iter().find(|s| s.size < s0 || s.size > s1) {
@@ -245,13 +315,19 @@ impl LevelSource {
     ///
     /// # Errors
     /// [`LevelsError::Generate`] when a level's setting cannot be generated (its message names
-    /// the setting); [`LevelsError::TooLarge`] for more levels than memory holds.
+    /// the setting); [`LevelsError::Source`] for a map level no try solves or a function's
+    /// answer that does not fit; [`LevelsError::TooLarge`] for more levels than memory holds.
     pub fn draw(&mut self, n: usize) -> Result<Vec<Instance>, LevelsError> {
         // The room for them, asked for before any is made.
         drop(floe_core::error::try_with_capacity::<Instance>(n, || {
             floe_core::error::count(n as u64, "new level", "new levels")
         })?);
         let first = self.drawn;
+        if let Some(made) = self.from.draw(self.seed, first, n) {
+            let made = made?;
+            self.drawn += n as u64;
+            return Ok(made);
+        }
         let made: Result<Vec<Instance>, LevelsError> = (0..n as u64)
             .into_par_iter()
             .map(|i| {

@@ -181,6 +181,7 @@ class LevelSampler:
         params: Optional[Union[dict[str, Any], str]] = None,
         *,
         space: Optional[Union[dict[str, Any], str]] = None,
+        source: Optional[Union[dict[str, Any], str, Callable[[int, int], Sequence[Union[Instance, dict[str, Any], str]]]]] = None,
         seed: int = 0,
         update_every: int = 0,
         library: Optional[str] = None,
@@ -229,6 +230,7 @@ class LevelSampler:
         *,
         name: str = "python",
         space: Optional[dict[str, Any]] = None,
+        source: Optional[Union[dict[str, Any], str, Callable[[int, int], Sequence[Union[Instance, dict[str, Any], str]]]]] = None,
         seed: int = 0,
         update_every: int = 0,
     ) -> LevelSampler: ...

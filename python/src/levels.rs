@@ -29,8 +29,12 @@ use crate::records::{applied_dict, episodes_array, episodes_from, records_from, 
 /// spec, a library's included) and `engineer` (`phase_episodes`, `phases`, `engineer`: a plugin
 /// spec, `context`); or a level sampler of a Rust or C plugin `library`.
 /// `space`: where new levels come from (a dict, every field optional: `agents` and `size`
-/// `[least, most]`, `hole_ratio` and `wait_ratio` `[least, most]`, `solve`); `seed`: of the new
-/// levels; `update_every`: steps between the sampler's calls made by `after_step` (0: only when
+/// `[least, most]`, `hole_ratio` and `wait_ratio` `[least, most]`, `solve`); `source`: in place
+/// of the space, a file of levels (`{"file": {"path": ..., "solve": True}}`: every instance
+/// checked when the sampler is made, played in shuffled passes), MovingAI maps (`{"maps":
+/// {"files": [...], "agents": [2, 4], "solve": True}}`: starts and goals drawn), or a function
+/// `(n, seed) -> instances` (`floe.Instance`s, dicts or JSON text, within `space`'s agents, sizes
+/// and hole ratios; it does not pickle); `seed`: of the new levels; `update_every`: steps between the sampler's calls made by `after_step` (0: only when
 /// `update` is called).
 ///
 /// A `VectorEnv`, `Env` or `ParallelEnv` given `levels=` attaches the sampler to its engine and
@@ -114,21 +118,40 @@ impl LevelSampler {
     /// sampler refuses, `floe.UnknownPlugin` for a name the built-ins (or the library) do not
     /// have, `floe.PluginFailed` for a library that does not load.
     #[new]
-    #[pyo3(signature = (name="uniform", params=None, *, space=None, seed=0, update_every=0, library=None))]
+    #[pyo3(signature = (name="uniform", params=None, *, space=None, source=None, seed=0, update_every=0, library=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         name: &str,
         params: Option<&Bound<'_, PyAny>>,
         space: Option<&Bound<'_, PyAny>>,
+        source: Option<&Bound<'_, PyAny>>,
         seed: u64,
         update_every: u32,
         library: Option<String>,
     ) -> PyResult<Self> {
         let sampler = crate::batch::spec(name, params, library)?;
-        let space = space_from(space)?;
-        let spec = LevelsSpec { sampler, space, seed, update_every };
-        let levels = py.detach(|| floe_plugin_registry::levels(&spec)).map_err(crate::errors::registry)?;
-        Ok(Self { spec, levels: Mutex::new(levels), engine: Mutex::new(None), callable: false })
+        let (source, function) = source_from(source)?;
+        let spec = LevelsSpec { sampler, space: space_from(space)?, source, seed, update_every };
+        let callable = function.is_some();
+        let levels = match function {
+            None => py.detach(|| floe_plugin_registry::levels(&spec)).map_err(crate::errors::registry)?,
+            Some(f) => {
+                if floe_plugin_registry::designs_phases(&spec.sampler) {
+                    return Err(config_text(format!(
+                        "level sampler `{}` designs the generator's configuration between phases, and a function's \
+                         levels come as it makes them: give it a `space`",
+                        spec.sampler.name
+                    )));
+                }
+                spec.space.validate().map_err(crate::errors::levels)?;
+                let sampler = floe_plugin_registry::level_sampler(&spec.sampler, &spec.space.limits())
+                    .map_err(crate::errors::registry)?;
+                let source = level_source(&spec, Some(f))?;
+                Levels::new(name, sampler, source, update_every)
+            }
+        };
+        Ok(Self { spec, levels: Mutex::new(levels), engine: Mutex::new(None), callable })
     }
 
     /// A level sampler whose decision is a Python function's: `update(levels, episodes, scores)`
@@ -141,30 +164,32 @@ impl LevelSampler {
     /// another count, or a slot out of range, raise `floe.BadOutput` and change nothing; an
     /// exception the function raises reaches the caller as `floe.PluginFailed` with its message.
     /// The function runs inside the sampler's call: calling this sampler or its engine from it
-    /// raises `floe.BadInput`. `name` names it in messages; `space`, `seed` and `update_every` as
-    /// for `LevelSampler`. It does not pickle, and keeps no saved state of its own.
+    /// raises `floe.BadInput`. `name` names it in messages; `space`, `source`, `seed` and
+    /// `update_every` as for `LevelSampler`. It does not pickle, and keeps no saved state of its
+    /// own.
     #[staticmethod]
-    #[pyo3(signature = (update, *, name="python", space=None, seed=0, update_every=0))]
+    #[pyo3(signature = (update, *, name="python", space=None, source=None, seed=0, update_every=0))]
     fn from_callable(
         py: Python<'_>,
         update: Py<PyAny>,
         name: &str,
         space: Option<&Bound<'_, PyAny>>,
+        source: Option<&Bound<'_, PyAny>>,
         seed: u64,
         update_every: u32,
     ) -> PyResult<Self> {
         if !update.bind(py).is_callable() {
             return Err(bad_input("from_callable(update): update must be callable"));
         }
-        let space = space_from(space)?;
-        let source = floe_levels::LevelSource::new(space.clone(), seed).map_err(crate::errors::levels)?;
-        let levels = Levels::new(name, Box::new(PySampler { update }), source, update_every);
         let sampler = floe_plugin_api::PluginSpec {
             name: name.to_string(),
             params: serde_json::Value::Null,
             library: None,
         };
-        let spec = LevelsSpec { sampler, space, seed, update_every };
+        let (source, function) = source_from(source)?;
+        let spec = LevelsSpec { sampler, space: space_from(space)?, source, seed, update_every };
+        let source = level_source(&spec, function)?;
+        let levels = Levels::new(name, Box::new(PySampler { update }), source, update_every);
         Ok(Self { spec, levels: Mutex::new(levels), engine: Mutex::new(None), callable: true })
     }
 
@@ -196,9 +221,9 @@ impl LevelSampler {
     /// `(agents, side)`: the room an engine's pool needs for every level of the space (the
     /// `room=` of `Engine`).
     #[getter]
-    fn room(&self) -> (usize, u32) {
-        let r = self.spec.space.room();
-        (r.agents, r.side)
+    fn room(&self) -> PyResult<(usize, u32)> {
+        let r = self.lock()?.source().room();
+        Ok((r.agents, r.side))
     }
 
     /// The next `count` levels of the space (for the pool an engine is made with); the same for
@@ -251,7 +276,7 @@ impl LevelSampler {
             ));
         }
         let have = engine.bind(py).get().pool_room()?;
-        let need = self.spec.space.room();
+        let need = self.lock()?.source().room();
         if have.agents < need.agents || have.side < need.side {
             return Err(config_text(format!(
                 "the engine's pool has room for {} agents on a side of {}, and the level space needs {} \
@@ -510,7 +535,7 @@ impl LevelSampler {
         let this = slf.get();
         if this.callable {
             return Err(bad_input(format!(
-                "level sampler `{}` runs a Python function and does not pickle: make it again with from_callable",
+                "level sampler `{}` runs a Python function (its update or its source) and does not pickle: make it again",
                 this.spec.sampler.name
             )));
         }
@@ -552,6 +577,59 @@ fn space_from(space: Option<&Bound<'_, PyAny>>) -> PyResult<LevelSpace> {
             floe_core::json::from_str(&py_to_json(s)?).map_err(|e| config_text(format!("level space: {e}")))
         }
     }
+}
+
+/// A `source=` argument: a dict naming a file or maps (the spec's `source`), or a function.
+fn source_from(
+    source: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Option<floe_levels::SourceSpec>, Option<floe_levels::LevelFn>)> {
+    let Some(source) = source.filter(|s| !s.is_none()) else { return Ok((None, None)) };
+    if source.is_callable() {
+        let f: Py<PyAny> = source.clone().unbind();
+        let call: floe_levels::LevelFn = std::sync::Arc::new(move |n, seed| {
+            let _inside = crate::errors::InUpdate::enter();
+            Python::attach(|py| -> Result<Vec<floe_core::Instance>, String> {
+                let out = f.bind(py).call1((n, seed)).map_err(|e| format!("it raised {e}"))?;
+                let items = out
+                    .try_iter()
+                    .map_err(|_| format!("it answered {}, not a sequence of instances", type_name(&out)))?;
+                items
+                    .enumerate()
+                    .map(|(i, item)| {
+                        let item = item.map_err(|e| e.to_string())?;
+                        if let Ok(inst) = item.extract::<PyRef<'_, Instance>>() {
+                            return Ok(inst.inner.clone());
+                        }
+                        let text = py_to_json(&item).map_err(|_| {
+                            format!(
+                                "level {i} is {}, not a floe.Instance, a dict or JSON text",
+                                type_name(&item)
+                            )
+                        })?;
+                        floe_core::Instance::from_json(&text).map_err(|e| format!("level {i}: {e}"))
+                    })
+                    .collect()
+            })
+        });
+        return Ok((None, Some(call)));
+    }
+    let spec = floe_core::json::from_str(&py_to_json(source)?)
+        .map_err(|e| config_text(format!("level source: {e} (a dict: {{\"file\": {{\"path\": ...}}}} or {{\"maps\": {{\"files\": [...]}}}}, or a function (n, seed) -> instances)")))?;
+    Ok((Some(spec), None))
+}
+
+/// The source of `spec`'s levels: `function`'s, the spec's file or maps, or its space.
+fn level_source(
+    spec: &LevelsSpec,
+    function: Option<floe_levels::LevelFn>,
+) -> PyResult<floe_levels::LevelSource> {
+    use floe_levels::LevelSource;
+    let made = match (function, &spec.source) {
+        (Some(f), _) => LevelSource::from_fn(spec.space.clone(), f, spec.seed),
+        (None, Some(s)) => spec.source_alone().and_then(|()| LevelSource::from_spec(s, spec.seed)),
+        (None, None) => LevelSource::new(spec.space.clone(), spec.seed),
+    };
+    made.map_err(crate::errors::levels)
 }
 
 /// A Python function as a level sampler (`LevelSampler.from_callable`).

@@ -939,3 +939,73 @@ def test_one_call_a_step_steps_as_two_calls_do():
     np.testing.assert_array_equal(a.engine.weights, b.engine.weights)
     assert sa.totals == sb.totals and sa.totals["refilled"] > 0
     assert sa.steps_recorded == sb.steps_recorded == 40
+
+
+MAP = "type octile\nheight 6\nwidth 8\nmap\n........\n..@@....\n..@@..T.\n........\n@@@.....\n........\n"
+
+
+def test_levels_come_from_a_file_maps_or_a_function_and_bad_ones_are_refused(tmp_path):
+    written = floe.random_instances(agents=2, size=5, hole_ratio=0.1, count=6, seed=3)
+    path = tmp_path / "levels.jsonl"
+    floe.write_instances(path, written)
+    levels = floe.LevelSampler("uniform", {"max_plays": 1}, source={"file": {"path": str(path)}}, seed=2,
+                               update_every=2)
+    assert levels.room == (2, 5)
+    env = floe.VectorEnv(8, 6, mode="soft", episode_limit=6, levels=levels)
+    env.reset(seed=1)
+    run(env, 30)
+    assert levels.drawn > 6, "refilled from the file"
+    ours = {json.dumps(json.loads(i.to_json())["grid"]) + json.dumps(json.loads(i.to_json())["agents"])
+            for i in written}
+    for slot in range(6):
+        level = json.loads(env.engine.level(slot).to_json())
+        assert json.dumps(level["grid"]) + json.dumps(level["agents"]) in ours
+    assert all(level.optimal_soc is not None for level in levels.levels(6)), "solved when read"
+    again = pickle.loads(pickle.dumps(levels))
+    assert again.drawn == levels.drawn and again.levels(3) == levels.levels(3), "a file source pickles"
+
+    mapfile = tmp_path / "room.map"
+    mapfile.write_text(MAP)
+    maps = floe.LevelSampler(source={"maps": {"files": [str(mapfile)], "agents": [2, 3]}}, seed=1)
+    drawn = maps.levels(12)
+    assert maps.room == (3, 8) and {d.num_agents for d in drawn} == {2, 3}
+    assert all(d.grid == drawn[0].grid and d.optimal_soc is not None for d in drawn)
+
+    calls = []
+
+    def make(n, seed):
+        calls.append((n, seed))
+        return floe.random_instances(agents=2, size=6, hole_ratio=0.0, count=n, seed=seed % 1000)
+
+    fn = floe.LevelSampler("plr", {"fresh": 0.5}, space={"agents": [2, 2], "size": [5, 6], "solve": True},
+                           source=make, seed=4, update_every=2)
+    env = floe.VectorEnv(4, 5, mode="soft", episode_limit=6, levels=fn)
+    assert calls[0][0] == 4 and env.engine.room == (2, 6)
+    env.reset(seed=0)
+    run(env, 40)
+    assert len(calls) > 1 and fn.drawn == sum(n for n, _ in calls), "refills drawn from the function"
+    with pytest.raises(ValueError, match="does not pickle"):
+        pickle.dumps(fn)
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(written[0].to_json() + "\n{\"grid\": [\"FF\"]}\n")
+    with pytest.raises(floe.ConfigError, match="bad.jsonl, line 2"):
+        floe.LevelSampler(source={"file": {"path": str(bad)}})
+    bad.write_text('{"grid": ["FHF", "HHF", "FFF"], "agents": [{"start": [2, 2], "goal": [0, 0]}]}\n')
+    with pytest.raises(floe.ConfigError, match="instance 1: unsolvable"):
+        floe.LevelSampler(source={"file": {"path": str(bad)}})
+    wide = tmp_path / "wide.map"
+    wide.write_text("type octile\nheight 1\nwidth 1025\nmap\n" + "." * 1025 + "\n")
+    with pytest.raises(floe.ConfigError, match="wide.map is 1025x1, over the engine's side of 1024"):
+        floe.LevelSampler(source={"maps": {"files": [str(wide)]}})
+    with pytest.raises(floe.ConfigError, match="`frontier` designs"):
+        floe.LevelSampler("frontier", source={"file": {"path": str(path)}})
+    with pytest.raises(floe.ConfigError, match="level source"):
+        floe.LevelSampler(source={"files": str(path)})
+    for answer, says in [(lambda n, s: [], "asked for 3 levels, answered 0"),
+                         (lambda n, s: 1 / 0, "ZeroDivisionError"),
+                         (lambda n, s: [object()] * n, "level 0 is object"),
+                         (lambda n, s: make(n, s)[:1] * 0 + floe.random_instances(agents=3, size=5, count=n),
+                          "outside the level space's agents")]:
+        with pytest.raises(floe.ConfigError, match=says):
+            floe.LevelSampler(space={"agents": [2, 2], "size": [5, 6]}, source=answer).levels(3)

@@ -23,6 +23,7 @@ fn saving(c: &mut Criterion) {
     let spec = LevelsSpec {
         sampler: PluginSpec { name: "plr".into(), params: serde_json::json!({}), library: None },
         space: space.clone(),
+        source: None,
         seed: 1,
         update_every: 8,
     };

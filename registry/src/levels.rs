@@ -182,9 +182,17 @@ fn unknown(spec: &PluginSpec) -> RegistryError {
 /// space's limits.
 ///
 /// # Errors
-/// A space out of range ([`RegistryError::Levels`]), or what [`level_sampler`] refuses.
+/// A space out of range, or a phase designer over a file's or maps' levels (it designs the
+/// generator's configuration) ([`RegistryError::Levels`]); what [`level_sampler`] refuses.
 pub fn levels(spec: &LevelsSpec) -> Result<Levels, RegistryError> {
     let limits = space_limits(&spec.space)?;
+    if spec.source.is_some() && designs_phases(&spec.sampler) {
+        return Err(RegistryError::Levels(floe_levels::LevelsError::Config(format!(
+            "level sampler `{}` designs the generator's configuration between phases, and `source` takes levels \
+             from a file or maps: give it a `space`",
+            spec.sampler.name
+        ))));
+    }
     let sampler = level_sampler(&spec.sampler, &limits)?;
     Ok(spec.build_with(sampler)?)
 }

@@ -94,7 +94,8 @@ fn main() -> Result<(), Error> {
     };
     let steps: u64 = args.get("steps", 500_000)?;
     let seed: u64 = args.get("seed", 1)?;
-    let spec = LevelsSpec { sampler: PluginSpec::builtin("uniform"), space, seed, update_every: 0 };
+    let spec =
+        LevelsSpec { sampler: PluginSpec::builtin("uniform"), space, source: None, seed, update_every: 0 };
     let t0 = Instant::now();
     let mut ppo = Ppo::new(cfg.clone(), floe_train::ppo::levels_of(&spec)?, 2048, seed)?;
     ppo.train(steps, |_, r| {

@@ -19,6 +19,7 @@ fn ppo_beats_random_actions_on_held_out_small_boards() {
     let spec = LevelsSpec {
         sampler: PluginSpec::builtin("uniform"),
         space: space.clone(),
+        source: None,
         seed: 3,
         update_every: 0,
     };
@@ -68,6 +69,7 @@ fn under_robust_plr_first_plays_take_no_gradient() {
                 library: None,
             },
             space: space.clone(),
+            source: None,
             seed: 3,
             update_every: 0,
         };

@@ -876,6 +876,76 @@ static void test_levels(const char *sampler_c) {
     OK(floe_pool_free(pool));
 }
 
+/* Levels from a file and from MovingAI maps, named in the spec: the pool holds the file's levels
+ * with room for all of them, the maps' grids with drawn agents; a malformed file and a map over
+ * the engine's side are refused, naming the line and the map. */
+static void test_level_sources(const char *dir) {
+    char path[512], map[512], spec[1536];
+    snprintf(path, sizeof path, "%s/levels.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fprintf(f, "%s\n%s\n", INSTANCE,
+            "{\"grid\": [\"FFFF\", \"FFFF\"], \"agents\": [{\"start\": [0, 0], \"goal\": [1, 3]}]}");
+    fclose(f);
+    snprintf(spec, sizeof spec,
+             "{\"sampler\": {\"name\": \"uniform\", \"params\": {\"max_plays\": 1}},"
+             " \"source\": {\"file\": {\"path\": \"%s\"}}, \"seed\": 1, \"update_every\": 1}", path);
+    floe_levels *levels = NULL;
+    OK(floe_levels_new(spec, &levels));
+    floe_pool *pool = NULL;
+    OK(floe_levels_pool(levels, 4, &pool));
+    size_t count = 0, agents = 0;
+    uint32_t side = 0;
+    OK(floe_pool_count(pool, &count));
+    OK(floe_pool_max_agents(pool, &agents));
+    OK(floe_pool_max_side(pool, &side));
+    CHECK(count == 4 && agents == 2 && side == 4);
+    int from_file = 0;
+    for (size_t i = 0; i < count; i++) {
+        char *json = NULL;
+        OK(floe_pool_instance_json(pool, i, &json));
+        from_file += strstr(json, "\"FFFF\"") != NULL || strstr(json, "\"FHF\"") != NULL;
+        CHECK(strstr(json, "\"optimal\"") != NULL); /* solved when the file was read */
+        floe_string_free(json);
+    }
+    CHECK(from_file == 4);
+    OK(floe_pool_free(pool));
+    OK(floe_levels_free(levels));
+
+    snprintf(map, sizeof map, "%s/room.map", dir);
+    f = fopen(map, "w");
+    CHECK(f != NULL);
+    fprintf(f, "type octile\nheight 3\nwidth 5\nmap\n.....\n.@@..\n.....\n");
+    fclose(f);
+    snprintf(spec, sizeof spec, "{\"source\": {\"maps\": {\"files\": [\"%s\"], \"agents\": [2, 3]}}}", map);
+    OK(floe_levels_new(spec, &levels));
+    OK(floe_levels_pool(levels, 6, &pool));
+    OK(floe_pool_max_agents(pool, &agents));
+    OK(floe_pool_max_side(pool, &side));
+    CHECK(agents == 3 && side == 5);
+    OK(floe_pool_free(pool));
+    OK(floe_levels_free(levels));
+
+    f = fopen(path, "a");
+    CHECK(f != NULL);
+    fprintf(f, "{\"grid\": [\"FF\"]}\n");
+    fclose(f);
+    snprintf(spec, sizeof spec, "{\"source\": {\"file\": {\"path\": \"%s\"}}}", path);
+    FAILS(floe_levels_new(spec, &levels), FLOE_STATUS_CONFIG, "levels.jsonl, line 3");
+    f = fopen(map, "w");
+    CHECK(f != NULL);
+    fprintf(f, "type octile\nheight 1\nwidth 1025\nmap\n");
+    for (int i = 0; i < 1025; i++) fputc('.', f);
+    fputc('\n', f);
+    fclose(f);
+    snprintf(spec, sizeof spec, "{\"source\": {\"maps\": {\"files\": [\"%s\"]}}}", map);
+    FAILS(floe_levels_new(spec, &levels), FLOE_STATUS_CONFIG, "room.map is 1025x1, over the engine's side of 1024");
+    snprintf(spec, sizeof spec, "{\"sampler\": {\"name\": \"frontier\"}, \"source\": {\"file\": {\"path\": \"%s\"}}}", path);
+    FAILS(floe_levels_new(spec, &levels), FLOE_STATUS_CONFIG, "`frontier` designs");
+    remove(path);
+    remove(map);
+}
+
 /* Level sampling under bad input, each refusal compared byte for byte with a twin engine and
  * sampler that never saw it: short buffers, a misaligned `out`, a refused call and its retry,
  * calls before the reset, an episode on a foreign slot, a second engine, and edited outputs. */
@@ -1515,6 +1585,7 @@ int main(int argc, char **argv) {
     test_step_rewards(argv[1]);
     test_levels(argv[5]);
     test_levels_refusals();
+    test_level_sources(argv[3]);
     test_first_plays();
     test_levels_save_load();
     test_decide_apply();

@@ -30,6 +30,7 @@ pub fn spec(name: &str, params: serde_json::Value, update_every: u32) -> LevelsS
     LevelsSpec {
         sampler: PluginSpec { name: name.into(), params, library: None },
         space: space(),
+        source: None,
         seed: 5,
         update_every,
     }

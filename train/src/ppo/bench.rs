@@ -231,6 +231,7 @@ impl BenchConfig {
         Ok(LevelsSpec {
             sampler: PluginSpec { name: name.into(), params, library: None },
             space,
+            source: None,
             seed: seed.wrapping_mul(0x9e37_79b9).wrapping_add(0x1e7e15),
             update_every: 0,
         })

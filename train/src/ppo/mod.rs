@@ -278,7 +278,7 @@ impl Ppo {
         cfg.validate()?;
         tch::manual_seed(seed as i64);
         let instances = levels.draw(pool).map_err(levels_error)?;
-        let room = levels.source().space().room();
+        let room = levels.source().room();
         let pool = Arc::new(InstancePool::with_room(&instances, Optima::AsStored, room)?);
         let mut engine = CpuEngine::new(cfg.engine(cfg.envs), pool)?;
         let mut out = StepBuffers::new(&engine.sizes());
