@@ -27,13 +27,13 @@
 pub mod driver;
 pub mod error;
 pub mod eval;
-pub mod origin;
 pub mod space;
 pub mod spec;
 
 pub use driver::state::{LevelsState, STATE_VERSION};
 pub use driver::{Applied, Decision, Levels, Shape};
 pub use error::LevelsError;
-pub use origin::{FileSource, LevelFn, MapsSource, SourceSpec};
+pub use space::origin;
+pub use space::origin::{FileSource, LevelFn, MapsSource, SourceSpec};
 pub use space::{LevelSource, LevelSpace};
 pub use spec::LevelsSpec;

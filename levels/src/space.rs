@@ -23,7 +23,9 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::LevelsError;
-use crate::origin::{LevelFn, Origin, OriginKey, SourceSpec};
+pub mod origin;
+
+use origin::{LevelFn, Origin, OriginKey, SourceSpec};
 
 /// The generator's space of levels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -147,7 +149,7 @@ fn between(rng: &mut Rng, lo: u32, hi: u32) -> u32 {
 const TAG: u64 = 0x001e_7e15;
 
 /// New levels, one counter-based draw each, from a space or from the configuration a sampler
-/// gave last; or from a file, MovingAI maps or a host's function ([`crate::origin`]).
+/// gave last; or from a file, MovingAI maps or a host's function ([`origin`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LevelSource {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::driver::Levels;
 use crate::error::LevelsError;
-use crate::origin::SourceSpec;
+use crate::space::origin::SourceSpec;
 use crate::space::{LevelSource, LevelSpace};
 
 /// Every setting of a level sampler. In JSON every field is optional:

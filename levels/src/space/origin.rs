@@ -33,8 +33,8 @@ use floe_core::Instance;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::LevelSpace;
 use crate::error::LevelsError;
-use crate::space::LevelSpace;
 
 /// Tries a map level's starts and goals are drawn before the draw is refused.
 pub const MAP_ATTEMPTS: u32 = 100;
