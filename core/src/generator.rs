@@ -242,22 +242,7 @@ fn draw_connected(cfg: &GeneratorConfig, rng: &mut Rng) -> Option<Instance> {
     for &c in &cells[..holes] {
         grid.set_hole(c, true);
     }
-    // The largest region, by a flood fill from each unvisited frozen cell.
-    let mut region = vec![u32::MAX; n as usize];
-    let mut best: Vec<Cell> = Vec::new();
-    for c in 0..n {
-        if grid.is_hole(c) || region[c as usize] != u32::MAX {
-            continue;
-        }
-        let dist = grid.distances_from(c);
-        let members: Vec<Cell> = (0..n).filter(|&x| dist[x as usize] != UNREACHABLE).collect();
-        for &m in &members {
-            region[m as usize] = c;
-        }
-        if members.len() > best.len() {
-            best = members;
-        }
-    }
+    let mut best = grid.largest_region();
     let k = cfg.agents;
     if best.len() < 2 * k {
         return None;
@@ -296,6 +281,26 @@ pub fn random_instances(cfg: &GeneratorConfig) -> Result<Vec<Instance>, Generate
                 })
         }),
     )
+}
+
+/// One instance as [`random_instances`] makes its slot 0 of `cfg` (its `count` aside), on the
+/// caller's thread: for a few levels at a time (a refill), where handing each to the thread pool
+/// costs more than drawing it.
+///
+/// # Errors
+/// As [`random_instances`].
+pub fn random_instance(cfg: &GeneratorConfig) -> Result<Instance, GenerateError> {
+    let cfg = GeneratorConfig { wait_ratio: 0.0, count: 1, ..cfg.clone() };
+    cfg.validate()?;
+    (0..cfg.max_attempts)
+        .find_map(|attempt| draw_connected(&cfg, &mut candidate_stream(&cfg, 0, attempt, Some(0x5eed))))
+        .ok_or(GenerateError::Unreachable {
+            setting: cfg.setting(),
+            needs_wait: false,
+            attempts: cfg.max_attempts,
+            slot: 0,
+            count: 1,
+        })
 }
 
 /// Room for `n` instances, asked for before any is made.
@@ -447,6 +452,16 @@ fn generate_slots_with_progress(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_random_instance_is_the_batchs_first() {
+        for (side, agents, holes, seed) in [(5, 2, 0.2, 1), (9, 4, 0.3, 7), (12, 3, 0.0, 11), (4, 1, 0.5, 3)]
+        {
+            let cfg =
+                GeneratorConfig::default().size(side).agents(agents).hole_ratio(holes).seed(seed).count(1);
+            assert_eq!(random_instance(&cfg).unwrap(), random_instances(&cfg).unwrap().remove(0), "{cfg:?}");
+        }
+    }
 
     #[test]
     fn a_configuration_in_json_takes_the_defaults_for_what_it_leaves_out() {

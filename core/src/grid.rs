@@ -215,11 +215,95 @@ impl Grid {
         }
         dist
     }
+
+    /// The cells of the largest region of frozen cells joined by moves, in ascending order; of
+    /// regions of equal size, the one with the lowest cell. One pass over the grid: each region
+    /// is visited once.
+    #[must_use]
+    pub fn largest_region(&self) -> Vec<Cell> {
+        let (w, h, n) = (self.width, self.height, self.cells());
+        // Each cell's region, numbered in the order regions are found (UNREACHABLE: none yet).
+        let mut region = vec![UNREACHABLE; n as usize];
+        let mut stack = Vec::new();
+        let (mut best, mut best_len, mut count) = (UNREACHABLE, 0, 0);
+        for c in 0..n {
+            if region[c as usize] != UNREACHABLE || self.is_hole(c) {
+                continue;
+            }
+            region[c as usize] = count;
+            stack.push(c);
+            let mut len = 1;
+            while let Some(x) = stack.pop() {
+                let (r, col) = (x / w, x % w);
+                // The four neighbours on the grid (a wait stays in the region).
+                for (on, y) in [
+                    (r > 0, x.wrapping_sub(w)),
+                    (r + 1 < h, x + w),
+                    (col > 0, x.wrapping_sub(1)),
+                    (col + 1 < w, x + 1),
+                ] {
+                    if on && region[y as usize] == UNREACHABLE && !self.is_hole(y) {
+                        region[y as usize] = count;
+                        stack.push(y);
+                        len += 1;
+                    }
+                }
+            }
+            if len > best_len {
+                (best, best_len) = (count, len);
+            }
+            count += 1;
+        }
+        let mut cells = Vec::with_capacity(best_len);
+        if best_len > 0 {
+            cells.extend((0..n).filter(|&c| region[c as usize] == best));
+        }
+        cells
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The largest region as found by a flood fill from each unvisited frozen cell, over every
+    /// cell each time: the plain form `largest_region` must agree with.
+    fn largest_region_by_distances(g: &Grid) -> Vec<Cell> {
+        let n = g.cells();
+        let mut seen = vec![false; n as usize];
+        let mut best = Vec::new();
+        for c in 0..n {
+            if g.is_hole(c) || seen[c as usize] {
+                continue;
+            }
+            let dist = g.distances_from(c);
+            let members: Vec<Cell> = (0..n).filter(|&x| dist[x as usize] != UNREACHABLE).collect();
+            for &m in &members {
+                seen[m as usize] = true;
+            }
+            if members.len() > best.len() {
+                best = members;
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn the_largest_region_is_the_flood_fills_on_any_grid() {
+        let mut rng = crate::rng::Rng::from_counters(&[41]);
+        for t in 0..2000u32 {
+            let (w, h) = (1 + rng.below(12), 1 + rng.below(12));
+            let mut g = Grid::new(w, h);
+            let ratio = rng.below(100);
+            for c in 0..g.cells() {
+                g.set_hole(c, rng.below(100) < ratio);
+            }
+            assert_eq!(g.largest_region(), largest_region_by_distances(&g), "grid {t}: {:?}", g.to_rows());
+        }
+        let ties = Grid::from_rows(&["FHF", "HHH", "FHF"]).unwrap();
+        assert_eq!(ties.largest_region(), vec![0], "of equal regions, the lowest cell's");
+        assert!(Grid::from_rows(&["HH"]).unwrap().largest_region().is_empty());
+    }
 
     #[test]
     fn rows_round_trip_and_bad_cells_are_named() {

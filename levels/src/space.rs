@@ -14,7 +14,7 @@
 //! not solved (faster, and possibly unsolvable as a whole). The same seed gives the same levels
 //! on every machine and thread count.
 
-use floe_core::generator::{generate, random_instances, GeneratorConfig};
+use floe_core::generator::{generate, random_instance, GeneratorConfig};
 use floe_core::rng::Rng;
 use floe_core::Instance;
 use floe_plugin_api::design::DesignLimits;
@@ -144,6 +144,9 @@ fn unit(rng: &mut Rng) -> f64 {
 fn between(rng: &mut Rng, lo: u32, hi: u32) -> u32 {
     lo + rng.below(hi - lo + 1)
 }
+
+/// Unsolved levels drawn on the caller's thread rather than the thread pool, at most.
+const SERIAL_DRAWS: usize = 64;
 
 /// The stream tag of level draws.
 const TAG: u64 = 0x001e_7e15;
@@ -330,24 +333,27 @@ impl LevelSource {
             self.drawn += n as u64;
             return Ok(made);
         }
-        let made: Result<Vec<Instance>, LevelsError> = (0..n as u64)
-            .into_par_iter()
-            .map(|i| {
-                let c = first + i;
-                let d = self.setting(c);
-                let cfg = GeneratorConfig {
-                    wait_ratio: if d.needs_wait { 1.0 } else { 0.0 },
-                    seed: floe_core::rng::Rng::from_counters(&[self.seed, c, TAG, 1]).next_u64(),
-                    ..GeneratorConfig::default()
-                        .size(d.size)
-                        .agents(d.agents as usize)
-                        .hole_ratio(d.hole_ratio)
-                        .count(1)
-                };
-                let mut level = if self.space.solve { generate(&cfg)? } else { random_instances(&cfg)? };
-                Ok(level.remove(0))
-            })
-            .collect();
+        let one = |i: u64| -> Result<Instance, LevelsError> {
+            let c = first + i;
+            let d = self.setting(c);
+            let cfg = GeneratorConfig {
+                wait_ratio: if d.needs_wait { 1.0 } else { 0.0 },
+                seed: floe_core::rng::Rng::from_counters(&[self.seed, c, TAG, 1]).next_u64(),
+                ..GeneratorConfig::default()
+                    .size(d.size)
+                    .agents(d.agents as usize)
+                    .hole_ratio(d.hole_ratio)
+                    .count(1)
+            };
+            Ok(if self.space.solve { generate(&cfg)?.remove(0) } else { random_instance(&cfg)? })
+        };
+        // A few unsolved levels (a refill) are drawn on this thread: handing each to the thread
+        // pool costs more than drawing it. Level c is the same either way.
+        let made: Result<Vec<Instance>, LevelsError> = if !self.space.solve && n <= SERIAL_DRAWS {
+            (0..n as u64).map(one).collect()
+        } else {
+            (0..n as u64).into_par_iter().map(one).collect()
+        };
         let made = made?;
         self.drawn += n as u64;
         Ok(made)

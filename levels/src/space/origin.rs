@@ -182,27 +182,6 @@ fn checked(mut level: Instance, solve_it: bool) -> Result<Instance, String> {
     Ok(level)
 }
 
-/// The cells of `grid`'s largest frozen region (the first found of equal ones).
-fn largest_region(grid: &Grid) -> Vec<Cell> {
-    let n = grid.cells();
-    let mut seen = vec![false; n as usize];
-    let mut best = Vec::new();
-    for c in 0..n {
-        if grid.is_hole(c) || seen[c as usize] {
-            continue;
-        }
-        let dist = grid.distances_from(c);
-        let members: Vec<Cell> = (0..n).filter(|&x| dist[x as usize] != UNREACHABLE).collect();
-        for &m in &members {
-            seen[m as usize] = true;
-        }
-        if members.len() > best.len() {
-            best = members;
-        }
-    }
-    best
-}
-
 impl Origin {
     /// The origin a spec names, its files read and checked.
     ///
@@ -281,7 +260,7 @@ impl Origin {
                             floe_core::pool::MAX_SIDE
                         )));
                     }
-                    let region = largest_region(&grid);
+                    let region = grid.largest_region();
                     if region.len() < 2 * a0 as usize {
                         return Err(LevelsError::Source(format!(
                             "map {}: its largest frozen region has {} cells, and {a0} agents need {}",
