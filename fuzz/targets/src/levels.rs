@@ -1,5 +1,6 @@
 //! The level-sampling driver under arbitrary calls and buffers, as a C host can make them: the
-//! bytes choose a sequence of steps, driver calls (`start`, `after_step`, `update`, `record`),
+//! bytes choose a sequence of steps, driver calls (`start`, `after_step`, `update`, `record`,
+//! `decide` with the pool's records in or out of order, `apply` of a decision the bytes write),
 //! refills and weights, each with buffers whose lengths and contents the bytes edit, and a
 //! sampler whose plans the bytes write (garbage included). Two engines with two samplers run
 //! side by side: a call is made on the first; refused, everything it could change (the engine's
@@ -10,7 +11,7 @@
 use std::sync::Arc;
 
 use floe_core::engine::{CollisionMode, CpuEngine, Engine, EnvConfig, InstancePool, Optima, StepBuffers};
-use floe_levels::{LevelSource, LevelSpace, Levels};
+use floe_levels::{Decision, LevelSource, LevelSpace, Levels};
 use floe_plugin_api::{EpisodeRecord, LevelPlan, LevelRecord, LevelSampler, PluginError};
 
 const ENVS: usize = 5;
@@ -237,7 +238,7 @@ fn call(
     weights: &[f64],
 ) -> Result<String, String> {
     let Side { engine, levels, .. } = side;
-    let r = match kind % 8 {
+    let r = match kind % 10 {
         0 => levels.start(engine, out.view()).map(|a| format!("{a:?}")),
         1 | 2 => levels.after_step(engine, out.view()).map(|a| format!("{a:?}")),
         3 => levels.update(engine, None, None, out.view()).map(|a| format!("{a:?}")),
@@ -251,7 +252,30 @@ fn call(
                 .map(|r| format!("{r:?}"))
                 .map_err(|e| e.to_string());
         }
-        _ => return engine.set_weights(Some(weights)).map(|()| "weights".into()).map_err(|e| e.to_string()),
+        7 => return engine.set_weights(Some(weights)).map(|()| "weights".into()).map_err(|e| e.to_string()),
+        8 => {
+            // The pool's records, two of them swapped when the slots say so (out of order: refused).
+            let mut records = Levels::levels(engine).map_err(|e| e.to_string())?;
+            if let [i, j] = *slots {
+                if i < records.len() && j < records.len() {
+                    records.swap(i, j);
+                }
+            }
+            levels.decide(&records, Some(episodes), Some(scores)).map(|d| d.to_json())
+        }
+        _ => {
+            // A decision the bytes write: the weights given (kept when their count is odd), the
+            // slots to refill, and a level for each (one too many with a weight too many).
+            let n = slots.len() + usize::from(weights.len() > SLOTS);
+            let new = LevelSource::new(space(), 9).and_then(|mut s| s.draw(n)).map_err(|e| e.to_string())?;
+            let decision = Decision {
+                weights: weights.len().is_multiple_of(2).then(|| weights.to_vec()),
+                refill: slots.to_vec(),
+                levels: new,
+                episodes: episodes.len(),
+            };
+            Levels::apply(engine, &decision, out.view()).map(|a| format!("{a:?}"))
+        }
     };
     r.map_err(|e| e.to_string())
 }
@@ -268,6 +292,8 @@ pub struct DriverRun {
     pub steps: usize,
     /// Accepted calls that refilled a slot.
     pub refills: usize,
+    /// `decide` and `apply` calls taken, and refused.
+    pub decisions: [usize; 2],
 }
 
 /// The driver target: see the module's docs.
@@ -313,16 +339,18 @@ pub fn level_driver_run(data: &[u8]) -> DriverRun {
         let weights: Vec<f64> = (0..SLOTS + usize::from(input.byte() % 5 == 0))
             .map(|_| f64::from(input.word() as i32) / 7.0)
             .collect();
-        let what = format!("call {} at op {op}", kind % 8);
+        let what = format!("call {} at op {op}", kind % 10);
         match call(kind, &mut a, &mut buf_a, &episodes, &scores, &slots, &weights) {
             Err(_) => {
                 // Refused: nothing it could change has changed, the buffers it was lent included.
                 assert!(same_bits(&buf_a, &buf_b), "{what}: the refused call's buffers");
                 same(&a, &b, &what);
                 run.refused += 1;
+                run.decisions[1] += usize::from(kind % 10 >= 8);
             }
             Ok(answer) => {
                 run.accepted += 1;
+                run.decisions[0] += usize::from(kind % 10 >= 8);
                 run.refills += usize::from(answer.contains("refilled: 1") || answer.contains("refilled: 2"));
                 let twin = call(kind, &mut b, &mut buf_b, &episodes, &scores, &slots, &weights);
                 assert_eq!(twin.as_ref(), Ok(&answer), "{what}: the twin's answer");

@@ -18,14 +18,18 @@ fn random_calls_on_the_level_driver_never_panic_and_refusals_change_nothing() {
                 total.refused += run.refused;
                 total.steps += run.steps;
                 total.refills += run.refills;
+                total.decisions[0] += run.decisions[0];
+                total.decisions[1] += run.decisions[1];
             }
             Err(_) => panic!("case {case} fails; its input: {data:?}"),
         }
     }
-    // The inputs reach every path: steps, calls taken (refills among them) and calls refused.
+    // The inputs reach every path: steps, calls taken (refills among them) and calls refused,
+    // decide and apply both taken and refused.
     println!("{total:?}");
     assert!(
         total.steps > 1000 && total.accepted > 1000 && total.refused > 1000 && total.refills > 50,
         "{total:?}"
     );
+    assert!(total.decisions[0] > 50 && total.decisions[1] > 50, "{total:?}");
 }
