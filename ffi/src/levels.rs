@@ -436,8 +436,7 @@ pub unsafe extern "C" fn floe_levels_pool(
 /// puts it back into a sampler made from the same settings. Reads only.
 ///
 /// Ownership: `*out` is the caller's (`floe_string_free`). Thread-safe.
-/// Errors: FLOE_STATUS_UNSUPPORTED for a sampler that keeps no saved form (a library's, the
-/// samplers over generator configurations); FLOE_STATUS_BAD_INPUT for an engine other than the
+/// Errors: FLOE_STATUS_UNSUPPORTED for a sampler that keeps no saved form (a library's); FLOE_STATUS_BAD_INPUT for an engine other than the
 /// sampler's, a loaded state not yet started, or a misaligned `out`; FLOE_STATUS_NULL_POINTER
 /// for a NULL `levels`, `engine` or `out`; FLOE_STATUS_WRONG_HANDLE for a handle that is not a
 /// live level sampler or engine; FLOE_STATUS_GPU.
@@ -469,8 +468,11 @@ pub unsafe extern "C" fn floe_levels_save(
 ///
 /// Errors (nothing changed): FLOE_STATUS_BAD_INPUT naming the value for a state that does not
 /// read, of another version, sampler, `update_every` or level space, or whose sampler state the
-/// sampler refuses (other parameters); FLOE_STATUS_UNSUPPORTED for a sampler that keeps no saved
-/// form; FLOE_STATUS_NULL_POINTER for a NULL `levels` or `state_json`; FLOE_STATUS_BAD_UTF8;
+/// sampler refuses (other parameters; for a phase designer over a curriculum, designs the
+/// curriculum does not make again when replayed over the saved history: the curriculum was
+/// called, so that sampler refuses to go on, and a new one takes the right state);
+/// FLOE_STATUS_UNSUPPORTED for a sampler that keeps no saved form; FLOE_STATUS_NULL_POINTER for
+/// a NULL `levels` or `state_json`; FLOE_STATUS_BAD_UTF8;
 /// FLOE_STATUS_WRONG_HANDLE for a `levels` that is not a live level sampler.
 ///
 /// # Safety

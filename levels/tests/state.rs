@@ -85,6 +85,73 @@ fn a_run_resumed_from_its_saved_state_draws_the_levels_of_one_that_never_stopped
     }
 }
 
+/// The phase designers: a curriculum (replayed on restore) or the engineer, by phases of 30
+/// episodes, so that 40 steps end a few phases and the next 40 a few more.
+const PHASE_DESIGNERS: [(&str, &str); 6] = [
+    ("fixed", r#"{"phase_episodes": 30}"#),
+    ("frontier", r#"{"phase_episodes": 30}"#),
+    ("difficulty-scaling", r#"{"phase_episodes": 30}"#),
+    ("sec", r#"{"phase_episodes": 30}"#),
+    ("schedule", r#"{"phase_episodes": 30, "phases": 6}"#),
+    ("engineer", r#"{"phase_episodes": 30, "engineer": {"name": "rules"}}"#),
+];
+
+#[test]
+fn a_phase_designer_resumed_from_its_saved_state_designs_as_one_that_never_stopped() {
+    for (name, p) in PHASE_DESIGNERS {
+        let s = spec(name, params(p), 4);
+        let begin = || {
+            let (mut env, mut out) = engine(16, 12);
+            let mut levels = s.levels();
+            levels.start(&mut env, out.view()).unwrap();
+            run(&mut levels, &mut env, &mut out, 40);
+            (levels, env, out)
+        };
+        let (mut levels, mut env, mut out) = begin();
+        let halfway = levels.designs().len();
+        run(&mut levels, &mut env, &mut out, 40);
+        let went_on = (trace(&levels, &env, &out), format!("{:?}", levels.designs()));
+        assert!(levels.designs().len() > halfway && halfway >= 2, "{name}: phases in both halves");
+
+        let (levels, mut env, mut out) = begin();
+        let text = levels.save(&env).unwrap().to_json().unwrap();
+        let mut restored = s.levels();
+        restored.load(LevelsState::from_json(&text).unwrap()).unwrap();
+        assert_eq!(restored.designs(), levels.designs(), "{name}: the designs back");
+        restored.start(&mut env, out.view()).unwrap();
+        run(&mut restored, &mut env, &mut out, 40);
+        let back = (trace(&restored, &env, &out), format!("{:?}", restored.designs()));
+        assert_eq!(back, went_on, "{name}");
+    }
+    // A state of phases of another length, or of another designer, is refused by name.
+    let (levels, env, _) = {
+        let (mut env, mut out) = engine(16, 12);
+        let mut levels = spec("fixed", params(r#"{"phase_episodes": 30}"#), 4).levels();
+        levels.start(&mut env, out.view()).unwrap();
+        run(&mut levels, &mut env, &mut out, 40);
+        (levels, env, out)
+    };
+    let state = levels.save(&env).unwrap();
+    let e = spec("fixed", params(r#"{"phase_episodes": 31}"#), 4).levels().load(state.clone()).unwrap_err();
+    assert!(e.to_string().contains("phases of 30 episodes") && e.to_string().contains("31"), "{e}");
+    // The state's first design, edited: the replayed curriculum designs otherwise, and says so.
+    let mut value: serde_json::Value = serde_json::from_str(&state.to_json().unwrap()).unwrap();
+    let mut inner: serde_json::Value =
+        serde_json::from_str(value["sampler_state"].as_str().unwrap()).unwrap();
+    let sizes = &mut inner["designs"][0]["config"]["sizes"];
+    let first = sizes[0]["data_ratio"].as_f64().unwrap();
+    sizes[0]["data_ratio"] = serde_json::json!(first + 0.125);
+    value["sampler_state"] = serde_json::json!(inner.to_string());
+    let edited = LevelsState::from_json(&value.to_string()).unwrap();
+    let mut other = spec("fixed", params(r#"{"phase_episodes": 30}"#), 4).levels();
+    let e = other.load(edited).unwrap_err().to_string();
+    assert!(e.contains("phase 0 was designed as") && e.contains("when replayed"), "{e}");
+    // Its curriculum was called: the sampler refuses to go on rather than design as a fresh one.
+    let (mut env, mut out) = engine(16, 12);
+    let e = other.start(&mut env, out.view()).unwrap_err().to_string();
+    assert!(e.contains("cannot go on"), "{e}");
+}
+
 #[test]
 fn a_new_engine_is_made_with_the_saved_pool_and_draws_by_the_saved_weights() {
     let s = spec("plr", params(r#"{"fresh": 0.5}"#), 4);
@@ -162,9 +229,21 @@ fn a_state_that_does_not_fit_is_refused_and_changes_nothing() {
     run(&mut restored, &mut env, &mut out, 4);
 
     // A sampler that keeps no saved form says so.
-    let mut phases = spec("fixed", params(r#"{"phase_episodes": 40}"#), 2).levels();
+    struct Unsaved;
+    impl floe_plugin_api::LevelSampler for Unsaved {
+        fn update(
+            &mut self,
+            _: &[floe_plugin_api::LevelRecord],
+            _: &[floe_plugin_api::EpisodeRecord],
+            _: Option<&[f32]>,
+        ) -> Result<floe_plugin_api::LevelPlan, floe_plugin_api::PluginError> {
+            Ok(floe_plugin_api::LevelPlan::default())
+        }
+    }
+    let source = floe_levels::LevelSource::new(common::space(), 1).unwrap();
+    let mut unsaved = Levels::new("unsaved", Box::new(Unsaved), source, 2);
     let (mut env, mut out) = engine(16, 8);
-    phases.start(&mut env, out.view()).unwrap();
-    let e = phases.save(&env).unwrap_err();
+    unsaved.start(&mut env, out.view()).unwrap();
+    let e = unsaved.save(&env).unwrap_err();
     assert!(e.to_string().contains("does not support saving its state"), "{e}");
 }

@@ -484,8 +484,8 @@ impl LevelSampler {
     /// generation), the kept episodes and first-play marks, the source of new levels, and the
     /// attached engine's pool (every slot's level, optimum and generation) and weights. Versioned.
     ///
-    /// Raises `floe.PluginFailed` for a sampler that keeps no saved form (a library's, the
-    /// samplers over generator configurations); `floe.BadInput` without an engine, or with a
+    /// Raises `floe.PluginFailed` for a sampler that keeps no saved form (a library's, one
+    /// written in Python); `floe.BadInput` without an engine, or with a
     /// loaded state not yet started.
     fn state_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let text = self.state_json(py)?;
@@ -500,7 +500,9 @@ impl LevelSampler {
     ///
     /// Raises `floe.BadInput` (a `ValueError`) naming the value for a state that does not read,
     /// of another version, sampler, `update_every`, level space or sampler parameters, and
-    /// `floe.PluginFailed` for a sampler that keeps no saved form; nothing changes then.
+    /// `floe.PluginFailed` for a sampler that keeps no saved form; nothing changes then (but a
+    /// phase designer whose curriculum, replayed over the saved history, designs otherwise: its
+    /// curriculum was called, so the sampler refuses to go on).
     fn load_state_dict(&self, py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<()> {
         let text = py_to_json(state)?;
         py.detach(|| -> PyResult<()> {

@@ -819,10 +819,16 @@ def test_a_state_that_does_not_fit_is_refused_by_name():
     other.attach(other_env.engine)
     with pytest.raises(floe.BadInput, match="not the saved one"):
         other.start()
-    with pytest.raises(floe.PluginFailed, match="saving its state"):
-        phases = sampler("fixed", {"phase_episodes": 8})
-        floe.VectorEnv(8, 8, levels=phases).reset(seed=1)
-        phases.state_dict()
+    # A phase designer saves its designs with its state; one of other phases refuses them.
+    phases = sampler("frontier", {"phase_episodes": 8}, update_every=2)
+    env = floe.VectorEnv(8, 8, levels=phases)
+    env.reset(seed=1)
+    run(env, 30)
+    state = pickle.loads(pickle.dumps(phases.state_dict()))
+    back = sampler("frontier", {"phase_episodes": 8}, update_every=2)
+    back.load_state_dict(state)
+    with pytest.raises(floe.BadInput, match="phases of 8 episodes"):
+        sampler("frontier", {"phase_episodes": 9}, update_every=2).load_state_dict(state)
 
 
 def test_a_sampler_written_in_python_steers_the_engine_and_its_bad_answers_change_nothing():

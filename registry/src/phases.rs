@@ -11,6 +11,14 @@
 //!   keeps the previous phase's configuration.
 //!
 //! The stepping engine judges no optimality, so each size's `optimal_rate` is 0.
+//!
+//! A phase sampler saves its state (the history, the current configuration and rationale, the
+//! phase's outcomes so far, every design with its notes) with the driver's. On restore a
+//! curriculum is replayed over the saved history, one call a finished phase as it was called,
+//! so that one that keeps state of its own (`sec`'s bandit, `schedule`'s count) has it again;
+//! a curriculum whose replay designs another configuration than the saved one is refused. An
+//! engineer is not asked again: what it is asked next is built from the restored history and
+//! rationale.
 
 use std::collections::BTreeMap;
 
@@ -47,7 +55,8 @@ impl std::fmt::Debug for Designer {
 }
 
 /// What one phase's episodes of one map size came to.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Tally {
     episodes: u32,
     successes: u32,
@@ -95,12 +104,15 @@ pub struct PhaseSampler {
     tally: BTreeMap<u32, Tally>,
     cells: BTreeMap<(u32, u32, u32), Tally>,
     /// The last finished phase's cells, for the engineer's context.
-    last_cells: Vec<Cell>,
+    last_cells: BTreeMap<(u32, u32, u32), Tally>,
     counted: u32,
     /// Notes of the last design (what was clamped, why a reply was not used).
     notes: Vec<String>,
     /// Every phase's design, with its rationale and notes.
     designs: Vec<PhaseDesign>,
+    /// Why the sampler cannot go on: a restore whose replay the curriculum refused, after
+    /// calling it (its own state is no longer a fresh one's).
+    spoiled: Option<String>,
 }
 
 impl PhaseSampler {
@@ -128,10 +140,11 @@ impl PhaseSampler {
             rationale: None,
             tally: BTreeMap::new(),
             cells: BTreeMap::new(),
-            last_cells: Vec::new(),
+            last_cells: BTreeMap::new(),
             counted: 0,
             notes: Vec::new(),
             designs: Vec::new(),
+            spoiled: None,
         })
     }
 
@@ -209,7 +222,7 @@ impl PhaseSampler {
                     limits: &self.limits,
                 };
                 let text = context
-                    .assemble_phase(&input, &self.last_cells)
+                    .assemble_phase(&input, &cells_of(&self.last_cells))
                     .map_err(|e| PluginError::Config(format!("the engineer's context: {e}")))?;
                 let adopted = self.limits.adopt(engineer.design(&text, &self.limits));
                 self.notes = adopted.notes;
@@ -235,9 +248,146 @@ impl PhaseSampler {
     }
 }
 
+/// A phase's cells as the engineer's context reads them.
+fn cells_of(cells: &BTreeMap<(u32, u32, u32), Tally>) -> Vec<Cell> {
+    cells
+        .iter()
+        .map(|(&(agents, size, band), t)| Cell {
+            agents,
+            size,
+            hole_band: (f64::from(band) / 10.0, f64::from(band + 1) / 10.0),
+            plays: t.episodes,
+            successes: t.successes,
+            failures: t.failures.clone(),
+        })
+        .collect()
+}
+
+/// A phase sampler's saved form ([`LevelSampler::save`]).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Saved {
+    phase_episodes: u32,
+    phases: u32,
+    /// `curriculum` or `engineer`.
+    designer: String,
+    history: History,
+    config: Option<RoundConfig>,
+    rationale: Option<String>,
+    tally: Vec<(u32, Tally)>,
+    cells: Vec<((u32, u32, u32), Tally)>,
+    last_cells: Vec<((u32, u32, u32), Tally)>,
+    counted: u32,
+    notes: Vec<String>,
+    designs: Vec<PhaseDesign>,
+}
+
+impl PhaseSampler {
+    fn designer_kind(&self) -> &'static str {
+        match self.designer {
+            Designer::Curriculum(_) => "curriculum",
+            Designer::Engineer { .. } => "engineer",
+        }
+    }
+
+    /// A curriculum called again as it was called for each saved design (the history of the
+    /// phases before it), its clamped configuration checked against the design.
+    fn replay(&mut self, saved: &Saved) -> Result<(), PluginError> {
+        let Designer::Curriculum(c) = &mut self.designer else { return Ok(()) };
+        if !self.designs.is_empty() {
+            return Err(PluginError::BadInput(
+                "a curriculum's phase sampler restores into a new sampler only (this one has designed phases: its \
+                 curriculum is not a fresh one)"
+                    .into(),
+            ));
+        }
+        for (i, design) in saved.designs.iter().enumerate() {
+            let before = History { rounds: saved.history.rounds.iter().take(i).cloned().collect() };
+            let config = c.next_config(&before)?;
+            let clamped = self.limits.clamp(&config).map(|(c, _)| c).ok();
+            if clamped.as_ref() != Some(&design.config) {
+                return Err(PluginError::BadInput(format!(
+                    "the saved phase sampler's phase {} was designed as {}, and its curriculum designs {} when replayed: \
+                     restore it with the curriculum and parameters it was saved with",
+                    design.phase,
+                    serde_json::to_string(&design.config).unwrap_or_default(),
+                    clamped.map_or_else(|| "a configuration outside the level space".into(), |c| {
+                        serde_json::to_string(&c).unwrap_or_default()
+                    })
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 impl LevelSampler for PhaseSampler {
     fn designs(&self) -> &[PhaseDesign] {
         &self.designs
+    }
+
+    fn save(&self) -> Result<String, PluginError> {
+        let saved = Saved {
+            phase_episodes: self.phase_episodes,
+            phases: self.phases,
+            designer: self.designer_kind().into(),
+            history: self.history.clone(),
+            config: self.config.clone(),
+            rationale: self.rationale.clone(),
+            tally: self.tally.iter().map(|(&k, t)| (k, t.clone())).collect(),
+            cells: self.cells.iter().map(|(&k, t)| (k, t.clone())).collect(),
+            last_cells: self.last_cells.iter().map(|(&k, t)| (k, t.clone())).collect(),
+            counted: self.counted,
+            notes: self.notes.clone(),
+            designs: self.designs.clone(),
+        };
+        serde_json::to_string(&saved)
+            .map_err(|e| PluginError::Failed(format!("saving the phase sampler: {e}")))
+    }
+
+    fn restore(&mut self, state: &str) -> Result<(), PluginError> {
+        let saved: Saved = floe_core::json::from_str(state).map_err(|e| {
+            PluginError::BadInput(format!("a saved phase sampler's state does not read: {e}"))
+        })?;
+        let ours = (self.phase_episodes, self.phases, self.designer_kind());
+        let theirs = (saved.phase_episodes, saved.phases, saved.designer.as_str());
+        if ours != theirs {
+            return Err(PluginError::BadInput(format!(
+                "the state was saved by phases of {} episodes, {} phases, designed by a {}, and this sampler has {}, {}, a {}",
+                theirs.0, theirs.1, theirs.2, ours.0, ours.1, ours.2
+            )));
+        }
+        let designs_match = saved.designs.len()
+            == saved.history.rounds.len() + usize::from(saved.config.is_some())
+            && saved.designs.last().map(|d| &d.config) == saved.config.as_ref();
+        if !designs_match {
+            return Err(PluginError::BadInput(format!(
+                "the saved phase sampler holds {} designs for {} finished phases and {} current configuration",
+                saved.designs.len(),
+                saved.history.rounds.len(),
+                if saved.config.is_some() { "a" } else { "no" }
+            )));
+        }
+        if let Err(e) = self.replay(&saved) {
+            if !self.designs.is_empty() || matches!(self.designer, Designer::Engineer { .. }) {
+                return Err(e);
+            }
+            // The curriculum was called: this sampler cannot design as a fresh one would.
+            self.spoiled = Some(format!(
+                "its restore was refused after its curriculum was replayed ({e}): make a new one"
+            ));
+            return Err(e);
+        }
+        self.history = saved.history;
+        self.config = saved.config;
+        self.rationale = saved.rationale;
+        self.tally = saved.tally.into_iter().collect();
+        self.cells = saved.cells.into_iter().collect();
+        self.last_cells = saved.last_cells.into_iter().collect();
+        self.counted = saved.counted;
+        self.notes = saved.notes;
+        self.designs = saved.designs;
+        Ok(())
     }
 
     fn update(
@@ -246,6 +396,9 @@ impl LevelSampler for PhaseSampler {
         episodes: &[EpisodeRecord],
         _scores: Option<&[f32]>,
     ) -> Result<LevelPlan, PluginError> {
+        if let Some(why) = &self.spoiled {
+            return Err(PluginError::BadInput(format!("the phase sampler cannot go on: {why}")));
+        }
         let Some(config) = self.config.clone() else {
             let config = self.design()?;
             self.config = Some(config.clone());
@@ -271,17 +424,7 @@ impl LevelSampler for PhaseSampler {
         let record = self.record(round, &config);
         self.history.rounds.push(record);
         self.tally.clear();
-        self.last_cells = std::mem::take(&mut self.cells)
-            .into_iter()
-            .map(|((agents, size, band), t)| Cell {
-                agents,
-                size,
-                hole_band: (f64::from(band) / 10.0, f64::from(band + 1) / 10.0),
-                plays: t.episodes,
-                successes: t.successes,
-                failures: t.failures,
-            })
-            .collect();
+        self.last_cells = std::mem::take(&mut self.cells);
         self.counted = 0;
         let next = self.design()?;
         self.config = Some(next.clone());

@@ -1376,7 +1376,7 @@ static void drive(floe_levels *levels, floe_engine *engine, floe_step_buffers *b
 
 /* A sampler saved and loaded into a new one made from the same settings: the new engine is made
  * with the saved pool, draws by the saved weights, and the statistics per slot come back; a state
- * that does not fit is refused, and a sampler that keeps no saved form says so. */
+ * that does not fit is refused, and a phase designer saves and restores its designs. */
 static void test_levels_save_load(void) {
     const char *spec =
         "{\"sampler\": {\"name\": \"plr\", \"params\": {\"fresh\": 0.5}}, \"space\": {\"size\": [3, 4],"
@@ -1447,11 +1447,35 @@ static void test_levels_save_load(void) {
                        &other));
     FAILS(floe_levels_load(other, state), FLOE_STATUS_BAD_INPUT, "`plr`");
     OK(floe_levels_free(other));
-    /* A phase designer keeps no saved form. */
-    OK(floe_levels_new("{\"sampler\": {\"name\": \"fixed\"}, \"space\": {\"size\": [3, 4], \"solve\": false}}", &other));
-    char *none = NULL;
-    FAILS(floe_levels_save(other, engine, &none), FLOE_STATUS_UNSUPPORTED, "saving its state");
-    CHECK(none == NULL);
+    /* A phase designer saves its designs with its state, and a sampler made from the same spec
+     * takes them back; one of phases of another length refuses them. */
+    const char *phased_spec = "{\"sampler\": {\"name\": \"fixed\", \"params\": {\"phase_episodes\": 8}},"
+                              " \"space\": {\"size\": [3, 4], \"solve\": false}}";
+    OK(floe_levels_new(phased_spec, &other));
+    floe_pool *ppool = NULL;
+    OK(floe_levels_pool(other, 6, &ppool));
+    floe_engine *pengine = NULL;
+    OK(floe_engine_new(ppool, config, &pengine));
+    floe_step_buffers pb = buffers_for(&s);
+    OK(floe_engine_reset(pengine, 3, &pb));
+    OK(floe_levels_start(other, pengine, &pb, NULL));
+    drive(other, pengine, &pb, &s, 40);
+    char *phased = NULL;
+    OK(floe_levels_save(other, pengine, &phased));
+    CHECK(strstr(phased, "designs") != NULL);
+    floe_levels *pback = NULL;
+    OK(floe_levels_new(phased_spec, &pback));
+    OK(floe_levels_load(pback, phased));
+    OK(floe_levels_free(pback));
+    OK(floe_levels_new("{\"sampler\": {\"name\": \"fixed\", \"params\": {\"phase_episodes\": 9}},"
+                       " \"space\": {\"size\": [3, 4], \"solve\": false}}",
+                       &pback));
+    FAILS(floe_levels_load(pback, phased), FLOE_STATUS_BAD_INPUT, "phases of 8 episodes");
+    OK(floe_levels_free(pback));
+    floe_string_free(phased);
+    free_buffers(&pb);
+    OK(floe_engine_free(pengine));
+    OK(floe_pool_free(ppool));
     OK(floe_levels_free(other));
 
     free(v2);
