@@ -1687,7 +1687,6 @@ fn cases() -> Vec<Case> {
         "misaligned out",
         floe_levels_slot_stats(levels, misaligned(), 4, out_usize)
     );
-    let phases = levels_of(r#"{"sampler": {"name": "fixed"}, "space": {"size": [3, 4], "solve": false}}"#);
     case!(floe_levels_save, "NULL_POINTER", "NULL levels", floe_levels_save(ptr::null(), sampled, out_str));
     case!(floe_levels_save, "NULL_POINTER", "NULL engine", floe_levels_save(levels, ptr::null(), out_str));
     case!(floe_levels_save, "NULL_POINTER", "NULL out", floe_levels_save(levels, sampled, ptr::null_mut()));
@@ -1699,7 +1698,6 @@ fn cases() -> Vec<Case> {
         "a pool as the engine",
         floe_levels_save(levels, as_engine, out_str)
     );
-    case!(floe_levels_save, "UNSUPPORTED", "a phase designer", floe_levels_save(phases, sampled, out_str));
     case!(floe_levels_load, "NULL_POINTER", "NULL levels", floe_levels_load(ptr::null_mut(), c("{}")));
     case!(floe_levels_load, "NULL_POINTER", "NULL state", floe_levels_load(levels, ptr::null()));
     case!(floe_levels_load, "BAD_UTF8", "state not UTF-8", floe_levels_load(levels, BAD_UTF8));
