@@ -12,8 +12,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use rayon::prelude::*;
 
+use crate::convert::py_to_json;
 use crate::errors::{bad_input, plugin};
-use crate::instances::{py_to_json, Instance};
+use crate::instances::Instance;
 
 /// One instance argument: an `Instance` (borrowed) or its JSON text (parsed off the GIL).
 pub(crate) enum Source<'a> {

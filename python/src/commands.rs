@@ -13,12 +13,13 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::{json, Map, Value};
 
+use crate::convert::json_to_py;
+use crate::convert::{object, read_text};
 use crate::driver::{absolute, drive, Run};
 use crate::errors::{config_text, rounds as rounds_error, FloeError};
-use crate::instances::json_to_py;
 use crate::settings::RunSettings;
 use crate::trainee::Lines;
-use crate::verl::{check_verl, object, read_text, verl_file, yaml};
+use crate::verl::{check_verl, verl_file, yaml};
 
 /// What a command line's files give: the settings, and verl's overrides.
 struct FileSettings {

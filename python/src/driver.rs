@@ -15,9 +15,10 @@ use floe_rounds::{RunRecord, RunState};
 use pyo3::prelude::*;
 use serde_json::{Map, Value};
 
+use crate::convert::from_py;
+use crate::convert::json_to_py;
 use crate::errors::{bad_input, registry as registry_error, rounds as rounds_error};
-use crate::instances::json_to_py;
-use crate::rounds::{from_py, Engineer};
+use crate::rounds::Engineer;
 use crate::settings::RunSettings;
 use crate::trainee::{state_value, Lines, PyTrainee};
 

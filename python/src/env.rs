@@ -22,8 +22,9 @@ use numpy::{
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::convert::py_to_json;
 use crate::errors::{bad_input, engine};
-use crate::instances::{py_to_json, Instance};
+use crate::instances::Instance;
 use crate::records::{applied_dict, records_array, LevelDecision, INFO_WORDS};
 
 /// The engine's spec from a dict or JSON text: `backend` ("cpu" or "gpu"), the fields of

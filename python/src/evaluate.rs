@@ -6,8 +6,9 @@ use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::convert::py_to_json;
 use crate::errors::{bad_input, engine};
-use crate::instances::{py_to_json, Instance};
+use crate::instances::Instance;
 
 /// What stops an evaluation: the engine's refusal, or the policy's error or bad answer.
 enum Stop {

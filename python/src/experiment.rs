@@ -9,10 +9,10 @@ use floe_rounds::experiment::{ContestRun, Design, Entry};
 use floe_rounds::{RoundsError, RunRecord};
 use pyo3::prelude::*;
 
+use crate::convert::from_py;
+use crate::convert::json_to_py;
 use crate::driver::{drive, Run};
 use crate::errors::{bad_input, config_text, raised, rounds as rounds_error};
-use crate::instances::json_to_py;
-use crate::rounds::from_py;
 use crate::settings::RunSettings;
 use crate::trainee::{answers, Lines};
 

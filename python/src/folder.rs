@@ -6,9 +6,9 @@ use floe_rounds::folder::Trainer;
 use floe_rounds::{RunFolder, RunState, Stage};
 use pyo3::prelude::*;
 
+use crate::convert::from_py;
+use crate::convert::json_to_py;
 use crate::errors::{bad_input, rounds as rounds_error};
-use crate::instances::json_to_py;
-use crate::rounds::from_py;
 use crate::trainee::state_value;
 
 fn stage(name: String) -> PyResult<Stage> {

@@ -13,6 +13,7 @@ use floe_core::{solve as solve_core, Answer, Check, PlanForm, SolverConfig};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
+use crate::convert::{json_to_py, py_to_json};
 use crate::errors::{bad_input, failed};
 
 /// A MAPF-FrozenLake instance: a grid of frozen cells (`F`) and holes (`H`), and agents with
@@ -283,17 +284,6 @@ pub fn mutate<'py>(
     })?;
     let edits = serde_json::to_value(&m.edits).map_err(|e| failed(e.to_string()))?;
     Ok((Instance { inner: m.instance }, json_to_py(py, &edits)?))
-}
-
-pub(crate) fn json_to_py<'py>(py: Python<'py>, value: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
-    py.import("json")?.call_method1("loads", (value.to_string(),))
-}
-
-pub(crate) fn py_to_json(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    if let Ok(s) = value.cast::<PyString>() {
-        return s.extract::<String>();
-    }
-    value.py().import("json")?.call_method1("dumps", (value,))?.extract()
 }
 
 /// Verifies one plan, read by floe-core's one plan reader (as `floe verify` and

@@ -10,9 +10,10 @@ use numpy::{AllowTypeChange, PyArray1, PyArray2, PyArrayLike1, PyArrayLike2, Typ
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::convert::{json_to_py, py_to_json};
 use crate::env::Engine;
 use crate::errors::{bad_input, config_text};
-use crate::instances::{json_to_py, py_to_json, Instance};
+use crate::instances::Instance;
 use crate::records::{applied_dict, episodes_array, episodes_from, records_from, scores_from, LevelDecision};
 
 /// A level sampler with the source of its new levels: which levels of an engine's pool its

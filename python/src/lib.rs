@@ -10,6 +10,7 @@
 
 mod batch;
 mod commands;
+mod convert;
 mod driver;
 mod env;
 mod errors;

@@ -18,8 +18,9 @@ use floe_rounds::design::{default_round0, run_limits, Asked};
 use pyo3::prelude::*;
 
 use crate::batch::spec;
-use crate::errors::{bad_input, config, config_text, failed, plugin, registry as registry_error};
-use crate::instances::{json_to_py, py_to_json, Instance};
+use crate::convert::{from_py, json_to_py, py_to_json};
+use crate::errors::{bad_input, config, failed, plugin, registry as registry_error};
+use crate::instances::Instance;
 
 fn parse_history(value: &Bound<'_, PyAny>) -> PyResult<History> {
     History::from_json(&py_to_json(value)?).map_err(config)
@@ -328,10 +329,6 @@ struct DesignArgs {
     hyperparameters: serde_json::Value,
     limits: DesignLimits,
     options: ContextOptions,
-}
-
-pub(crate) fn from_py<T: serde::de::DeserializeOwned>(what: &str, value: &Bound<'_, PyAny>) -> PyResult<T> {
-    serde_json::from_str(&py_to_json(value)?).map_err(|e| config_text(format!("{what}: {e}")))
 }
 
 impl DesignArgs {

@@ -10,9 +10,10 @@ use serde_json::{json, Value};
 use floe_core::text::write_answer;
 use floe_rounds::data::{trainer_seed, warm_start_data, warm_start_seed};
 
+use crate::convert::from_py;
+use crate::convert::json_to_py;
 use crate::errors::{config_text, failed};
-use crate::instances::{json_to_py, Instance};
-use crate::rounds::from_py;
+use crate::instances::Instance;
 
 /// A language-model run's settings (floe-rounds' `RunSettings`): every setting an attribute.
 ///

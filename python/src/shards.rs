@@ -12,8 +12,9 @@ use pyo3::prelude::*;
 use rayon::prelude::*;
 
 use crate::batch::{instances_of, sources};
+use crate::convert::{json_to_py, py_to_json};
 use crate::errors::{bad_input, config};
-use crate::instances::{generate_error, json_to_py, py_to_json, wrap, Instance};
+use crate::instances::{generate_error, wrap, Instance};
 
 fn generator_config(value: &Bound<'_, PyAny>) -> PyResult<GeneratorConfig> {
     serde_json::from_str(&py_to_json(value)?).map_err(|e| bad_input(format!("generator configuration: {e}")))

@@ -23,8 +23,9 @@ use floe_rounds::{Answer, RoundData, RoundsError, RunFolder, RunState, Session, 
 use pyo3::prelude::*;
 use serde_json::Value;
 
+use crate::convert::{json_to_py, py_to_json};
 use crate::errors::raised;
-use crate::instances::{json_to_py, py_to_json, Instance};
+use crate::instances::Instance;
 
 fn to_json(value: &Bound<'_, PyAny>) -> Result<Value, RoundsError> {
     let text = py_to_json(value).map_err(raised)?;

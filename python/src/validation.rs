@@ -7,8 +7,9 @@ use floe_rounds::{RoundsError, ValidationConfig};
 use pyo3::prelude::*;
 
 use crate::batch::{records_of, sources};
+use crate::convert::json_to_py;
 use crate::errors::bad_input;
-use crate::instances::{generate_error, json_to_py, wrap, Instance};
+use crate::instances::{generate_error, wrap, Instance};
 
 /// The fixed validation set of a run whose `validation` section has these values (the
 /// defaults are `floe train`'s): `per_cell` instances for each agent count × map size, in that

@@ -8,9 +8,9 @@ use floe_rounds::Stage;
 use pyo3::prelude::*;
 use serde_json::{json, Map, Value};
 
+use crate::convert::json_to_py;
+use crate::convert::{from_py, object, read_text};
 use crate::errors::config_text;
-use crate::instances::json_to_py;
-use crate::rounds::from_py;
 use crate::settings::{spec_value, RunSettings};
 
 /// verl's keys the driver sets for each round: a configuration's `verl` section cannot set them.
@@ -33,20 +33,6 @@ const REWARD_MODULE: &str = "pkg://floe.rewards";
 
 /// verl's own default of `data.train_batch_size` (its `legacy_data.yaml`).
 const VERL_TRAIN_BATCH: i64 = 1024;
-
-/// A file's text, or `floe.ConfigError` naming it.
-pub(crate) fn read_text(path: &str) -> PyResult<String> {
-    std::fs::read_to_string(path).map_err(|e| config_text(format!("{path}: {e}")))
-}
-
-/// A JSON object, or `what` refused.
-pub(crate) fn object(v: Value, what: impl FnOnce() -> String) -> PyResult<Map<String, Value>> {
-    match v {
-        Value::Object(m) => Ok(m),
-        Value::Null => Ok(Map::new()),
-        _ => Err(config_text(what())),
-    }
-}
 
 /// YAML text read by PyYAML's `safe_load` (verl's own reader), as JSON.
 pub(crate) fn yaml(py: Python<'_>, text: &str, what: &str) -> PyResult<Value> {
