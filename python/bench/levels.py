@@ -5,7 +5,7 @@ beforehand, soft collisions, episodes of ``--episode-limit`` steps) over a pool 
 levels of the level space (``--size`` maps, hole ratio up to 0.2, ``solve`` false), stepped:
 
 - ``none``: with no sampler (the engine's uniform draw over the pool);
-- ``plr``: with ``floe.LevelSampler("plr")`` called every ``--update-every`` steps (its proxy
+- ``plr``: with ``floe.Levels("plr")`` called every ``--update-every`` steps (its proxy
   scores; refills of new levels);
 - ``fixed``: with ``uniform`` over the fixed pool (called every ``--update-every`` steps, no
   refill);
@@ -56,12 +56,12 @@ def make_env(a, setting):
     lo, _, hi = a.size.partition("-")
     space = {"agents": [a.agents, a.agents], "size": [int(lo), int(hi or lo)], "hole_ratio": [0.0, 0.2],
              "wait_ratio": [0.0, 1.0], "solve": False}
-    maker = floe.LevelSampler("uniform", space=space, seed=1)
+    maker = floe.Levels("uniform", space=space, seed=1)
     which = SETTINGS[setting]
-    levels = None if which is None else floe.LevelSampler(which[0], which[1], space=space, seed=1,
+    levels = None if which is None else floe.Levels(which[0], which[1], space=space, seed=1,
                                                           update_every=a.update_every)
     # Every setting starts from the same pool.
-    env = floe.VectorEnv(maker.levels(a.pool), a.envs, mode="soft", episode_limit=a.episode_limit, obs_radius=2,
+    env = floe.VectorEnv(maker.draw(a.pool), a.envs, mode="soft", episode_limit=a.episode_limit, obs_radius=2,
                          levels=levels)
     env.reset(seed=0)
     return env, levels

@@ -12,7 +12,7 @@ levels: their goal plane is empty) are left out. A truncated episode's last rewa
 discounted value of its final observation. The learning rate is annealed linearly to 2% of its
 start and held there.
 
-The levels come from a ``floe.LevelSampler`` over ``--agents``/``--size``/``--holes``
+The levels come from a ``floe.Levels`` over ``--agents``/``--size``/``--holes``
 (``--sampler``: ``plr``, robust PLR scored by this script, the default; ``uniform``, a fixed
 pool; ``dr``, a new level after each episode; ``learnability``). The sampler is called once per
 rollout with the script's score of each episode that ended in it, PLR's positive value loss (the
@@ -127,12 +127,12 @@ def sample(net: ActorCritic, x: np.ndarray):
     return action, logp, value
 
 
-def make_sampler(args) -> floe.LevelSampler:
+def make_sampler(args) -> floe.Levels:
     space = {"agents": args.agents, "size": args.size, "hole_ratio": args.holes, "wait_ratio": [0, 1],
              "solve": False}
     name, params = {"plr": ("plr", None), "uniform": ("uniform", None), "dr": ("uniform", {"max_plays": 1}),
                     "learnability": ("learnability", None)}[args.sampler]
-    return floe.LevelSampler(name, params, space=space, seed=args.seed, update_every=0)
+    return floe.Levels(name, params, space=space, seed=args.seed, update_every=0)
 
 
 def main(argv=None) -> dict:
@@ -251,7 +251,7 @@ def main(argv=None) -> dict:
 
     held_space = {"agents": [args.eval_agents] * 2, "size": [args.eval_size] * 2,
                   "hole_ratio": [args.eval_holes] * 2, "wait_ratio": [0, 1], "solve": True}
-    held = floe.LevelSampler(space=held_space, seed=0xD00D1E).levels(args.eval_levels)
+    held = floe.Levels(space=held_space, seed=0xD00D1E).draw(args.eval_levels)
     config = {"num_envs": 1024, "mode": "strict", "episode_limit": args.episode_limit, "obs_radius": args.radius}
     rng = np.random.default_rng(args.seed)
 

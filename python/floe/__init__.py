@@ -1,6 +1,6 @@
 """floe for Python: MAPF-FrozenLake instances, the optimal solver and the verifier, the paper's
 prompt and answer parser, Gymnasium and PettingZoo environments over floe's batched engine with
-level samplers (:class:`floe.LevelSampler`: PLR, learnability and others steer which levels they
+level samplers (:class:`floe.Levels`: PLR, learnability and others steer which levels they
 play), and rewards and datasets for TRL and verl; ``floe.ray`` builds suites and training sets,
 verifies answers and keeps the level sampling of shards in step over a Ray cluster;
 ``floe.rounds`` runs the paper's loop for a Hugging Face language model with TRL, the model its
@@ -27,6 +27,7 @@ from ._floe import (
     FloeError,
     Instance,
     LevelDecision,
+    Levels,
     LevelSampler,
     PluginFailed,
     Reward,
@@ -86,6 +87,7 @@ __all__ = [
     "FloeError",
     "Instance",
     "LevelDecision",
+    "Levels",
     "LevelSampler",
     "PluginFailed",
     "Reward",

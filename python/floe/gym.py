@@ -45,20 +45,22 @@ summed; ``slot`` the pool slot it played, ``generation`` that slot's refills whe
 ``out_of_bounds`` 0.5, ``goal`` 1, the goal paid once per episode as above), see
 docs/plugins.md.
 
-Level sampling: ``levels=floe.LevelSampler("plr", ...)`` lets a sampler steer which levels of the
+Level sampling: ``levels=floe.Levels("plr", ...)`` lets a sampler steer which levels of the
 pool the environments play (PLR, learnability, domain randomisation, the environment engineer
 between phases, or a Rust or C plugin's). ``instances`` may then be a count: that many levels
 drawn from the sampler's space. The engine gets room for every level of the space; each reset
 calls the sampler's ``start`` and each step its ``after_step``, so an episode that a refill cuts
 short ends in that step: ``truncated``, with its ``final_obs`` and ``final_info``, as Gymnasium
 expects. ``env.levels`` is the sampler (``update(episodes, scores)`` for a host's own scores).
-Any object with ``room``, ``levels(count)``, ``attach(engine)``, ``start()`` and ``after_step()``
+Any object with ``room``, ``draw(count)``, ``attach(engine)``, ``start()`` and ``after_step()``
 serves: :class:`floe.ray.LevelShard` is one, for shards of one pool.
 
 :class:`Env` is the single-environment ``gymnasium.Env`` over the same engine.
 """
 
 from __future__ import annotations
+
+import warnings
 
 from typing import Any, Optional, Sequence, Union
 
@@ -68,7 +70,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from ._floe import Engine, Instance, LevelSampler
+from ._floe import Engine, Instance, Levels
 from .records import info_columns
 
 OUTCOMES = ("running", "success", "failure", "truncated")
@@ -125,21 +127,30 @@ def _pool(instances, levels) -> tuple:
         return [], tuple(levels.room)
     if isinstance(instances, (int, np.integer)) and not isinstance(instances, bool):
         if levels is None:
-            raise ValueError(f"instances={instances} is a count: give levels= (a floe.LevelSampler) to draw "
+            raise ValueError(f"instances={instances} is a count: give levels= (a floe.Levels) to draw "
                              "them from, or the instances themselves")
-        return list(levels.levels(int(instances))), tuple(levels.room)
+        return list(_draw(levels, int(instances))), tuple(levels.room)
     return list(instances), (tuple(levels.room) if levels is not None else None)
 
 
 def _step(engine: Engine, levels, actions) -> None:
     """The engine's step, then the level sampler's ``after_step``: one call into Rust for a
-    :class:`floe.LevelSampler`, two for another ``levels=`` object."""
-    if isinstance(levels, LevelSampler):
+    :class:`floe.Levels`, two for another ``levels=`` object."""
+    if isinstance(levels, Levels):
         levels.step_engine(actions)
         return
     engine.step(actions)
     if levels is not None:
         levels.after_step()
+
+
+def _draw(levels, count: int):
+    """``count`` new levels of a ``levels=`` object: its ``draw(count)``, or ``levels(count)``, the
+    protocol's earlier name (with a ``DeprecationWarning``)."""
+    if hasattr(levels, "draw"):
+        return levels.draw(count)
+    warnings.warn("a levels= object's levels(count) is now draw(count)", DeprecationWarning, stacklevel=3)
+    return levels.levels(count)
 
 
 def _engine(instances, config, room, levels) -> Engine:
@@ -194,7 +205,7 @@ class VectorEnv(gym.vector.VectorEnv):
     observations ``(num_envs, 3, 2r+1, 2r+1)`` and actions ``(num_envs,)`` of ``Discrete(5)``.
     Environment ``e`` reset with ``seed`` plays as a single :class:`Env` reset with ``seed + e``
     does. The reward table, event bits and failure codes are in the module docs. ``levels``: a
-    :class:`floe.LevelSampler` that steers which levels are played and refills the pool
+    :class:`floe.Levels` that steers which levels are played and refills the pool
     (``instances`` may then be a count of levels drawn from its space; module docs), attached to
     this environment's engine; ``env.levels``.
 

@@ -239,7 +239,7 @@ def verify_file(instances: str, answers: str, out: str, *, shard_size: int = 102
 
 
 class LevelHub:
-    """The one level sampler of several shards of a pool (a :class:`floe.LevelSampler` of these
+    """The one level sampler of several shards of a pool (a :class:`floe.Levels` of these
     arguments, attached to no engine), in this process or as a Ray actor
     (``ray.remote(LevelHub).remote("plr", ...)``: its methods are all it offers, so no
     attributes). :meth:`pool` gives every shard the same first levels, :meth:`decide` one
@@ -247,7 +247,7 @@ class LevelHub:
 
     def __init__(self, name: str = "uniform", params: Any = None, *, space: Optional[dict] = None, seed: int = 0,
                  library: Optional[str] = None):
-        self.sampler = _floe.LevelSampler(name, params, space=space, seed=seed, library=library)
+        self.sampler = _floe.Levels(name, params, space=space, seed=seed, library=library)
         self._pool: Optional[list] = None
         self._totals = {"decisions": 0, "episodes": 0, "refilled": 0}
 
@@ -260,7 +260,7 @@ class LevelHub:
         """The shards' first levels: ``count`` levels drawn from the space on the first call, the
         same list on every later one (every shard must start from the same pool)."""
         if self._pool is None:
-            self._pool = self.sampler.levels(count)
+            self._pool = self.sampler.draw(count)
         elif len(self._pool) != count:
             raise ValueError(f"the shards' pool has {len(self._pool)} levels, not {count}: every shard plays one pool")
         return self._pool
@@ -271,7 +271,7 @@ class LevelHub:
         the scores, given by every shard or by none) are joined in shard order. Raises
         ``ValueError`` naming the shard and slot where a pool differs (a shard that missed a
         decision), or the shard whose scores are missing, and the sampler's errors as
-        :meth:`floe.LevelSampler.decide` raises them; the sampler is then as it was."""
+        :meth:`floe.Levels.decide` raises them; the sampler is then as it was."""
         if not reports:
             raise ValueError("no shard reported")
         levels = np.array(reports[0]["levels"], dtype=np.uint32)
@@ -321,7 +321,7 @@ class LevelShard:
         self._waiting: list = []
         self._stepped = False
 
-    def levels(self, count: int) -> list:
+    def draw(self, count: int) -> list:
         raise ValueError("a shard's levels are its hub's: make the environment with instances=hub.pool(count)")
 
     def attach(self, engine) -> None:

@@ -1,7 +1,7 @@
 """The engine's records as named numpy columns, without a copy.
 
 An environment's ``info`` row (:attr:`floe.Engine.info`, one per environment; the ended episodes
-of :attr:`floe.LevelSampler.pending`) is 8 uint32 words in the order of :data:`floe.INFO_FIELDS`:
+of :attr:`floe.Levels.pending`) is 8 uint32 words in the order of :data:`floe.INFO_FIELDS`:
 ``episode_steps``, ``outcome`` (0 running, 1 success, 2 failure, 3 truncated), ``failure_kind``,
 ``failure_agent``, ``slot`` (the pool slot played), ``generation`` (the slot's refills when it
 was played), ``episode_return`` (the return of every agent summed, float32 bits) and

@@ -2,7 +2,7 @@
 //! lends out. A step borrows those arrays mutably (rust-numpy's runtime borrow check) and hands
 //! them to [`Engine::step`] as a [`StepBuffersMut`], so the engine writes straight into the
 //! memory Python reads: no copy per step. Level sampling writes into the same arrays: the pool's
-//! weights and refills (`set_weights`, `refill`, `apply`) and `floe.LevelSampler`'s calls, which
+//! weights and refills (`set_weights`, `refill`, `apply`) and `floe.Levels`' calls, which
 //! borrow them the same way ([`Engine::with_buffers`]). The Gymnasium and PettingZoo classes
 //! (`floe.VectorEnv`, `floe.Env`, `floe.ParallelEnv`) are Python wrappers over it.
 
@@ -75,7 +75,7 @@ impl std::fmt::Debug for Engine {
 
 impl Engine {
     /// An engine over `pool` with the configuration `config` (a dict or JSON text; `None`: the
-    /// defaults): what `Engine(...)` and `LevelSampler.restored_engine` make.
+    /// defaults): what `Engine(...)` and `Levels.restored_engine` make.
     pub(crate) fn with_pool(
         py: Python<'_>,
         config: Option<&Bound<'_, PyAny>>,
@@ -159,7 +159,7 @@ impl Engine {
     /// JSON text (see the class docs); `solve_missing`: solve instances stored without their
     /// optimum, so that the engine knows every optimum; `room`: `(agents, side)`, room in the pool
     /// for levels of up to that many agents on maps of up to that side besides its own (the
-    /// levels `refill` and a level sampler put in it; `LevelSampler.room` gives a sampler's).
+    /// levels `refill` and a level sampler put in it; `Levels.room` gives a sampler's).
     ///
     /// Raises `floe.ConfigError` for a configuration out of range, `floe.BadInput` for an
     /// empty or oversized pool or a room over the engine's limits, `floe.EngineFailed` when no
@@ -274,7 +274,7 @@ impl Engine {
     /// The pool's slots as a level sampler sees them: `(num_instances, 8)` uint32, one row per
     /// slot in the order of `floe.LEVEL_FIELDS` (slot, generation, width, height, agents, holes,
     /// optimal sum of costs or 2³²−1 when unknown, environments playing it now). Shards of one
-    /// pool add up their `in_play` column before `LevelSampler.decide`.
+    /// pool add up their `in_play` column before `Levels.decide`.
     fn levels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, numpy::PyArray2<u32>>> {
         let guard = self.lock()?;
         let records = Levels::levels(&**guard).map_err(crate::errors::levels)?;
@@ -290,7 +290,7 @@ impl Engine {
         Ok(Instance { inner })
     }
 
-    /// Puts a level sampler's decision (`LevelSampler.decide`) into this engine: the weights,
+    /// Puts a level sampler's decision (`Levels.decide`) into this engine: the weights,
     /// then the refills, written into the output arrays as `refill` writes them. Shards of one
     /// pool that apply the same decisions keep the same pool. Returns what it did: `{"episodes",
     /// "weights", "refilled", "truncated"}`.

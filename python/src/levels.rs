@@ -1,4 +1,4 @@
-//! `floe._floe.LevelSampler`: floe-levels' driver (a level sampler, built in or from a Rust or C
+//! `floe._floe.Levels` (also `floe.LevelSampler`, its earlier name): floe-levels' driver (a level sampler, built in or from a Rust or C
 //! library, with the generator that refills the pool) around an `Engine`'s steps. Its records
 //! cross as `records.rs` writes them.
 
@@ -44,7 +44,7 @@ use crate::records::{applied_dict, episodes_array, episodes_from, records_from, 
 /// sampler's plan before the engine is touched: a sampler that fails, panics or answers garbage
 /// raises, and the engine is as it was. `state_dict` and `load_state_dict` save and restore a
 /// built-in sampler's whole state with the engine's pool; a sampler pickles with it.
-#[pyclass(module = "floe._floe", frozen)]
+#[pyclass(module = "floe._floe", name = "Levels", frozen)]
 pub struct LevelSampler {
     spec: LevelsSpec,
     levels: Mutex<Levels>,
@@ -53,7 +53,7 @@ pub struct LevelSampler {
     callable: bool,
 }
 
-/// What `LevelSampler.__reduce__` gives pickle: `_unpickle` and its arguments, the settings and
+/// What `Levels.__reduce__` gives pickle: `_unpickle` and its arguments, the settings and
 /// the state as JSON text.
 type Reduced<'py> = (Bound<'py, PyAny>, (String, Option<String>));
 
@@ -64,7 +64,7 @@ fn poisoned() -> PyErr {
 
 impl std::fmt::Debug for LevelSampler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LevelSampler").field("spec", &self.spec).finish_non_exhaustive()
+        f.debug_struct("Levels").field("spec", &self.spec).finish_non_exhaustive()
     }
 }
 
@@ -166,7 +166,7 @@ impl LevelSampler {
     /// exception the function raises reaches the caller as `floe.PluginFailed` with its message.
     /// The function runs inside the sampler's call: calling this sampler or its engine from it
     /// raises `floe.BadInput`. `name` names it in messages; `space`, `source`, `seed` and
-    /// `update_every` as for `LevelSampler`. It does not pickle, and keeps no saved state of its
+    /// `update_every` as for `Levels`. It does not pickle, and keeps no saved state of its
     /// own.
     #[staticmethod]
     #[pyo3(signature = (update, *, name="python", space=None, source=None, seed=0, update_every=0))]
@@ -232,13 +232,25 @@ impl LevelSampler {
     ///
     /// Raises `floe.Failed` when a level cannot be generated, `floe.TooLarge` for more levels
     /// than memory holds.
-    fn levels(&self, py: Python<'_>, count: usize) -> PyResult<Vec<Instance>> {
+    fn draw(&self, py: Python<'_>, count: usize) -> PyResult<Vec<Instance>> {
         // The lock is taken and given back with the GIL released, so that a thread that waits for
         // it holding the GIL cannot block this one.
         let drawn = py.detach(|| -> PyResult<Vec<floe_core::Instance>> {
             self.lock()?.draw(count).map_err(crate::errors::levels)
         })?;
         Ok(crate::instances::wrap(drawn))
+    }
+
+    /// The name `draw` had before: it warns (`DeprecationWarning`) and draws. `levels` now means
+    /// only the pool's slot records (`Engine.levels()`).
+    fn levels(&self, py: Python<'_>, count: usize) -> PyResult<Vec<Instance>> {
+        PyErr::warn(
+            py,
+            &py.get_type::<pyo3::exceptions::PyDeprecationWarning>(),
+            c"Levels.levels(count) is now Levels.draw(count): `levels` names the pool's slot records",
+            1,
+        )?;
+        self.draw(py, count)
     }
 
     /// Levels drawn from the source so far (the pool's first ones and every refill).
@@ -568,7 +580,7 @@ impl LevelSampler {
     fn __repr__(&self) -> String {
         let library =
             self.spec.sampler.library.as_ref().map(|l| format!(", library={:?}", l.display().to_string()));
-        format!("LevelSampler({:?}{})", self.spec.sampler.name, library.unwrap_or_default())
+        format!("Levels({:?}{})", self.spec.sampler.name, library.unwrap_or_default())
     }
 }
 
@@ -635,7 +647,7 @@ fn level_source(
     made.map_err(crate::errors::levels)
 }
 
-/// A Python function as a level sampler (`LevelSampler.from_callable`).
+/// A Python function as a level sampler (`Levels.from_callable`).
 struct PySampler {
     update: Py<PyAny>,
 }

@@ -52,6 +52,8 @@ fn _floe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<env::Engine>()?;
     m.add_function(wrap_pyfunction!(env::unpack_bits, m)?)?;
     m.add_class::<levels::LevelSampler>()?;
+    // The driver's earlier name, kept for code (and pickles) that use it.
+    m.add("LevelSampler", m.getattr("Levels")?)?;
     m.add_class::<records::LevelDecision>()?;
     // The columns of the engine's `info` rows and of `Engine.levels()`'s, in order.
     m.add("INFO_FIELDS", pyo3::types::PyTuple::new(m.py(), records::INFO_FIELDS)?)?;

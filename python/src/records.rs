@@ -17,8 +17,8 @@ use crate::instances::Instance;
 /// The `u32` words of one environment's `info` row (an [`EnvInfo`]).
 pub(crate) const INFO_WORDS: usize = std::mem::size_of::<EnvInfo>() / 4;
 
-/// The columns of an engine's `info` row, of `LevelSampler.pending` and of the episodes
-/// `LevelSampler.update` and `decide` take, in order (`episode_return` holds `f32` bits).
+/// The columns of an engine's `info` row, of `Levels.pending` and of the episodes
+/// `Levels.update` and `decide` take, in order (`episode_return` holds `f32` bits).
 pub const INFO_FIELDS: [&str; INFO_WORDS] = [
     "episode_steps",
     "outcome",
@@ -139,7 +139,7 @@ pub(crate) fn applied_dict(py: Python<'_>, a: Applied) -> PyResult<Bound<'_, PyD
 
 /// A level sampler's decision on a pool: the slots' new weights (or `None` to keep them), the
 /// slots to refill and their new levels, and the number of episodes it was given.
-/// `LevelSampler.decide` makes one; `Engine.apply` puts it into an engine, and shards of one pool
+/// `Levels.decide` makes one; `Engine.apply` puts it into an engine, and shards of one pool
 /// that apply the same decisions keep the same pool. It pickles (Ray sends it to its actors).
 /// A host may also build one itself: `LevelDecision(weights, refill, levels)`.
 #[pyclass(module = "floe._floe", frozen)]

@@ -24,7 +24,7 @@ SPACE = {"agents": [2, 3], "size": [5, 7], "hole_ratio": [0.0, 0.2], "wait_ratio
 
 
 def sampler(name="uniform", params=None, update_every=0, **kw):
-    return floe.LevelSampler(name, params, space=SPACE, seed=5, update_every=update_every, **kw)
+    return floe.Levels(name, params, space=SPACE, seed=5, update_every=update_every, **kw)
 
 
 def run(env, steps, seed=7):
@@ -343,7 +343,7 @@ def c_library(tmp_path_factory):
     ("config", floe.BadOutput, "configuration"),
 ])
 def test_a_misbehaving_c_sampler_is_contained_and_changes_nothing(faulty_library, mode, cls, says):
-    levels = floe.LevelSampler("faulty", {"mode": mode}, library=faulty_library, space=SPACE)
+    levels = floe.Levels("faulty", {"mode": mode}, library=faulty_library, space=SPACE)
     env = floe.VectorEnv(4, 8, mode="soft", episode_limit=4, levels=levels)
     env.reset(seed=0)
     run(env, 6)
@@ -366,7 +366,7 @@ def test_a_c_level_sampler_library_drives_a_vector_env(c_library):
     # One agent on 2x2 and 3x3 boards without holes: random actions solve some levels, which the
     # sampler then refills; its weights are 1 for levels not scored yet, 0.05 + p(1-p) else.
     space = {"agents": [1, 1], "size": [2, 3], "hole_ratio": [0.0, 0.0], "wait_ratio": [0.0, 0.0]}
-    levels = floe.LevelSampler("c-learnability", {"min_episodes": 1}, library=c_library, space=space,
+    levels = floe.Levels("c-learnability", {"min_episodes": 1}, library=c_library, space=space,
                                update_every=2)
     env = floe.VectorEnv(32, 8, mode="soft", episode_limit=8, levels=levels)
     env.reset(seed=1)
@@ -376,18 +376,18 @@ def test_a_c_level_sampler_library_drives_a_vector_env(c_library):
     w = env.engine.weights
     assert ((w == 1.0) | ((w >= 0.05) & (w <= 0.3))).all() and (w < 1.0).any(), w
     with pytest.raises(floe.ConfigError, match="min_episodes"):
-        floe.LevelSampler("c-learnability", {"min_episodes": 0}, library=c_library, space=space)
+        floe.Levels("c-learnability", {"min_episodes": 0}, library=c_library, space=space)
 
 
 def test_settings_and_attachment_are_checked(small):
     with pytest.raises(ValueError, match=r"agents \[3, 2\]"):
-        floe.LevelSampler(space={"agents": [3, 2]})
+        floe.Levels(space={"agents": [3, 2]})
     with pytest.raises(floe.ConfigError, match="replay_prob"):
-        floe.LevelSampler("plr", {"replay_prob": 2.0})
+        floe.Levels("plr", {"replay_prob": 2.0})
     with pytest.raises(floe.UnknownPlugin, match="nope"):
-        floe.LevelSampler("nope")
+        floe.Levels("nope")
     with pytest.raises(floe.ConfigError, match="spaces"):
-        floe.LevelSampler(space={"spaces": 1})
+        floe.Levels(space={"spaces": 1})
     levels = sampler()
     with pytest.raises(ValueError, match="drives no engine"):
         levels.start()
@@ -427,7 +427,7 @@ def test_outputs_a_step_never_wrote_are_refused_and_change_nothing():
     episodes reach the sampler once each after a retry."""
     def side():
         levels = sampler("uniform", {"max_plays": 1}, update_every=2)
-        engine = floe.Engine(levels.levels(5), {"num_envs": 7, "mode": "soft", "episode_limit": 5},
+        engine = floe.Engine(levels.draw(5), {"num_envs": 7, "mode": "soft", "episode_limit": 5},
                              room=levels.room)
         levels.attach(engine)
         return levels, engine
@@ -521,7 +521,7 @@ def test_pettingzoo_takes_a_sampler():
 
 def test_decisions_and_instances_pickle():
     levels = sampler("plr", {"fresh": 0.5})
-    inst = levels.levels(3)
+    inst = levels.draw(3)
     assert pickle.loads(pickle.dumps(inst)) == inst
     assert floe.Instance(inst[0].to_json()) == inst[0]
     d = floe.LevelDecision([1.0, 2.0, 3.0], [2], inst[:1], episodes=4)
@@ -573,7 +573,7 @@ def test_shards_that_apply_one_decision_keep_one_pool():
     assert hub.totals()["refilled"] > 0 and hub.totals()["decisions"] == 9
     assert envs[0].engine.levels()[:, 1].sum() > 0
     # A shard that misses a decision is caught at the next one.
-    shards[0].apply(floe.LevelDecision(None, [0], sampler().levels(1)))
+    shards[0].apply(floe.LevelDecision(None, [0], sampler().draw(1)))
     for e in envs:
         e.step(e.action_space.sample())
     with pytest.raises(ValueError, match="shard 1's pool differs from shard 0's at slot"):
@@ -704,7 +704,7 @@ def test_cvar_averages_the_worst_share_of_levels():
 
 
 def test_slot_stats_log_each_slot_as_the_sampler_keeps_it():
-    """LevelSampler.slot_stats(): a numpy array a figure, one entry a slot of the pool, as jaxued
+    """Levels.slot_stats(): a numpy array a figure, one entry a slot of the pool, as jaxued
     and Syllabus log them; empty for a sampler that keeps none."""
     plr = sampler("plr", {"robust": False}, update_every=4)
     env = floe.VectorEnv(16, 32, mode="soft", episode_limit=6, levels=plr)
@@ -832,7 +832,7 @@ def test_a_state_that_does_not_fit_is_refused_by_name():
 
 
 def test_a_sampler_written_in_python_steers_the_engine_and_its_bad_answers_change_nothing():
-    """LevelSampler.from_callable: a Python function where the built-in's decision runs. It sees
+    """Levels.from_callable: a Python function where the built-in's decision runs. It sees
     the pool's slots and the ended episodes, and its weights and refills reach the engine; NaN
     weights, a wrong count, an exception or a call back into the sampler raise, and the engine
     keeps its weights."""
@@ -844,7 +844,7 @@ def test_a_sampler_written_in_python_steers_the_engine_and_its_bad_answers_chang
         weights[0] = 50.0
         return {"weights": weights, "refill": [1] if len(episodes) else []}
 
-    s = floe.LevelSampler.from_callable(favour_slot_0, name="favour", space=SPACE, seed=5, update_every=4)
+    s = floe.Levels.from_callable(favour_slot_0, name="favour", space=SPACE, seed=5, update_every=4)
     assert s.name == "favour"
     env = floe.VectorEnv(8, 16, mode="soft", episode_limit=6, levels=s)
     env.reset(seed=2)
@@ -858,7 +858,7 @@ def test_a_sampler_written_in_python_steers_the_engine_and_its_bad_answers_chang
         pickle.dumps(s)
 
     def answering(answer):
-        return floe.LevelSampler.from_callable(lambda levels, episodes, scores: answer(levels), space=SPACE)
+        return floe.Levels.from_callable(lambda levels, episodes, scores: answer(levels), space=SPACE)
 
     for answer, error, says in [
         (lambda lv: [float("nan")] * len(lv), floe.BadOutput, "NaN"),
@@ -877,11 +877,11 @@ def test_a_sampler_written_in_python_steers_the_engine_and_its_bad_answers_chang
     def calls_back(levels, episodes, scores):
         return looped.pending
 
-    looped = floe.LevelSampler.from_callable(calls_back, space=SPACE)
+    looped = floe.Levels.from_callable(calls_back, space=SPACE)
     with pytest.raises(floe.PluginFailed, match="cannot call a sampler or an engine"):
         floe.VectorEnv(8, 16, levels=looped).reset(seed=1)
     with pytest.raises(floe.BadInput, match="callable"):
-        floe.LevelSampler.from_callable(3)
+        floe.Levels.from_callable(3)
 
 
 def test_a_host_scores_episodes_by_environment_and_end_step_not_by_the_drivers_order():
@@ -908,8 +908,8 @@ def test_a_host_scores_episodes_by_environment_and_end_step_not_by_the_drivers_o
 
 
 class _TwoCalls:
-    """A ``levels=`` object that is not a floe.LevelSampler: the environment steps the engine and
-    then calls ``after_step``, two calls where a LevelSampler's ``step_engine`` makes one."""
+    """A ``levels=`` object that is not a floe.Levels: the environment steps the engine and
+    then calls ``after_step``, two calls where a floe.Levels's ``step_engine`` makes one."""
 
     def __init__(self, s):
         self.s = s
@@ -917,7 +917,7 @@ class _TwoCalls:
     room = property(lambda self: self.s.room)
 
     def levels(self, n):
-        return self.s.levels(n)
+        return self.s.draw(n)
 
     def attach(self, engine):
         return self.s.attach(engine)
@@ -930,7 +930,7 @@ class _TwoCalls:
 
 
 def test_one_call_a_step_steps_as_two_calls_do():
-    """VectorEnv.step with a LevelSampler makes one call into Rust (step_engine); another levels=
+    """VectorEnv.step with a floe.Levels makes one call into Rust (step_engine); another levels=
     object gets the engine's step and then after_step. The two give the same steps, episodes,
     refills and weights."""
     envs = []
@@ -954,7 +954,7 @@ def test_levels_come_from_a_file_maps_or_a_function_and_bad_ones_are_refused(tmp
     written = floe.random_instances(agents=2, size=5, hole_ratio=0.1, count=6, seed=3)
     path = tmp_path / "levels.jsonl"
     floe.write_instances(path, written)
-    levels = floe.LevelSampler("uniform", {"max_plays": 1}, source={"file": {"path": str(path)}}, seed=2,
+    levels = floe.Levels("uniform", {"max_plays": 1}, source={"file": {"path": str(path)}}, seed=2,
                                update_every=2)
     assert levels.room == (2, 5)
     env = floe.VectorEnv(8, 6, mode="soft", episode_limit=6, levels=levels)
@@ -966,14 +966,14 @@ def test_levels_come_from_a_file_maps_or_a_function_and_bad_ones_are_refused(tmp
     for slot in range(6):
         level = json.loads(env.engine.level(slot).to_json())
         assert json.dumps(level["grid"]) + json.dumps(level["agents"]) in ours
-    assert all(level.optimal_soc is not None for level in levels.levels(6)), "solved when read"
+    assert all(level.optimal_soc is not None for level in levels.draw(6)), "solved when read"
     again = pickle.loads(pickle.dumps(levels))
-    assert again.drawn == levels.drawn and again.levels(3) == levels.levels(3), "a file source pickles"
+    assert again.drawn == levels.drawn and again.draw(3) == levels.draw(3), "a file source pickles"
 
     mapfile = tmp_path / "room.map"
     mapfile.write_text(MAP)
-    maps = floe.LevelSampler(source={"maps": {"files": [str(mapfile)], "agents": [2, 3]}}, seed=1)
-    drawn = maps.levels(12)
+    maps = floe.Levels(source={"maps": {"files": [str(mapfile)], "agents": [2, 3]}}, seed=1)
+    drawn = maps.draw(12)
     assert maps.room == (3, 8) and {d.num_agents for d in drawn} == {2, 3}
     assert all(d.grid == drawn[0].grid and d.optimal_soc is not None for d in drawn)
 
@@ -983,7 +983,7 @@ def test_levels_come_from_a_file_maps_or_a_function_and_bad_ones_are_refused(tmp
         calls.append((n, seed))
         return floe.random_instances(agents=2, size=6, hole_ratio=0.0, count=n, seed=seed % 1000)
 
-    fn = floe.LevelSampler("plr", {"fresh": 0.5}, space={"agents": [2, 2], "size": [5, 6], "solve": True},
+    fn = floe.Levels("plr", {"fresh": 0.5}, space={"agents": [2, 2], "size": [5, 6], "solve": True},
                            source=make, seed=4, update_every=2)
     env = floe.VectorEnv(4, 5, mode="soft", episode_limit=6, levels=fn)
     assert calls[0][0] == 4 and env.engine.room == (2, 6)
@@ -996,22 +996,60 @@ def test_levels_come_from_a_file_maps_or_a_function_and_bad_ones_are_refused(tmp
     bad = tmp_path / "bad.jsonl"
     bad.write_text(written[0].to_json() + "\n{\"grid\": [\"FF\"]}\n")
     with pytest.raises(floe.ConfigError, match="bad.jsonl, line 2"):
-        floe.LevelSampler(source={"file": {"path": str(bad)}})
+        floe.Levels(source={"file": {"path": str(bad)}})
     bad.write_text('{"grid": ["FHF", "HHF", "FFF"], "agents": [{"start": [2, 2], "goal": [0, 0]}]}\n')
     with pytest.raises(floe.ConfigError, match="instance 1: unsolvable"):
-        floe.LevelSampler(source={"file": {"path": str(bad)}})
+        floe.Levels(source={"file": {"path": str(bad)}})
     wide = tmp_path / "wide.map"
     wide.write_text("type octile\nheight 1\nwidth 1025\nmap\n" + "." * 1025 + "\n")
     with pytest.raises(floe.ConfigError, match="wide.map is 1025x1, over the engine's side of 1024"):
-        floe.LevelSampler(source={"maps": {"files": [str(wide)]}})
+        floe.Levels(source={"maps": {"files": [str(wide)]}})
     with pytest.raises(floe.ConfigError, match="`frontier` designs"):
-        floe.LevelSampler("frontier", source={"file": {"path": str(path)}})
+        floe.Levels("frontier", source={"file": {"path": str(path)}})
     with pytest.raises(floe.ConfigError, match="level source"):
-        floe.LevelSampler(source={"files": str(path)})
+        floe.Levels(source={"files": str(path)})
     for answer, says in [(lambda n, s: [], "asked for 3 levels, answered 0"),
                          (lambda n, s: 1 / 0, "ZeroDivisionError"),
                          (lambda n, s: [object()] * n, "level 0 is object"),
                          (lambda n, s: make(n, s)[:1] * 0 + floe.random_instances(agents=3, size=5, count=n),
                           "outside the level space's agents")]:
         with pytest.raises(floe.ConfigError, match=says):
-            floe.LevelSampler(space={"agents": [2, 2], "size": [5, 6]}, source=answer).levels(3)
+            floe.Levels(space={"agents": [2, 2], "size": [5, 6]}, source=answer).draw(3)
+
+
+def test_the_driver_is_floe_levels_and_its_earlier_names_still_work_with_a_warning():
+    """``floe.Levels`` is the driver (Rust's ``LevelSampler`` is the plugin trait); its earlier
+    name ``floe.LevelSampler`` is the same class, ``draw(count)`` draws new levels, and the
+    earlier ``levels(count)`` (on the driver, and on a ``levels=`` object) warns and draws."""
+    assert floe.LevelSampler is floe.Levels and floe.Levels.__name__ == "Levels"
+    levels = sampler("uniform")
+    drawn = levels.draw(3)
+    with pytest.warns(DeprecationWarning, match="draw"):
+        old = sampler("uniform").levels(3)
+    assert old == drawn
+    again = pickle.loads(pickle.dumps(levels))
+    assert type(again) is floe.Levels
+
+    class OldProtocol:
+        """A levels= object written before ``draw``: only ``levels(count)``."""
+
+        def __init__(self):
+            self.s = sampler("uniform")
+            self.room = self.s.room
+
+        def levels(self, n):
+            return self.s.draw(n)
+
+        def attach(self, engine):
+            self.s.attach(engine)
+
+        def start(self):
+            return self.s.start()
+
+        def after_step(self):
+            return self.s.after_step()
+
+    with pytest.warns(DeprecationWarning, match="draw"):
+        env = floe.VectorEnv(4, 2, levels=OldProtocol())
+    env.reset(seed=0)
+    assert env.engine.num_instances == 4
