@@ -243,16 +243,23 @@ fn draw_connected(cfg: &GeneratorConfig, rng: &mut Rng) -> Option<Instance> {
         grid.set_hole(c, true);
     }
     let mut best = grid.largest_region();
-    let k = cfg.agents;
-    if best.len() < 2 * k {
+    place_agents(grid, &mut best, cfg.agents, rng)
+}
+
+/// `k` agents on `grid` with starts and goals drawn among `cells` (a region of frozen cells: the
+/// largest, [`Grid::largest_region`]): a partial Fisher-Yates of `cells` (left in its shuffled
+/// order), agent `a` starting on the `2a`-th and heading for the `2a+1`-th. `None` when the cells
+/// cannot hold `k` agents.
+pub fn place_agents(grid: Grid, cells: &mut [Cell], k: usize, rng: &mut Rng) -> Option<Instance> {
+    if cells.len() < 2 * k {
         return None;
     }
     for i in 0..2 * k {
-        let j = i + rng.below((best.len() - i) as u32) as usize;
-        best.swap(i, j);
+        let j = i + rng.below((cells.len() - i) as u32) as usize;
+        cells.swap(i, j);
     }
     let agents =
-        (0..k).map(|a| Agent { start: grid.pos(best[2 * a]), goal: grid.pos(best[2 * a + 1]) }).collect();
+        (0..k).map(|a| Agent { start: grid.pos(cells[2 * a]), goal: grid.pos(cells[2 * a + 1]) }).collect();
     Instance::new(grid, agents).ok()
 }
 

@@ -303,10 +303,13 @@ impl PhaseSampler {
         }
         for (i, design) in saved.designs.iter().enumerate() {
             let before = History { rounds: saved.history.rounds.iter().take(i).cloned().collect() };
-            let config = c.next_config(&before)?;
-            let clamped = self.limits.clamp(&config).map(|(c, _)| c).ok();
-            if clamped.as_ref() != Some(&design.config) {
-                return Err(PluginError::BadInput(format!(
+            let limits = &self.limits;
+            let designed = c.next_config(&before).and_then(|config| {
+                let clamped = limits.clamp(&config).map(|(c, _)| c).ok();
+                if clamped.as_ref() == Some(&design.config) {
+                    return Ok(());
+                }
+                Err(PluginError::BadInput(format!(
                     "the saved phase sampler's phase {} was designed as {}, and its curriculum designs {} when replayed: \
                      restore it with the curriculum and parameters it was saved with",
                     design.phase,
@@ -314,7 +317,14 @@ impl PhaseSampler {
                     clamped.map_or_else(|| "a configuration outside the level space".into(), |c| {
                         serde_json::to_string(&c).unwrap_or_default()
                     })
-                )));
+                )))
+            });
+            if let Err(e) = designed {
+                // The curriculum was called: this sampler cannot design as a fresh one would.
+                self.spoiled = Some(format!(
+                    "its restore was refused after its curriculum was replayed ({e}): make a new one"
+                ));
+                return Err(e);
             }
         }
         Ok(())
@@ -368,16 +378,7 @@ impl LevelSampler for PhaseSampler {
                 if saved.config.is_some() { "a" } else { "no" }
             )));
         }
-        if let Err(e) = self.replay(&saved) {
-            if !self.designs.is_empty() || matches!(self.designer, Designer::Engineer { .. }) {
-                return Err(e);
-            }
-            // The curriculum was called: this sampler cannot design as a fresh one would.
-            self.spoiled = Some(format!(
-                "its restore was refused after its curriculum was replayed ({e}): make a new one"
-            ));
-            return Err(e);
-        }
+        self.replay(&saved)?;
         self.history = saved.history;
         self.config = saved.config;
         self.rationale = saved.rationale;

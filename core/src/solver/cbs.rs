@@ -9,7 +9,7 @@ use super::constraints::{AgentConstraints, Constraint};
 use super::low_level::{AgentSearch, ConflictTable};
 use super::mdd::Mdd;
 use super::{Solution, SolveError, SolveStats, SolverConfig};
-use crate::grid::{Cell, UNREACHABLE};
+use crate::grid::Cell;
 use crate::instance::Instance;
 use crate::rules::{all_conflicts, path_cost, Conflict};
 
@@ -48,15 +48,8 @@ pub(crate) struct Cbs<'a> {
 
 impl<'a> Cbs<'a> {
     pub(crate) fn new(instance: &'a Instance, config: &'a SolverConfig) -> Result<Self, SolveError> {
-        let starts = instance.start_cells();
-        let goals = instance.goal_cells();
-        let dists: Vec<Vec<u32>> = goals.iter().map(|&g| instance.grid.distances_from(g)).collect();
-        for (i, (d, &s)) in dists.iter().zip(&starts).enumerate() {
-            if d[s as usize] == UNREACHABLE {
-                let a = instance.agents[i];
-                return Err(SolveError::Unreachable { agent: i, start: a.start, goal: a.goal });
-            }
-        }
+        let dists = super::goal_distances(instance)?;
+        let (starts, goals) = (instance.start_cells(), instance.goal_cells());
         Ok(Self {
             instance,
             config,

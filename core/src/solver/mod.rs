@@ -153,6 +153,24 @@ impl Solution {
     }
 }
 
+/// Each agent's distances to its goal over frozen cells ([`Grid::distances_from`] its goal), in
+/// agent order: what the search's heuristic reads, and the one check of whether every agent can
+/// reach its goal at all.
+///
+/// # Errors
+/// [`SolveError::Unreachable`] for the first agent holes cut off from its goal.
+pub fn goal_distances(instance: &Instance) -> Result<Vec<Vec<u32>>, SolveError> {
+    let mut dists = Vec::with_capacity(instance.agents.len());
+    for (i, a) in instance.agents.iter().enumerate() {
+        let d = instance.grid.distances_from(instance.grid.cell(a.goal));
+        if d[instance.grid.cell(a.start) as usize] == crate::grid::UNREACHABLE {
+            return Err(SolveError::Unreachable { agent: i, start: a.start, goal: a.goal });
+        }
+        dists.push(d);
+    }
+    Ok(dists)
+}
+
 /// An instance's optimal sum of costs: the stored plan's, else the solver's with the default
 /// limits (`None` when it gives up or no plan exists).
 #[must_use]

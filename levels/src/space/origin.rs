@@ -24,11 +24,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use floe_core::grid::{Cell, Grid, UNREACHABLE};
-use floe_core::instance::{parse_instances, Agent};
+use floe_core::generator::place_agents;
+use floe_core::grid::{Cell, Grid};
+use floe_core::instance::parse_instances;
 use floe_core::pool::Room;
 use floe_core::rng::Rng;
-use floe_core::solver::{solve, SolverConfig};
+use floe_core::solver::{goal_distances, solve, SolverConfig};
 use floe_core::Instance;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -118,9 +119,36 @@ struct Map {
 
 /// What a source other than the space draws from.
 enum Loaded {
-    File(Vec<Instance>),
+    File(FileLevels),
     Maps { maps: Vec<Map>, agents: [u32; 2], solve: bool },
     Function { f: LevelFn, space: LevelSpace },
+}
+
+/// A pass's order of a file's levels, with the `(seed, pass)` it is of.
+type PassOrder = (u64, u64, Arc<Vec<u32>>);
+
+/// A file's levels, with the order of the pass drawn from last.
+struct FileLevels {
+    levels: Vec<Instance>,
+    /// `(seed, pass)` and that pass's order: shuffled once a pass, not once a draw.
+    order: std::sync::Mutex<Option<PassOrder>>,
+}
+
+impl FileLevels {
+    /// Pass `pass`'s order of the levels with `seed`.
+    fn order(&self, seed: u64, pass: u64, tag: u64) -> Arc<Vec<u32>> {
+        let mut cached = self.order.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match &*cached {
+            Some((s, p, o)) if (*s, *p) == (seed, pass) => Arc::clone(o),
+            _ => {
+                let mut o: Vec<u32> = (0..self.levels.len() as u32).collect();
+                Rng::from_counters(&[seed, pass, tag]).shuffle(&mut o);
+                let o = Arc::new(o);
+                *cached = Some((seed, pass, Arc::clone(&o)));
+                o
+            }
+        }
+    }
 }
 
 /// A source's origin: its key, and what it draws from (absent in a state read back, which
@@ -170,15 +198,7 @@ fn checked(mut level: Instance, solve_it: bool) -> Result<Instance, String> {
         }
         return Ok(level);
     }
-    for (a, agent) in level.agents.iter().enumerate() {
-        let d = level.grid.distances_from(level.grid.cell(agent.goal));
-        if d[level.grid.cell(agent.start) as usize] == UNREACHABLE {
-            return Err(format!(
-                "unsolvable: agent {a} cannot reach its goal {} from {}",
-                agent.goal, agent.start
-            ));
-        }
-    }
+    goal_distances(&level).map_err(|e| e.to_string())?;
     Ok(level)
 }
 
@@ -231,7 +251,8 @@ impl Origin {
                     digest: digest(levels.iter().map(Instance::to_json)),
                     solve: f.solve,
                 };
-                Ok(Origin { key, loaded: Some(Arc::new(Loaded::File(levels))) })
+                let file = FileLevels { levels, order: std::sync::Mutex::new(None) };
+                Ok(Origin { key, loaded: Some(Arc::new(Loaded::File(file))) })
             }
             SourceSpec::Maps(m) => {
                 let [a0, a1] = m.agents;
@@ -309,9 +330,9 @@ impl Origin {
     /// The room a pool needs for every level (not for the space, whose room is its own).
     pub(crate) fn room(&self) -> Option<Room> {
         match self.loaded.as_deref()? {
-            Loaded::File(levels) => Some(Room {
-                agents: levels.iter().map(Instance::num_agents).max().unwrap_or(0),
-                side: levels.iter().map(|l| l.grid.width().max(l.grid.height())).max().unwrap_or(0),
+            Loaded::File(file) => Some(Room {
+                agents: file.levels.iter().map(Instance::num_agents).max().unwrap_or(0),
+                side: file.levels.iter().map(|l| l.grid.width().max(l.grid.height())).max().unwrap_or(0),
             }),
             Loaded::Maps { maps, agents, .. } => Some(Room {
                 agents: maps.iter().map(|m| m.region.len() / 2).max().unwrap_or(0).min(agents[1] as usize),
@@ -338,19 +359,15 @@ impl Origin {
             return Some(Ok(Vec::new()));
         }
         Some(match &**loaded {
-            Loaded::File(levels) => {
-                let len = levels.len() as u64;
-                let mut order: Option<(u64, Vec<u32>)> = None;
+            Loaded::File(file) => {
+                let len = file.levels.len() as u64;
+                let mut order = file.order(seed, first / len, TAG);
                 Ok((first..first + n as u64)
                     .map(|c| {
-                        let pass = c / len;
-                        if order.as_ref().is_none_or(|(p, _)| *p != pass) {
-                            let mut o: Vec<u32> = (0..len as u32).collect();
-                            Rng::from_counters(&[seed, pass, TAG]).shuffle(&mut o);
-                            order = Some((pass, o));
+                        if c % len == 0 && c > first {
+                            order = file.order(seed, c / len, TAG);
                         }
-                        let i = order.as_ref().map_or(0, |(_, o)| o[(c % len) as usize]);
-                        levels[i as usize].clone()
+                        file.levels[order[(c % len) as usize] as usize].clone()
                     })
                     .collect())
             }
@@ -379,13 +396,7 @@ fn map_level(
     let k = (agents[0] + rng.below(most - agents[0] + 1)) as usize;
     let mut cells = map.region.clone();
     for _ in 0..MAP_ATTEMPTS {
-        for i in 0..2 * k {
-            let j = i + rng.below((cells.len() - i) as u32) as usize;
-            cells.swap(i, j);
-        }
-        let placed =
-            (0..k).map(|a| Agent { start: map.grid.pos(cells[2 * a]), goal: map.grid.pos(cells[2 * a + 1]) });
-        let Ok(mut level) = Instance::new(map.grid.clone(), placed.collect()) else { continue };
+        let Some(mut level) = place_agents(map.grid.clone(), &mut cells, k, rng) else { continue };
         level.id = Some(format!("{}_{k}ag_{c}", map.name));
         if !solve_it {
             return Ok(level);
